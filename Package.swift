@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Hot loops (compositing, audio mixing) are compiled with -Ounchecked in release builds:
+// they index through raw pointers on purpose and are guarded by benchmarks, not by traps.
+let fastMath: [SwiftSetting] = [.unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release))]
+
+let package = Package(
+    name: "Reel",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "reel", targets: ["reel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.24.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+    ],
+    targets: [
+        // System libraries. The C shims wrap function-like macros Swift cannot import.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2 fontconfig",
+                       providers: [.apt(["libfreetype-dev", "libfontconfig-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+
+        // Pure core: exact time, the composition model, validation, planning. No I/O.
+        .target(name: "ReelCore"),
+        // libav, the compositor, text, audio mixing, encoding, muxing, stitching.
+        .target(name: "ReelMedia", dependencies: ["ReelCore", "CFFmpeg", "CFreeType"], swiftSettings: fastMath),
+        // The line protocol: messages, codec, connection state machine, NIO handlers.
+        .target(name: "ReelProtocol", dependencies: [
+            "ReelCore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOExtras", package: "swift-nio-extras"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // PostgreSQL through libpq: connection, migrations, job/task queries.
+        .target(name: "ReelStore", dependencies: ["ReelCore", "CLibPQ"], resources: [.copy("Migrations")]),
+        .executableTarget(name: "reel", dependencies: [
+            "ReelCore", "ReelMedia",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
+        .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore"]),
+        .testTarget(name: "ReelProtocolTests", dependencies: [
+            "ReelProtocol",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ], resources: [.copy("Golden")]),
+        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
+        .testTarget(name: "ReelIntegrationTests", dependencies: ["ReelMedia", "ReelCore"]),
+    ]
+)

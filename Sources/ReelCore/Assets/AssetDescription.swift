@@ -1,0 +1,61 @@
+/// What Reel knows about one source file after probing it: the facts validation, defaults
+/// and planning need. Produced by `ReelMedia` (which reads the file); consumed by the pure
+/// core (which never does).
+public struct AssetDescription: Hashable, Sendable, Codable {
+    public enum Kind: String, Hashable, Sendable, Codable {
+        /// A timed file with at least one video track (it may also carry audio).
+        case movie
+        /// A timed file with audio only.
+        case audio
+        /// A still image (PNG, JPEG, …): no duration of its own, held for a segment's `duration`.
+        case still
+    }
+
+    public var kind: Kind
+    /// Duration of the asset (container duration, time zero = the container's start time).
+    /// `nil` for stills.
+    public var duration: Rational?
+    /// The first video track (or the image), if any.
+    public var video: VideoTrackDescription?
+    /// The first audio track, if any.
+    public var audio: AudioTrackDescription?
+
+    public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?) {
+        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio
+    }
+}
+
+public struct VideoTrackDescription: Hashable, Sendable, Codable {
+    /// The encoded (coded, pre-rotation) size in pixels.
+    public var naturalSize: PixelSize
+    /// The display matrix as a transform from encoded pixels to upright display pixels,
+    /// normalised so the transformed frame's bounding box starts at (0, 0) (so a 90° clip's
+    /// transform is `[0 1 -1 0 h 0]` as on Apple platforms, whatever translation the file stores).
+    public var preferredTransform: AffineTransform
+    /// Nominal frame duration (1 / average frame rate), if the container states one.
+    public var frameDuration: Rational?
+    /// Whether frames carry an alpha channel (e.g. RGBA PNG).
+    public var hasAlpha: Bool
+    /// Codec name as libavcodec reports it (`h264`, `png`, …).
+    public var codec: String
+
+    public init(naturalSize: PixelSize, preferredTransform: AffineTransform, frameDuration: Rational?, hasAlpha: Bool, codec: String) {
+        self.naturalSize = naturalSize; self.preferredTransform = preferredTransform
+        self.frameDuration = frameDuration; self.hasAlpha = hasAlpha; self.codec = codec
+    }
+
+    /// Size after the preferred transform (what a viewer sees).
+    public var displaySize: PixelSize {
+        let box = preferredTransform.boundingBox(of: Rect(x: 0, y: 0, width: Double(naturalSize.width), height: Double(naturalSize.height)))
+        return PixelSize(width: Int(box.width.rounded()), height: Int(box.height.rounded()))
+    }
+}
+
+public struct AudioTrackDescription: Hashable, Sendable, Codable {
+    public var sampleRate: Int
+    public var channels: Int
+    public var codec: String
+    public init(sampleRate: Int, channels: Int, codec: String) {
+        self.sampleRate = sampleRate; self.channels = channels; self.codec = codec
+    }
+}

@@ -1,0 +1,1 @@
+// ReelProtocol: the line protocol of proto/ (issue 4).

@@ -1,0 +1,1 @@
+-- Numbered migrations, applied in order at coordinator start.

@@ -1,0 +1,1 @@
+// ReelStore: PostgreSQL through libpq (issue 4).
