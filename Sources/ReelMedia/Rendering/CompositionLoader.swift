@@ -1,0 +1,54 @@
+import Foundation
+import ReelCore
+
+/// Turns a composition file into a `RenderPlan`: reads and parses the JSON, resolves every
+/// asset's URL against the composition's directory, probes each file, and validates the whole.
+///
+/// This is the only place that touches the file system on the way to a plan; the rules live in
+/// the pure core. Every problem found is reported, not just the first.
+public enum CompositionLoader {
+    public static func load(path: String) throws -> RenderPlan {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw CompositionError(problems: [Problem(path: path, message: "cannot read the composition file (\(describe(error)))")])
+        }
+        let composition = try Composition.parse(bytes)
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try plan(composition, directory: directory)
+    }
+
+    /// Validates an already-parsed composition whose relative URLs are relative to `directory`.
+    public static func plan(_ composition: Composition, directory: String) throws -> RenderPlan {
+        var resolutions: [String: AssetResolution] = [:]
+        for (id, asset) in composition.assets {
+            let url = resolveAssetURL(asset.url, relativeTo: directory)
+            resolutions[id] = probe(url)
+        }
+        return try CompositionValidator.validate(composition, assets: resolutions).get()
+    }
+
+    static func probe(_ url: String) -> AssetResolution {
+        let isRemote = url.hasPrefix("http://") || url.hasPrefix("https://")
+        if !isRemote {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url, isDirectory: &isDirectory) else {
+                return .unavailable(reason: "no such file (\(url))")
+            }
+            if isDirectory.boolValue { return .unavailable(reason: "is a directory, not a media file (\(url))") }
+            guard FileManager.default.isReadableFile(atPath: url) else {
+                return .unavailable(reason: "file is not readable (\(url))")
+            }
+        }
+        do {
+            return .described(url: url, try MediaProbe.describe(path: url))
+        } catch {
+            return .unavailable(reason: "not a media file Reel can read (\(error))")
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        (error as NSError).localizedDescription
+    }
+}

@@ -1,0 +1,91 @@
+import ReelCore
+
+/// Opens and keeps the decoded inputs one render needs: a frame-accurate reader per
+/// (track, asset) pair, each still image once, each overlay's bitmap once.
+///
+/// Readers unused by the frame just drawn are closed, so a long concatenation of many clips
+/// never holds more files open than the layers of one frame. Used from one thread at a time.
+final class SourcePool {
+    private let plan: RenderPlan
+    private let decoderThreads: Int
+    private var readers: [ReaderKey: VideoFrameSource] = [:]
+    private var usedThisFrame: Set<ReaderKey> = []
+    private var stills: [String: YUVImage] = [:]
+    private var overlayBitmaps: [Int: YUVImage] = [:]
+    private lazy var textRasterizer: Result<TextRasterizer, Error> = Result { try TextRasterizer() }
+
+    private struct ReaderKey: Hashable { let track: Int; let asset: String }
+
+    init(plan: RenderPlan, decoderThreads: Int = 1) {
+        self.plan = plan
+        self.decoderThreads = decoderThreads
+    }
+
+    /// The source image a layer shows at its source time.
+    func image(for layer: LayerDraw) throws -> YUVImage {
+        guard let asset = plan.assets[layer.asset] else {
+            throw RenderError.internalInconsistency("layer refers to unplanned asset \(layer.asset)")
+        }
+        if asset.description.kind == .still {
+            return try still(layer.asset, url: asset.url)
+        }
+        let key = ReaderKey(track: layer.trackID, asset: layer.asset)
+        usedThisFrame.insert(key)
+        if let reader = readers[key] { return try reader.frame(at: layer.sourceTime) }
+        let reader = try VideoFrameSource(path: asset.url, decoderThreads: decoderThreads)
+        readers[key] = reader
+        return try reader.frame(at: layer.sourceTime)
+    }
+
+    /// Closes the readers the last frame did not use.
+    func endFrame() {
+        for key in readers.keys where !usedThisFrame.contains(key) { readers[key] = nil }
+        usedThisFrame.removeAll(keepingCapacity: true)
+    }
+
+    /// The bitmap of overlay `index`: the still scaled later by the draw transform, or the text
+    /// rasterised once at the plan's text raster scale.
+    func overlayBitmap(_ index: Int) throws -> YUVImage {
+        if let bitmap = overlayBitmaps[index] { return bitmap }
+        let overlay = plan.overlays[index]
+        let bitmap: YUVImage
+        switch overlay.kind {
+        case .image(let assetID):
+            guard let asset = plan.assets[assetID] else {
+                throw RenderError.internalInconsistency("overlay refers to unplanned asset \(assetID)")
+            }
+            bitmap = try still(assetID, url: asset.url)
+        case .text(let text, let font, let fontSize, let color):
+            let s = plan.textRasterScale
+            let width = max(1, Int((overlay.frame.width * s).rounded(.up)))
+            let height = max(1, Int((overlay.frame.height * s).rounded(.up)))
+            let rgba = try textRasterizer.get().render(text: text, family: font, pixelSize: fontSize * s,
+                                                       color: color, width: width, height: height)
+            bitmap = rgba.pixels.withUnsafeBufferPointer {
+                ColorConversion.yuvImage(rgba: $0.baseAddress!, width: rgba.width, height: rgba.height, stride: rgba.width * 4)
+            }
+        }
+        overlayBitmaps[index] = bitmap
+        return bitmap
+    }
+
+    private func still(_ id: String, url: String) throws -> YUVImage {
+        if let image = stills[id] { return image }
+        let image = try StillImage.load(path: url)
+        stills[id] = image
+        return image
+    }
+}
+
+/// Failures of the render pipeline that are not the libraries' own errors.
+public enum RenderError: Error, CustomStringConvertible {
+    case internalInconsistency(String)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .internalInconsistency(let m): return "internal error: \(m)"
+        case .io(let m): return m
+        }
+    }
+}

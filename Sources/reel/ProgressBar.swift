@@ -1,0 +1,46 @@
+import Foundation
+import ReelMedia
+
+/// A one-line progress bar with speed and ETA on stderr. On a terminal it redraws in place;
+/// otherwise (logs, CI) it prints a line every 10 %.
+final class ProgressBar {
+    private let label: String
+    private let start = Date()
+    private var lastDraw = Date.distantPast
+    private var lastDecile = -1
+    private let tty = Terminal.stderrIsTTY
+
+    init(label: String) { self.label = label }
+
+    func update(_ p: RenderProgress) {
+        let now = Date()
+        let done = p.framesDone == p.frameCount
+        if tty {
+            guard done || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
+            lastDraw = now
+            FileHandle.standardError.write(Data(("\r" + line(p, now: now) + (done ? "\n" : "")).utf8))
+        } else {
+            let decile = Int(p.fraction * 10)
+            guard decile > lastDecile else { return }
+            lastDecile = decile
+            Terminal.error(line(p, now: now))
+        }
+    }
+
+    private func line(_ p: RenderProgress, now: Date) -> String {
+        let width = 30
+        let filled = Int(p.fraction * Double(width))
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        let elapsed = now.timeIntervalSince(start)
+        let fps = elapsed > 0 ? Double(p.framesDone) / elapsed : 0
+        let remaining = fps > 0 ? Double(p.frameCount - p.framesDone) / fps : 0
+        let percent = String(format: "%3d%%", Int(p.fraction * 100))
+        return "\(label) \(bar) \(percent) \(p.framesDone)/\(p.frameCount) frames  \(String(format: "%.1f", fps)) fps  "
+            + (p.framesDone == p.frameCount ? "took \(Self.clock(elapsed))" : "ETA \(Self.clock(remaining))")
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    }
+}

@@ -1,0 +1,156 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelMedia
+
+/// Options shared by the commands that build a composition for the user.
+struct RecipeOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov).") var output: String?
+    @Option(help: "Export preset: highest, medium or low.") var preset: String = "medium"
+    @Option(help: "Render size as WIDTHxHEIGHT (even numbers). Default: the largest width and height of the inputs.")
+    var size: String?
+    @Flag(help: "Print the composition JSON instead of rendering it (a starting point for your own edits).")
+    var printComposition = false
+    @Flag(help: "No progress bar.") var quiet = false
+
+    func validate() throws {
+        guard ["highest", "medium", "low"].contains(preset) else { throw ValidationError("--preset must be highest, medium or low") }
+        if let size, parsedSize(size) == nil { throw ValidationError("--size must look like 1280x720") }
+        if output == nil && !printComposition { throw ValidationError("give the output file with -o OUT.mp4 (or use --print-composition)") }
+    }
+
+    func parsedSize(_ s: String) -> (Int, Int)? {
+        let parts = s.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]) else { return nil }
+        return (w, h)
+    }
+
+    /// Prints or renders the composition built by a recipe.
+    func finish(_ json: [String: Any]) throws {
+        var root = json
+        var export: [String: Any] = ["preset": preset, "fileType": fileType, "optimizeForNetworkUse": true]
+        if root["export"] != nil { export = root["export"] as! [String: Any] }
+        root["export"] = export
+        if let size, let (w, h) = parsedSize(size) {
+            root["videoComposition"] = ["renderSize": ["width": w, "height": h]]
+        }
+        let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        if printComposition {
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        guard let output else { return }
+        try requireWritableOutput(output)
+        let composition = try Composition.parse(Array(data))
+        let plan = try CompositionLoader.plan(composition, directory: FileManager.default.currentDirectoryPath)
+        let bar = quiet ? nil : ProgressBar(label: "render")
+        try Exporter.export(plan, to: output) { bar?.update($0) }
+        print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
+    }
+
+    var fileType: String { output.map { $0.lowercased().hasSuffix(".mov") ? "mov" : "mp4" } ?? "mp4" }
+}
+
+/// Probes an input and turns a failure into a message naming the file.
+func describeInput(_ path: String) throws -> AssetDescription {
+    try requireReadableFile(path, what: "the input")
+    do { return try MediaProbe.describe(path: path) } catch {
+        throw UserError("\(path) is not a media file Reel can read (\(error))")
+    }
+}
+
+func absolute(_ path: String) -> String {
+    URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
+}
+
+/// Adds a music track trimmed to `total` seconds, or fails if the file has no audio.
+func musicTrack(_ path: String, id: Int, total: Rational, assets: inout [String: Any]) throws -> [String: Any] {
+    let music = try describeInput(path)
+    guard music.audio != nil, let musicDuration = music.duration else { throw UserError("--audio \(path) has no audio track") }
+    assets["music"] = ["url": absolute(path)]
+    let length = min(total, musicDuration)
+    return ["id": id, "mediaType": "audio", "segments": [
+        ["asset": "music", "at": 0, "sourceRange": ["start": 0, "duration": length.description]],
+    ]]
+}
+
+struct ConcatCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "concat",
+        abstract: "Join clips one after another (any sizes, frame rates, orientations), optionally replacing the sound with music.",
+        discussion: """
+            Builds the most common composition — clips in sequence on one video track, each shown upright, \
+            fitted and centred in the render size; their own sound in sequence, or --audio MUSIC trimmed to \
+            the video's length — and renders it. --print-composition shows the JSON it builds.
+            """)
+
+    @Argument(help: "The clips, in order.") var clips: [String]
+    @Option(help: "Replace the clips' sound with this audio file (trimmed to the video's length).") var audio: String?
+    @OptionGroup var options: RecipeOptions
+
+    func validate() throws {
+        guard !clips.isEmpty else { throw ValidationError("give at least one clip") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            var assets: [String: Any] = [:]
+            var videoSegments: [[String: Any]] = []
+            var audioSegments: [[String: Any]] = []
+            var at = Rational.zero
+            for (i, clip) in clips.enumerated() {
+                let d = try describeInput(clip)
+                guard d.video != nil, let duration = d.duration else { throw UserError("\(clip) has no video track") }
+                let id = "clip\(i + 1)"
+                assets[id] = ["url": absolute(clip)]
+                videoSegments.append(["asset": id, "at": at.description])
+                if d.audio != nil { audioSegments.append(["asset": id, "at": at.description]) }
+                at += duration
+            }
+            var tracks: [[String: Any]] = [["id": 1, "mediaType": "video", "segments": videoSegments]]
+            if let audio {
+                tracks.append(try musicTrack(audio, id: 2, total: at, assets: &assets))
+            } else if !audioSegments.isEmpty {
+                tracks.append(["id": 2, "mediaType": "audio", "segments": audioSegments])
+            }
+            try options.finish(["formatVersion": 1, "assets": assets, "tracks": tracks])
+        }
+    }
+}
+
+struct SlideshowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "slideshow",
+        abstract: "Turn still images into a video, optionally with music.",
+        discussion: "Each image is shown for --seconds, fitted and centred; --audio adds music trimmed to the slideshow's length.")
+
+    @Argument(help: "The images (PNG, JPEG, …), in order.") var images: [String]
+    @Option(help: "Seconds each image is shown (a decimal or a fraction). Must be > 0.") var seconds: String = "3"
+    @Option(help: "Music to play under the slideshow (trimmed to its length).") var audio: String?
+    @OptionGroup var options: RecipeOptions
+
+    func validate() throws {
+        guard !images.isEmpty else { throw ValidationError("give at least one image") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let each = try parseTime(seconds, option: "--seconds")
+            guard each > .zero else { throw UserError("--seconds must be > 0") }
+            var assets: [String: Any] = [:]
+            var segments: [[String: Any]] = []
+            var at = Rational.zero
+            for (i, image) in images.enumerated() {
+                let d = try describeInput(image)
+                guard d.kind == .still else { throw UserError("\(image) is not a still image") }
+                let id = "image\(i + 1)"
+                assets[id] = ["url": absolute(image)]
+                segments.append(["asset": id, "at": at.description, "duration": each.description])
+                at += each
+            }
+            var tracks: [[String: Any]] = [["id": 1, "mediaType": "video", "segments": segments]]
+            if let audio { tracks.append(try musicTrack(audio, id: 2, total: at, assets: &assets)) }
+            try options.finish(["formatVersion": 1, "assets": assets, "tracks": tracks])
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+
+/// The `reel` command line. Exit status: 0 success, 1 a user error (the message says what to
+/// fix), 2 an internal error.
+@main
+struct Reel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reel",
+        abstract: "Reel: render AVFoundation-style video compositions on Linux, on one machine or a farm.",
+        discussion: "A composition is a JSON file (see README.md). Start with `reel validate` and `reel render`.",
+        subcommands: [
+            RenderCommand.self, ValidateCommand.self, ProbeCommand.self, ThumbnailCommand.self,
+            ConcatCommand.self, SlideshowCommand.self,
+        ])
+
+    /// ArgumentParser exits 64 on usage errors; Reel's contract is 1 for every user error.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                print(message)
+                Foundation.exit(0)
+            }
+            Terminal.error(message)
+            Foundation.exit(1)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelMedia
+
+/// A mistake the user can fix; printed as one sentence, exit status 1.
+struct UserError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum Terminal {
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data((message.hasSuffix("\n") ? message : message + "\n").utf8))
+    }
+    static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+}
+
+/// Runs a command body and maps failures onto Reel's exit statuses: every composition
+/// problem on its own line and 1 for what the user can fix, 2 for internal errors.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as CompositionError {
+        for problem in error.problems { Terminal.error("\(problem)") }
+        throw ExitCode(1)
+    } catch let error as UserError {
+        Terminal.error("error: \(error.description)")
+        throw ExitCode(1)
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        Terminal.error("internal error: \(error)")
+        throw ExitCode(2)
+    }
+}
+
+/// Checks that an input file exists and is readable, with a message that says what to fix.
+func requireReadableFile(_ path: String, what: String) throws {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw UserError("\(what) \(path) does not exist")
+    }
+    guard !isDirectory.boolValue else { throw UserError("\(what) \(path) is a directory; give a file") }
+    guard FileManager.default.isReadableFile(atPath: path) else { throw UserError("\(what) \(path) is not readable") }
+}
+
+/// Checks that an output path's directory exists, so a long render does not fail at the end.
+func requireWritableOutput(_ path: String) throws {
+    let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        throw UserError("the output directory \(directory) does not exist; create it or choose another -o")
+    }
+    guard FileManager.default.isWritableFile(atPath: directory) else {
+        throw UserError("the output directory \(directory) is not writable")
+    }
+}
+
+/// Parses a time argument: seconds as a decimal (`2.5`) or an exact fraction (`1001/30000`).
+func parseTime(_ text: String, option: String) throws -> Rational {
+    guard let t = Rational(parsing: text), t >= .zero else {
+        throw UserError("\(option) takes seconds as a decimal (2.5) or a fraction (1001/30000), ≥ 0; got \"\(text)\"")
+    }
+    return t
+}

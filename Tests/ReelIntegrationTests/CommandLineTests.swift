@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import ReelCore
+
+/// The `reel` binary as a user runs it: exit statuses, messages, and what each command writes.
+@Suite struct CommandLineTests {
+    @Test func validateNamesEveryProblemByJSONPathAndExitsOne() throws {
+        let dir = try Media.tempDirectory()
+        let clip = try Fixtures.numberedClip(in: dir)
+        let bad = dir.appendingPathComponent("bad.json").path
+        try """
+            {"formatVersion": 1,
+             "assets": {"n": {"url": "\(clip)"}, "logo": {"url": "missing-logo.png"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [
+                {"asset": "n", "sourceRange": {"start": 0, "duration": 0}, "at": 0},
+                {"asset": "nope", "at": 3}]}],
+             "videoComposition": {"renderSize": {"width": 641, "height": 360}},
+             "exprot": {}}
+            """.write(toFile: bad, atomically: true, encoding: .utf8)
+        let r = try Media.run(Media.reel, ["validate", bad], allowFailure: true)
+        #expect(r.status == 1)
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("exprot:") }, "unknown key reported: \(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("tracks[0].segments[0].sourceRange.duration:") && $0.contains("> 0") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("tracks[0].segments[1].asset:") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("assets.logo.url:") && $0.contains("no such file") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("videoComposition.renderSize") }, "\(r.stderr)")
+
+        let good = dir.appendingPathComponent("good.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "n", "at": 0}]}]}
+            """.write(toFile: good, atomically: true, encoding: .utf8)
+        let ok = try Media.run(Media.reel, ["validate", good])
+        #expect(ok.status == 0)
+        #expect(String(decoding: ok.stdout, as: UTF8.self).contains("50 frames"))
+    }
+
+    @Test func userErrorsExitOneAndSayWhatToFix() throws {
+        let dir = try Media.tempDirectory()
+        let missing = try Media.run(Media.reel, ["render", dir.appendingPathComponent("nope.json").path, "-o", dir.appendingPathComponent("o.mp4").path], allowFailure: true)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("does not exist"))
+        let usage = try Media.run(Media.reel, ["render"], allowFailure: true)
+        #expect(usage.status == 1)
+        let thumb = try Media.run(Media.reel, ["thumbnail", "/etc/hostname", "--at", "1", "-o", dir.appendingPathComponent("t.png").path], allowFailure: true)
+        #expect(thumb.status == 1)
+        for command in ["render", "validate", "probe", "thumbnail", "concat", "slideshow"] {
+            let help = try Media.run(Media.reel, [command, "--help"])
+            #expect(help.status == 0)
+            #expect(String(decoding: help.stdout, as: UTF8.self).contains("USAGE"))
+        }
+    }
+
+    /// `reel thumbnail` picks the exact frame (zero tolerance), not the nearest keyframe.
+    @Test(arguments: [("0.52", 13), ("0.519", 12), ("1001/1000", 25), ("1.96", 49)])
+    func thumbnailIsTheExactFrame(at: String, frame: Int) throws {
+        let dir = try Media.tempDirectory()
+        let clip = try Fixtures.numberedClip(in: dir)
+        let png = dir.appendingPathComponent("t.png").path
+        try Media.run(Media.reel, ["thumbnail", clip, "--at", at, "-o", png])
+        let luma = try Media.lumaFrames(png, width: 64, height: 48)
+        #expect(luma.count == 1)
+        let got = Media.mean(luma[0], width: 64, x: 8, y: 8, w: 48, h: 32)
+        #expect(abs(got - Fixtures.numberedLuma(Int64(frame))) <= 2.5, "--at \(at): luma \(got), expected frame \(frame)")
+    }
+
+    @Test func probeReportsRotationRateAndKeyframeInterval() throws {
+        let dir = try Media.tempDirectory()
+        let coded = dir.appendingPathComponent("c.mp4").path, rotated = dir.appendingPathComponent("r.mp4").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x180:r=30000/1001:d=2", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p", coded])
+        try Media.ffmpeg(["-i", coded, "-c", "copy", "-metadata:s:v:0", "rotate=270", rotated])
+        let r = try Media.run(Media.reel, ["probe", "--json", rotated])
+        let text = String(decoding: r.stdout, as: UTF8.self)
+        #expect(r.status == 0)
+        let json = try JSONSerialization.jsonObject(with: r.stdout)
+        #expect(json is [String: Any], "probe --json prints a JSON object")
+        #expect(text.contains("320") && text.contains("180"), "natural size")
+        #expect(text.contains("30000") && text.contains("1001"), "exact 29.97 frame rate")
+        #expect(text.contains("12"), "keyframe interval")
+        let human = try Media.run(Media.reel, ["probe", rotated])
+        #expect(String(decoding: human.stdout, as: UTF8.self).lowercased().contains("rotat"))
+    }
+
+    @Test func concatJoinsClipsWithReplacementMusic() throws {
+        let dir = try Media.tempDirectory()
+        let a = dir.appendingPathComponent("a.mp4").path, b = dir.appendingPathComponent("b.mp4").path
+        let music = dir.appendingPathComponent("m.m4a").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1.2", "-c:v", "libx264", "-pix_fmt", "yuv420p", a])
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=120x160:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p", b])
+        try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=600:duration=10", "-c:a", "aac", music])
+        let out = dir.appendingPathComponent("joined.mp4").path
+        let r = try Media.run(Media.reel, ["concat", a, b, "--audio", music, "-o", out, "--quiet"])
+        #expect(r.status == 0)
+        let probe = try Media.probe(out)
+        let video = try #require(Media.stream(probe, type: "video"))
+        #expect(video["width"] as? Int == 160 && video["height"] as? Int == 160)
+        let frames = try Media.framePTS(out)
+        #expect(frames.count == Int((Rational(22, 10) / Rational(1, 30)).ceil))   // mixed rates ⇒ 1/30
+        let audio = try #require(Media.stream(probe, type: "audio"))
+        #expect(abs((Double(audio["duration"] as? String ?? "") ?? 0) - 2.2) <= 1024.0 / 48000 + 1e-6)
+        #expect(try Media.decodeErrors(out).isEmpty)
+    }
+
+    @Test func slideshowHoldsEachStill() throws {
+        let dir = try Media.tempDirectory()
+        var images: [String] = []
+        for (i, colour) in ["white", "black", "gray"].enumerated() {
+            let path = dir.appendingPathComponent("s\(i).png").path
+            try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=\(colour):s=96x64", "-frames:v", "1", path])
+            images.append(path)
+        }
+        let out = dir.appendingPathComponent("show.mp4").path
+        try Media.run(Media.reel, ["slideshow"] + images + ["--seconds", "0.5", "-o", out, "--quiet"])
+        let frames = try Media.lumaFrames(out, width: 96, height: 64)
+        #expect(frames.count == 45)   // 1.5 s at the default 1/30
+        let expected: [Double] = [235, 16, 126]
+        for (k, frame) in frames.enumerated() {
+            let got = Media.mean(frame, width: 96, x: 10, y: 10, w: 76, h: 44)
+            #expect(abs(got - expected[k / 15]) < 4, "frame \(k): luma \(got), expected image \(k / 15)")
+        }
+    }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every system package Reel needs to build, test and run (Debian 12). Idempotent:
+# does nothing when everything is already there. Swift itself is expected on PATH.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg  # media (ffmpeg/ffprobe CLIs: tests and ops only)
+  libfreetype-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-wqy-zenhei       # text overlays, incl. CJK fallback
+  libpq-dev postgresql                                                                  # job store
+  iproute2                                                                              # network namespaces for multi-host tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "installing: ${missing[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
