@@ -33,6 +33,8 @@ public final class VideoFrameSource: @unchecked Sendable {
     private var lookaheadTime: Rational?
     /// Time assumed for a frame without timestamps: the previous one plus a frame duration.
     private var nominalFrameDuration: Rational
+    /// Seeks done so far (tests check that random access really seeks).
+    private(set) var seekCount = 0
     /// The image made from `current`, reused while the chosen frame does not change.
     private var cached: (time: Rational, image: YUVImage)?
 
@@ -103,6 +105,7 @@ public final class VideoFrameSource: @unchecked Sendable {
     private func seek(to t: Rational) throws {
         let target = ((t + start) / timeBase).floor
         try decoder.seek(to: target)
+        seekCount += 1
         current.unref(); lookahead.unref()
         currentTime = nil; lookaheadTime = nil
     }
