@@ -113,7 +113,10 @@ public final class AudioSampleSource: @unchecked Sendable {
         if target <= 0 {
             let stream = input.stream(decoder.streamIndex).pointee
             let first = stream.start_time != noPTS ? stream.start_time : (start / decoder.timeBase).floor
-            try decoder.seek(to: first)
+            // Aim a second before the first timestamp: demuxers then return the very first
+            // packet, including priming packets with negative pts (AAC in MP4), so the
+            // decoder warms up exactly as in a read from the top.
+            try decoder.seek(to: first - (Rational.one / decoder.timeBase).ceil)
             atStreamStart = true
             expectedStart = 0
         } else {
