@@ -68,7 +68,8 @@ public final class CodecParameters: @unchecked Sendable {
 
     deinit { var p: UnsafeMutablePointer<AVCodecParameters>? = pointer; avcodec_parameters_free(&p) }
 
-    /// Codec-specific global header (avcC for H.264, AudioSpecificConfig for AAC).
+    /// Codec-specific global header (H.264: avcC from MP4 files, Annex B SPS/PPS from
+    /// libx264; AAC: AudioSpecificConfig).
     public var extradata: [UInt8] {
         let p = pointer.pointee
         guard let data = p.extradata, p.extradata_size > 0 else { return [] }

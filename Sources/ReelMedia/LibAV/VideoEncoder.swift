@@ -3,7 +3,7 @@ import ReelCore
 
 /// H.264 through libx264 with settings fixed for stitchable chunks (see
 /// `VideoEncoderSettings`): closed GOPs of exactly `gopFrames`, no scene-cut keyframes,
-/// global headers (avcC extradata for MP4/MOV), pts = frame index in time base
+/// global headers (SPS/PPS in extradata, none repeated in the stream), pts = frame index in time base
 /// `frameDuration`. The first frame given to an encoder is always an IDR.
 ///
 /// Not thread-safe: used from one thread at a time (`@unchecked Sendable` so it can move).
@@ -79,7 +79,8 @@ public final class VideoEncoder: @unchecked Sendable {
 
     deinit { var c: UnsafeMutablePointer<AVCodecContext>? = context; avcodec_free_context(&c) }
 
-    /// The avcC global header (SPS/PPS).
+    /// The global header: SPS and PPS as libx264 emits them (Annex B start codes; the MP4/MOV
+    /// muxer converts it to an avcC box). Packets are Annex B too.
     public var extradata: [UInt8] { codecParameters.extradata }
 
     /// Encodes one frame shown at `frameIndex · frameDuration`; returns the packets the
