@@ -153,7 +153,7 @@ final class StreamDecoder {
                 let sent = avcodec_send_packet(codecContext, packet.pointer)
                 packet.unref()
                 // Damaged packets are skipped, as players do; anything else is fatal.
-                if sent < 0 && sent != reel_averror(EINVAL) && sent != reel_averror_invaliddata() {
+                if sent < 0 && sent != reel_averror_invaliddata() {
                     throw MediaError.libav(sent, "decoding \(input.path)")
                 }
             } else {

@@ -38,20 +38,15 @@ public final class MovieWriter: @unchecked Sendable {
         }
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, fileType, path), what)
+        // From here on self is fully initialised: a throw runs deinit, which frees the context.
         context = ctx!
-        do {
-            if let video { videoStream = (try addStream(video), video.timeBase) }
-            if let audio { audioStream = (try addStream(audio), audio.timeBase) }
-            try check(avio_open(&context.pointee.pb, path, reel_io_flag_write()), "opening \(path) for writing")
-            var options: OpaquePointer?
-            defer { av_dict_free(&options) }
-            if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
-            try check(avformat_write_header(context, &options), "writing the header of \(path)")
-        } catch {
-            avio_closep(&context.pointee.pb)
-            avformat_free_context(context)
-            throw error
-        }
+        if let video { videoStream = (try addStream(video), video.timeBase) }
+        if let audio { audioStream = (try addStream(audio), audio.timeBase) }
+        try check(avio_open(&context.pointee.pb, path, reel_io_flag_write()), "opening \(path) for writing")
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        try check(avformat_write_header(context, &options), "writing the header of \(path)")
     }
 
     deinit {

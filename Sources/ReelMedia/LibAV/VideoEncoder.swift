@@ -56,24 +56,23 @@ public final class VideoEncoder: @unchecked Sendable {
         } else {
             av_dict_set(&options, "crf", String(settings.crf), 0)
         }
-        var status = avcodec_open2(ctx, codec, &options)
-        if status >= 0, let unused = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX) {
-            status = reel_averror(EINVAL)
+        // Until codecParameters is set, self is not fully initialised and deinit will not
+        // run: free the context by hand on failure.
+        func fail(_ error: MediaError) -> MediaError {
             var c: UnsafeMutablePointer<AVCodecContext>? = ctx
             avcodec_free_context(&c)
-            throw MediaError(code: .invalidArgument, message: "unknown option \(String(cString: unused.pointee.key))", context: what)
+            return error
         }
-        if status < 0 {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
-            throw MediaError.libav(status, what)
+        let status = avcodec_open2(ctx, codec, &options)
+        if status < 0 { throw fail(MediaError.libav(status, what)) }
+        // avcodec_open2 consumes the options it knows; a leftover one is a typo in Reel.
+        if let unused = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX) {
+            throw fail(MediaError(code: .invalidArgument, message: "unknown option \(String(cString: unused.pointee.key))", context: what))
         }
         do {
             codecParameters = try CodecParameters(encoder: ctx, timeBase: settings.frameDuration, frameDuration: settings.frameDuration)
-        } catch {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
-            throw error
+        } catch let error as MediaError {
+            throw fail(error)
         }
     }
 
