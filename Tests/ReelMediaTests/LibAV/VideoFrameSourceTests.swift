@@ -67,6 +67,21 @@ struct VideoFrameSourceTests {
         }
     }
 
+    @Test("asset time zero is the container's start time (MPEG-TS starts at 1.4 s)")
+    func containerStartTime() throws {
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try Fixtures.numberedClip(in: dir, frames: 30, container: "ts")
+        let start = Double((try TestMedia.ffprobeJSON(path)["format"] as? [String: Any])?["start_time"] as? String ?? "") ?? 0
+        #expect(start > 1, "the fixture should have a non-zero start time, has \(start)")
+        let source = try VideoFrameSource(path: path)
+        for k in [0, 1, 2, 15, 29, 4] {
+            #expect(Fixtures.frameNumber(try source.frame(at: Rational(Int64(k), 25))) == k, "frame \(k)")
+        }
+        let asset = try MediaProbe.describe(path: path)
+        #expect(asset.duration == Rational(30, 25))
+    }
+
     @Test("the same YUVImage object is returned while the chosen frame is unchanged")
     func identity() throws {
         let dir = try TestMedia.tempDirectory()
