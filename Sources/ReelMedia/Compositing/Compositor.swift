@@ -47,7 +47,7 @@ public enum Compositor {
             drawTranslated(source, offset: offset, region: region, opacity: op, onto: dest)
             return
         }
-        guard let luma = PlaneMapping(inverse: inverse, planeScale: 1, crop: region,
+        guard let luma = PlaneMapping(inverse: inverse, planeScale: 1, crop: region, lumaWidth: source.width, lumaHeight: source.height,
                                       sourceWidth: source.y.width, sourceHeight: source.y.height) else { return }
         composite(source.y, alpha: source.a, onto: dest.y, mapping: luma, opacity: op)
         drawChroma(source, inverse: inverse, region: region, opacity: op, onto: dest)
@@ -100,7 +100,7 @@ public enum Compositor {
     }
 
     private static func drawChroma(_ source: YUVImage, inverse: AffineTransform, region: Rect, opacity op: Int, onto dest: YUVImage) {
-        guard let chroma = PlaneMapping(inverse: inverse, planeScale: 0.5, crop: region,
+        guard let chroma = PlaneMapping(inverse: inverse, planeScale: 0.5, crop: region, lumaWidth: source.width, lumaHeight: source.height,
                                         sourceWidth: source.u.width, sourceHeight: source.u.height) else { return }
         withChromaAlpha(source) { alpha in
             composite(source.u, alpha: alpha, onto: dest.u, mapping: chroma, opacity: op)

@@ -31,12 +31,19 @@ struct PlaneMapping {
     ///   - inverse: dest → source in luma pixel coordinates.
     ///   - planeScale: 1 for luma/alpha, 0.5 for 4:2:0 chroma (centre-aligned: chroma pixel `i`
     ///     has its centre at luma `(i + 0.5)·2`).
-    ///   - crop: in source luma coordinates, already clamped to the image.
-    init?(inverse t: AffineTransform, planeScale s: Double, crop: Rect, sourceWidth: Int, sourceHeight: Int) {
+    ///   - crop: in source luma coordinates, already clamped to the image (`lumaWidth × lumaHeight`).
+    ///   - sourceWidth, sourceHeight: the source plane's size.
+    init?(inverse t: AffineTransform, planeScale s: Double, crop: Rect, lumaWidth: Int, lumaHeight: Int,
+          sourceWidth: Int, sourceHeight: Int) {
         // In plane coordinates p = luma·s on both sides the linear part is unchanged.
         let tx = t.tx * s, ty = t.ty * s
-        cropX0 = max(0, crop.x * s); cropX1 = min(Double(sourceWidth), crop.maxX * s)
-        cropY0 = max(0, crop.y * s); cropY1 = min(Double(sourceHeight), crop.maxY * s)
+        // A crop reaching the image's right/bottom edge reaches the plane's edge too: an odd
+        // luma size leaves a last chroma sample that is half outside `crop * s` but is the
+        // image's own edge sample, not something to fade out.
+        cropX0 = max(0, crop.x * s)
+        cropX1 = crop.maxX >= Double(lumaWidth) ? Double(sourceWidth) : min(Double(sourceWidth), crop.maxX * s)
+        cropY0 = max(0, crop.y * s)
+        cropY1 = crop.maxY >= Double(lumaHeight) ? Double(sourceHeight) : min(Double(sourceHeight), crop.maxY * s)
         guard cropX1 > cropX0, cropY1 > cropY0 else { return nil }
         iMin = Int(cropX0.rounded(.down)); iMax = min(sourceWidth - 1, Int(cropX1.rounded(.up)) - 1)
         jMin = Int(cropY0.rounded(.down)); jMax = min(sourceHeight - 1, Int(cropY1.rounded(.up)) - 1)
