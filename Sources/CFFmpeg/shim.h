@@ -9,6 +9,8 @@
 #include <libavutil/channel_layout.h>
 #include <libavutil/error.h>
 #include <libavutil/mathematics.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/audio_fifo.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
 
@@ -18,4 +20,21 @@ static inline int reel_averror_eof(void) { return AVERROR_EOF; }
 static inline int reel_eagain(void) { return AVERROR(EAGAIN); }
 static inline int64_t reel_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline void reel_err2str(int err, char *buf, size_t size) { av_strerror(err, buf, size); }
+static inline AVRational reel_time_base_q(void) { return AV_TIME_BASE_Q; }
+static inline int reel_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int reel_codec_flag_closed_gop(void) { return AV_CODEC_FLAG_CLOSED_GOP; }
+static inline int reel_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+static inline int reel_pix_fmt_flag_alpha(void) { return AV_PIX_FMT_FLAG_ALPHA; }
+static inline int reel_seek_flag_backward(void) { return AVSEEK_FLAG_BACKWARD; }
+static inline int reel_fmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
+static inline int reel_fmt_nofile(void) { return AVFMT_NOFILE; }
+static inline int reel_fmt_noheader(void) { return AVFMTCTX_NOHEADER; }
+static inline int reel_io_flag_write(void) { return AVIO_FLAG_WRITE; }
+static inline int reel_codec_cap_delay(void) { return AV_CODEC_CAP_DELAY; }
+static inline int reel_codec_cap_variable_frame_size(void) { return AV_CODEC_CAP_VARIABLE_FRAME_SIZE; }
+static inline int reel_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
+static inline int reel_sws_flags_exact(void) { return SWS_BICUBIC | SWS_ACCURATE_RND | SWS_BITEXACT; }
+static inline int reel_codec_flag_bitexact(void) { return AV_CODEC_FLAG_BITEXACT; }
+static inline int reel_profile_unknown(void) { return FF_PROFILE_UNKNOWN; }
+static inline int reel_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
 #endif

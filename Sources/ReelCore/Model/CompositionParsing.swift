@@ -1,0 +1,261 @@
+extension Composition {
+    /// Parses a v1 composition from its JSON bytes.
+    ///
+    /// Unknown keys and wrong types are errors, and every problem is collected (with its
+    /// JSON path) before throwing, so one run lists everything to fix. A JSON syntax error
+    /// is reported alone, as `invalid JSON at line:column: …`. Cross-references and value
+    /// ranges are left to `CompositionValidator`.
+    public static func parse(_ bytes: [UInt8]) throws(CompositionError) -> Composition {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes)
+        } catch {
+            throw CompositionError(problems: [Problem(path: "", message: "invalid JSON at \(error.line):\(error.column): \(error.message)")])
+        }
+        let reader = JSONFieldReader()
+        let composition = CompositionDecoding(reader: reader).composition(json)
+        if !reader.problems.isEmpty { throw CompositionError(problems: reader.problems) }
+        guard let composition else {
+            // Unreachable in practice: every nil result reports a problem first.
+            throw CompositionError(problems: [Problem(path: "", message: "not a composition")])
+        }
+        return composition
+    }
+
+    /// Parses the UTF-8 encoding of `text`.
+    public static func parse(_ text: String) throws(CompositionError) -> Composition {
+        try parse(Array(text.utf8))
+    }
+}
+
+/// The composition schema of DESIGN §3 expressed as reads from a `JSONFieldReader`.
+struct CompositionDecoding {
+    let reader: JSONFieldReader
+
+    func composition(_ json: JSONValue) -> Composition? {
+        let r = reader
+        guard let o = r.object(json, at: "", keys: ["formatVersion", "assets", "tracks", "audioMix", "videoComposition", "export"]) else { return nil }
+        let version = r.required(o, "formatVersion", at: "", r.int)
+        let assets = r.required(o, "assets", at: "", assetTable)
+        let tracks = r.required(o, "tracks", at: "") { r.array($0, at: $1, track) }
+        let audioMix = r.optional(o, "audioMix", at: "") { r.array($0, at: $1, audioMixParameters) }
+        let video = r.optional(o, "videoComposition", at: "", videoComposition)
+        let export = r.optional(o, "export", at: "", exportOptions)
+        guard let version, let assets, let tracks else { return nil }
+        return Composition(formatVersion: version, assets: assets, tracks: tracks, audioMix: audioMix ?? [],
+                           videoComposition: video, export: export ?? ExportOptions())
+    }
+
+    // MARK: - Assets and tracks
+
+    func assetTable(_ value: JSONValue, at path: String) -> [String: AssetReference]? {
+        let r = reader
+        guard case .object(let o) = value else {
+            r.report(path, "must be an object mapping asset ids to {\"url\": …}, not \(value.typeName)")
+            return nil
+        }
+        var table: [String: AssetReference] = [:]
+        for member in o {
+            let assetPath = JSONFieldReader.child(path, member.key)
+            if member.key.isEmpty { r.report(assetPath, "asset id must not be empty") }
+            guard let a = r.object(member.value, at: assetPath, keys: ["url"]),
+                  let url = r.required(a, "url", at: assetPath, r.string) else { continue }
+            if url.isEmpty { r.report(JSONFieldReader.child(assetPath, "url"), "must not be empty"); continue }
+            table[member.key] = AssetReference(url: url)
+        }
+        return table
+    }
+
+    func track(_ value: JSONValue, at path: String) -> Track? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["id", "mediaType", "segments"]) else { return nil }
+        let id = r.required(o, "id", at: path, r.int)
+        let type = r.required(o, "mediaType", at: path) { r.choice($0, at: $1, MediaType.self) }
+        let segments = r.required(o, "segments", at: path) { r.array($0, at: $1, segment) }
+        guard let id, let type, let segments else { return nil }
+        return Track(id: id, mediaType: type, segments: segments)
+    }
+
+    func segment(_ value: JSONValue, at path: String) -> Segment? {
+        let r = reader
+        if case .object(let probe) = value, probe.contains(key: "empty") {
+            guard let o = r.object(value, at: path, keys: ["empty"]) else { return nil }
+            return r.required(o, "empty", at: path, r.timeRange).map(Segment.empty)
+        }
+        guard let o = r.object(value, at: path, keys: ["asset", "at", "sourceRange", "duration", "empty"]) else { return nil }
+        let asset = r.required(o, "asset", at: path, r.string)
+        let at = r.required(o, "at", at: path, r.time)
+        let sourceRange = r.optional(o, "sourceRange", at: path, r.timeRange)
+        let duration = r.optional(o, "duration", at: path, r.time)
+        guard let asset, let at else { return nil }
+        if sourceRange != nil && duration != nil {
+            r.report(path, "give either sourceRange (timed media) or duration (stills), not both")
+        }
+        return .media(MediaSegment(asset: asset, at: at, sourceRange: sourceRange, duration: duration))
+    }
+
+    // MARK: - Audio mix
+
+    func audioMixParameters(_ value: JSONValue, at path: String) -> AudioMixParameters? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps"]) else { return nil }
+        let track = r.required(o, "track", at: path, r.int)
+        let volume = r.optional(o, "volume", at: path, r.double)
+        let ramps = r.optional(o, "volumeRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
+        guard let track else { return nil }
+        return AudioMixParameters(track: track, volume: volume ?? 1, volumeRamps: ramps ?? [])
+    }
+
+    // MARK: - Video composition
+
+    func videoComposition(_ value: JSONValue, at path: String) -> VideoComposition? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays"]) else { return nil }
+        let size = r.optional(o, "renderSize", at: path, r.pixelSize)
+        let frameDuration = r.optional(o, "frameDuration", at: path, r.time)
+        let instructions = r.optional(o, "instructions", at: path) { r.array($0, at: $1, instruction) }
+        let overlays = r.optional(o, "overlays", at: path) { r.array($0, at: $1, overlay) }
+        return VideoComposition(renderSize: size, frameDuration: frameDuration, instructions: instructions, overlays: overlays ?? [])
+    }
+
+    func instruction(_ value: JSONValue, at path: String) -> Instruction? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["timeRange", "backgroundColor", "layerInstructions"]) else { return nil }
+        let range = r.required(o, "timeRange", at: path, r.timeRange)
+        let background = r.optional(o, "backgroundColor", at: path, r.color)
+        let layers = r.optional(o, "layerInstructions", at: path) { r.array($0, at: $1, layerInstruction) }
+        guard let range else { return nil }
+        return Instruction(timeRange: range, backgroundColor: background ?? .black, layerInstructions: layers ?? [])
+    }
+
+    func layerInstruction(_ value: JSONValue, at path: String) -> LayerInstruction? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["track", "transform", "transformRamps", "opacity", "opacityRamps", "cropRectangle"]) else { return nil }
+        let track = r.required(o, "track", at: path, r.int)
+        let transform = r.optional(o, "transform", at: path, transformSetting)
+        let transformRamps = r.optional(o, "transformRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.affineTransform) } }
+        let opacity = r.optional(o, "opacity", at: path, r.double)
+        let opacityRamps = r.optional(o, "opacityRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
+        let crop = r.optional(o, "cropRectangle", at: path, r.rect)
+        guard let track else { return nil }
+        return LayerInstruction(track: track, transform: transform ?? .preferred, transformRamps: transformRamps ?? [],
+                                opacity: opacity ?? 1, opacityRamps: opacityRamps ?? [], cropRectangle: crop)
+    }
+
+    /// `"preferred"` or a transform object.
+    func transformSetting(_ value: JSONValue, at path: String) -> TransformSetting? {
+        if case .string(let s) = value {
+            guard s == "preferred" else {
+                reader.report(path, "must be \"preferred\" or a transform object {\"a\",\"b\",\"c\",\"d\",\"tx\",\"ty\"}, not \"\(s)\"")
+                return nil
+            }
+            return .preferred
+        }
+        return reader.affineTransform(value, at: path).map(TransformSetting.matrix)
+    }
+
+    // MARK: - Overlays
+
+    func overlay(_ value: JSONValue, at path: String) -> Overlay? {
+        let r = reader
+        let textKeys = ["text", "font", "fontSize", "color"]
+        let common = ["image", "frame", "opacity", "timeRange", "animations"]
+        guard let o = r.object(value, at: path, keys: common + textKeys) else { return nil }
+        let image = r.optional(o, "image", at: path, r.string)
+        let text = r.optional(o, "text", at: path, r.string)
+        let font = r.optional(o, "font", at: path, r.string)
+        let fontSize = r.optional(o, "fontSize", at: path, r.double)
+        let color = r.optional(o, "color", at: path, r.color)
+        let frame = r.required(o, "frame", at: path, r.rect)
+        let opacity = r.optional(o, "opacity", at: path, r.double)
+        let range = r.optional(o, "timeRange", at: path, r.timeRange)
+        let animations = r.optional(o, "animations", at: path) { r.array($0, at: $1, animation) }
+
+        let content: OverlayContent?
+        switch (o.contains(key: "image"), o.contains(key: "text")) {
+        case (true, true):
+            r.report(path, "give either image or text, not both")
+            content = nil
+        case (false, false):
+            r.report(path, "needs image (a still asset id) or text")
+            content = nil
+        case (true, false):
+            for key in textKeys.dropFirst() where o.contains(key: key) {
+                r.report(JSONFieldReader.child(path, key), "only allowed for a text overlay")
+            }
+            content = image.map { .image(asset: $0) }
+        case (false, true):
+            content = text.map {
+                .text(OverlayText(text: $0, font: font ?? OverlayText.defaultFont,
+                                  fontSize: fontSize ?? OverlayText.defaultFontSize, color: color ?? .white))
+            }
+        }
+        guard let content, let frame else { return nil }
+        return Overlay(content: content, frame: frame, opacity: opacity ?? 1, timeRange: range, animations: animations ?? [])
+    }
+
+    private enum AnimatedProperty: String, CaseIterable {
+        case rotation, opacity, position, scale
+    }
+
+    func animation(_ value: JSONValue, at path: String) -> OverlayAnimation? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["property", "from", "to", "duration", "begin", "repeat"]) else { return nil }
+        let property = r.required(o, "property", at: path) { r.choice($0, at: $1, AnimatedProperty.self) }
+        let duration = r.required(o, "duration", at: path, r.time)
+        let begin = r.optional(o, "begin", at: path, r.time)
+        let repeats = r.optional(o, "repeat", at: path, r.bool)
+        let change: OverlayAnimation.Change?
+        switch property {
+        case .position:
+            let from = r.required(o, "from", at: path, r.point), to = r.required(o, "to", at: path, r.point)
+            change = from.flatMap { f in to.map { .position(from: f, to: $0) } }
+        case .some(let p):
+            let from = r.required(o, "from", at: path, r.double), to = r.required(o, "to", at: path, r.double)
+            guard let from, let to else { change = nil; break }
+            switch p {
+            case .rotation: change = .rotation(from: from, to: to)
+            case .opacity: change = .opacity(from: from, to: to)
+            case .scale: change = .scale(from: from, to: to)
+            case .position: change = nil // handled above
+            }
+        case nil:
+            change = nil
+        }
+        guard let change, let duration else { return nil }
+        return OverlayAnimation(change: change, duration: duration, begin: begin ?? .zero, repeats: repeats ?? false)
+    }
+
+    // MARK: - Export
+
+    func exportOptions(_ value: JSONValue, at path: String) -> ExportOptions? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["preset", "fileType", "optimizeForNetworkUse", "video", "audio"]) else { return nil }
+        let preset = r.optional(o, "preset", at: path) { r.choice($0, at: $1, ExportPreset.self) }
+        let fileType = r.optional(o, "fileType", at: path) { r.choice($0, at: $1, FileType.self) }
+        let fast = r.optional(o, "optimizeForNetworkUse", at: path, r.bool)
+        let video = r.optional(o, "video", at: path, videoOverrides)
+        let audio = r.optional(o, "audio", at: path, audioOverrides)
+        return ExportOptions(preset: preset ?? .highest, fileType: fileType ?? .mp4, optimizeForNetworkUse: fast ?? false,
+                             video: video ?? .init(), audio: audio ?? .init())
+    }
+
+    func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "gopDuration", "bitRate"]) else { return nil }
+        return VideoExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
+                                    crf: r.optional(o, "crf", at: path, r.int),
+                                    x264Preset: r.optional(o, "x264Preset", at: path, r.string),
+                                    gopDuration: r.optional(o, "gopDuration", at: path, r.time),
+                                    bitRate: r.optional(o, "bitRate", at: path, r.int))
+    }
+
+    func audioOverrides(_ value: JSONValue, at path: String) -> AudioExportOverrides? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["codec", "bitRate", "sampleRate", "channels"]) else { return nil }
+        return AudioExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
+                                    bitRate: r.optional(o, "bitRate", at: path, r.int),
+                                    sampleRate: r.optional(o, "sampleRate", at: path, r.int),
+                                    channels: r.optional(o, "channels", at: path, r.int))
+    }
+}

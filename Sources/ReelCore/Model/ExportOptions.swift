@@ -1,0 +1,60 @@
+/// The quality presets of DESIGN §3.3.
+public enum ExportPreset: String, Hashable, Sendable, Codable, CaseIterable {
+    case highest, medium, low
+}
+
+/// Output container.
+public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
+    case mp4, mov
+}
+
+/// The `export` object as written: a preset plus single-setting overrides.
+///
+/// Decision: an absent `export` (or absent keys) means preset `highest`, `mp4`,
+/// `optimizeForNetworkUse` false (AVAssetExportSession's default).
+public struct ExportOptions: Hashable, Sendable, Codable {
+    public var preset: ExportPreset
+    public var fileType: FileType
+    public var optimizeForNetworkUse: Bool
+    public var video: VideoExportOverrides
+    public var audio: AudioExportOverrides
+
+    public init(preset: ExportPreset = .highest, fileType: FileType = .mp4, optimizeForNetworkUse: Bool = false,
+                video: VideoExportOverrides = .init(), audio: AudioExportOverrides = .init()) {
+        self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
+        self.video = video; self.audio = audio
+    }
+}
+
+/// `export.video`: each non-nil field replaces the preset's value.
+public struct VideoExportOverrides: Hashable, Sendable, Codable {
+    /// Only `"h264"` is supported.
+    public var codec: String?
+    /// x264 constant rate factor 0…51.
+    public var crf: Int?
+    /// One of x264's preset names (`ultrafast` … `placebo`).
+    public var x264Preset: String?
+    /// Seconds per GOP (> 0); chunks are whole GOPs.
+    public var gopDuration: Rational?
+    /// Bits per second; when set the encoder targets this rate instead of CRF quality.
+    public var bitRate: Int?
+
+    public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil) {
+        self.codec = codec; self.crf = crf; self.x264Preset = x264Preset; self.gopDuration = gopDuration; self.bitRate = bitRate
+    }
+}
+
+/// `export.audio`: each non-nil field replaces the preset's value.
+public struct AudioExportOverrides: Hashable, Sendable, Codable {
+    /// Only `"aac"` is supported.
+    public var codec: String?
+    public var bitRate: Int?
+    /// One of AAC's sample rates (8000 … 96000).
+    public var sampleRate: Int?
+    /// 1 or 2.
+    public var channels: Int?
+
+    public init(codec: String? = nil, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
+        self.codec = codec; self.bitRate = bitRate; self.sampleRate = sampleRate; self.channels = channels
+    }
+}

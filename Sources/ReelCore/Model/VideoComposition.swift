@@ -1,0 +1,58 @@
+/// `AVMutableVideoComposition`: render size, frame rate, instructions and overlays.
+/// Each nil field takes its DESIGN §3.2 default when the plan is built.
+public struct VideoComposition: Hashable, Sendable, Codable {
+    public var renderSize: PixelSize?
+    public var frameDuration: Rational?
+    /// nil = one default instruction over the whole duration (§3.2); when present they must
+    /// tile `[0, duration)` exactly.
+    public var instructions: [Instruction]?
+    /// Drawn above all video layers, in array order (later on top).
+    public var overlays: [Overlay]
+
+    public init(renderSize: PixelSize? = nil, frameDuration: Rational? = nil,
+                instructions: [Instruction]? = nil, overlays: [Overlay] = []) {
+        self.renderSize = renderSize; self.frameDuration = frameDuration
+        self.instructions = instructions; self.overlays = overlays
+    }
+}
+
+/// `AVMutableVideoCompositionInstruction`: what to draw during `timeRange`.
+public struct Instruction: Hashable, Sendable, Codable {
+    public var timeRange: TimeRange
+    /// Default opaque black.
+    public var backgroundColor: RGBAColor
+    /// First = topmost.
+    public var layerInstructions: [LayerInstruction]
+
+    public init(timeRange: TimeRange, backgroundColor: RGBAColor = .black, layerInstructions: [LayerInstruction] = []) {
+        self.timeRange = timeRange; self.backgroundColor = backgroundColor; self.layerInstructions = layerInstructions
+    }
+}
+
+/// How a layer's source pixels map to render coordinates, as written in the file.
+public enum TransformSetting: Hashable, Sendable, Codable {
+    /// The source's own display matrix (upright, natural size, at the origin).
+    case preferred
+    /// An explicit CGAffineTransform from encoded source pixels to render coordinates.
+    case matrix(AffineTransform)
+}
+
+/// `AVMutableVideoCompositionLayerInstruction` for one video track.
+public struct LayerInstruction: Hashable, Sendable, Codable {
+    /// Id of a video track.
+    public var track: Int
+    /// Default `.preferred` (DESIGN §3.1: no fitting inside an explicit instruction).
+    public var transform: TransformSetting
+    public var transformRamps: [RampSpec<AffineTransform>]
+    /// Base opacity 0…1, default 1.
+    public var opacity: Double
+    public var opacityRamps: [RampSpec<Double>]
+    /// Part of the source (encoded pixel coordinates) to show; nil = all of it.
+    public var cropRectangle: Rect?
+
+    public init(track: Int, transform: TransformSetting = .preferred, transformRamps: [RampSpec<AffineTransform>] = [],
+                opacity: Double = 1, opacityRamps: [RampSpec<Double>] = [], cropRectangle: Rect? = nil) {
+        self.track = track; self.transform = transform; self.transformRamps = transformRamps
+        self.opacity = opacity; self.opacityRamps = opacityRamps; self.cropRectangle = cropRectangle
+    }
+}

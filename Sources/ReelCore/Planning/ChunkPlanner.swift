@@ -1,0 +1,75 @@
+/// A half-open range of frame indices `[start, end)`.
+public struct FrameRange: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var start: Int
+    public var end: Int
+    public init(start: Int, end: Int) { self.start = start; self.end = end }
+    public var count: Int { end - start }
+    public var description: String { "[\(start), \(end))" }
+}
+
+/// Splits a render into video chunks that can be encoded independently and joined by stream copy.
+///
+/// Invariants of the result: the chunks tile `[0, frameCount)` in order with no gap or
+/// overlap; every boundary between chunks is a multiple of `gopFrames` (each chunk starts
+/// with an IDR frame of a closed GOP); every chunk holds at least one whole GOP (unless the
+/// whole job is shorter than one GOP); a trailing partial GOP joins the last chunk.
+///
+/// Chunks aim at `targetChunkSeconds` but are made smaller so that there are at least
+/// `minimumChunks` (e.g. the number of agents) when the job has that many GOPs, and the
+/// GOPs are spread evenly. A boundary may then move by at most one GOP towards a cut (a
+/// segment or instruction change), choosing the GOP boundary nearest that cut, because a
+/// join at a cut hides the encoder's small discontinuity at chunk joins.
+public enum ChunkPlanner {
+    public static let defaultTargetChunkSeconds = Rational(10)
+
+    public static func plan(frameCount: Int, gopFrames: Int, frameDuration: Rational,
+                            targetChunkSeconds: Rational = defaultTargetChunkSeconds,
+                            minimumChunks: Int = 1, cutFrames: [Int] = []) -> [FrameRange] {
+        precondition(gopFrames > 0 && frameDuration > .zero, "ChunkPlanner needs gopFrames > 0 and frameDuration > 0")
+        guard frameCount > 0 else { return [] }
+        let gops = max(1, frameCount / gopFrames)
+        let gopSeconds = frameDuration * gopFrames
+        let targetGOPs = targetChunkSeconds > .zero ? max(1, Int((targetChunkSeconds / gopSeconds).rounded)) : 1
+        let count = min(gops, max((gops + targetGOPs - 1) / targetGOPs, minimumChunks))
+
+        // Even spread: boundary i at round(i·gops/count) GOPs; consecutive ideals differ by ≥ 1
+        // because gops ≥ count.
+        func ideal(_ i: Int) -> Int { Int(Rational(Int64(i * gops), Int64(count)).rounded) }
+        var boundaries = [0]
+        for i in 1..<max(1, count) {
+            let target = ideal(i)
+            let lower = boundaries.last! + 1, upper = ideal(i + 1) - 1
+            // A cut's nearest GOP boundary, if within one GOP of the ideal and keeping order.
+            let snapped = cutFrames.compactMap { cut -> (gop: Int, miss: Int, shift: Int)? in
+                let g = Int(Rational(Int64(cut), Int64(gopFrames)).rounded)
+                guard abs(g - target) <= 1, g >= lower, g <= upper else { return nil }
+                return (g, abs(cut - g * gopFrames), abs(g - target))
+            }.min { ($0.miss, $0.shift, $0.gop) < ($1.miss, $1.shift, $1.gop) }
+            boundaries.append(snapped?.gop ?? target)
+        }
+        var frames = boundaries.map { $0 * gopFrames }
+        frames.append(frameCount)
+        return zip(frames, frames.dropFirst()).map { FrameRange(start: $0, end: $1) }
+    }
+
+    /// Chunks for `plan`, with its GOP length and cut frames.
+    public static func plan(for plan: RenderPlan, targetChunkSeconds: Rational = defaultTargetChunkSeconds,
+                            minimumChunks: Int = 1) -> [FrameRange] {
+        self.plan(frameCount: plan.frameCount, gopFrames: plan.export.video.gopFrames, frameDuration: plan.frameDuration,
+                  targetChunkSeconds: targetChunkSeconds, minimumChunks: minimumChunks, cutFrames: plan.cutFrames)
+    }
+}
+
+extension RenderPlan {
+    /// First frame (time ≥ the change) of every segment start or end in a video track and of
+    /// every instruction start, excluding frame 0; sorted, unique. Fed to `ChunkPlanner`.
+    public var cutFrames: [Int] {
+        var times: Set<Rational> = []
+        for track in videoTracks {
+            for segment in track.segments { times.insert(segment.at); times.insert(segment.end) }
+        }
+        for instruction in instructions { times.insert(instruction.timeRange.start) }
+        let frames = Set(times.map { Int($0.ceilDiv(frameDuration)) }).filter { $0 > 0 && $0 < frameCount }
+        return frames.sorted()
+    }
+}

@@ -1,0 +1,165 @@
+/// A validated composition with every default resolved: exactly what the renderer, the
+/// audio mixer and the chunk planner consume. Produced only by `CompositionValidator`.
+///
+/// Invariants: `frameDuration > 0`; `duration > 0`; `frameCount == ceil(duration / frameDuration)`;
+/// render and output sizes are even and in 2…8192; `instructions` tile `[0, duration)` in
+/// time order; every segment's asset is in `assets`; segments of a track are sorted by `at`
+/// and do not overlap; ramps of one property are sorted and do not overlap.
+public struct RenderPlan: Codable, Sendable, Hashable {
+    /// Composition (render) coordinates: the space transforms and overlay frames are in.
+    public var renderSize: PixelSize
+    /// Encoded size: `renderSize`, except preset low scales the longest side to ≤ 640 (even dims).
+    public var outputSize: PixelSize
+    public var frameDuration: Rational
+    /// End of the last segment of any track.
+    public var duration: Rational
+    /// `ceil(duration / frameDuration)`.
+    public var frameCount: Int
+    /// Only the assets actually used by a track or an overlay.
+    public var assets: [String: PlannedAsset]
+    /// In composition track order.
+    public var videoTracks: [PlannedTrack]
+    public var audioTracks: [PlannedAudioTrack]
+    /// Sorted, tiling `[0, duration)`.
+    public var instructions: [PlannedInstruction]
+    /// Draw order (later on top), above all video layers.
+    public var overlays: [PlannedOverlay]
+    public var export: ExportSettings
+
+    public init(renderSize: PixelSize, outputSize: PixelSize, frameDuration: Rational, duration: Rational, frameCount: Int,
+                assets: [String: PlannedAsset], videoTracks: [PlannedTrack], audioTracks: [PlannedAudioTrack],
+                instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings) {
+        self.renderSize = renderSize; self.outputSize = outputSize; self.frameDuration = frameDuration
+        self.duration = duration; self.frameCount = frameCount; self.assets = assets
+        self.videoTracks = videoTracks; self.audioTracks = audioTracks; self.instructions = instructions
+        self.overlays = overlays; self.export = export
+    }
+
+    /// Scale from render coordinates to output pixels along x (1 unless preset low shrank the
+    /// output). Text overlays are rasterised at `ceil(frame.width·s) × ceil(frame.height·s)`
+    /// pixels with font size `fontSize·s`, so text is drawn 1:1 in the output, never resampled.
+    public var textRasterScale: Double { Double(outputSize.width) / Double(renderSize.width) }
+
+    /// The render → output scale every layer and overlay transform ends with.
+    public var renderToOutput: AffineTransform {
+        .scale(Double(outputSize.width) / Double(renderSize.width), Double(outputSize.height) / Double(renderSize.height))
+    }
+}
+
+/// A source the plan uses: its resolved location and what probing it said.
+public struct PlannedAsset: Codable, Sendable, Hashable {
+    /// Absolute path or http(s) URL (already resolved against the composition's directory).
+    public var url: String
+    public var description: AssetDescription
+    public init(url: String, description: AssetDescription) { self.url = url; self.description = description }
+}
+
+/// A piece of one source on the timeline: `[at, at + duration)` of the composition shows
+/// source `[sourceStart, sourceStart + duration)` (for stills `sourceStart` is 0 and every
+/// instant shows the image).
+public struct PlannedSegment: Codable, Sendable, Hashable {
+    public var asset: String
+    public var sourceStart: Rational
+    public var at: Rational
+    /// > 0.
+    public var duration: Rational
+
+    public init(asset: String, sourceStart: Rational, at: Rational, duration: Rational) {
+        self.asset = asset; self.sourceStart = sourceStart; self.at = at; self.duration = duration
+    }
+
+    public var end: Rational { at + duration }
+    public var timeRange: TimeRange { TimeRange(start: at, duration: duration) }
+    /// Source time shown at composition `time` (exact; not clamped).
+    public func sourceTime(at time: Rational) -> Rational { sourceStart + (time - at) }
+}
+
+/// A video track: its media segments sorted by `at`, non-overlapping (empty segments dropped).
+public struct PlannedTrack: Codable, Sendable, Hashable {
+    public var id: Int
+    public var segments: [PlannedSegment]
+    public init(id: Int, segments: [PlannedSegment]) { self.id = id; self.segments = segments }
+
+    /// The segment showing at `time`, if any (a gap shows the layers below).
+    public func segment(at time: Rational) -> PlannedSegment? {
+        segments.first { $0.at <= time && time < $0.end }
+    }
+}
+
+/// An audio track: segments plus its volume curve (base `volume`, sorted non-overlapping ramps).
+public struct PlannedAudioTrack: Codable, Sendable, Hashable {
+    public var id: Int
+    public var segments: [PlannedSegment]
+    public var volume: Double
+    public var volumeRamps: [Ramp<Double>]
+    public init(id: Int, segments: [PlannedSegment], volume: Double = 1, volumeRamps: [Ramp<Double>] = []) {
+        self.id = id; self.segments = segments; self.volume = volume; self.volumeRamps = volumeRamps
+    }
+
+    public func segment(at time: Rational) -> PlannedSegment? {
+        segments.first { $0.at <= time && time < $0.end }
+    }
+}
+
+/// How a layer's source pixels are placed before ramps: the three meanings a layer can have.
+public enum LayerTransform: Codable, Sendable, Hashable {
+    /// The source's preferred transform (upright, natural size, at the origin) — an explicit
+    /// instruction's layer without a `transform`, or with `"preferred"`.
+    case preferred
+    /// Preferred transform, then a uniform scale to fit the render size, centred (DESIGN §3.2 default).
+    case fit
+    /// A transform from encoded source pixels to render coordinates.
+    case explicit(AffineTransform)
+}
+
+/// One layer of an instruction: a video track with its transform, opacity and crop.
+public struct PlannedLayer: Codable, Sendable, Hashable {
+    public var trackID: Int
+    public var transform: LayerTransform
+    /// Sorted, non-overlapping; while a ramp is active or after one, it replaces `transform`.
+    public var transformRamps: [Ramp<AffineTransform>]
+    public var opacity: Double
+    public var opacityRamps: [Ramp<Double>]
+    /// Part of the source to show, in encoded source pixel coordinates.
+    public var crop: Rect?
+
+    public init(trackID: Int, transform: LayerTransform, transformRamps: [Ramp<AffineTransform>] = [],
+                opacity: Double = 1, opacityRamps: [Ramp<Double>] = [], crop: Rect? = nil) {
+        self.trackID = trackID; self.transform = transform; self.transformRamps = transformRamps
+        self.opacity = opacity; self.opacityRamps = opacityRamps; self.crop = crop
+    }
+}
+
+/// What to draw during `timeRange`: a background and layers, first = topmost.
+public struct PlannedInstruction: Codable, Sendable, Hashable {
+    public var timeRange: TimeRange
+    public var backgroundColor: RGBAColor
+    /// First = topmost (the file's order); `FrameDescription.layers` reverses it for drawing.
+    public var layers: [PlannedLayer]
+    public init(timeRange: TimeRange, backgroundColor: RGBAColor, layers: [PlannedLayer]) {
+        self.timeRange = timeRange; self.backgroundColor = backgroundColor; self.layers = layers
+    }
+}
+
+/// An overlay with every default resolved.
+public struct PlannedOverlay: Codable, Sendable, Hashable {
+    /// What the overlay bitmap is.
+    public enum Kind: Codable, Sendable, Hashable {
+        /// A still asset (id into `RenderPlan.assets`), bitmap at its natural size.
+        case image(assetID: String)
+        /// Text rasterised by the renderer (see `RenderPlan.textRasterScale`).
+        case text(text: String, font: String, fontSize: Double, color: RGBAColor)
+    }
+
+    public var kind: Kind
+    /// Render coordinates.
+    public var frame: Rect
+    public var opacity: Double
+    /// When visible (defaults to the whole composition).
+    public var timeRange: TimeRange
+    public var animations: [OverlayAnimation]
+
+    public init(kind: Kind, frame: Rect, opacity: Double, timeRange: TimeRange, animations: [OverlayAnimation]) {
+        self.kind = kind; self.frame = frame; self.opacity = opacity; self.timeRange = timeRange; self.animations = animations
+    }
+}

@@ -1,0 +1,130 @@
+/// Checks a parsed composition against the probed assets (DESIGN §3.1, §3.4) and, when it
+/// is valid, resolves every default into a `RenderPlan`.
+///
+/// All problems are collected, one per broken rule and place, each with the JSON path of the
+/// offending value, so `reel validate` lists everything in one run. Pure: the caller probes.
+public enum CompositionValidator {
+    /// Validates `composition`; `assets` holds the probe result of each asset id (an id
+    /// missing from it is reported as not probed).
+    public static func validate(_ composition: Composition, assets: [String: AssetResolution]) -> Result<RenderPlan, CompositionError> {
+        let run = ValidationRun(composition: composition, resolutions: assets)
+        let plan = run.buildPlan()
+        if let plan, run.problems.isEmpty { return .success(plan) }
+        return .failure(CompositionError(problems: run.problems.isEmpty
+            ? [Problem(path: "", message: "composition could not be planned")] : run.problems))
+    }
+}
+
+/// One validation pass: the composition, the probe results, and the problems found so far.
+/// Each `check…` method validates one area and returns its resolved part of the plan (or
+/// nil when it cannot). Used from one thread, for one call.
+final class ValidationRun {
+    let composition: Composition
+    let resolutions: [String: AssetResolution]
+    private(set) var problems: [Problem] = []
+    /// Assets that probed fine, by id.
+    var described: [String: PlannedAsset] = [:]
+
+    init(composition: Composition, resolutions: [String: AssetResolution]) {
+        self.composition = composition
+        self.resolutions = resolutions
+    }
+
+    func report(_ path: String, _ message: String) {
+        problems.append(Problem(path: path, message: message))
+    }
+
+    func buildPlan() -> RenderPlan? {
+        if composition.formatVersion != 1 {
+            report("formatVersion", "must be 1 (this Reel reads format version 1), not \(composition.formatVersion)")
+        }
+        checkAssets()
+        let tracks = checkTracks()
+        let duration = tracks.duration
+        if !composition.tracks.contains(where: { !$0.segments.isEmpty }) {
+            report("tracks", "the composition is empty: no segment has a duration")
+        }
+        let audioTracks = checkAudioMix(tracks: tracks)
+        let video = checkVideoComposition(tracks: tracks, duration: duration)
+        let export = checkExport()
+        guard problems.isEmpty, let video, duration > .zero else { return nil }
+
+        let frameCount = Int(duration.ceilDiv(video.frameDuration))
+        let settings = ExportSettings(resolving: export, frameDuration: video.frameDuration)
+        var used = Set(tracks.video.flatMap { $0.segments.map(\.asset) } + audioTracks.flatMap { $0.segments.map(\.asset) })
+        for overlay in video.overlays { if case .image(let id) = overlay.kind { used.insert(id) } }
+        return RenderPlan(
+            renderSize: video.renderSize,
+            outputSize: RenderDefaults.outputSize(renderSize: video.renderSize, preset: export.preset),
+            frameDuration: video.frameDuration,
+            duration: duration,
+            frameCount: frameCount,
+            assets: described.filter { used.contains($0.key) },
+            videoTracks: tracks.video,
+            audioTracks: audioTracks,
+            instructions: video.instructions,
+            overlays: video.overlays,
+            export: settings)
+    }
+
+    func checkAssets() {
+        for id in composition.assets.keys.sorted() {
+            let path = "assets.\(id).url"
+            switch resolutions[id] {
+            case nil: report(path, "was not probed")
+            case .unavailable(let reason): report(path, reason)
+            case .described(let url, let description): described[id] = PlannedAsset(url: url, description: description)
+            }
+        }
+    }
+
+    // MARK: - Shared checks
+
+    /// Reports a start < 0 or a duration ≤ 0; returns whether the range is usable.
+    @discardableResult
+    func checkRange(_ range: TimeRange, at path: String) -> Bool {
+        var ok = true
+        if range.start < .zero { report("\(path).start", "must be ≥ 0"); ok = false }
+        if range.duration <= .zero { report("\(path).duration", "must be > 0"); ok = false }
+        return ok
+    }
+
+    /// Checks each ramp's range and values, and that no two ramps overlap; returns the usable
+    /// ramps sorted by start. `path` is the ramp array's path, `name` its key (for messages).
+    func checkRamps<V>(_ ramps: [RampSpec<V>], at path: String, name: String,
+                       values check: (V, String) -> Void = { _, _ in }) -> [Ramp<V>] {
+        var usable: [(index: Int, ramp: Ramp<V>)] = []
+        for (i, spec) in ramps.enumerated() {
+            let rampPath = "\(path)[\(i)]"
+            check(spec.from, "\(rampPath).from")
+            check(spec.to, "\(rampPath).to")
+            if checkRange(spec.timeRange, at: "\(rampPath).timeRange") {
+                usable.append((i, Ramp(from: spec.from, to: spec.to, start: spec.timeRange.start, duration: spec.timeRange.duration)))
+            }
+        }
+        usable.sort { ($0.ramp.start, $0.index) < ($1.ramp.start, $1.index) }
+        var latest: (index: Int, ramp: Ramp<V>)?
+        for entry in usable {
+            if let previous = latest, entry.ramp.start < previous.ramp.end {
+                report("\(path)[\(entry.index)].timeRange",
+                       "overlaps \(name)[\(previous.index)] from \(entry.ramp.start) to \(min(entry.ramp.end, previous.ramp.end)); ramps of one property must not overlap")
+            }
+            if latest == nil || entry.ramp.end > latest!.ramp.end { latest = entry }
+        }
+        return usable.map(\.ramp)
+    }
+
+    /// Reports a value outside 0…1.
+    func checkUnitInterval(_ value: Double, at path: String) {
+        if !(0...1).contains(value) { report(path, "must be between 0 and 1") }
+    }
+}
+
+extension Composition {
+    /// Whether any video track has a media segment (an unusable one included).
+    var hasVideoSegments: Bool {
+        tracks.contains { track in
+            track.mediaType == .video && track.segments.contains { if case .media = $0 { true } else { false } }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+/// The tracks after validation: usable media segments per track (sorted by `at`) and the
+/// composition duration (end of the last segment, empty ones included).
+struct CheckedTracks {
+    var video: [PlannedTrack] = []
+    var audio: [PlannedTrack] = []
+    var duration: Rational = .zero
+    /// Track id → media type, for the first track with each id.
+    var mediaTypes: [Int: MediaType] = [:]
+}
+
+extension ValidationRun {
+    func checkTracks() -> CheckedTracks {
+        var result = CheckedTracks()
+        var firstIndexOfID: [Int: Int] = [:]
+        for (t, track) in composition.tracks.enumerated() {
+            let path = "tracks[\(t)]"
+            if track.id <= 0 { report("\(path).id", "must be > 0") }
+            if let first = firstIndexOfID[track.id] {
+                report("\(path).id", "duplicate track id \(track.id) (also tracks[\(first)])")
+            } else {
+                firstIndexOfID[track.id] = t
+                result.mediaTypes[track.id] = track.mediaType
+            }
+
+            var occupied: [(index: Int, range: TimeRange)] = []
+            var segments: [PlannedSegment] = []
+            for (s, segment) in track.segments.enumerated() {
+                let segmentPath = "\(path).segments[\(s)]"
+                switch segment {
+                case .empty(let range):
+                    if checkRange(range, at: "\(segmentPath).empty") { occupied.append((s, range)) }
+                case .media(let media):
+                    guard let planned = checkSegment(media, in: track.mediaType, at: segmentPath) else { continue }
+                    segments.append(planned)
+                    occupied.append((s, planned.timeRange))
+                }
+            }
+            checkOverlaps(occupied, trackPath: path)
+            for entry in occupied { result.duration = max(result.duration, entry.range.end) }
+            let planned = PlannedTrack(id: track.id, segments: segments.sorted { $0.at < $1.at })
+            switch track.mediaType {
+            case .video: result.video.append(planned)
+            case .audio: result.audio.append(planned)
+            }
+        }
+        return result
+    }
+
+    /// Validates one media segment against its asset; returns it resolved, or nil when it
+    /// cannot be placed (unknown or unavailable asset, bad range).
+    private func checkSegment(_ media: MediaSegment, in mediaType: MediaType, at path: String) -> PlannedSegment? {
+        var ok = true
+        if media.at < .zero { report("\(path).at", "must be ≥ 0"); ok = false }
+        guard composition.assets[media.asset] != nil else {
+            report("\(path).asset", "unknown asset \"\(media.asset)\"")
+            return nil
+        }
+        // An unavailable asset is reported once, under assets.<id>.url.
+        guard let asset = described[media.asset]?.description else { return nil }
+
+        switch mediaType {
+        case .video where asset.video == nil:
+            report("\(path).asset", "asset \"\(media.asset)\" has no video; it cannot be in a video track")
+            ok = false
+        case .audio where asset.kind == .still:
+            report("\(path).asset", "asset \"\(media.asset)\" is a still image; it cannot be in an audio track")
+            ok = false
+        case .audio where asset.audio == nil:
+            report("\(path).asset", "asset \"\(media.asset)\" has no audio; it cannot be in an audio track")
+            ok = false
+        default:
+            break
+        }
+
+        if asset.kind == .still {
+            if media.sourceRange != nil {
+                report("\(path).sourceRange", "a still image has no source range; give its duration instead")
+                ok = false
+            }
+            guard let duration = media.duration else {
+                report("\(path).duration", "is required for a still image")
+                return nil
+            }
+            if duration <= .zero { report("\(path).duration", "must be > 0"); ok = false }
+            return ok ? PlannedSegment(asset: media.asset, sourceStart: .zero, at: media.at, duration: duration) : nil
+        }
+
+        if media.duration != nil {
+            report("\(path).duration", "only for still images; trim timed media with sourceRange")
+            ok = false
+        }
+        guard let assetDuration = asset.duration, assetDuration > .zero else {
+            report("\(path).asset", "asset \"\(media.asset)\" has no known duration")
+            return nil
+        }
+        let range = media.sourceRange ?? TimeRange(start: .zero, duration: assetDuration)
+        if media.sourceRange != nil {
+            if !checkRange(range, at: "\(path).sourceRange") { return nil }
+            if range.end > assetDuration {
+                report("\(path).sourceRange", "ends at \(range.end), beyond the end of asset \"\(media.asset)\" (\(assetDuration))")
+                ok = false
+            }
+        }
+        return ok ? PlannedSegment(asset: media.asset, sourceStart: range.start, at: media.at, duration: range.duration) : nil
+    }
+
+    /// Reports each segment that starts before an earlier-starting one has ended.
+    private func checkOverlaps(_ occupied: [(index: Int, range: TimeRange)], trackPath: String) {
+        let sorted = occupied.sorted { ($0.range.start, $0.index) < ($1.range.start, $1.index) }
+        var latest: (index: Int, range: TimeRange)?
+        for entry in sorted {
+            if let previous = latest, entry.range.start < previous.range.end {
+                report("\(trackPath).segments[\(entry.index)]",
+                       "overlaps segments[\(previous.index)] from \(entry.range.start) to \(min(entry.range.end, previous.range.end))")
+            }
+            if latest == nil || entry.range.end > latest!.range.end { latest = entry }
+        }
+    }
+
+    /// Applies `audioMix` to the audio tracks: every audio track plays at volume 1 unless
+    /// parameters say otherwise.
+    func checkAudioMix(tracks: CheckedTracks) -> [PlannedAudioTrack] {
+        var parameters: [Int: (volume: Double, ramps: [Ramp<Double>])] = [:]
+        var firstIndex: [Int: Int] = [:]
+        for (m, mix) in composition.audioMix.enumerated() {
+            let path = "audioMix[\(m)]"
+            if mix.volume < 0 { report("\(path).volume", "must be ≥ 0") }
+            let ramps = checkRamps(mix.volumeRamps, at: "\(path).volumeRamps", name: "volumeRamps") { value, p in
+                if value < 0 { self.report(p, "must be ≥ 0") }
+            }
+            switch tracks.mediaTypes[mix.track] {
+            case nil:
+                report("\(path).track", "no track with id \(mix.track)")
+            case .video:
+                report("\(path).track", "track \(mix.track) is a video track; audioMix needs an audio track")
+            case .audio:
+                if let first = firstIndex[mix.track] {
+                    report("\(path).track", "track \(mix.track) already has parameters in audioMix[\(first)]")
+                } else {
+                    firstIndex[mix.track] = m
+                    parameters[mix.track] = (mix.volume, ramps)
+                }
+            }
+        }
+        return tracks.audio.map { track in
+            let p = parameters[track.id]
+            return PlannedAudioTrack(id: track.id, segments: track.segments, volume: p?.volume ?? 1, volumeRamps: p?.ramps ?? [])
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import ReelCore
+
+/// Draws `YUVImage`s onto `YUVImage`s: the per-frame work of the renderer.
+///
+/// Conventions: pixel `(i, j)` covers `[i, i+1) × [j, j+1)` and is sampled at its centre;
+/// transforms map source pixel coordinates to dest pixel coordinates (CGAffineTransform
+/// semantics). Colour is blended in Y'CbCr directly (no round trip through RGB), 8-bit,
+/// source-over with straight alpha. The dest's alpha plane, if it has one, is left unchanged:
+/// frames being composited are opaque.
+///
+/// Single-threaded and allocation-free per pixel; parallelism belongs to the caller (one frame
+/// per thread). Not thread-safe for the same `dest`.
+public enum Compositor {
+    /// Fills `dest` with an opaque colour (BT.601 limited-range conversion of the RGB colour).
+    /// The colour's alpha is ignored; an alpha plane, if present, becomes fully opaque.
+    public static func fill(_ dest: YUVImage, color: RGBAColor) {
+        let c = ColorConversion.yuv(color)
+        dest.fill(y: c.y, u: c.u, v: c.v, alpha: 255)
+    }
+
+    /// Source-over draws `source` onto `dest`.
+    ///
+    /// - Parameters:
+    ///   - transform: maps SOURCE pixel coordinates (origin top-left) to DEST pixel coordinates.
+    ///   - opacity: 0…1, multiplies the source alpha; ≤ 0 (or NaN) draws nothing.
+    ///   - crop: the part of the source to draw, in source pixel coordinates; nil = all of it.
+    ///   - dest: modified in place; pixels the drawn rectangle does not touch stay unchanged.
+    ///
+    /// Sampling is bilinear with taps clamped to the crop. The crop rectangle's edges are
+    /// antialiased: coverage ramps from 1 to 0 over one DEST pixel centred on the edge (so an
+    /// integer-aligned identity draw covers exactly its pixels, and scaled edges stay sharp).
+    /// Chroma is resampled on the 4:2:0 grid with the transform adapted to half resolution;
+    /// its alpha is the source alpha averaged over each 2×2 block.
+    ///
+    /// Fast paths: integer translations blend rows directly (or copy them at full opacity);
+    /// axis-aligned scales and 90°/180°/270° rotations use row kernels with fixed rows or
+    /// columns; anything else steps 16.16 fixed-point source coordinates per pixel.
+    public static func draw(_ source: YUVImage, transform: AffineTransform, opacity: Double, crop: Rect?, onto dest: YUVImage) {
+        guard opacity > 0, let inverse = transform.inverted else { return }
+        let op = Int((min(opacity, 1) * 255).rounded())
+        guard op > 0 else { return }
+        let full = Rect(x: 0, y: 0, width: Double(source.width), height: Double(source.height))
+        let region = intersection(crop ?? full, full)
+        guard region.width > 0, region.height > 0 else { return }
+
+        if let offset = integerOffset(transform), isIntegral(region) {
+            drawTranslated(source, offset: offset, region: region, opacity: op, onto: dest)
+            return
+        }
+        guard let luma = PlaneMapping(inverse: inverse, planeScale: 1, crop: region, lumaWidth: source.width, lumaHeight: source.height,
+                                      sourceWidth: source.y.width, sourceHeight: source.y.height) else { return }
+        composite(source.y, alpha: source.a, onto: dest.y, mapping: luma, opacity: op)
+        drawChroma(source, inverse: inverse, region: region, opacity: op, onto: dest)
+    }
+
+    // MARK: - Paths
+
+    /// Identity linear part with an integer offset: every source pixel lands on one dest
+    /// pixel, coverage is 0 or 1, no resampling.
+    private static func drawTranslated(_ source: YUVImage, offset: (x: Int, y: Int), region: Rect, opacity op: Int, onto dest: YUVImage) {
+        let sx0 = Int(region.x), sy0 = Int(region.y), sx1 = Int(region.maxX), sy1 = Int(region.maxY)
+        let dx0 = max(0, sx0 + offset.x), dy0 = max(0, sy0 + offset.y)
+        let dx1 = min(dest.width, sx1 + offset.x), dy1 = min(dest.height, sy1 + offset.y)
+        guard dx1 > dx0, dy1 > dy0 else { return }
+        for y in dy0..<dy1 {
+            let s = UnsafePointer(source.y.row(y - offset.y) + (dx0 - offset.x))
+            let d = dest.y.row(y) + dx0
+            if let a = source.a {
+                BlendKernels.blendRow(s, alpha: UnsafePointer(a.row(y - offset.y) + (dx0 - offset.x)), d, count: dx1 - dx0, opacity: op)
+            } else {
+                BlendKernels.blendRow(s, d, count: dx1 - dx0, alpha: op)
+            }
+        }
+        // Chroma maps 1:1 only when everything sits on the 2×2 grid; otherwise resample it.
+        let even = offset.x % 2 == 0 && offset.y % 2 == 0 && sx0 % 2 == 0 && sy0 % 2 == 0
+            && (sx1 % 2 == 0 || sx1 == source.width) && (sy1 % 2 == 0 || sy1 == source.height)
+            && source.width % 2 == 0 && source.height % 2 == 0
+        guard even else {
+            let inverse = AffineTransform.translation(-Double(offset.x), -Double(offset.y))
+            drawChroma(source, inverse: inverse, region: region, opacity: op, onto: dest)
+            return
+        }
+        let cdx0 = dx0 / 2, cdy0 = dy0 / 2, cdx1 = min(dest.u.width, (dx1 + 1) / 2), cdy1 = min(dest.u.height, (dy1 + 1) / 2)
+        let cox = offset.x / 2, coy = offset.y / 2
+        guard cdx1 > cdx0, cdy1 > cdy0 else { return }
+        withChromaAlpha(source) { alpha in
+            func blendRow(_ sp: Plane, _ dp: Plane, _ y: Int) {
+                let s = UnsafePointer(sp.row(y - coy) + (cdx0 - cox)), d = dp.row(y) + cdx0
+                if let alpha {
+                    BlendKernels.blendRow(s, alpha: UnsafePointer(alpha.row(y - coy) + (cdx0 - cox)), d, count: cdx1 - cdx0, opacity: op)
+                } else {
+                    BlendKernels.blendRow(s, d, count: cdx1 - cdx0, alpha: op)
+                }
+            }
+            for y in cdy0..<cdy1 {
+                blendRow(source.u, dest.u, y)
+                blendRow(source.v, dest.v, y)
+            }
+        }
+    }
+
+    private static func drawChroma(_ source: YUVImage, inverse: AffineTransform, region: Rect, opacity op: Int, onto dest: YUVImage) {
+        guard let chroma = PlaneMapping(inverse: inverse, planeScale: 0.5, crop: region, lumaWidth: source.width, lumaHeight: source.height,
+                                        sourceWidth: source.u.width, sourceHeight: source.u.height) else { return }
+        withChromaAlpha(source) { alpha in
+            composite(source.u, alpha: alpha, onto: dest.u, mapping: chroma, opacity: op)
+            composite(source.v, alpha: alpha, onto: dest.v, mapping: chroma, opacity: op)
+        }
+    }
+
+    /// Resamples one plane: per dest row, the outer span gets per-pixel edge treatment except
+    /// for the inner span, which goes to the kernel matching the transform's shape.
+    static func composite(_ src: Plane, alpha: Plane?, onto dst: Plane, mapping m: PlaneMapping, opacity op: Int) {
+        let du = m.uStepX, dv = m.vStepX
+        let outerU = (m.uOuter.lowerBound, m.uOuter.upperBound), outerV = (m.vOuter.lowerBound, m.vOuter.upperBound)
+        for y in 0..<dst.height {
+            let (oa, ob) = m.span(row: y, width: dst.width, u: outerU, v: outerV)
+            if oa > ob { continue }
+            var (ia, ib) = m.span(row: y, width: dst.width, u: m.uInner, v: m.vInner)
+            ia = max(ia, oa); ib = min(ib, ob)
+            let d = dst.row(y)
+            let uRow = m.u0 + y * m.uStepY, vRow = m.v0 + y * m.vStepY
+            if ia > ib { ia = ob + 1; ib = ob }
+            var x = oa
+            while x < ia {
+                BlendKernels.edgePixel(src: src, alpha: alpha, dst: d + x, mapping: m, u: uRow + x * du, v: vRow + x * dv, opacity: op)
+                x += 1
+            }
+            if ia <= ib {
+                let u = uRow + ia * du, v = vRow + ia * dv
+                if dv == 0 {
+                    BlendKernels.axisAlignedRow(src: src, alpha: alpha, dst: d, from: ia, through: ib, u: u, du: du, v: v, opacity: op)
+                } else if du == 0 {
+                    BlendKernels.transposedRow(src: src, alpha: alpha, dst: d, from: ia, through: ib, u: u, v: v, dv: dv, opacity: op)
+                } else {
+                    BlendKernels.affineRow(src: src, alpha: alpha, dst: d, from: ia, through: ib, u: u, du: du, v: v, dv: dv, opacity: op)
+                }
+            }
+            x = max(ib + 1, oa)
+            while x <= ob {
+                BlendKernels.edgePixel(src: src, alpha: alpha, dst: d + x, mapping: m, u: uRow + x * du, v: vRow + x * dv, opacity: op)
+                x += 1
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `body` with the source alpha at chroma resolution (2×2 mean), or nil for an opaque
+    /// source. The scratch plane lives only for the call.
+    private static func withChromaAlpha(_ source: YUVImage, _ body: (Plane?) -> Void) {
+        guard let a = source.a else { return body(nil) }
+        let cw = source.u.width, ch = source.u.height
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: cw * ch)
+        defer { buffer.deallocate() }
+        for y in 0..<ch {
+            let r0 = a.row(2 * y), r1 = 2 * y + 1 < a.height ? a.row(2 * y + 1) : r0
+            let d = buffer + y * cw
+            for x in 0..<cw {
+                let x1 = min(2 * x + 1, a.width - 1)
+                d[x] = UInt8(truncatingIfNeeded: (Int(r0[2 * x]) + Int(r0[x1]) + Int(r1[2 * x]) + Int(r1[x1]) + 2) >> 2)
+            }
+        }
+        body(Plane(base: buffer, width: cw, height: ch, stride: cw))
+    }
+
+    private static func integerOffset(_ t: AffineTransform) -> (x: Int, y: Int)? {
+        guard t.a == 1, t.b == 0, t.c == 0, t.d == 1, t.tx == t.tx.rounded(), t.ty == t.ty.rounded(),
+              abs(t.tx) < 1e9, abs(t.ty) < 1e9 else { return nil }
+        return (Int(t.tx), Int(t.ty))
+    }
+
+    private static func isIntegral(_ r: Rect) -> Bool {
+        r.x == r.x.rounded() && r.y == r.y.rounded() && r.maxX == r.maxX.rounded() && r.maxY == r.maxY.rounded()
+    }
+
+    private static func intersection(_ r: Rect, _ s: Rect) -> Rect {
+        guard r.width.isFinite, r.height.isFinite, r.x.isFinite, r.y.isFinite else { return Rect(x: 0, y: 0, width: 0, height: 0) }
+        let x0 = max(r.x, s.x), y0 = max(r.y, s.y), x1 = min(r.maxX, s.maxX), y1 = min(r.maxY, s.maxY)
+        return Rect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
+    }
+}

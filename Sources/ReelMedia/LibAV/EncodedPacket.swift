@@ -1,0 +1,79 @@
+import CFFmpeg
+import ReelCore
+
+/// One compressed packet, owned by Swift. Times are in the producing encoder's time base
+/// (`VideoEncoder.timeBase` = the frame duration, `AudioEncoder.timeBase` = 1/sample rate).
+public struct EncodedPacket: Sendable, Hashable {
+    public var data: [UInt8]
+    public var pts: Int64
+    public var dts: Int64
+    public var duration: Int64
+    public var isKeyframe: Bool
+
+    public init(data: [UInt8], pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool) {
+        self.data = data; self.pts = pts; self.dts = dts; self.duration = duration; self.isKeyframe = isKeyframe
+    }
+
+    init(copying packet: UnsafeMutablePointer<AVPacket>) {
+        let p = packet.pointee
+        data = p.size > 0 ? Array(UnsafeBufferPointer(start: p.data, count: Int(p.size))) : []
+        pts = p.pts
+        dts = p.dts == noPTS ? p.pts : p.dts
+        duration = p.duration
+        isKeyframe = p.flags & reel_pkt_flag_key() != 0
+    }
+}
+
+/// A stream's codec parameters (`AVCodecParameters`) and time base: everything a muxer
+/// needs to create the stream. Made from a live encoder today; a stream-copy path can make
+/// one from a demuxed stream (`init(copying:timeBase:)`) and hand it to `MovieWriter`.
+///
+/// Immutable after creation, so it is safe to share (`@unchecked Sendable`).
+public final class CodecParameters: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<AVCodecParameters>
+    /// Time base of the packets that will be written with these parameters.
+    public let timeBase: Rational
+    /// Nominal frame duration of a video stream (for the container's frame rate), if any.
+    public let frameDuration: Rational?
+
+    /// Copies `parameters`.
+    init(copying parameters: UnsafePointer<AVCodecParameters>, timeBase: Rational, frameDuration: Rational? = nil) throws {
+        guard let p = avcodec_parameters_alloc() else { fatalError("avcodec_parameters_alloc: out of memory") }
+        pointer = p
+        self.timeBase = timeBase
+        self.frameDuration = frameDuration
+        try check(avcodec_parameters_copy(p, parameters), "copying codec parameters")
+    }
+
+    /// Snapshot of an opened encoder's parameters.
+    init(encoder: UnsafeMutablePointer<AVCodecContext>, timeBase: Rational, frameDuration: Rational? = nil) throws {
+        guard let p = avcodec_parameters_alloc() else { fatalError("avcodec_parameters_alloc: out of memory") }
+        pointer = p
+        self.timeBase = timeBase
+        self.frameDuration = frameDuration
+        try check(avcodec_parameters_from_context(p, encoder), "reading encoder parameters")
+    }
+
+    /// The parameters of stream `index` of the file at `path` (for stream copy).
+    public convenience init(path: String, streamIndex index: Int) throws {
+        let input = try InputFile(path: path)
+        guard index >= 0, index < input.streamCount else {
+            throw MediaError(code: .noStream, message: "no stream \(index)", context: "reading codec parameters of \(path)")
+        }
+        let stream = input.stream(index)
+        let rate = Rational(stream.pointee.avg_frame_rate)
+        try self.init(copying: stream.pointee.codecpar, timeBase: Rational(stream.pointee.time_base) ?? Rational(1, 90000),
+                      frameDuration: rate.flatMap { $0.num > 0 ? .one / $0 : nil })
+    }
+
+    deinit { var p: UnsafeMutablePointer<AVCodecParameters>? = pointer; avcodec_parameters_free(&p) }
+
+    /// Codec-specific global header (H.264: avcC from MP4 files, Annex B SPS/PPS from
+    /// libx264; AAC: AudioSpecificConfig).
+    public var extradata: [UInt8] {
+        let p = pointer.pointee
+        guard let data = p.extradata, p.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(p.extradata_size)))
+    }
+    public var codecName: String { String(cString: avcodec_get_name(pointer.pointee.codec_id)) }
+}

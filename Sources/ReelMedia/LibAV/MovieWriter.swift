@@ -1,0 +1,105 @@
+import CFFmpeg
+import ReelCore
+
+/// Writes an MP4 or MOV file with libavformat from already-encoded packets.
+///
+/// Streams are created from `CodecParameters`, so the same writer serves live encoders
+/// (`init(path:fileType:faststart:video:audio:)` with encoders) and stream copy (parameters
+/// read from an existing file with `CodecParameters(path:streamIndex:)`). Packets are given
+/// in their parameters' time base and interleaved by libavformat. `faststart` moves the
+/// index (moov) before the media data. An unfinished writer leaves an incomplete file.
+///
+/// Not thread-safe: used from one thread at a time (`@unchecked Sendable` so it can move).
+public final class MovieWriter: @unchecked Sendable {
+    public let path: String
+    private let context: UnsafeMutablePointer<AVFormatContext>
+    private let packet = Packet()
+    private var videoStream: (index: Int32, timeBase: Rational)?
+    private var audioStream: (index: Int32, timeBase: Rational)?
+    private var finished = false
+
+    /// Creates the file with one stream per encoder given.
+    public convenience init(path: String, fileType: String, faststart: Bool,
+                            video: VideoEncoder?, audio: AudioEncoder?) throws {
+        try self.init(path: path, fileType: fileType, faststart: faststart,
+                      video: video?.codecParameters, audio: audio?.codecParameters)
+    }
+
+    /// Creates the file with a video and/or an audio stream described by `video` / `audio`.
+    public init(path: String, fileType: String, faststart: Bool,
+                video: CodecParameters?, audio: CodecParameters?) throws {
+        self.path = path
+        let what = "creating \(path)"
+        guard fileType == "mp4" || fileType == "mov" else {
+            throw MediaError(code: .invalidArgument, message: "file type must be mp4 or mov, got \(fileType)", context: what)
+        }
+        guard video != nil || audio != nil else {
+            throw MediaError(code: .invalidArgument, message: "no stream to write", context: what)
+        }
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, fileType, path), what)
+        // From here on self is fully initialised: a throw runs deinit, which frees the context.
+        context = ctx!
+        if let video { videoStream = (try addStream(video), video.timeBase) }
+        if let audio { audioStream = (try addStream(audio), audio.timeBase) }
+        try check(avio_open(&context.pointee.pb, path, reel_io_flag_write()), "opening \(path) for writing")
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        try check(avformat_write_header(context, &options), "writing the header of \(path)")
+    }
+
+    deinit {
+        if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+        avformat_free_context(context)
+    }
+
+    private func addStream(_ parameters: CodecParameters) throws -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaError(code: .noData, message: "cannot add a stream", context: "creating \(path)")
+        }
+        try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters.pointer), "creating \(path)")
+        // The tag of the source container may not be valid here; let the muxer choose.
+        stream.pointee.codecpar.pointee.codec_tag = 0
+        stream.pointee.time_base = parameters.timeBase.avRational
+        if let frameDuration = parameters.frameDuration {
+            stream.pointee.avg_frame_rate = (Rational.one / frameDuration).avRational
+        }
+        return stream.pointee.index
+    }
+
+    public func write(video: EncodedPacket) throws {
+        guard let videoStream else { throw MediaError(code: .invalidArgument, message: "no video stream", context: "writing \(path)") }
+        try write(video, stream: videoStream.index, timeBase: videoStream.timeBase)
+    }
+
+    public func write(audio: EncodedPacket) throws {
+        guard let audioStream else { throw MediaError(code: .invalidArgument, message: "no audio stream", context: "writing \(path)") }
+        try write(audio, stream: audioStream.index, timeBase: audioStream.timeBase)
+    }
+
+    private func write(_ encoded: EncodedPacket, stream index: Int32, timeBase: Rational) throws {
+        let p = packet.pointer
+        packet.unref()
+        try check(av_new_packet(p, Int32(encoded.data.count)), "writing \(path)")
+        encoded.data.withUnsafeBufferPointer { src in
+            if let base = src.baseAddress { p.pointee.data.update(from: base, count: src.count) }
+        }
+        p.pointee.pts = encoded.pts
+        p.pointee.dts = encoded.dts
+        p.pointee.duration = encoded.duration
+        p.pointee.flags = encoded.isKeyframe ? reel_pkt_flag_key() : 0
+        p.pointee.stream_index = index
+        av_packet_rescale_ts(p, timeBase.avRational, context.pointee.streams[Int(index)]!.pointee.time_base)
+        // av_interleaved_write_frame takes the packet's reference (and blanks it).
+        try check(av_interleaved_write_frame(context, p), "writing a packet at \(encoded.pts) to \(path)")
+    }
+
+    /// Writes the trailer (index) and closes the file.
+    public func finish() throws {
+        guard !finished else { return }
+        finished = true
+        try check(av_write_trailer(context), "finishing \(path)")
+        try check(avio_closep(&context.pointee.pb), "closing \(path)")
+    }
+}

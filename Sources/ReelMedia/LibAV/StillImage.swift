@@ -1,0 +1,53 @@
+import CFFmpeg
+
+/// A straight-alpha RGBA8 image: `height` rows of `width·4` bytes, row-major, no padding.
+public struct RGBAImage: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    /// `width·height·4` bytes: R, G, B, A per pixel.
+    public var pixels: [UInt8]
+
+    public init(width: Int, height: Int, pixels: [UInt8]) {
+        precondition(pixels.count == width * height * 4, "RGBAImage needs width·height·4 bytes")
+        self.width = width; self.height = height; self.pixels = pixels
+    }
+    public var stride: Int { width * 4 }
+}
+
+/// Still images (PNG, JPEG, WebP, BMP, …) decoded with libavformat + libavcodec.
+public enum StillImage {
+    /// Decodes the first picture of `path` into a `YUVImage`, with an alpha plane when the
+    /// image has alpha.
+    public static func load(path: String) throws -> YUVImage {
+        let (frame, _) = try decodeFirstFrame(path: path)
+        return try PixelConverter().image(from: frame.pointer, context: "converting \(path)")
+    }
+
+    /// Decodes the first picture of `path` into straight-alpha RGBA8.
+    public static func loadRGBA(path: String) throws -> RGBAImage {
+        let (frame, _) = try decodeFirstFrame(path: path)
+        let width = Int(frame.pointer.pointee.width), height = Int(frame.pointer.pointee.height)
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        try pixels.withUnsafeMutableBufferPointer { buffer in
+            try PixelConverter().convert(
+                from: .init(frame: frame.pointer), format: AVPixelFormat(rawValue: frame.pointer.pointee.format),
+                fullRange: isFullRange(frame.pointer),
+                to: .init(data: [buffer.baseAddress], strides: [Int32(width * 4)]), format: AV_PIX_FMT_RGBA, fullRange: true,
+                width: width, height: height, context: "converting \(path) to RGBA")
+        }
+        return RGBAImage(width: width, height: height, pixels: pixels)
+    }
+
+    static func decodeFirstFrame(path: String) throws -> (Frame, InputFile) {
+        let input = try InputFile(path: path)
+        guard let index = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
+            throw MediaError(code: .noStream, message: "no image stream", context: "opening \(path)")
+        }
+        let decoder = try StreamDecoder(input: input, streamIndex: index)
+        let frame = Frame()
+        guard try decoder.next(into: frame) else {
+            throw MediaError(code: .noData, message: "no picture decoded", context: "decoding \(path)")
+        }
+        return (frame, input)
+    }
+}

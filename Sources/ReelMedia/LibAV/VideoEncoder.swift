@@ -1,0 +1,131 @@
+import CFFmpeg
+import ReelCore
+
+/// H.264 through libx264 with settings fixed for stitchable chunks (see
+/// `VideoEncoderSettings`): closed GOPs of exactly `gopFrames`, no scene-cut keyframes,
+/// global headers (SPS/PPS in extradata, none repeated in the stream), pts = frame index in time base
+/// `frameDuration`. The first frame given to an encoder is always an IDR.
+///
+/// Not thread-safe: used from one thread at a time (`@unchecked Sendable` so it can move).
+public final class VideoEncoder: @unchecked Sendable {
+    public let settings: VideoEncoderSettings
+    /// Packet time base (= `settings.frameDuration`).
+    public var timeBase: Rational { settings.frameDuration }
+    /// Codec parameters for the muxer (valid after init: extradata is produced at open).
+    public let codecParameters: CodecParameters
+
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let frame = Frame()
+    private let packet = Packet()
+    private var sawFirstFrame = false
+
+    public init(settings: VideoEncoderSettings) throws {
+        self.settings = settings
+        let what = "opening the H.264 encoder"
+        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0,
+              settings.frameDuration > .zero, settings.gopFrames > 0, settings.threads > 0 else {
+            throw MediaError(code: .invalidArgument, message: "invalid settings \(settings)", context: what)
+        }
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw MediaError(code: .noCodec, message: "libx264 is not available", context: what)
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else { fatalError("avcodec_alloc_context3: out of memory") }
+        context = ctx
+        ctx.pointee.width = Int32(settings.width)
+        ctx.pointee.height = Int32(settings.height)
+        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        ctx.pointee.time_base = settings.frameDuration.avRational
+        ctx.pointee.framerate = (Rational.one / settings.frameDuration).avRational
+        ctx.pointee.gop_size = Int32(settings.gopFrames)
+        ctx.pointee.keyint_min = Int32(settings.gopFrames)
+        ctx.pointee.thread_count = Int32(settings.threads)
+        ctx.pointee.flags |= reel_codec_flag_global_header() | reel_codec_flag_closed_gop()
+        ctx.pointee.color_range = AVCOL_RANGE_MPEG
+        ctx.pointee.colorspace = AVCOL_SPC_SMPTE170M
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        av_dict_set(&options, "preset", settings.x264Preset, 0)
+        av_dict_set(&options, "profile", settings.profile, 0)
+        av_dict_set(&options, "x264-params", settings.x264Params, 0)
+        // An I frame we ask for is an IDR (first frame of every chunk).
+        av_dict_set(&options, "forced-idr", "1", 0)
+        if let bitRate = settings.bitRate {
+            ctx.pointee.bit_rate = Int64(bitRate)
+            ctx.pointee.rc_max_rate = Int64(bitRate)
+            ctx.pointee.rc_buffer_size = Int32(clamping: 2 * bitRate)
+        } else {
+            av_dict_set(&options, "crf", String(settings.crf), 0)
+        }
+        // Until codecParameters is set, self is not fully initialised and deinit will not
+        // run: free the context by hand on failure.
+        func fail(_ error: MediaError) -> MediaError {
+            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&c)
+            return error
+        }
+        let status = avcodec_open2(ctx, codec, &options)
+        if status < 0 { throw fail(MediaError.libav(status, what)) }
+        // avcodec_open2 consumes the options it knows; a leftover one is a typo in Reel.
+        if let unused = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX) {
+            throw fail(MediaError(code: .invalidArgument, message: "unknown option \(String(cString: unused.pointee.key))", context: what))
+        }
+        do {
+            codecParameters = try CodecParameters(encoder: ctx, timeBase: settings.frameDuration, frameDuration: settings.frameDuration)
+        } catch let error as MediaError {
+            throw fail(error)
+        }
+    }
+
+    deinit { var c: UnsafeMutablePointer<AVCodecContext>? = context; avcodec_free_context(&c) }
+
+    /// The global header: SPS and PPS as libx264 emits them (Annex B start codes; the MP4/MOV
+    /// muxer converts it to an avcC box). Packets are Annex B too.
+    public var extradata: [UInt8] { codecParameters.extradata }
+
+    /// Encodes one frame shown at `frameIndex · frameDuration`; returns the packets the
+    /// encoder released (often none at first: x264 has a lookahead).
+    public func encode(_ image: YUVImage, frameIndex: Int64) throws -> [EncodedPacket] {
+        guard image.width == settings.width, image.height == settings.height else {
+            throw MediaError(code: .invalidArgument,
+                             message: "frame is \(image.width)x\(image.height), encoder is \(settings.width)x\(settings.height)",
+                             context: "encoding frame \(frameIndex)")
+        }
+        let f = frame.pointer
+        frame.unref()
+        f.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        f.pointee.width = Int32(image.width)
+        f.pointee.height = Int32(image.height)
+        f.pointee.pts = frameIndex
+        f.pointee.pict_type = sawFirstFrame ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I
+        // The frame borrows the image's planes: it has no buffer refs, so libavcodec copies
+        // the picture before `encode` returns and nothing outlives `image`.
+        f.pointee.data.0 = image.y.base
+        f.pointee.data.1 = image.u.base
+        f.pointee.data.2 = image.v.base
+        f.pointee.linesize.0 = Int32(image.y.stride)
+        f.pointee.linesize.1 = Int32(image.u.stride)
+        f.pointee.linesize.2 = Int32(image.v.stride)
+        sawFirstFrame = true
+        let status = withExtendedLifetime(image) { avcodec_send_frame(context, f) }
+        f.pointee.data.0 = nil; f.pointee.data.1 = nil; f.pointee.data.2 = nil
+        try check(status, "encoding frame \(frameIndex)")
+        return try receivePackets()
+    }
+
+    /// Flushes the encoder; returns the remaining packets. The encoder is unusable afterwards.
+    public func finish() throws -> [EncodedPacket] {
+        try check(avcodec_send_frame(context, nil), "flushing the H.264 encoder")
+        return try receivePackets()
+    }
+
+    private func receivePackets() throws -> [EncodedPacket] {
+        var packets: [EncodedPacket] = []
+        while true {
+            let status = avcodec_receive_packet(context, packet.pointer)
+            if status == averrorEAGAIN || status == averrorEOF { return packets }
+            try check(status, "receiving H.264 packets")
+            packets.append(EncodedPacket(copying: packet.pointer))
+            packet.unref()
+        }
+    }
+}

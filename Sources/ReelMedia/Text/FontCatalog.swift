@@ -1,0 +1,87 @@
+import CFreeType
+
+/// A FreeType or fontconfig failure, with the library's own message when it has one.
+public struct TextRenderingError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    init(_ what: String, freeTypeError error: FT_Error? = nil) {
+        if let error {
+            let message = FT_Error_String(error).map { String(cString: $0) } ?? "FreeType error \(error)"
+            description = "\(what): \(message)"
+        } else {
+            description = what
+        }
+    }
+}
+
+/// One opened font file face. Owns its `FT_Face`; the `FT_Library` it came from must outlive it
+/// (the `FontCatalog` that creates faces keeps both and releases faces first).
+final class FontFace {
+    let face: FT_Face
+    let file: String
+    let index: Int
+    /// The size last set with `setPixelSize`, to skip redundant FreeType calls.
+    private var pixelSize26: FT_F26Dot6 = -1
+
+    init(library: FT_Library, file: String, index: Int) throws {
+        var face: FT_Face?
+        let error = FT_New_Face(library, file, FT_Long(index), &face)
+        guard error == 0, let face else { throw TextRenderingError("cannot open font \(file)#\(index)", freeTypeError: error) }
+        self.face = face
+        self.file = file
+        self.index = index
+    }
+
+    deinit { FT_Done_Face(face) }
+
+    func glyphIndex(_ scalar: Unicode.Scalar) -> UInt32 { UInt32(FT_Get_Char_Index(face, FT_ULong(scalar.value))) }
+
+    /// Sets the em size in (possibly fractional) pixels: 26.6 points at 72 dpi are pixels.
+    func setPixelSize(_ pixels: Double) throws {
+        let size = FT_F26Dot6((pixels * 64).rounded())
+        guard size != pixelSize26 else { return }
+        let error = FT_Set_Char_Size(face, 0, size, 72, 72)
+        guard error == 0 else { throw TextRenderingError("cannot size font \(file) to \(pixels) px", freeTypeError: error) }
+        pixelSize26 = size
+    }
+}
+
+/// The fonts fontconfig offers for one family request, best first (FcFontSort), with their
+/// character sets, so each character can go to the first font that really has it.
+/// Owns the `FcFontSet`.
+final class FontFallbackList {
+    struct Candidate {
+        let file: String
+        let index: Int
+        let charset: OpaquePointer?   // FcCharSet*, owned by the font set
+    }
+    let candidates: [Candidate]
+    private let fontSet: UnsafeMutablePointer<FcFontSet>
+
+    init(config: OpaquePointer, family: String) throws {
+        guard let pattern = FcNameParse(family) else { throw TextRenderingError("fontconfig cannot parse family \"\(family)\"") }
+        defer { FcPatternDestroy(pattern) }
+        FcConfigSubstitute(config, pattern, FcMatchPattern)
+        FcDefaultSubstitute(pattern)
+        var result = FcResultMatch
+        // trim = true: drop fonts that add no characters to the ones before them.
+        guard let set = FcFontSort(config, pattern, FcTrue, nil, &result), set.pointee.nfont > 0 else {
+            throw TextRenderingError("fontconfig found no font for \"\(family)\"")
+        }
+        fontSet = set
+        var list: [Candidate] = []
+        for k in 0..<Int(set.pointee.nfont) {
+            guard let font = set.pointee.fonts[k] else { continue }
+            var file: UnsafeMutablePointer<FcChar8>?
+            guard FcPatternGetString(font, "file", 0, &file) == FcResultMatch, let file else { continue }
+            var index: Int32 = 0
+            _ = FcPatternGetInteger(font, "index", 0, &index)
+            var charset: OpaquePointer?
+            _ = FcPatternGetCharSet(font, "charset", 0, &charset)
+            list.append(Candidate(file: String(cString: file), index: Int(index), charset: charset))
+        }
+        guard !list.isEmpty else { FcFontSetDestroy(set); throw TextRenderingError("fontconfig returned no font files for \"\(family)\"") }
+        candidates = list
+    }
+
+    deinit { FcFontSetDestroy(fontSet) }
+}

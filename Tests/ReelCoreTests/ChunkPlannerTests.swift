@@ -1,0 +1,89 @@
+import Testing
+@testable import ReelCore
+
+/// SplitMix64: a tiny deterministic generator so property tests are reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+private func ranges(_ pairs: [(Int, Int)]) -> [FrameRange] { pairs.map { FrameRange(start: $0.0, end: $0.1) } }
+
+@Suite("Chunk planner")
+struct ChunkPlannerTests {
+    @Test func targetLengthChunks() {
+        // 30 s at 30 fps, 2 s GOPs, 10 s target → three 300-frame chunks.
+        #expect(ChunkPlanner.plan(frameCount: 900, gopFrames: 60, frameDuration: Rational(1, 30), minimumChunks: 1)
+                == ranges([(0, 300), (300, 600), (600, 900)]))
+    }
+
+    @Test func shrinksForAgentsAndSpreadsEvenly() {
+        // 15 GOPs over 8 agents: boundaries at round(i·15/8) GOPs = 2, 4, 6, 8, 9, 11, 13.
+        #expect(ChunkPlanner.plan(frameCount: 900, gopFrames: 60, frameDuration: Rational(1, 30), minimumChunks: 8)
+                == ranges([(0, 120), (120, 240), (240, 360), (360, 480), (480, 540), (540, 660), (660, 780), (780, 900)]))
+    }
+
+    @Test func neverBelowOneGOP() {
+        #expect(ChunkPlanner.plan(frameCount: 300, gopFrames: 60, frameDuration: Rational(1, 30), minimumChunks: 10)
+                == ranges([(0, 60), (60, 120), (120, 180), (180, 240), (240, 300)]))
+    }
+
+    @Test func jobShorterThanOneGOPIsOneChunk() {
+        #expect(ChunkPlanner.plan(frameCount: 45, gopFrames: 60, frameDuration: Rational(1, 30), minimumChunks: 4) == ranges([(0, 45)]))
+        #expect(ChunkPlanner.plan(frameCount: 0, gopFrames: 60, frameDuration: Rational(1, 30)).isEmpty)
+    }
+
+    @Test func trailingPartialGOPJoinsLastChunk() {
+        #expect(ChunkPlanner.plan(frameCount: 930, gopFrames: 60, frameDuration: Rational(1, 30))
+                == ranges([(0, 300), (300, 600), (600, 930)]))
+    }
+
+    @Test(arguments: [
+        ([335], ranges([(0, 360), (360, 600), (600, 900)])),   // nearest GOP boundary to 335 is 360, one GOP from 300
+        ([240], ranges([(0, 240), (240, 600), (600, 900)])),   // a cut exactly on a GOP boundary one GOP early
+        ([310], ranges([(0, 300), (300, 600), (600, 900)])),   // nearest is 300 already
+        ([420], ranges([(0, 300), (300, 600), (600, 900)])),   // 420 is two GOPs away: ignored
+        ([250, 290], ranges([(0, 300), (300, 600), (600, 900)])), // 250 → 240 and 290 → 300 both miss by 10: the smaller shift wins
+    ])
+    func boundariesMoveTowardsCuts(_ cuts: [Int], _ expected: [FrameRange]) {
+        #expect(ChunkPlanner.plan(frameCount: 900, gopFrames: 60, frameDuration: Rational(1, 30), cutFrames: cuts) == expected)
+    }
+
+    @Test func propertiesHoldForRandomJobs() {
+        var rng = SplitMix64(state: 0x5EED)
+        let frameDurations = [Rational(1, 24), Rational(1, 25), Rational(1, 30), Rational(1001, 30000), Rational(1, 60)]
+        for _ in 0..<3000 {
+            let frameCount = Int.random(in: 0...6000, using: &rng)
+            let gop = Int.random(in: 1...150, using: &rng)
+            let fd = frameDurations.randomElement(using: &rng)!
+            let target = Rational(Int64.random(in: 1...600, using: &rng), 10)
+            let minimum = Int.random(in: 0...20, using: &rng)
+            let cuts = frameCount == 0 ? [] : (0..<Int.random(in: 0...10, using: &rng)).map { _ in Int.random(in: 0..<frameCount, using: &rng) }
+            let chunks = ChunkPlanner.plan(frameCount: frameCount, gopFrames: gop, frameDuration: fd,
+                                           targetChunkSeconds: target, minimumChunks: minimum, cutFrames: cuts)
+            let context = "frames \(frameCount) gop \(gop) fd \(fd) target \(target) min \(minimum) cuts \(cuts) → \(chunks)"
+            guard frameCount > 0 else { #expect(chunks.isEmpty, "\(context)"); continue }
+            #expect(chunks.first?.start == 0, "\(context)")
+            #expect(chunks.last?.end == frameCount, "\(context)")
+            for (a, b) in zip(chunks, chunks.dropFirst()) {
+                #expect(a.end == b.start, "gap or overlap: \(context)")
+                #expect(b.start % gop == 0, "boundary not on a GOP: \(context)")
+            }
+            for chunk in chunks { #expect(chunk.count >= min(gop, frameCount), "chunk under one GOP: \(context)") }
+            let gops = max(1, frameCount / gop)
+            #expect(chunks.count >= min(minimum, gops), "too few chunks: \(context)")
+            if minimum <= 1 && cuts.isEmpty {
+                // Near the target: never longer than the target (in whole GOPs), never more chunks than needed.
+                let targetGOPs = max(1, Int((target / (fd * gop)).rounded))
+                #expect(chunks.count == (gops + targetGOPs - 1) / targetGOPs, "\(context)")
+                for chunk in chunks.dropLast() { #expect(chunk.count <= targetGOPs * gop, "\(context)") }
+            }
+        }
+    }
+}
