@@ -14,17 +14,26 @@ import ReelCore
              "tracks": [{"id": 1, "mediaType": "video", "segments": [
                 {"asset": "n", "sourceRange": {"start": 0, "duration": 0}, "at": 0},
                 {"asset": "nope", "at": 3}]}],
-             "videoComposition": {"renderSize": {"width": 641, "height": 360}},
-             "exprot": {}}
+             "videoComposition": {"renderSize": {"width": 641, "height": 360}}}
             """.write(toFile: bad, atomically: true, encoding: .utf8)
         let r = try Media.run(Media.reel, ["validate", bad], allowFailure: true)
         #expect(r.status == 1)
         let lines = r.stderr.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("exprot:") }, "unknown key reported: \(r.stderr)")
         #expect(lines.contains { $0.hasPrefix("tracks[0].segments[0].sourceRange.duration:") && $0.contains("> 0") }, "\(r.stderr)")
         #expect(lines.contains { $0.hasPrefix("tracks[0].segments[1].asset:") }, "\(r.stderr)")
         #expect(lines.contains { $0.hasPrefix("assets.logo.url:") && $0.contains("no such file") }, "\(r.stderr)")
         #expect(lines.contains { $0.hasPrefix("videoComposition.renderSize") }, "\(r.stderr)")
+
+        // Structural problems (typos, wrong types) are all reported before any file is probed.
+        let typo = dir.appendingPathComponent("typo.json").path
+        try """
+            {"formatVersion": 1, "assets": {}, "tracks": [{"id": "one", "mediaType": "video", "segments": []}], "exprot": {}}
+            """.write(toFile: typo, atomically: true, encoding: .utf8)
+        let t = try Media.run(Media.reel, ["validate", typo], allowFailure: true)
+        #expect(t.status == 1)
+        let typoLines = t.stderr.split(separator: "\n").map(String.init)
+        #expect(typoLines.contains { $0.hasPrefix("exprot:") && $0.contains("unknown key") }, "\(t.stderr)")
+        #expect(typoLines.contains { $0.hasPrefix("tracks[0].id:") }, "\(t.stderr)")
 
         let good = dir.appendingPathComponent("good.json").path
         try """

@@ -3,7 +3,7 @@
 /// become `YUVImage`s for the compositor.
 ///
 /// Invariant: `pixels.count == width * height * 4`.
-public struct RGBAImage: Sendable, Equatable {
+public struct RGBAImage: Sendable, Hashable {
     public var width: Int
     public var height: Int
     public var pixels: [UInt8]

@@ -1,19 +1,5 @@
 import CFFmpeg
 
-/// A straight-alpha RGBA8 image: `height` rows of `width·4` bytes, row-major, no padding.
-public struct RGBAImage: Sendable, Hashable {
-    public var width: Int
-    public var height: Int
-    /// `width·height·4` bytes: R, G, B, A per pixel.
-    public var pixels: [UInt8]
-
-    public init(width: Int, height: Int, pixels: [UInt8]) {
-        precondition(pixels.count == width * height * 4, "RGBAImage needs width·height·4 bytes")
-        self.width = width; self.height = height; self.pixels = pixels
-    }
-    public var stride: Int { width * 4 }
-}
-
 /// Still images (PNG, JPEG, WebP, BMP, …) decoded with libavformat + libavcodec.
 public enum StillImage {
     /// Decodes the first picture of `path` into a `YUVImage`, with an alpha plane when the

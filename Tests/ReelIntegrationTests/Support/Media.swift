@@ -51,13 +51,15 @@ enum Media {
         (probe["streams"] as? [[String: Any]])?.first { $0["codec_type"] as? String == type }
     }
 
-    /// Every video frame's luma plane (decoded by ffmpeg, no scaling).
+    /// Every video frame's luma plane, limited range as coded (decoded by ffmpeg to yuv420p
+    /// without scaling; `-pix_fmt gray` would stretch the levels to full range).
     static func lumaFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
-        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
-        let size = width * height
+        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let lumaSize = width * height
+        let frameSize = lumaSize + 2 * ((width + 1) / 2) * ((height + 1) / 2)
         let bytes = [UInt8](r.stdout)
-        #expect(bytes.count % size == 0, "decoded luma is not a whole number of \(width)x\(height) frames")
-        return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<($0 + size)]) }
+        #expect(bytes.count % frameSize == 0, "decoded video is not a whole number of \(width)x\(height) frames")
+        return stride(from: 0, to: bytes.count - frameSize + 1, by: frameSize).map { Array(bytes[$0..<($0 + lumaSize)]) }
     }
 
     /// Every video frame as packed RGB24.
