@@ -63,8 +63,7 @@ public struct ProbeReport: Sendable, Hashable, Codable, CustomStringConvertible 
         lines.append("  duration: \(duration.map(Self.seconds) ?? "unknown"), start: \(Self.seconds(startTime))"
                      + (bitRate.map { ", bit rate: \($0 / 1000) kb/s" } ?? ""))
         for s in streams {
-            var parts = ["#\(s.index) \(s.type): \(s.codec)"]
-            if let p = s.profile { parts.append("(\(p))") }
+            var parts = ["#\(s.index) \(s.type): \(s.codec)" + (s.profile.map { " (\($0))" } ?? "")]
             if let f = s.pixelFormat { parts.append(f) }
             if let size = s.size { parts.append("\(size)") }
             if let d = s.displaySize, d != s.size { parts.append("display \(d)") }

@@ -97,18 +97,22 @@ public final class VideoEncoder: @unchecked Sendable {
         f.pointee.height = Int32(image.height)
         f.pointee.pts = frameIndex
         f.pointee.pict_type = sawFirstFrame ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I
-        // The frame borrows the image's planes: it has no buffer refs, so libavcodec copies
-        // the picture before `encode` returns and nothing outlives `image`.
-        f.pointee.data.0 = image.y.base
-        f.pointee.data.1 = image.u.base
-        f.pointee.data.2 = image.v.base
-        f.pointee.linesize.0 = Int32(image.y.stride)
-        f.pointee.linesize.1 = Int32(image.u.stride)
-        f.pointee.linesize.2 = Int32(image.v.stride)
         sawFirstFrame = true
-        let status = withExtendedLifetime(image) { avcodec_send_frame(context, f) }
-        f.pointee.data.0 = nil; f.pointee.data.1 = nil; f.pointee.data.2 = nil
-        try check(status, "encoding frame \(frameIndex)")
+        // A fresh reference-counted picture owned by libavcodec once sent (no pointer into
+        // `image` outlives this call), with the row padding zeroed so every byte the
+        // encoder's SIMD code may touch is a function of the image.
+        try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
+        for (index, plane) in [image.y, image.u, image.v].enumerated() {
+            let stride = Int(withUnsafeBytes(of: f.pointee.linesize) { $0.load(fromByteOffset: index * 4, as: Int32.self) })
+            let base = withUnsafeBytes(of: f.pointee.data) { $0.load(fromByteOffset: index * 8, as: UnsafeMutablePointer<UInt8>.self) }
+            let rows = index == 0 ? image.height : (image.height + 1) / 2
+            for r in 0..<rows {
+                let dst = base + r * stride
+                dst.update(from: plane.row(r), count: plane.width)
+                (dst + plane.width).update(repeating: 0, count: stride - plane.width)
+            }
+        }
+        try check(avcodec_send_frame(context, f), "encoding frame \(frameIndex)")
         return try receivePackets()
     }
 

@@ -31,8 +31,18 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     }
 
     /// The `x264-params` string: fixed GOP structure, no scene cuts, chunk-stitchable streams.
+    ///
+    /// Two settings exist only for byte-identical re-renders (guarantee 5), both found by
+    /// encoding the same frames repeatedly in one process:
+    /// - `sync-lookahead=0` turns off x264's lookahead thread, whose analysis window depends
+    ///   on thread timing (the CLI under load gave different IDR sizes with it on).
+    /// - `mbtree=0`: with the macroblock tree on and B-frames, libx264 0.164 reads
+    ///   uninitialised memory for some content (a moving gradient with a chroma fade):
+    ///   the output changed with `MALLOC_PERTURB_`, in the ffmpeg CLI too, so a long-lived
+    ///   agent process would not reproduce its own chunks. Costs a little compression.
     var x264Params: String {
         ["keyint=\(gopFrames)", "min-keyint=\(gopFrames)", "scenecut=0", "open-gop=0", "stitchable=1",
-         "repeat-headers=0", "sliced-threads=0", "threads=\(threads)"].joined(separator: ":")
+         "repeat-headers=0", "sliced-threads=0", "sync-lookahead=0", "non-deterministic=0", "mbtree=0",
+         "threads=\(threads)"].joined(separator: ":")
     }
 }

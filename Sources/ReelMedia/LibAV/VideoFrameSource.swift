@@ -32,7 +32,7 @@ public final class VideoFrameSource: @unchecked Sendable {
     private var lookahead = Frame()
     private var lookaheadTime: Rational?
     /// Time assumed for a frame without timestamps: the previous one plus a frame duration.
-    private var nominalFrameDuration: Rational
+    private let nominalFrameDuration: Rational
     /// Seeks done so far (tests check that random access really seeks).
     private(set) var seekCount = 0
     /// The image made from `current`, reused while the chosen frame does not change.

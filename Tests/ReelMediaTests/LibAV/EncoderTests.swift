@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import ReelCore
 import Testing
 @testable import ReelMedia
@@ -28,16 +31,37 @@ struct EncoderTests {
         return (encoder.extradata, packets)
     }
 
-    @Test("same settings and frames give byte-identical extradata and packets; IDR first; fixed GOP")
-    func determinism() throws {
+    static func withMallocPerturb<T>(_ byte: Int32, _ body: () throws -> T) rethrows -> T {
+        #if canImport(Glibc)
+        // mallopt(M_PERTURB, byte); <malloc.h> is not in the Glibc module, so look it up.
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        let M_PERTURB: Int32 = -6
+        if let symbol = dlsym(nil, "mallopt") {
+            let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+            _ = mallopt(M_PERTURB, byte)
+            defer { _ = mallopt(M_PERTURB, 0) }
+            return try body()
+        }
+        #endif
+        return try body()
+    }
+
+    @Test("same settings and frames give byte-identical extradata and packets; IDR first; fixed GOP", arguments: [1, 2, 3])
+    func determinism(threads: Int) throws {
         let settings = VideoEncoderSettings(width: 160, height: 120, frameDuration: Rational(1, 30), crf: 23,
-                                            x264Preset: "veryfast", gopFrames: 10, threads: 2)
+                                            x264Preset: "veryfast", gopFrames: 10, threads: threads)
         let a = try Self.encodeAll(settings, frames: 30)
-        let b = try Self.encodeAll(settings, frames: 30)
+        // The second run sees differently dirty heap memory (glibc fills every allocation
+        // with the perturb byte), as a long-lived agent process would: output must not care.
+        let b = try Self.withMallocPerturb(0xA5) { try Self.encodeAll(settings, frames: 30) }
         // libx264's global header: SPS and PPS (Annex B; the MP4 muxer turns it into avcC).
         #expect(Set(nalTypes(a.extradata)).isSuperset(of: [7, 8]))
         #expect(a.extradata == b.extradata)
-        #expect(a.packets == b.packets)
+        // Compared packet by packet so a failure names the packet instead of dumping bytes.
+        #expect(a.packets.count == b.packets.count)
+        for (i, (p, q)) in zip(a.packets, b.packets).enumerated() where p != q {
+            Issue.record("packet \(i) differs: pts \(p.pts)/\(q.pts) dts \(p.dts)/\(q.dts) key \(p.isKeyframe)/\(q.isKeyframe) size \(p.data.count)/\(q.data.count) first byte diff at \(String(describing: zip(p.data, q.data).enumerated().first { $0.element.0 != $0.element.1 }?.offset))")
+        }
         #expect(a.packets.count == 30)
         #expect(a.packets.first?.isKeyframe == true)
         // Keyframes exactly every gopFrames frames (pts = frame index), no scene-cut extras.

@@ -80,6 +80,18 @@ struct MovieWriterTests {
         #expect(asset.audio?.channels == 2)
     }
 
+    @Test("the same packets make a byte-identical file (chunks can be re-rendered)")
+    func deterministicFile() throws {
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = dir.appendingPathComponent("a.mp4").path, b = dir.appendingPathComponent("b.mp4").path
+        try Self.writeMovie(to: a, fileType: "mp4", faststart: true)
+        try EncoderTests.withMallocPerturb(0x3C) { try Self.writeMovie(to: b, fileType: "mp4", faststart: true) }
+        let bytesA = try Data(contentsOf: URL(fileURLWithPath: a)), bytesB = try Data(contentsOf: URL(fileURLWithPath: b))
+        #expect(bytesA.count > 1000)
+        #expect(bytesA == bytesB)
+    }
+
     @Test("without faststart the index comes last")
     func noFaststart() throws {
         let dir = try TestMedia.tempDirectory()
@@ -88,6 +100,30 @@ struct MovieWriterTests {
         try Self.writeMovie(to: path, fileType: "mp4", faststart: false)
         let boxes = try Self.topLevelBoxes(path)
         #expect(try #require(boxes.firstIndex(of: "mdat")) < (try #require(boxes.firstIndex(of: "moov"))))
+    }
+
+    @Test("stream copy: packets read from one file remux into another that decodes the same")
+    func remux() throws {
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = dir.appendingPathComponent("source.mp4").path
+        try Self.writeMovie(to: source, fileType: "mp4", faststart: false)
+        let video = try PacketReader(path: source, kind: "video"), audio = try PacketReader(path: source, kind: "audio")
+        let copy = dir.appendingPathComponent("copy.mov").path
+        let writer = try MovieWriter(path: copy, fileType: "mov", faststart: true, video: video.parameters, audio: audio.parameters)
+        var videoPackets = 0
+        while let p = try video.next() { try writer.write(video: p); videoPackets += 1 }
+        while let p = try audio.next() { try writer.write(audio: p) }
+        try writer.finish()
+        #expect(videoPackets == 30)
+        #expect(try TestMedia.run(["-i", copy, "-f", "null", "-"]).isEmpty)
+        let streams = try TestMedia.ffprobeStreams(copy, extra: ["-count_frames"])
+        #expect(streams.first { $0["codec_type"] as? String == "video" }?["nb_read_frames"] as? String == "30")
+        #expect(streams.first { $0["codec_type"] as? String == "audio" }?["start_time"] as? String == "0.000000")
+        for index in [0, 14, 29] {
+            #expect(try TestMedia.decodeFrameRGB(copy, index: index).pixels == (try TestMedia.decodeFrameRGB(source, index: index).pixels))
+        }
+        #expect(try TestMedia.decodeAudio(copy, sampleRate: 48000, channels: 2) == (try TestMedia.decodeAudio(source, sampleRate: 48000, channels: 2)))
     }
 
     @Test("stream copy: codec parameters read from a file make a writer for its packets")

@@ -119,6 +119,21 @@ struct VideoFrameSourceTests {
         #expect(meanAbsoluteDifference(ours.pixels, neighbour.pixels) > error + 2)
     }
 
+    @Test("a source with alpha gives yuva420p images")
+    func alpha() throws {
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("alpha.mov").path
+        try TestMedia.run(["-f", "lavfi", "-i", "color=c=white@0.25:s=64x48:r=10:d=0.5,format=argb", "-c:v", "qtrle", path])
+        let source = try VideoFrameSource(path: path)
+        #expect(source.hasAlpha)
+        let image = try source.frame(at: Rational(1, 5))
+        let a = try #require(image.a)
+        #expect(abs(Int(a.row(20)[20]) - 64) <= 1)
+        #expect(abs(Int(image.y.row(20)[20]) - 235) <= 1)
+        #expect(try MediaProbe.describe(path: path).video?.hasAlpha == true)
+    }
+
     @Test("full-range (yuvj) sources come out limited range")
     func fullRange() throws {
         let dir = try TestMedia.tempDirectory()
