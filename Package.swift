@@ -33,7 +33,10 @@ let package = Package(
         // Pure core: exact time, the composition model, validation, planning. No I/O.
         .target(name: "ReelCore"),
         // libav, the compositor, text, audio mixing, encoding, muxing, stitching.
-        .target(name: "ReelMedia", dependencies: ["ReelCore", "CFFmpeg", "CFreeType"], swiftSettings: fastMath),
+        .target(name: "ReelMedia", dependencies: [
+            "ReelCore", "CFFmpeg", "CFreeType",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: fastMath),
         // The line protocol: messages, codec, connection state machine, NIO handlers.
         .target(name: "ReelProtocol", dependencies: [
             "ReelCore",

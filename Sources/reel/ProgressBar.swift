@@ -2,8 +2,9 @@ import Foundation
 import ReelMedia
 
 /// A one-line progress bar with speed and ETA on stderr. On a terminal it redraws in place;
-/// otherwise (logs, CI) it prints a line every 10 %.
-final class ProgressBar {
+/// otherwise (logs, CI) it prints a line every 10 %. Safe to update from several render workers.
+final class ProgressBar: @unchecked Sendable {
+    private let lock = NSLock()
     private let label: String
     private let start = Date()
     private var lastDraw = Date.distantPast
@@ -13,6 +14,8 @@ final class ProgressBar {
     init(label: String) { self.label = label }
 
     func update(_ p: RenderProgress) {
+        lock.lock()
+        defer { lock.unlock() }
         let now = Date()
         let done = p.framesDone == p.frameCount
         if tty {

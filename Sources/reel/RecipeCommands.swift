@@ -44,7 +44,7 @@ struct RecipeOptions: ParsableArguments {
         let composition = try Composition.parse(Array(data))
         let plan = try CompositionLoader.plan(composition, directory: FileManager.default.currentDirectoryPath)
         let bar = quiet ? nil : ProgressBar(label: "render")
-        try Exporter.export(plan, to: output) { bar?.update($0) }
+        try LocalRender.render(plan, to: output) { bar?.update($0) }
         print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReelMedia
 
 /// The `reel` command line. Exit status: 0 success, 1 a user error (the message says what to
 /// fix), 2 an internal error.
@@ -16,6 +17,7 @@ struct Reel: ParsableCommand {
 
     /// ArgumentParser exits 64 on usage errors; Reel's contract is 1 for every user error.
     static func main() {
+        LibAVLogging.errorsOnly()
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -8,20 +8,26 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a composition to an MP4/MOV file on this machine.",
         discussion: """
-            Validates the composition (every problem is listed), then renders it with a progress bar.
-            The output appears only when complete: it is written under a temporary name and renamed.
+            Validates the composition (every problem is listed), then renders it as the farm does: video \
+            chunks of whole GOPs (--chunk-seconds) and one audio task, rendered by --agents parallel \
+            workers on this machine, joined without re-encoding. The output appears only when complete: \
+            it is written under a temporary name, flushed and renamed.
             """)
 
     @Argument(help: "The composition JSON file.") var composition: String
     @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says).") var output: String
-    @Option(help: "Local render workers. Must be ≥ 1.") var agents: Int = 1
-    @Option(help: "Target chunk length in seconds (whole GOPs). Must be > 0.") var chunkSeconds: Double?
+    @Option(help: "Parallel render workers on this machine. Must be ≥ 1.") var agents: Int = 1
+    @Option(help: "Target chunk length in seconds, a decimal or N/D (chunks are whole GOPs, at least one). Must be > 0.")
+    var chunkSeconds: String = "10"
+    @Flag(help: "Keep the chunk files beside the output (in a .chunks directory) for inspection.") var keepChunks = false
     @Option(help: "x264 threads, fixed per job so every render of a composition gives the same bytes.") var encoderThreads: Int = 4
     @Flag(help: "No progress bar.") var quiet = false
 
     func validate() throws {
         guard agents >= 1 else { throw ValidationError("--agents must be at least 1") }
-        if let s = chunkSeconds, !(s > 0) { throw ValidationError("--chunk-seconds must be > 0") }
+        guard let s = Rational(parsing: chunkSeconds), s > .zero else {
+            throw ValidationError("--chunk-seconds must be a number of seconds > 0, like 10 or 2.5")
+        }
         guard (1...64).contains(encoderThreads) else { throw ValidationError("--encoder-threads must be 1…64") }
     }
 
@@ -30,8 +36,10 @@ struct RenderCommand: ParsableCommand {
             try requireReadableFile(composition, what: "the composition")
             try requireWritableOutput(output)
             let plan = try CompositionLoader.load(path: composition)
-            let bar = quiet ? nil : ProgressBar(label: "render")
-            try Exporter.export(plan, to: output, options: ExportOptions(encoderThreads: encoderThreads)) { bar?.update($0) }
+            let options = LocalRender.Options(workers: agents, chunkSeconds: Rational(parsing: chunkSeconds)!,
+                                              encoderThreads: encoderThreads, keepChunks: keepChunks)
+            let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
+            try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
             print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
         }
     }

@@ -136,3 +136,7 @@ extension Rational: Codable {
 private extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
+
+extension Rational: ExpressibleByIntegerLiteral {
+    public init(integerLiteral value: Int64) { self.init(value) }
+}

@@ -17,12 +17,12 @@ enum Fixtures {
     static func numberedLuma(_ n: Int64) -> Double { Double(16 + 4 * n) }
 
     /// Writes `json` as a composition in `dir`, renders it in-process and returns the output path.
-    static func render(_ json: String, in dir: URL, name: String = "out.mp4") throws -> (path: String, plan: RenderPlan) {
+    static func render(_ json: String, in dir: URL, name: String = "out.mp4", workers: Int = 1, chunkSeconds: Rational = 10) throws -> (path: String, plan: RenderPlan) {
         let compositionPath = dir.appendingPathComponent(name + ".json").path
         try json.write(toFile: compositionPath, atomically: true, encoding: .utf8)
         let plan = try CompositionLoader.load(path: compositionPath)
         let output = dir.appendingPathComponent(name).path
-        try Exporter.export(plan, to: output, options: ExportOptions(encoderThreads: 2))
+        try LocalRender.render(plan, to: output, options: LocalRender.Options(workers: workers, chunkSeconds: chunkSeconds, encoderThreads: 2))
         return (output, plan)
     }
 

@@ -8,68 +8,12 @@ public struct RenderProgress: Sendable {
     public var fraction: Double { frameCount == 0 ? 1 : Double(framesDone) / Double(frameCount) }
 }
 
-/// Settings of one render that are not part of the composition.
-public struct ExportOptions: Sendable {
-    /// x264 threads. Fixed per job (not per machine) because x264's output depends on its
-    /// thread count: the same composition must give the same bytes wherever it renders.
-    public var encoderThreads: Int = 4
-    /// Decoder threads per source (does not affect output bytes).
-    public var decoderThreads: Int = 1
-    public init(encoderThreads: Int = 4, decoderThreads: Int = 1) {
-        self.encoderThreads = encoderThreads
-        self.decoderThreads = decoderThreads
-    }
-}
-
 extension RenderPlan {
     /// The encoder settings every chunk of this plan uses.
     public func videoEncoderSettings(threads: Int) -> VideoEncoderSettings {
         VideoEncoderSettings(width: outputSize.width, height: outputSize.height, frameDuration: frameDuration,
                              crf: export.video.crf, x264Preset: export.video.x264Preset, profile: export.video.profile,
                              gopFrames: export.video.gopFrames, threads: threads, bitRate: export.video.bitRate)
-    }
-}
-
-/// Renders a whole plan to one file on this machine: video frames and the audio mix are
-/// encoded side by side and interleaved as they are produced (memory stays flat however long
-/// the composition is).
-///
-/// The output appears atomically: everything is written to a temporary name beside the
-/// target, flushed to disk, then renamed, so a crash never leaves a half file under the
-/// output name.
-public enum Exporter {
-    public static func export(_ plan: RenderPlan, to outputPath: String, options: ExportOptions = ExportOptions(),
-                              progress: ((RenderProgress) -> Void)? = nil) throws {
-        let partial = AtomicFile.temporaryPath(for: outputPath)
-        defer { unlink(partial) }   // no-op once renamed
-        let renderer = FrameRenderer(plan: plan, decoderThreads: options.decoderThreads)
-        let videoEncoder = try VideoEncoder(settings: plan.videoEncoderSettings(threads: options.encoderThreads))
-        let mixer = AudioMixer(plan: plan)
-        let audioEncoder = mixer.hasAudio
-            ? try AudioEncoder(sampleRate: mixer.sampleRate, channels: mixer.channels, bitRate: plan.export.audio.bitRate)
-            : nil
-        let writer = try MovieWriter(path: partial, fileType: plan.export.fileType.rawValue,
-                                     faststart: plan.export.optimizeForNetworkUse, video: videoEncoder, audio: audioEncoder)
-        var audio = audioEncoder.map { AudioFeed(mixer: mixer, encoder: $0) }
-
-        for k in 0..<plan.frameCount {
-            let frame = try renderer.render(frame: k)
-            for packet in try videoEncoder.encode(frame, frameIndex: Int64(k)) { try writer.write(video: packet) }
-            // Keep audio level with video so the muxer interleaves without buffering the file.
-            let videoEnd = plan.frameDuration * (k + 1)
-            if let feed = audio {
-                for packet in try feed.advance(to: videoEnd.scaled(to: Int64(mixer.sampleRate))) { try writer.write(audio: packet) }
-            }
-            progress?(RenderProgress(framesDone: k + 1, frameCount: plan.frameCount))
-        }
-        for packet in try videoEncoder.finish() { try writer.write(video: packet) }
-        if let feed = audio {
-            for packet in try feed.advance(to: mixer.sampleCount) { try writer.write(audio: packet) }
-            for packet in try feed.encoder.finish() { try writer.write(audio: packet) }
-        }
-        audio = nil
-        try writer.finish()
-        try AtomicFile.commit(partial, to: outputPath)
     }
 }
 

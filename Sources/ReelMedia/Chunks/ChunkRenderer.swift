@@ -1,0 +1,49 @@
+import Foundation
+import ReelCore
+
+/// Renders one task of a plan into its own file: a video chunk (frames `a..<b`, a fresh
+/// encoder, IDR first, closed GOPs, chunk-local timestamps) or the audio of the whole mix.
+///
+/// A chunk depends only on the plan, its frame range and the encoder thread count: the
+/// same inputs give byte-identical files on any machine, so a chunk re-rendered after a fault
+/// changes nothing (DESIGN §4.5). Sources are sought to the chunk start, not decoded from 0.
+public enum ChunkRenderer {
+    /// Renders frames `frames` of `plan` to an MP4 at `path` (written atomically).
+    /// `progress` is called with the number of frames done so far in this chunk.
+    public static func renderVideo(_ plan: RenderPlan, frames: FrameRange, to path: String, encoderThreads: Int,
+                                   progress: ((Int) -> Void)? = nil) throws -> ChunkArtifact {
+        precondition(frames.start >= 0 && frames.end <= plan.frameCount && frames.count > 0, "chunk \(frames) outside the plan")
+        let partial = AtomicFile.temporaryPath(for: path)
+        defer { unlink(partial) }
+        let renderer = FrameRenderer(plan: plan)
+        let encoder = try VideoEncoder(settings: plan.videoEncoderSettings(threads: encoderThreads))
+        let writer = try MovieWriter(path: partial, fileType: "mp4", faststart: false, video: encoder, audio: nil)
+        for k in frames.start..<frames.end {
+            let image = try renderer.render(frame: k)
+            for packet in try encoder.encode(image, frameIndex: Int64(k - frames.start)) { try writer.write(video: packet) }
+            progress?(k - frames.start + 1)
+        }
+        for packet in try encoder.finish() { try writer.write(video: packet) }
+        try writer.finish()
+        try AtomicFile.commit(partial, to: path)
+        return try ChunkArtifact.measuring(kind: .video, frames: frames, path: path)
+    }
+
+    /// Renders the whole audio mix, encoded once as AAC in an M4A at `path` (written
+    /// atomically). One pass over the mix means no encoder restarts, so no gap, click or
+    /// repeated block can appear at a video chunk join; priming is signalled by the muxer.
+    public static func renderAudio(_ plan: RenderPlan, to path: String) throws -> ChunkArtifact {
+        let mixer = AudioMixer(plan: plan)
+        precondition(mixer.hasAudio, "renderAudio on a plan without audio tracks")
+        let partial = AtomicFile.temporaryPath(for: path)
+        defer { unlink(partial) }
+        let encoder = try AudioEncoder(sampleRate: mixer.sampleRate, channels: mixer.channels, bitRate: plan.export.audio.bitRate)
+        let writer = try MovieWriter(path: partial, fileType: "mp4", faststart: false, video: nil, audio: encoder)
+        let feed = AudioFeed(mixer: mixer, encoder: encoder)
+        for packet in try feed.advance(to: mixer.sampleCount) { try writer.write(audio: packet) }
+        for packet in try encoder.finish() { try writer.write(audio: packet) }
+        try writer.finish()
+        try AtomicFile.commit(partial, to: path)
+        return try ChunkArtifact.measuring(kind: .audio, frames: FrameRange(start: 0, end: plan.frameCount), path: path)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import ReelCore
+
+/// Joins a plan's video chunks by stream copy and muxes the audio into the output file.
+///
+/// Before writing anything it checks every chunk: present, the planned size and SHA-256
+/// (when known), identical codec parameters and extradata (so the H.264 stream is one
+/// stream). While copying it checks each chunk starts with a keyframe and holds exactly its
+/// planned frame count, on the frame grid. Timestamps are rebuilt from the planned frame
+/// numbers: chunk-local frame `i` of a chunk starting at `a` becomes frame `a + i`.
+/// The output is written under a temporary name, fsynced and renamed: a crash or a failed
+/// check never leaves a half file under the output name.
+public enum Finaliser {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public struct Report: Sendable {
+        public var frames: Int
+        public var audioPackets: Int
+        public var byteCount: Int
+    }
+
+    public static func finalise(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to outputPath: String) throws -> Report {
+        let ordered = chunks.sorted { $0.frames.start < $1.frames.start }
+        try checkTiling(ordered, frameCount: plan.frameCount)
+        for chunk in ordered + (audio.map { [$0] } ?? []) { try verifyBytes(chunk) }
+        guard let first = ordered.first else { throw Failure(description: "no video chunks to join") }
+
+        let firstReader = try PacketReader(path: first.path, kind: "video")
+        let reference = firstReader.parameters
+        for chunk in ordered.dropFirst() {
+            let parameters = try PacketReader(path: chunk.path, kind: "video").parameters
+            guard parameters.extradata == reference.extradata, parameters.codecName == reference.codecName else {
+                throw Failure(description: "chunk \(chunk.frames) was encoded with different parameters than chunk \(first.frames) "
+                              + "(extradata differs): it cannot be joined without re-encoding; re-render it")
+            }
+        }
+        if plan.audioTracks.isEmpty == false && audio == nil {
+            throw Failure(description: "the plan has audio but no audio result was given")
+        }
+
+        let fd = plan.frameDuration
+        let videoParameters = try reference.retimed(timeBase: fd, frameDuration: fd)
+        let audioReader = try audio.map { try PacketReader(path: $0.path, kind: "audio") }
+        let partial = AtomicFile.temporaryPath(for: outputPath)
+        defer { unlink(partial) }
+        let writer = try MovieWriter(path: partial, fileType: plan.export.fileType.rawValue, faststart: plan.export.optimizeForNetworkUse,
+                                     video: videoParameters, audio: audioReader?.parameters)
+
+        var audioPackets = 0
+        var pendingAudio = try audioReader?.next()
+        let audioTimeBase = audioReader?.parameters.timeBase ?? .one
+        /// Writes audio packets that start before `time` (seconds), keeping the file interleaved.
+        func writeAudio(before time: Rational?) throws {
+            while let packet = pendingAudio, time.map({ Rational(packet.dts) * audioTimeBase < $0 }) ?? true {
+                try writer.write(audio: packet)
+                audioPackets += 1
+                pendingAudio = try audioReader?.next()
+            }
+        }
+
+        var frames = 0
+        for chunk in ordered {
+            let reader = chunk.path == first.path ? firstReader : try PacketReader(path: chunk.path, kind: "video")
+            let tb = reader.parameters.timeBase
+            var count = 0
+            while var packet = try reader.next() {
+                if count == 0 && !packet.isKeyframe {
+                    throw Failure(description: "chunk \(chunk.frames) does not start with a keyframe; re-render it")
+                }
+                let pts = Rational(packet.pts) * tb / fd, dts = Rational(packet.dts) * tb / fd
+                guard pts.den == 1, dts.den == 1 else {
+                    throw Failure(description: "chunk \(chunk.frames) has a timestamp off the frame grid (\(packet.pts) × \(tb))")
+                }
+                guard pts.num >= 0, pts.num < Int64(chunk.frames.count) else {
+                    throw Failure(description: "chunk \(chunk.frames) has frame \(pts.num) outside its \(chunk.frames.count) frames")
+                }
+                packet.pts = pts.num + Int64(chunk.frames.start)
+                packet.dts = dts.num + Int64(chunk.frames.start)
+                packet.duration = 1
+                try writeAudio(before: Rational(packet.dts) * fd)
+                try writer.write(video: packet)
+                count += 1
+            }
+            guard count == chunk.frames.count else {
+                throw Failure(description: "chunk \(chunk.frames) holds \(count) frames, planned \(chunk.frames.count); re-render it")
+            }
+            frames += count
+        }
+        try writeAudio(before: nil)
+        try writer.finish()
+        try AtomicFile.commit(partial, to: outputPath)
+        let size = (try? FileManager.default.attributesOfItem(atPath: outputPath)[.size]) as? Int ?? 0
+        return Report(frames: frames, audioPackets: audioPackets, byteCount: size)
+    }
+
+    static func checkTiling(_ chunks: [ChunkArtifact], frameCount: Int) throws {
+        var next = 0
+        for chunk in chunks {
+            guard chunk.kind == .video else { throw Failure(description: "an audio result was given as a video chunk") }
+            guard chunk.frames.start == next else {
+                throw Failure(description: chunk.frames.start > next
+                    ? "frames [\(next), \(chunk.frames.start)) have no chunk" : "chunk \(chunk.frames) overlaps the chunk before it")
+            }
+            next = chunk.frames.end
+        }
+        guard next == frameCount else { throw Failure(description: "frames [\(next), \(frameCount)) have no chunk") }
+    }
+
+    static func verifyBytes(_ chunk: ChunkArtifact) throws {
+        guard FileManager.default.fileExists(atPath: chunk.path) else {
+            throw Failure(description: "the \(chunk.kind) result for frames \(chunk.frames) is missing (\(chunk.path))")
+        }
+        let (count, digest) = try FileDigest.sha256(path: chunk.path)
+        guard count == chunk.byteCount, digest == chunk.sha256 else {
+            throw Failure(description: "the \(chunk.kind) result for frames \(chunk.frames) is damaged: \(count) bytes, SHA-256 \(digest); "
+                          + "expected \(chunk.byteCount) bytes, \(chunk.sha256)")
+        }
+    }
+}
+
+extension CodecParameters {
+    /// The same codec parameters, for packets in another time base.
+    func retimed(timeBase: Rational, frameDuration: Rational?) throws -> CodecParameters {
+        try CodecParameters(copying: pointer, timeBase: timeBase, frameDuration: frameDuration)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import ReelCore
+
+/// Renders a plan on this machine the way the farm does: video chunks of whole GOPs and one
+/// audio task rendered by `workers` threads in parallel, then the finaliser joins them.
+///
+/// Chunk files live in a work directory beside the output (removed afterwards); the output
+/// appears atomically.
+public enum LocalRender {
+    public struct Options: Sendable {
+        /// Parallel render workers (threads), each rendering one task at a time.
+        public var workers: Int = 1
+        /// Target chunk length; chunks are whole GOPs near it.
+        public var chunkSeconds: Rational = 10
+        /// x264 threads per chunk, fixed per job (output bytes depend on it).
+        public var encoderThreads: Int = 4
+        /// Keep the chunk files (for inspection) instead of deleting them.
+        public var keepChunks: Bool = false
+        public init(workers: Int = 1, chunkSeconds: Rational = 10, encoderThreads: Int = 4, keepChunks: Bool = false) {
+            self.workers = workers; self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.keepChunks = keepChunks
+        }
+    }
+
+    /// The tasks a plan is split into.
+    public static func chunks(for plan: RenderPlan, options: Options) -> [FrameRange] {
+        ChunkPlanner.plan(for: plan, targetChunkSeconds: options.chunkSeconds, minimumChunks: options.workers)
+    }
+
+    @discardableResult
+    public static func render(_ plan: RenderPlan, to outputPath: String, options: Options = Options(),
+                              progress: (@Sendable (RenderProgress) -> Void)? = nil) throws -> Finaliser.Report {
+        let ranges = chunks(for: plan, options: options)
+        let work = URL(fileURLWithPath: AtomicFile.temporaryPath(for: outputPath) + ".chunks")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { if !options.keepChunks { try? FileManager.default.removeItem(at: work) } }
+
+        var tasks: [RenderTask] = plan.audioTracks.isEmpty ? [] : [.audio]   // audio first: it is one long task
+        tasks += ranges.enumerated().map { .video($0.offset, $0.element) }
+        let state = SharedState(tasks: tasks, chunkCount: ranges.count, frameCount: plan.frameCount, progress: progress)
+
+        let group = DispatchGroup()
+        for _ in 0..<max(1, min(options.workers, tasks.count)) {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                while let task = state.take() {
+                    do {
+                        switch task {
+                        case .audio:
+                            state.finishedAudio(try ChunkRenderer.renderAudio(plan, to: work.appendingPathComponent("audio.m4a").path))
+                        case .video(let index, let range):
+                            let path = work.appendingPathComponent(String(format: "chunk-%05d.mp4", index)).path
+                            var reported = 0
+                            let artifact = try ChunkRenderer.renderVideo(plan, frames: range, to: path, encoderThreads: options.encoderThreads) { done in
+                                state.addFrames(done - reported)
+                                reported = done
+                            }
+                            state.finishedChunk(index, artifact)
+                        }
+                    } catch {
+                        state.fail(error)
+                    }
+                }
+            }
+        }
+        group.wait()
+        let (chunks, audio) = try state.results()
+        return try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: outputPath)
+    }
+}
+
+private enum RenderTask: Sendable { case video(Int, FrameRange), audio }
+
+/// The task queue and results shared by the worker threads, behind one lock.
+private final class SharedState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var tasks: [RenderTask]
+    private var chunks: [ChunkArtifact?]
+    private var audio: ChunkArtifact?
+    private var error: Error?
+    private var framesDone = 0
+    private let frameCount: Int
+    private let progress: (@Sendable (RenderProgress) -> Void)?
+
+    init(tasks: [RenderTask], chunkCount: Int, frameCount: Int, progress: (@Sendable (RenderProgress) -> Void)?) {
+        self.tasks = tasks.reversed()
+        self.chunks = Array(repeating: nil, count: chunkCount)
+        self.frameCount = frameCount
+        self.progress = progress
+    }
+
+    func take() -> RenderTask? {
+        lock.withLock { error == nil ? tasks.popLast() : nil }
+    }
+    func addFrames(_ n: Int) {
+        let done = lock.withLock { framesDone += n; return framesDone }
+        progress?(RenderProgress(framesDone: done, frameCount: frameCount))
+    }
+    func finishedChunk(_ index: Int, _ artifact: ChunkArtifact) { lock.withLock { chunks[index] = artifact } }
+    func finishedAudio(_ artifact: ChunkArtifact) { lock.withLock { audio = artifact } }
+    func fail(_ e: Error) { lock.withLock { if error == nil { error = e } } }
+    func results() throws -> ([ChunkArtifact], ChunkArtifact?) {
+        try lock.withLock {
+            if let error { throw error }
+            return (chunks.compactMap { $0 }, audio)
+        }
+    }
+}
