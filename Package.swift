@@ -56,7 +56,8 @@ let package = Package(
             "ReelProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
-        ], resources: [.copy("Golden")]),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
         .testTarget(name: "ReelIntegrationTests", dependencies: ["ReelMedia", "ReelCore"]),
     ]

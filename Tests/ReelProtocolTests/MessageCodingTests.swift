@@ -1,0 +1,70 @@
+import Testing
+@testable import ReelProtocol
+
+@Suite("Message encoding and parsing")
+struct MessageCodingTests {
+    @Test("every message round-trips through its wire bytes", arguments: Samples.messages)
+    func roundTrip(_ message: Message) throws {
+        let bytes = message.encode()
+        var decoder = ReelFrameDecoder()
+        var buffer = ByteBufferAllocator().buffer(bytes: bytes)
+        let frame = try #require(try decoder.nextFrame(from: &buffer))
+        #expect(buffer.readableBytes == 0)
+        #expect(!frame.line.contains("\n"))
+        #expect(try Message.parse(line: frame.line, payload: frame.payload) == message)
+        #expect(frame.payload == message.payload)
+    }
+
+    @Test("encoders escape exactly the bytes outside the unreserved set")
+    func escaping() {
+        let line = Message.fail(task: 1, epoch: 1, reason: "a b=c%d,e\u{7F}é").headerLine
+        #expect(line == "FAIL task=1 epoch=1 reason=a%20b%3Dc%25d,e%7F%C3%A9")
+    }
+
+    @Test("every verb is covered by the samples")
+    func coverage() {
+        let verbs = Set(Samples.messages.map(\.verb))
+        #expect(verbs.count == 34)
+    }
+
+    @Test("malformed lines are refused with a typed error", arguments: [
+        "", " PING", "PING ", "ping", "PING extra", "PING x=1", "NOPE", "HELLO reel/1 role=agent name=a",
+        "HELLO reel/1 role=root name=a cnonce=\(Samples.hashA)",
+        "HELLO role=agent name=a cnonce=\(Samples.hashA)",
+        "HELLO reel/1 role=agent name= cnonce=\(Samples.hashA)",
+        "HELLO reel/1 role=agent name=a cnonce=\(Samples.hashA.uppercased())",
+        "HELLO reel/1 role=agent name=a cnonce=abc",
+        "CLAIM wait=61", "CLAIM wait=-1", "CLAIM wait=07", "CLAIM wait=", "CLAIM wait=1 wait=2", "CLAIM  wait=1",
+        "CLAIM Wait=1", "CLAIM wait=1x", "HEARTBEAT task=0 epoch=1", "HEARTBEAT task=1",
+        "FAIL task=1 epoch=1 reason=a b", "FAIL task=1 epoch=1 reason=%zz", "FAIL task=1 epoch=1 reason=%C3",
+        "FAIL task=1 epoch=1 reason=tab\there", "STATUS job=1 job=2", "CLAIM wait=99999999999999999999",
+        "ERR", "ERR BadCode text", "ERR code ", "CAPS threads=0 encoders= cache=0 host=h",
+        "JOB job=1 missing=abc", "FETCH sha256=\(Samples.hashA) offset=0 length=0",
+    ])
+    func malformed(_ line: String) {
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: line) }
+        do {
+            _ = try Message.parse(line: line)
+        } catch {
+            #expect(error.code == .malformed)
+        }
+    }
+
+    @Test("payload presence and length must match size=")
+    func payloadMismatch() throws {
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: "SUBMIT size=3", payload: [1, 2]) }
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: "SUBMIT size=3") }
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: "PING", payload: []) }
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "DATA offset=5 total=6 size=2", payload: [1, 2])
+        }
+        #expect(try Message.parse(line: "SUBMIT size=3", payload: [1, 2, 3]) == .submit(document: [1, 2, 3]))
+    }
+
+    @Test("keys are accepted in any order")
+    func keyOrder() throws {
+        #expect(try Message.parse(line: "HEARTBEAT epoch=2 task=9") == .heartbeat(task: 9, epoch: 2))
+    }
+}
+
+import NIOCore
