@@ -63,7 +63,7 @@ struct JobStoreTests {
         #expect(try store.events(job: job).map(\.kind).contains("completed"))
     }
 
-    @Test("concurrent claimers never get the same task", arguments: 1...3)
+    @Test("concurrent claimers never get the same task", arguments: 1...8)
     func concurrentClaims(round: Int) throws {
         let schema = try TestDatabase.Schema()
         let setup = try schema.store()

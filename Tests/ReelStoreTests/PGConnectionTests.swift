@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ReelStore
 
@@ -58,6 +59,19 @@ struct PGConnectionTests {
         }
         #expect(try db.query("SELECT count(*) AS n FROM t").rows[0].int("n") == 1)
         #expect(try db.query("UPDATE t SET v = 3").affectedRows == 1)
+    }
+
+    @Test("an empty connection string takes everything from the PG* environment, as libpq does")
+    func emptyConninfoUsesEnvironment() throws {
+        let url = try #require(URLComponents(string: TestDatabase.url))
+        // Other tests pass full URLs, whose explicit parameters win over these defaults.
+        setenv("PGHOST", url.host ?? "127.0.0.1", 1)
+        setenv("PGPORT", String(url.port ?? 5432), 1)
+        setenv("PGUSER", url.user ?? "postgres", 1)
+        setenv("PGDATABASE", String(url.path.dropFirst()), 1)
+        defer { for name in ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE"] { unsetenv(name) } }
+        let db = try PGConnection("")
+        #expect(try db.query("SELECT current_database() AS d").rows[0].string("d") == String(url.path.dropFirst()))
     }
 
     @Test("DATABASE_URL is the connection string; without it libpq's PG* variables apply")

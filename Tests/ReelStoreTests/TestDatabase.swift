@@ -21,7 +21,9 @@ enum TestDatabase {
                 clusterDirectory = strdup(data)
                 atexit {
                     if let directory = TestDatabase.clusterDirectory {
-                        _ = TestDatabase.run(["stop", String(cString: directory)])
+                        let data = String(cString: directory)
+                        _ = TestDatabase.run(["stop", data])
+                        try? FileManager.default.removeItem(atPath: (data as NSString).deletingLastPathComponent)
                     }
                 }
                 return output.trimmingCharacters(in: .whitespacesAndNewlines)
