@@ -57,6 +57,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
         .testTarget(name: "ReelIntegrationTests", dependencies: ["ReelMedia", "ReelCore"]),
