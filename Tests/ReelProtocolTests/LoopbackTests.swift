@@ -104,3 +104,32 @@ struct LoopbackTests {
         try await server.close()
     }
 }
+
+/// Answers STATUS slowly, so a shutdown can find a request in flight.
+struct SlowHandler: ReelRequestHandler {
+    func handle(_ request: Message, from peer: Peer) async throws -> Message {
+        try await Task.sleep(for: .milliseconds(400))
+        return .report(json: Array("slow".utf8))
+    }
+}
+
+@Suite("Graceful shutdown", .timeLimit(.minutes(1)))
+struct ShutdownTests {
+    @Test("in-flight requests get their reply, idle connections are told shutting_down, then all close")
+    func drain() async throws {
+        let auth = try Authenticator(secret: Samples.secret)
+        let server = try await ReelServer.start(
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0), authenticator: auth, handler: SlowHandler())
+        let port = try #require(server.localAddress?.port)
+        let configuration = ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "c")
+        let busy = try await ReelClient.connect(configuration: configuration, authenticator: auth)
+        let idle = try await ReelClient.connect(configuration: configuration, authenticator: auth)
+        async let reply = busy.request(.status(job: nil))
+        try await Task.sleep(for: .milliseconds(100))
+        try await server.shutdown()
+        #expect(try await reply == .report(json: Array("slow".utf8)))
+        try await busy.closeFuture.get()
+        try await idle.closeFuture.get()
+        await #expect(throws: ReelProtocolError.self) { try await idle.request(.ping) }
+    }
+}

@@ -167,3 +167,17 @@ struct StateMachineTests {
         guard case .closeWithError = client.received(.ok) else { Issue.record("unsolicited accepted"); return }
     }
 }
+
+@Suite("Server state machine draining")
+struct DrainingTests {
+    @Test("idle connections close with shutting_down; a busy one after its reply")
+    func draining() {
+        var idle = StateMachineTests.authenticated(.agent)
+        guard case .sendAndClose(.error(.shuttingDown, _)) = idle.shuttingDown() else { Issue.record("idle not closed"); return }
+        var busy = StateMachineTests.authenticated(.client)
+        _ = busy.received(.agents)
+        #expect(busy.shuttingDown() == .none)
+        #expect(busy.replyReady(.report(json: [])) == .sendAndClose(.report(json: [])))
+        #expect(busy.state == .closed)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOExtras
 import NIOPosix
 import NIOSSL
 
@@ -33,11 +34,15 @@ public struct ReelServerConfiguration: Sendable {
 /// (optional TLS → frame decoder → message encoder → idle timer → connection handler).
 public final class ReelServer: Sendable {
     private let channel: Channel
+    private let quiesce: ServerQuiescingHelper
 
     /// The bound address (useful with port 0).
     public var localAddress: SocketAddress? { channel.localAddress }
 
-    private init(channel: Channel) { self.channel = channel }
+    private init(channel: Channel, quiesce: ServerQuiescingHelper) {
+        self.channel = channel
+        self.quiesce = quiesce
+    }
 
     /// Binds and starts accepting connections.
     public static func start(configuration: ReelServerConfiguration, authenticator: Authenticator,
@@ -45,7 +50,13 @@ public final class ReelServer: Sendable {
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> ReelServer {
         let replayCache = NonceReplayCache()
         let connectionIDs = ConnectionCounter()
+        let quiesce = ServerQuiescingHelper(group: group)
         let channel = try await ServerBootstrap(group: group)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
+                }
+            }
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -68,10 +79,20 @@ public final class ReelServer: Sendable {
             }
             .bind(host: configuration.host, port: configuration.port)
             .get()
-        return ReelServer(channel: channel)
+        return ReelServer(channel: channel, quiesce: quiesce)
     }
 
-    /// Stops accepting; open connections finish on their own (or when their loop group stops).
+    /// Graceful shutdown (SIGTERM): stop accepting, tell idle connections `ERR shutting_down`
+    /// and close them, let in-flight requests get their reply and then close; returns when
+    /// every connection has closed. Request handlers with long waits (`CLAIM wait=`) should
+    /// observe their own shutdown and answer early.
+    public func shutdown() async throws {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        quiesce.initiateShutdown(promise: promise)
+        try await promise.futureResult.get()
+    }
+
+    /// Stops accepting at once; open connections are left to finish on their own.
     public func close() async throws {
         try await channel.close()
     }

@@ -64,6 +64,8 @@ final class ReelServerConnectionHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? IdleStateHandler.IdleStateEvent, event == .read {
             perform(machine.idleTimedOut(), context: context)
+        } else if event is ChannelShouldQuiesceEvent {
+            perform(machine.shuttingDown(), context: context)
         } else {
             context.fireUserInboundEventTriggered(event)
         }

@@ -30,6 +30,8 @@ public struct ServerConnectionStateMachine: Sendable {
     public private(set) var state: State = .awaitingHello
     /// Whether the agent has sent `CAPS` (a `CLAIM` before it is refused).
     public private(set) var hasCapabilities = false
+    /// The server is draining: the outstanding request gets its reply, then the connection closes.
+    public private(set) var isDraining = false
     private let authenticator: Authenticator
     private let replayCache: NonceReplayCache
     private let serverNonce: String
@@ -119,6 +121,10 @@ public struct ServerConnectionStateMachine: Sendable {
     /// its `ERR` reply).
     public mutating func replyReady(_ reply: Message) -> Action {
         guard case let .processing(peer) = state else { return .none }
+        if isDraining {
+            state = .closed
+            return .sendAndClose(reply)
+        }
         if case let .error(code, _) = reply, code.closesConnection {
             state = .closed
             return .sendAndClose(reply)
@@ -142,9 +148,16 @@ public struct ServerConnectionStateMachine: Sendable {
         return .close
     }
 
-    /// The server is draining.
+    /// The server is draining (SIGTERM): an idle connection is told `ERR shutting_down` and
+    /// closed; one with a request in flight closes right after sending its reply.
     public mutating func shuttingDown() -> Action {
-        fail(.shuttingDown, "coordinator is shutting down")
+        switch state {
+        case .processing:
+            isDraining = true
+            return .none
+        default:
+            return fail(.shuttingDown, "coordinator is shutting down")
+        }
     }
 
     /// The connection went away.
