@@ -133,3 +133,24 @@ struct ShutdownTests {
         await #expect(throws: ReelProtocolError.self) { try await idle.request(.ping) }
     }
 }
+
+@Suite("Client request timeout", .timeLimit(.minutes(1)))
+struct ClientTimeoutTests {
+    @Test("a reply that does not come in time fails the request with timeout and closes the connection")
+    func timeout() async throws {
+        let auth = try Authenticator(secret: Samples.secret)
+        let server = try await ReelServer.start(
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0), authenticator: auth, handler: SlowHandler())
+        let port = try #require(server.localAddress?.port)
+        let client = try await ReelClient.connect(
+            configuration: ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "c"), authenticator: auth)
+        do {
+            _ = try await client.request(.status(job: nil), timeout: .milliseconds(50))
+            Issue.record("no timeout")
+        } catch let error as ReelProtocolError {
+            #expect(error.code == .timeout)
+        }
+        try await client.closeFuture.get()
+        try await server.close()
+    }
+}

@@ -75,9 +75,22 @@ public final class ReelClient: Sendable {
     }
 
     /// Sends `request` and waits for its reply.
-    /// - Throws: `ReelProtocolError` for an `ERR` reply or a closed connection.
-    public func request(_ request: Message) async throws -> Message {
+    /// - Parameter timeout: how long to wait for the reply (counted from the call, so it
+    ///   includes time queued behind earlier requests). On expiry the connection is closed —
+    ///   a late reply would desynchronise the strictly ordered stream — and every pending
+    ///   request fails with `ReelProtocolError` code `.timeout`. `nil` waits indefinitely
+    ///   (the server's own timeouts still apply).
+    /// - Throws: `ReelProtocolError` for an `ERR` reply, a timeout or a closed connection.
+    public func request(_ request: Message, timeout: TimeAmount? = nil) async throws -> Message {
         let reply = channel.eventLoop.makePromise(of: Message.self)
+        if let timeout {
+            let channel = channel
+            let timer = channel.eventLoop.scheduleTask(in: timeout) {
+                // Routed through the pipeline so the handler, the promises' only completer, fails them.
+                channel.pipeline.fireErrorCaught(ReelProtocolError(.timeout, "no reply to \(request.verb) within \(timeout)"))
+            }
+            reply.futureResult.whenComplete { _ in timer.cancel() }
+        }
         // A write on a closed channel never reaches the handler: fail the reply then.
         channel.writeAndFlush(OutboundRequest(message: request, reply: reply)).whenFailure { error in
             reply.fail(ReelProtocolError(.internal, "connection closed: \(error)"))

@@ -31,7 +31,7 @@ public struct ReelServerConfiguration: Sendable {
 
 /// A listening Reel protocol server: accepts agents and clients, authenticates them, and
 /// delegates their requests to a `ReelRequestHandler`. Each connection has its own pipeline
-/// (optional TLS → frame decoder → message encoder → idle timer → connection handler).
+/// (optional TLS → idle timer → frame decoder → message encoder → connection handler).
 public final class ReelServer: Sendable {
     private let channel: Channel
     private let quiesce: ServerQuiescingHelper
@@ -69,10 +69,11 @@ public final class ReelServer: Sendable {
                     if let tls = configuration.tls {
                         try sync.addHandler(NIOSSLServerHandler(context: tls))
                     }
+                    // Idle detection sees raw bytes, so a large payload trickling in is not "idle".
+                    try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
                     try sync.addHandler(ByteToMessageHandler(ReelFrameDecoder(
                         maxLineLength: configuration.maxLineLength, maxPayloadLength: configuration.maxPayloadLength)))
                     try sync.addHandler(MessageToByteHandler(ReelMessageEncoder()))
-                    try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
                     try sync.addHandler(ReelServerConnectionHandler(
                         machine: machine, requestHandler: handler, handshakeTimeout: configuration.handshakeTimeout))
                 }
