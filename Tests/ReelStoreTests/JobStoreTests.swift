@@ -53,6 +53,11 @@ struct JobStoreTests {
         let completion = try store.complete(finalise.lease, result: TaskResult(sha256: Self.sha, size: 9, key: "out/job.mp4"))
         #expect(completion == Completion(jobID: job, jobDone: true))
 
+        let tasks = try store.tasks(ofJob: job)
+        #expect(tasks.map(\.kind) == [.audio, .videoChunk, .videoChunk, .finalise])
+        #expect(tasks.map(\.state) == [.done, .done, .done, .done])
+        #expect(tasks.map { $0.result?.key } == ["chunks/1", "chunks/2", "chunks/3", "out/job.mp4"])
+
         let summary = try #require(try store.jobSummary(job))
         #expect(summary.state == .done)
         #expect(summary.outputKey == "out/job.mp4")
@@ -215,12 +220,12 @@ struct JobStoreTests {
         try store.agentHeartbeat(id)
         var listed = try store.agents()
         #expect(listed.count == 1)
-        #expect(listed[0].host == "h2" && listed[0].currentTask == task.id && listed[0].state == "online")
+        #expect(listed[0].host == "h2" && listed[0].currentTask == task.id && listed[0].state == .online)
         #expect(listed[0].heartbeatAgeMillis >= 0 && listed[0].heartbeatAgeMillis < 10_000)
         try store.complete(task.lease, result: Self.result(1))
-        try store.setAgentState(id, "offline")
+        try store.setAgentState(id, .offline)
         listed = try store.agents()
-        #expect(listed[0].currentTask == nil && listed[0].state == "offline")
+        #expect(listed[0].currentTask == nil && listed[0].state == .offline)
         try store.appendEvent(job: nil, agent: id, kind: "note", message: "hello")
         #expect(try store.events().last?.message == "hello")
     }

@@ -201,9 +201,21 @@ public final class JobStore: @unchecked Sendable {
         return (try row.string("composition"), try row.string("plan"), try row.string("settings"))
     }
 
-    /// Every task of a job (for the finaliser: chunk results in order).
-    public func tasks(ofJob job: Int64) throws -> [PGRow] {
-        try connection.query(Statements.tasksOfJob, [String(job)]).rows
+    /// Every task of a job, audio first, then chunks in order, then finalise (for the
+    /// finaliser: chunk results in order).
+    public func tasks(ofJob job: Int64) throws -> [TaskRecord] {
+        try connection.query(Statements.tasksOfJob, [String(job)]).rows.map { row in
+            guard let kind = JobTaskKind(rawValue: try row.string("kind")), let state = TaskState(rawValue: try row.string("state")) else {
+                throw PGError(sqlState: nil, message: "unknown task kind or state in task \(row["id"] ?? "")")
+            }
+            var result: TaskResult?
+            if let sha = row["result_sha256"], let key = row["result_key"] {
+                result = TaskResult(sha256: sha, size: try row.int64("result_size"), key: key)
+            }
+            return TaskRecord(id: try row.int64("id"), kind: kind, ordinal: try row.int("ordinal"),
+                              frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), state: state,
+                              attempts: try row.int("attempts"), epoch: try row.int64("epoch"), result: result)
+        }
     }
 
     // MARK: Agents
@@ -218,15 +230,16 @@ public final class JobStore: @unchecked Sendable {
         try connection.query(Statements.agentHeartbeat, [String(agent)])
     }
 
-    /// `online`, `draining` or `offline` (offline also clears its current task pointer).
-    public func setAgentState(_ agent: Int64, _ state: String) throws {
-        try connection.query(Statements.setAgentState, [String(agent), state])
+    /// Marks an agent online, draining or offline (offline also clears its current task pointer;
+    /// its lease, if any, runs out and is re-queued by `expireLeases`).
+    public func setAgentState(_ agent: Int64, _ state: AgentState) throws {
+        try connection.query(Statements.setAgentState, [String(agent), state.rawValue])
     }
 
     public func agents() throws -> [AgentRecord] {
         try connection.query(Statements.listAgents).rows.map { row in
             AgentRecord(id: try row.int64("id"), name: try row.string("name"), host: try row.string("host"),
-                        capabilities: try row.string("capabilities"), state: try row.string("state"),
+                        capabilities: try row.string("capabilities"), state: AgentState(rawValue: try row.string("state")) ?? .offline,
                         lastHeartbeatMillis: try row.int64("heartbeat_ms"), heartbeatAgeMillis: try row.int64("age_ms"),
                         currentTask: try row.optionalInt64("current_task"))
         }

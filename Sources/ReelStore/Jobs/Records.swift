@@ -175,6 +175,29 @@ public struct JobSummary: Hashable, Sendable {
     public var finishedAtMillis: Int64?
 }
 
+/// Whether an agent takes work (`agents.state`).
+public enum AgentState: String, Hashable, Sendable, Codable, CaseIterable {
+    case online
+    /// Finishing its current task, taking no new ones (SIGTERM).
+    case draining
+    /// Disconnected.
+    case offline
+}
+
+/// One task of a job as stored (the finaliser reads chunk results in order from these).
+public struct TaskRecord: Hashable, Sendable {
+    public var id: Int64
+    public var kind: JobTaskKind
+    public var ordinal: Int
+    public var frameStart: Int64
+    public var frameEnd: Int64
+    public var state: TaskState
+    public var attempts: Int
+    public var epoch: Int64
+    /// Set once the task is done.
+    public var result: TaskResult?
+}
+
 /// An agent as `reel agents` shows it.
 public struct AgentRecord: Hashable, Sendable {
     public var id: Int64
@@ -182,7 +205,7 @@ public struct AgentRecord: Hashable, Sendable {
     public var host: String
     /// Capabilities JSON as the coordinator stored it.
     public var capabilities: String
-    public var state: String
+    public var state: AgentState
     public var lastHeartbeatMillis: Int64
     /// Milliseconds since the last heartbeat, by the database clock.
     public var heartbeatAgeMillis: Int64
