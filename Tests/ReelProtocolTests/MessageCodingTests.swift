@@ -58,6 +58,13 @@ struct MessageCodingTests {
         #expect(throws: ReelProtocolError.self) {
             try Message.parse(line: "DATA offset=5 total=6 size=2", payload: [1, 2])
         }
+        // Hostile offsets must be refused, not overflow.
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "DATA offset=9223372036854775807 total=9223372036854775807 size=1", payload: [1])
+        }
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "PUT sha256=\(Samples.hashA) offset=9223372036854775807 total=0 size=1", payload: [1])
+        }
         #expect(try Message.parse(line: "SUBMIT size=3", payload: [1, 2, 3]) == .submit(document: [1, 2, 3]))
     }
 
@@ -68,3 +75,31 @@ struct MessageCodingTests {
 }
 
 import NIOCore
+
+@Suite("Parser robustness")
+struct ParserFuzzTests {
+    @Test("mutated sample lines never trap, and whatever parses re-encodes to a message that parses back equal")
+    func mutations() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("AZaz09 =%,:-_./\u{7F}\t".utf8) + [0xC3, 0xA9, 0xFF]
+        var parsed = 0
+        for round in 0..<5000 {
+            let message = Samples.messages[round % Samples.messages.count]
+            var bytes = Array(message.headerLine.utf8)
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let index = Int.random(in: 0...bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0 where index < bytes.count: bytes.remove(at: index)
+                case 1 where index < bytes.count: bytes[index] = alphabet.randomElement(using: &generator)!
+                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: index)
+                }
+            }
+            guard let line = String(validating: bytes, as: UTF8.self) else { continue }
+            guard let result = try? Message.parse(line: line, payload: message.payload) else { continue }
+            parsed += 1
+            let again = try Message.parse(line: result.headerLine, payload: result.payload)
+            #expect(again == result, "\(line)")
+        }
+        #expect(parsed > 0)
+    }
+}

@@ -28,7 +28,7 @@ struct TLSLoopbackTests {
                                  "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
                                  "-days", "1", "-keyout", key, "-out", cert])
         try #require(status == 0, "openssl failed")
-        let certificate = try NIOSSLCertificate(file: cert, format: .pem)
+        let certificate = try #require(try NIOSSLCertificate.fromPEMFile(cert).first)
         let serverTLS = try NIOSSLContext(configuration: .makeServerConfiguration(
             certificateChain: [.certificate(certificate)], privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
         var trusting = TLSConfiguration.makeClientConfiguration()

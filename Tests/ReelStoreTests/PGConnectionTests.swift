@@ -49,7 +49,7 @@ struct PGConnectionTests {
         let schema = try TestDatabase.Schema()
         let db = try schema.connect()
         try db.query("CREATE TABLE t (v integer)")
-        try db.transaction { try $0.query("INSERT INTO t VALUES (1)") }
+        _ = try db.transaction { try $0.query("INSERT INTO t VALUES (1)") }
         struct Boom: Error {}
         #expect(throws: Boom.self) {
             try db.transaction { db in

@@ -105,7 +105,7 @@ extension Message {
             let offset = try line.integer("offset")
             let total = try line.integer("total")
             let bytes = try body(&line)
-            guard offset + Int64(bytes.count) <= total else {
+            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
                 throw ReelProtocolError(.malformed, "DATA: offset + size exceeds total")
             }
             return .data(offset: offset, total: total, bytes: bytes)
@@ -122,7 +122,7 @@ extension Message {
             let offset = try line.integer("offset")
             let total = try line.integer("total")
             let bytes = try body(&line)
-            guard offset + Int64(bytes.count) <= total else {
+            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
                 throw ReelProtocolError(.malformed, "PUT: offset + size exceeds total")
             }
             return .put(sha256: sha, offset: offset, total: total, bytes: bytes)
@@ -139,5 +139,12 @@ extension Message {
         default:
             throw ReelProtocolError(.malformed, "unknown verb '\(line.verb)'")
         }
+    }
+
+    /// `offset + count <= total` without overflow (a hostile `offset` near `Int64.max` must be
+    /// refused, not trap).
+    private static func fits(offset: Int64, count: Int, total: Int64) -> Bool {
+        let (end, overflow) = offset.addingReportingOverflow(Int64(count))
+        return !overflow && end <= total
     }
 }

@@ -60,6 +60,7 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Runs `body` inside `BEGIN … COMMIT`; any error rolls back and is rethrown.
     /// Nested calls are not supported (PostgreSQL has no nested transactions; use savepoints).
+    @discardableResult
     public func transaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
         try query("BEGIN")
         do {
