@@ -40,7 +40,7 @@ struct SpecExampleTests {
     @Test("the spec has the expected examples")
     func inventory() throws {
         let names = try Self.examples().map(\.name)
-        #expect(names == ["agent-session", "stale-lease", "client-submit", "refused"])
+        #expect(names == ["agent-session", "stale-lease", "client-submit", "auth-vector", "refused"])
     }
 
     @Test("every example line parses, round-trips and is sent by the right side",
@@ -77,5 +77,22 @@ struct SpecExampleTests {
         let text = Array(line.dropFirst(prefix.count).dropLast().utf8)
         return text.count == size ? text : [UInt8](repeating: 0, count: size)
     }
-}
 
+    @Test("the auth-vector example's MACs are what the client and server state machines compute")
+    func authVector() throws {
+        let example = try #require(try Self.examples().first { $0.name == "auth-vector" })
+        let messages = try example.lines.map { try Message.parse(line: String($0.dropFirst(3))) }
+        let auth = try Authenticator(secret: Array("correct horse battery staple".utf8))
+        guard case let .hello(_, role, name, clientNonce) = messages[0], case let .challenge(serverNonce) = messages[1] else {
+            Issue.record("unexpected example shape"); return
+        }
+        var server = ServerConnectionStateMachine(authenticator: auth, replayCache: NonceReplayCache(),
+                                                  serverNonce: serverNonce, connectionID: 1)
+        var client = ClientConnectionStateMachine(role: role, name: name, authenticator: auth, clientNonce: clientNonce)
+        #expect(client.connected() == .send(messages[0]))
+        #expect(server.received(messages[0]) == .send(messages[1]))
+        #expect(client.received(messages[1]) == .send(messages[2]))
+        #expect(server.received(messages[2]) == .authenticated(Peer(role: role, name: name, connectionID: 1), welcome: messages[3]))
+        #expect(client.received(messages[3]) == .handshakeSucceeded(next: nil))
+    }
+}
