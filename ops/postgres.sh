@@ -33,7 +33,14 @@ case $command in
 start)
     [ $# -eq 3 ] || usage
     port=$3
-    if [ "$(id -u)" = 0 ]; then chown postgres: "$datadir"; chmod 700 "$datadir"; fi
+    if [ "$(id -u)" = 0 ]; then
+        chown postgres: "$datadir"; chmod 700 "$datadir"
+        # e.g. a directory under /root (mode 700): the postgres user cannot reach it.
+        runuser -u postgres -- test -w "$datadir" || {
+            echo "postgres.sh: user postgres cannot reach $datadir (a parent directory is not traversable); use a directory such as /var/tmp/…" >&2
+            exit 1
+        }
+    fi
     if [ ! -f "$datadir/PG_VERSION" ]; then
         as_owner "$bin/initdb" -D "$datadir" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$datadir/../$(basename "$datadir").initdb.log" 2>&1 \
             || { cat "$datadir/../$(basename "$datadir").initdb.log" >&2; exit 1; }
