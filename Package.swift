@@ -59,7 +59,9 @@ let package = Package(
             "ReelProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
-        ], resources: [.copy("Golden")]),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
         .testTarget(name: "ReelIntegrationTests", dependencies: ["ReelMedia", "ReelCore"]),
     ]

@@ -1,0 +1,85 @@
+import Crypto
+import Foundation
+
+/// The shared-secret challenge/response of proto/PROTOCOL.md §3.
+///
+/// Both MACs are HMAC-SHA256 over both nonces, the role and the name, with distinct labels
+/// for the two directions, so the secret never crosses the wire, each MAC is single-use,
+/// and the client verifies the server as well (mutual authentication). Comparisons are
+/// constant-time. A value type holding only the key: cheap to copy into every connection.
+public struct Authenticator: Sendable {
+    /// The raw secret (`SymmetricKey` is not `Sendable`, so the key is rebuilt per MAC).
+    private let secret: [UInt8]
+
+    /// The shortest secret accepted, in bytes.
+    public static let minimumSecretLength = 16
+
+    /// - Throws: if `secret` is shorter than `minimumSecretLength`.
+    public init(secret: [UInt8]) throws {
+        guard secret.count >= Authenticator.minimumSecretLength else {
+            throw ReelProtocolError(.authFailed, "the shared secret must be at least \(Authenticator.minimumSecretLength) bytes")
+        }
+        self.secret = secret
+    }
+
+    /// Reads a secret file: its bytes, minus one trailing newline (as `echo > file` leaves).
+    public init(secretFile path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ReelProtocolError(.authFailed, "cannot read secret file \(path)")
+        }
+        var bytes = [UInt8](data)
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        try self.init(secret: bytes)
+    }
+
+    /// A fresh 32-byte nonce from the system CSPRNG, as 64 lower-case hex digits.
+    public static func makeNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return hex((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
+    /// What the client sends in `AUTH mac=`.
+    public func clientMAC(role: PeerRole, name: String, serverNonce: String, clientNonce: String) -> String {
+        mac(label: "client", role: role, name: name, serverNonce: serverNonce, clientNonce: clientNonce)
+    }
+
+    /// What the server sends in `WELCOME mac=`.
+    public func serverMAC(role: PeerRole, name: String, serverNonce: String, clientNonce: String) -> String {
+        mac(label: "server", role: role, name: name, serverNonce: serverNonce, clientNonce: clientNonce)
+    }
+
+    /// Constant-time check of a client's `AUTH mac=`.
+    public func verifyClientMAC(_ candidate: String, role: PeerRole, name: String, serverNonce: String, clientNonce: String) -> Bool {
+        Authenticator.constantTimeEqual(candidate, clientMAC(role: role, name: name, serverNonce: serverNonce, clientNonce: clientNonce))
+    }
+
+    /// Constant-time check of a server's `WELCOME mac=`.
+    public func verifyServerMAC(_ candidate: String, role: PeerRole, name: String, serverNonce: String, clientNonce: String) -> Bool {
+        Authenticator.constantTimeEqual(candidate, serverMAC(role: role, name: name, serverNonce: serverNonce, clientNonce: clientNonce))
+    }
+
+    private func mac(label: String, role: PeerRole, name: String, serverNonce: String, clientNonce: String) -> String {
+        let message = "\(ProtocolLimits.version)|\(label)|\(role.rawValue)|\(name)|\(serverNonce)|\(clientNonce)"
+        return Authenticator.hex(Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: SymmetricKey(data: secret))))
+    }
+
+    /// Compares without an early exit, so timing does not reveal the matching prefix length.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,115 @@
+extension Message {
+    /// The header line without its `\n`, keys in the order proto/PROTOCOL.md lists them.
+    public var headerLine: String {
+        var line = LineWriter(verb)
+        switch self {
+        case let .hello(version, role, name, clientNonce):
+            line.positional(version)
+            line.add("role", role.rawValue)
+            line.add("name", name)
+            line.add("cnonce", clientNonce)
+        case let .challenge(nonce):
+            line.add("nonce", nonce)
+        case let .auth(mac), let .welcome(mac):
+            line.add("mac", mac)
+        case .ping, .pong, .quit, .bye, .ok, .noTask, .agents:
+            break
+        case let .error(code, message):
+            // ERR's text is raw (§2): keep it on one line by replacing control characters.
+            let text = String(String.UnicodeScalarView(message.unicodeScalars.map {
+                $0.value < 0x20 || $0.value == 0x7F ? " " : $0
+            }))
+            return text.isEmpty ? "ERR \(code.rawValue)" : "ERR \(code.rawValue) \(text)"
+        case let .capabilities(caps):
+            line.add("threads", caps.threads)
+            line.add("encoders", list: caps.encoders)
+            line.add("cache", caps.cacheBytes)
+            line.add("host", caps.host)
+        case let .claim(wait):
+            line.add("wait", wait)
+        case let .task(assignment, specification):
+            line.add("task", assignment.task)
+            line.add("job", assignment.job)
+            line.add("kind", assignment.kind.rawValue)
+            line.add("start", assignment.frameStart)
+            line.add("end", assignment.frameEnd)
+            line.add("epoch", assignment.epoch)
+            line.add("expires", assignment.expiresAtMillis)
+            line.add("size", specification.count)
+        case let .heartbeat(task, epoch), let .release(task, epoch):
+            line.add("task", task)
+            line.add("epoch", epoch)
+        case let .lease(task, epoch, expires):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("expires", expires)
+        case let .lost(task), let .accepted(task):
+            line.add("task", task)
+        case let .progress(task, epoch, frames):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("frames", frames)
+        case let .result(task, epoch, sha256, data):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("sha256", sha256)
+            line.add("size", data.count)
+        case let .fail(task, epoch, reason):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("reason", reason)
+        case let .fetch(sha256, offset, length):
+            line.add("sha256", sha256)
+            line.add("offset", offset)
+            line.add("length", length)
+        case let .data(offset, total, bytes):
+            line.add("offset", offset)
+            line.add("total", total)
+            line.add("size", bytes.count)
+        case let .submit(document):
+            line.add("size", document.count)
+        case let .job(id, missing):
+            line.add("job", id)
+            line.add("missing", list: missing)
+        case let .put(sha256, offset, total, bytes):
+            line.add("sha256", sha256)
+            line.add("offset", offset)
+            line.add("total", total)
+            line.add("size", bytes.count)
+        case let .stored(sha256, have, total):
+            line.add("sha256", sha256)
+            line.add("have", have)
+            line.add("total", total)
+        case let .status(job):
+            if let job { line.add("job", job) }
+        case let .report(json):
+            line.add("size", json.count)
+        case let .cancel(job), let .retry(job):
+            line.add("job", job)
+        case let .output(job, offset, length):
+            line.add("job", job)
+            line.add("offset", offset)
+            line.add("length", length)
+        }
+        return line.text
+    }
+
+    /// The payload that follows the header line, for the verbs that carry one.
+    public var payload: [UInt8]? {
+        switch self {
+        case let .task(_, bytes), let .result(_, _, _, bytes), let .data(_, _, bytes), let .submit(bytes),
+             let .put(_, _, _, bytes), let .report(bytes):
+            bytes
+        default:
+            nil
+        }
+    }
+
+    /// The exact wire bytes: header line, `\n`, then the payload if any.
+    public func encode() -> [UInt8] {
+        var bytes = Array(headerLine.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        if let payload { bytes.append(contentsOf: payload) }
+        return bytes
+    }
+}

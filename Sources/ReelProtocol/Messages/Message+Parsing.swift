@@ -1,0 +1,150 @@
+extension Message {
+    /// Parses one line (without `\n`) and the payload the framer read after it.
+    ///
+    /// Total: any input either yields the message it encodes or throws a
+    /// `ReelProtocolError` with code `.malformed` naming the problem. `payload` must be
+    /// non-nil exactly when the line has `size=` (the framer guarantees it), and its length
+    /// must equal `size`.
+    public static func parse(line text: String, payload: [UInt8]? = nil) throws(ReelProtocolError) -> Message {
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw ReelProtocolError(.malformed, "control character in line")
+        }
+        if text == "ERR" || text.hasPrefix("ERR ") {
+            return try parseError(text)
+        }
+        var line = try ProtocolLine(parsing: text)
+        let message = try parseFields(&line, payload: payload)
+        try line.finish()
+        return message
+    }
+
+    private static func parseError(_ text: String) throws(ReelProtocolError) -> Message {
+        let rest = text.dropFirst(4)
+        let code = rest.prefix { $0 != " " }
+        guard !code.isEmpty, ProtocolLine.isValidKey(code) else {
+            throw ReelProtocolError(.malformed, "ERR needs a code")
+        }
+        let message = rest.dropFirst(code.count).dropFirst()
+        if message.isEmpty && rest.count > code.count {
+            throw ReelProtocolError(.malformed, "ERR with a trailing space and no text")
+        }
+        return .error(code: .init(String(code)), message: String(message))
+    }
+
+    private static func parseFields(_ line: inout ProtocolLine, payload: [UInt8]?) throws(ReelProtocolError) -> Message {
+        /// The payload announced by `size=`; consumed here so `finish()` accepts it.
+        func body(_ line: inout ProtocolLine) throws(ReelProtocolError) -> [UInt8] {
+            let size = try line.integer("size", in: 0...Int64(ProtocolLimits.maxPayloadLength))
+            guard let payload, payload.count == size else {
+                throw ReelProtocolError(.malformed, "\(line.verb): payload length does not match size=\(size)")
+            }
+            return payload
+        }
+        if payload != nil, !["TASK", "RESULT", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
+            throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
+        }
+        let id: ClosedRange<Int64> = 1...Int64.max
+        switch line.verb {
+        case "HELLO":
+            let version = try line.positional("protocol version")
+            let roleName = try line.string("role")
+            guard let role = PeerRole(rawValue: roleName) else {
+                throw ReelProtocolError(.malformed, "HELLO: unknown role '\(roleName)'")
+            }
+            return .hello(version: version, role: role, name: try line.name("name"), clientNonce: try line.hex256("cnonce"))
+        case "CHALLENGE": return .challenge(nonce: try line.hex256("nonce"))
+        case "AUTH": return .auth(mac: try line.hex256("mac"))
+        case "WELCOME": return .welcome(mac: try line.hex256("mac"))
+        case "PING": return .ping
+        case "PONG": return .pong
+        case "QUIT": return .quit
+        case "BYE": return .bye
+        case "OK": return .ok
+        case "CAPS":
+            return .capabilities(AgentCapabilities(
+                threads: Int(try line.integer("threads", in: 1...4096)),
+                encoders: try line.list("encoders"),
+                cacheBytes: try line.integer("cache"),
+                host: try line.name("host")))
+        case "CLAIM":
+            return .claim(waitSeconds: Int(try line.integer("wait", in: 0...Int64(ProtocolLimits.maxClaimWait))))
+        case "TASK":
+            let task = try line.integer("task", in: id)
+            let job = try line.integer("job", in: id)
+            let kindName = try line.string("kind")
+            guard let kind = TaskKind(rawValue: kindName) else {
+                throw ReelProtocolError(.malformed, "TASK: unknown kind '\(kindName)'")
+            }
+            let start = try line.integer("start")
+            let end = try line.integer("end")
+            guard start <= end else { throw ReelProtocolError(.malformed, "TASK: start > end") }
+            let assignment = TaskAssignment(task: task, job: job, kind: kind, frameStart: start, frameEnd: end,
+                                            epoch: try line.integer("epoch", in: id), expiresAtMillis: try line.integer("expires"))
+            return .task(assignment, specification: try body(&line))
+        case "NONE": return .noTask
+        case "HEARTBEAT": return .heartbeat(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id))
+        case "LEASE":
+            return .lease(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
+                          expiresAtMillis: try line.integer("expires"))
+        case "LOST": return .lost(task: try line.integer("task", in: id))
+        case "PROGRESS":
+            return .progress(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
+                             frames: try line.integer("frames"))
+        case "RESULT":
+            return .result(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
+                           sha256: try line.hex256("sha256"), data: try body(&line))
+        case "ACCEPTED": return .accepted(task: try line.integer("task", in: id))
+        case "FAIL":
+            return .fail(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
+                         reason: try line.string("reason"))
+        case "RELEASE": return .release(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id))
+        case "FETCH":
+            return .fetch(sha256: try line.hex256("sha256"), offset: try line.integer("offset"),
+                          length: try line.integer("length", in: 1...Int64(ProtocolLimits.maxPayloadLength)))
+        case "DATA":
+            let offset = try line.integer("offset")
+            let total = try line.integer("total")
+            let bytes = try body(&line)
+            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
+                throw ReelProtocolError(.malformed, "DATA: offset + size exceeds total")
+            }
+            return .data(offset: offset, total: total, bytes: bytes)
+        case "SUBMIT": return .submit(document: try body(&line))
+        case "JOB":
+            let job = try line.integer("job", in: id)
+            let missing = try line.list("missing")
+            guard missing.allSatisfy(ProtocolLine.isHex256) else {
+                throw ReelProtocolError(.malformed, "JOB: missing= must list SHA-256 hashes")
+            }
+            return .job(id: job, missing: missing)
+        case "PUT":
+            let sha = try line.hex256("sha256")
+            let offset = try line.integer("offset")
+            let total = try line.integer("total")
+            let bytes = try body(&line)
+            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
+                throw ReelProtocolError(.malformed, "PUT: offset + size exceeds total")
+            }
+            return .put(sha256: sha, offset: offset, total: total, bytes: bytes)
+        case "STORED":
+            return .stored(sha256: try line.hex256("sha256"), have: try line.integer("have"), total: try line.integer("total"))
+        case "STATUS": return .status(job: try line.optionalInteger("job", in: id))
+        case "AGENTS": return .agents
+        case "REPORT": return .report(json: try body(&line))
+        case "CANCEL": return .cancel(job: try line.integer("job", in: id))
+        case "RETRY": return .retry(job: try line.integer("job", in: id))
+        case "OUTPUT":
+            return .output(job: try line.integer("job", in: id), offset: try line.integer("offset"),
+                           length: try line.integer("length", in: 1...Int64(ProtocolLimits.maxPayloadLength)))
+        default:
+            throw ReelProtocolError(.malformed, "unknown verb '\(line.verb)'")
+        }
+    }
+
+    /// `offset + count <= total` without overflow (a hostile `offset` near `Int64.max` must be
+    /// refused, not trap).
+    private static func fits(offset: Int64, count: Int, total: Int64) -> Bool {
+        let (end, overflow) = offset.addingReportingOverflow(Int64(count))
+        return !overflow && end <= total
+    }
+}

@@ -1,0 +1,184 @@
+/// Which side of the protocol a connected peer is (`HELLO … role=`).
+public enum PeerRole: String, Hashable, Sendable, CaseIterable {
+    /// A render agent: claims tasks, heartbeats, uploads results, fetches sources.
+    case agent
+    /// An operator client: submits jobs, uploads assets, reads status and outputs.
+    case client
+}
+
+/// Every message of protocol `reel/1` (proto/PROTOCOL.md §3–4), requests and replies alike.
+///
+/// `encode()` produces the exact wire bytes (line, `\n`, payload); `Message.parse(line:payload:)`
+/// is its total inverse and rejects anything the grammar does not allow. Payload-carrying
+/// cases hold their bytes; their `size=` is always derived from the bytes, never stored.
+public enum Message: Hashable, Sendable {
+    // Handshake (§3).
+    /// `HELLO reel/1 role= name= cnonce=` — the connecting peer's first line.
+    case hello(version: String, role: PeerRole, name: String, clientNonce: String)
+    /// `CHALLENGE nonce=` — the server's fresh nonce.
+    case challenge(nonce: String)
+    /// `AUTH mac=` — the client's HMAC over both nonces.
+    case auth(mac: String)
+    /// `WELCOME mac=` — the server's HMAC, proving it knows the secret too.
+    case welcome(mac: String)
+
+    // Any role (§4.1).
+    case ping
+    case pong
+    case quit
+    case bye
+    /// `OK` — a request succeeded and has nothing to return.
+    case ok
+    /// `ERR code text` — a request failed (§6).
+    case error(code: ReelProtocolError.Code, message: String)
+
+    // Agents (§4.2).
+    /// `CAPS threads= encoders= cache= host=`.
+    case capabilities(AgentCapabilities)
+    /// `CLAIM wait=` — long-poll for one task, `0...60` s.
+    case claim(waitSeconds: Int)
+    /// `TASK …` + the task specification (JSON, opaque here).
+    case task(TaskAssignment, specification: [UInt8])
+    /// `NONE` — no task became claimable within the wait.
+    case noTask
+    /// `HEARTBEAT task= epoch=` — renew a lease.
+    case heartbeat(task: Int64, epoch: Int64)
+    /// `LEASE task= epoch= expires=` — the renewed lease, expiry in ms since the Unix epoch.
+    case lease(task: Int64, epoch: Int64, expiresAtMillis: Int64)
+    /// `LOST task=` — the lease is gone; stop and discard.
+    case lost(task: Int64)
+    /// `PROGRESS task= epoch= frames=`.
+    case progress(task: Int64, epoch: Int64, frames: Int64)
+    /// `RESULT task= epoch= sha256= size=` + the task's output.
+    case result(task: Int64, epoch: Int64, sha256: String, data: [UInt8])
+    /// `ACCEPTED task=` — the result was verified and stored.
+    case accepted(task: Int64)
+    /// `FAIL task= epoch= reason=` — rendering failed.
+    case fail(task: Int64, epoch: Int64, reason: String)
+    /// `RELEASE task= epoch=` — hand the task back un-attempted.
+    case release(task: Int64, epoch: Int64)
+    /// `FETCH sha256= offset= length=` — read a source range by content hash.
+    case fetch(sha256: String, offset: Int64, length: Int64)
+    /// `DATA offset= total= size=` + bytes — a range of a source or an output.
+    case data(offset: Int64, total: Int64, bytes: [UInt8])
+
+    // Operator clients (§4.3).
+    /// `SUBMIT size=` + the submission JSON.
+    case submit(document: [UInt8])
+    /// `JOB job= missing=` — the new job and the asset hashes still to upload.
+    case job(id: Int64, missing: [String])
+    /// `PUT sha256= offset= total= size=` + bytes of an asset.
+    case put(sha256: String, offset: Int64, total: Int64, bytes: [UInt8])
+    /// `STORED sha256= have= total=`.
+    case stored(sha256: String, have: Int64, total: Int64)
+    /// `STATUS [job=]`.
+    case status(job: Int64?)
+    /// `AGENTS`.
+    case agents
+    /// `REPORT size=` + a JSON report.
+    case report(json: [UInt8])
+    /// `CANCEL job=`.
+    case cancel(job: Int64)
+    /// `RETRY job=`.
+    case retry(job: Int64)
+    /// `OUTPUT job= offset= length=` — read a range of a finished job's output.
+    case output(job: Int64, offset: Int64, length: Int64)
+}
+
+/// What an agent can do (`CAPS`).
+public struct AgentCapabilities: Hashable, Sendable, Codable {
+    /// Encoder threads the agent uses per task.
+    public var threads: Int
+    /// Encoder names available (`libx264`, `aac`, …).
+    public var encoders: [String]
+    /// Bytes of source cache.
+    public var cacheBytes: Int64
+    /// The agent's host name.
+    public var host: String
+
+    public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String) {
+        self.threads = threads; self.encoders = encoders; self.cacheBytes = cacheBytes; self.host = host
+    }
+}
+
+/// The kind of a task, as the store and `TASK kind=` name it.
+public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable {
+    case videoChunk = "video_chunk"
+    case audio
+    case finalise
+}
+
+/// A claimed task under its lease (`TASK` without its specification payload).
+public struct TaskAssignment: Hashable, Sendable {
+    public var task: Int64
+    public var job: Int64
+    public var kind: TaskKind
+    /// First frame of a video chunk (0 for other kinds).
+    public var frameStart: Int64
+    /// One past the last frame (0 for other kinds).
+    public var frameEnd: Int64
+    /// The fencing epoch every later message about this task must carry.
+    public var epoch: Int64
+    /// Lease expiry in milliseconds since the Unix epoch.
+    public var expiresAtMillis: Int64
+
+    public init(task: Int64, job: Int64, kind: TaskKind, frameStart: Int64, frameEnd: Int64, epoch: Int64, expiresAtMillis: Int64) {
+        self.task = task; self.job = job; self.kind = kind; self.frameStart = frameStart; self.frameEnd = frameEnd
+        self.epoch = epoch; self.expiresAtMillis = expiresAtMillis
+    }
+}
+
+extension Message {
+    /// The verb on the wire.
+    public var verb: String {
+        switch self {
+        case .hello: "HELLO"
+        case .challenge: "CHALLENGE"
+        case .auth: "AUTH"
+        case .welcome: "WELCOME"
+        case .ping: "PING"
+        case .pong: "PONG"
+        case .quit: "QUIT"
+        case .bye: "BYE"
+        case .ok: "OK"
+        case .error: "ERR"
+        case .capabilities: "CAPS"
+        case .claim: "CLAIM"
+        case .task: "TASK"
+        case .noTask: "NONE"
+        case .heartbeat: "HEARTBEAT"
+        case .lease: "LEASE"
+        case .lost: "LOST"
+        case .progress: "PROGRESS"
+        case .result: "RESULT"
+        case .accepted: "ACCEPTED"
+        case .fail: "FAIL"
+        case .release: "RELEASE"
+        case .fetch: "FETCH"
+        case .data: "DATA"
+        case .submit: "SUBMIT"
+        case .job: "JOB"
+        case .put: "PUT"
+        case .stored: "STORED"
+        case .status: "STATUS"
+        case .agents: "AGENTS"
+        case .report: "REPORT"
+        case .cancel: "CANCEL"
+        case .retry: "RETRY"
+        case .output: "OUTPUT"
+        }
+    }
+
+    /// The roles that may send this message as a request once ready; `nil` for handshake
+    /// messages and replies (which a ready server never accepts).
+    public var requestRoles: Set<PeerRole>? {
+        switch self {
+        case .ping, .quit: [.agent, .client]
+        case .capabilities, .claim, .heartbeat, .progress, .result, .fail, .release, .fetch: [.agent]
+        case .submit, .put, .status, .agents, .cancel, .retry, .output: [.client]
+        case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,
+             .accepted, .data, .job, .stored, .report:
+            nil
+        }
+    }
+}

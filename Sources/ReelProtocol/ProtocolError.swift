@@ -1,0 +1,54 @@
+/// An error of the Reel line protocol: a `Code` from proto/PROTOCOL.md §6 plus a human message.
+///
+/// Thrown by the parser, the framer and the state machines, and by a `ReelRequestHandler`
+/// to make the server answer `ERR code message`. Extensible like postgres-nio's `PSQLError`:
+/// codes are a struct with static members, so a peer's unknown code still parses.
+public struct ReelProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A machine-readable error code (`[a-z_]+`), as sent after `ERR`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let malformed = Code("malformed")
+        public static let lineTooLong = Code("line_too_long")
+        public static let payloadTooLarge = Code("payload_too_large")
+        public static let unsupportedVersion = Code("unsupported_version")
+        public static let notAuthenticated = Code("not_authenticated")
+        public static let authFailed = Code("auth_failed")
+        public static let replayedNonce = Code("replayed_nonce")
+        public static let forbidden = Code("forbidden")
+        public static let busy = Code("busy")
+        public static let timeout = Code("timeout")
+        public static let noCapabilities = Code("no_capabilities")
+        public static let notFound = Code("not_found")
+        public static let staleEpoch = Code("stale_epoch")
+        public static let checksumMismatch = Code("checksum_mismatch")
+        public static let badRange = Code("bad_range")
+        public static let notReady = Code("not_ready")
+        public static let conflict = Code("conflict")
+        public static let invalidComposition = Code("invalid_composition")
+        public static let shuttingDown = Code("shutting_down")
+        public static let `internal` = Code("internal")
+
+        /// Codes after which the server closes the connection (§6 "closes").
+        public var closesConnection: Bool {
+            [.lineTooLong, .payloadTooLarge, .unsupportedVersion, .notAuthenticated, .authFailed,
+             .replayedNonce, .busy, .timeout, .shuttingDown].contains(self)
+        }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// The `ERR` reply carrying this error (control characters in the message are replaced,
+    /// since the `ERR` text is raw and must stay on one line).
+    public var reply: Message { .error(code: code, message: message) }
+}

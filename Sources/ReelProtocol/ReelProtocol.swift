@@ -1,1 +1,0 @@
-// ReelProtocol: the line protocol of proto/ (issue 4).

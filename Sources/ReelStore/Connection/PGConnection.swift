@@ -1,0 +1,115 @@
+import CLibPQ
+import Foundation
+
+/// One libpq connection (`PGconn`), synchronous and small: the coordinator owns one per
+/// dedicated thread or actor.
+///
+/// Owns its `PGconn` and frees it in `deinit` (`PQfinish`). `@unchecked Sendable` because a
+/// libpq connection may move between threads but must be used by **one thread at a time**:
+/// callers serialise access (an actor, a lock or a single thread), which is what "synchronous
+/// and owned by one worker" means here.
+public final class PGConnection: @unchecked Sendable {
+    private let connection: OpaquePointer
+
+    /// Connects with a libpq connection string — `key=value` conninfo or a
+    /// `postgresql://` URL. An empty string means "everything from the `PG*` environment
+    /// variables and defaults", exactly as libpq does.
+    public init(_ conninfo: String) throws {
+        guard let connection = PQconnectdb(conninfo) else {
+            throw PGError(sqlState: nil, message: "out of memory creating a libpq connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = PGConnection.trimmed(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PGError(sqlState: nil, message: message)
+        }
+        self.connection = connection
+        // Notices (e.g. "relation already exists, skipping") would go to stderr otherwise.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+    }
+
+    /// The connection string operators expect: `$DATABASE_URL` if set, else `""` (libpq then
+    /// reads `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGPASSWORD`, … itself).
+    public static func conninfoFromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        environment["DATABASE_URL"] ?? ""
+    }
+
+    deinit {
+        PQfinish(connection)
+    }
+
+    /// Runs one statement with `$1…$n` text parameters (`nil` is SQL NULL) via `PQexecParams`.
+    /// Parameters are never spliced into SQL, so values need no escaping.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
+        // libpq wants C strings that live for the call: duplicate, and free them in one place.
+        let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for pointer in cStrings { free(pointer) } }
+        let result = cStrings.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                PQexecParams(connection, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+            }
+        }
+        return try consume(result, sql: sql)
+    }
+
+    /// Runs a script of one or more statements without parameters (`PQexec`), e.g. a migration.
+    public func execute(script sql: String) throws {
+        _ = try consume(PQexec(connection, sql), sql: sql)
+    }
+
+    /// Runs `body` inside `BEGIN … COMMIT`; any error rolls back and is rethrown.
+    /// Nested calls are not supported (PostgreSQL has no nested transactions; use savepoints).
+    @discardableResult
+    public func transaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try query("BEGIN")
+        do {
+            let value = try body(self)
+            try query("COMMIT")
+            return value
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Whether the connection is still usable (`PQstatus`).
+    public var isOpen: Bool { PQstatus(connection) == CONNECTION_OK }
+
+    /// Copies a `PGresult` into Swift values and frees it (the single owner of every result).
+    private func consume(_ result: OpaquePointer?, sql: String) throws -> PGResult {
+        guard let result else {
+            throw PGError(sqlState: nil, message: PGConnection.trimmed(PQerrorMessage(connection)), statement: PGConnection.firstLine(sql))
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            break
+        default:
+            let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PGError(sqlState: sqlState, message: PGConnection.trimmed(PQresultErrorMessage(result)),
+                          statement: PGConnection.firstLine(sql))
+        }
+        let columnCount = PQnfields(result), rowCount = PQntuples(result)
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        var rows: [[String?]] = []
+        rows.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            rows.append((0..<columnCount).map { column in
+                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+            })
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PGResult(columns: columns, rows: rows, affectedRows: affected)
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown libpq error" }
+        return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func firstLine(_ sql: String) -> String {
+        let line = sql.split(separator: "\n").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? ""
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+}

@@ -1,0 +1,328 @@
+/// Jobs, tasks, leases, agents, events and assets in PostgreSQL — the farm's only durable
+/// state. Every operation is one transaction on the store's connection, built from the named
+/// statements in `Statements`.
+///
+/// Leases: a claim sets owner, expiry and a new fencing epoch; every holder operation
+/// (`renew`, `recordProgress`, `complete`, `fail`, `release`) presents its `Lease` and is
+/// refused with `JobStoreError.staleEpoch` unless task, epoch and owner are still current.
+///
+/// `@unchecked Sendable` like its `PGConnection`: use one store from one thread at a time
+/// (the coordinator gives each store its own connection and worker).
+public final class JobStore: @unchecked Sendable {
+    public let connection: PGConnection
+
+    public init(connection: PGConnection) {
+        self.connection = connection
+    }
+
+    // MARK: Jobs
+
+    /// Creates a job and its tasks atomically. The job starts `queued`, or `waiting` when
+    /// `job.waitingForAssets` (then `assetStored` releases it once every asset is stored).
+    /// - Returns: the job id.
+    public func createJob(_ job: NewJob) throws -> Int64 {
+        try connection.transaction { db in
+            let state: JobState = job.waitingForAssets ? .waiting : .queued
+            let id = try db.query(Statements.insertJob, [state.rawValue, job.composition, job.plan, job.settings])
+                .rows[0].int64("id")
+            for task in job.tasks {
+                try db.query(Statements.insertTask, [String(id), task.kind.rawValue, String(task.ordinal),
+                                                     String(task.frameStart), String(task.frameEnd), task.spec,
+                                                     String(task.maxAttempts)])
+            }
+            for hash in job.assets {
+                try db.query(Statements.insertJobAsset, [String(id), hash])
+            }
+            if job.waitingForAssets {
+                try db.query(Statements.releaseWaitingJob, [String(id)])
+            }
+            try appendEvent(db, job: id, kind: "submitted", message: "\(job.tasks.count) tasks")
+            return id
+        }
+    }
+
+    /// Claims the next task for `agent` under a lease of `leaseSeconds`; `nil` when nothing
+    /// is claimable. Oldest job first; within a job audio, then video chunks in order, then
+    /// the finalise task once all others are done. Concurrent claimers never get the same task.
+    public func claimTask(agent: Int64, leaseSeconds: Double) throws -> ClaimedTask? {
+        try connection.transaction { db in
+            guard let row = try db.query(Statements.claimTask, [String(agent), String(leaseSeconds)]).singleRow() else {
+                return nil
+            }
+            guard let kind = JobTaskKind(rawValue: try row.string("kind")) else {
+                throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
+            }
+            let task = ClaimedTask(
+                id: try row.int64("id"), jobID: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
+                frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
+                epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
+                leaseExpiresAtMillis: try row.int64("expires_ms"), leaseOwner: agent)
+            try db.query(Statements.markJobClaimed, [String(task.jobID), kind.rawValue])
+            try db.query(Statements.setAgentTask, [String(agent), String(task.id)])
+            try appendEvent(db, job: task.jobID, task: task.id, agent: agent, kind: "claimed",
+                            message: "epoch \(task.epoch), attempt \(task.attempts)")
+            return task
+        }
+    }
+
+    /// Extends a live lease to now + `leaseSeconds`.
+    /// - Returns: the new expiry (ms since the Unix epoch).
+    /// - Throws: `JobStoreError.staleEpoch` when the lease is no longer held or has expired.
+    public func renewLease(_ lease: Lease, leaseSeconds: Double) throws -> Int64 {
+        try connection.transaction { db in
+            guard let row = try db.query(Statements.renewLease, fenced(lease) + [String(leaseSeconds)]).singleRow() else {
+                throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
+            }
+            return try row.int64("expires_ms")
+        }
+    }
+
+    /// Records frames done (for status); does not renew the lease.
+    public func recordProgress(_ lease: Lease, frames: Int64) throws {
+        let result = try connection.query(Statements.recordProgress, fenced(lease) + [String(frames)])
+        guard result.affectedRows == 1 else { throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch) }
+    }
+
+    /// Accepts a verified result under the current lease. Completing the finalise task
+    /// completes the job (its output is the finalise task's result key).
+    /// - Throws: `JobStoreError.staleEpoch` when another epoch or owner holds the task.
+    @discardableResult
+    public func complete(_ lease: Lease, result: TaskResult) throws -> Completion {
+        try connection.transaction { db in
+            guard let row = try db.query(Statements.completeTask, fenced(lease) + [result.sha256, String(result.size), result.key])
+                .singleRow() else {
+                throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
+            }
+            let job = try row.int64("job_id")
+            try db.query(Statements.clearAgentTask, [String(lease.agent), String(lease.task)])
+            var jobDone = false
+            if try row.string("kind") == JobTaskKind.finalise.rawValue {
+                jobDone = try db.query(Statements.finishJob, [String(job), result.key]).affectedRows == 1
+            } else {
+                try db.query(Statements.touchJob, [String(job)])
+            }
+            try appendEvent(db, job: job, task: lease.task, agent: lease.agent, kind: "completed",
+                            message: "\(result.size) bytes sha256 \(result.sha256)")
+            return Completion(jobID: job, jobDone: jobDone)
+        }
+    }
+
+    /// Reports a failed attempt: the task is re-queued while attempts remain; on the last
+    /// attempt the task and its job fail (and the job's other open tasks are cancelled).
+    public func fail(_ lease: Lease, message: String) throws -> FailureOutcome {
+        try connection.transaction { db in
+            guard let row = try db.query(Statements.failTask, fenced(lease) + [message]).singleRow() else {
+                throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
+            }
+            let job = try row.int64("job_id")
+            try db.query(Statements.clearAgentTask, [String(lease.agent), String(lease.task)])
+            try appendEvent(db, job: job, task: lease.task, agent: lease.agent, kind: "failed", message: message)
+            if try row.string("state") == TaskState.failed.rawValue {
+                try failJob(db, job: job, message: "task \(lease.task) failed: \(message)")
+                return .jobFailed(jobID: job)
+            }
+            return .requeued(attemptsLeft: try row.int("attempts_left"))
+        }
+    }
+
+    /// Hands a task back un-attempted (agent draining): queued again, attempt not counted.
+    public func release(_ lease: Lease) throws {
+        try connection.transaction { db in
+            guard let row = try db.query(Statements.releaseTask, fenced(lease)).singleRow() else {
+                throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
+            }
+            try db.query(Statements.clearAgentTask, [String(lease.agent), String(lease.task)])
+            try appendEvent(db, job: try row.int64("job_id"), task: lease.task, agent: lease.agent, kind: "released", message: "")
+        }
+    }
+
+    /// Re-queues every task whose lease has expired (or fails it, and its job, if that was
+    /// its last attempt). Run periodically by the coordinator; safe to run concurrently.
+    /// - Returns: the leases that were expired.
+    public func expireLeases() throws -> [ExpiredLease] {
+        try connection.transaction { db in
+            let expired = try db.query(Statements.expireLeases).rows.map { row in
+                ExpiredLease(task: try row.int64("id"), jobID: try row.int64("job_id"), epoch: try row.int64("epoch"),
+                             agent: try row.optionalInt64("old_owner"), newState: TaskState(rawValue: try row.string("state")) ?? .failed)
+            }
+            for lease in expired {
+                if let agent = lease.agent {
+                    try db.query(Statements.clearAgentTask, [String(agent), String(lease.task)])
+                }
+                try appendEvent(db, job: lease.jobID, task: lease.task, agent: lease.agent, kind: "lease_expired",
+                                message: "epoch \(lease.epoch) → \(lease.newState.rawValue)")
+                if lease.newState == .failed {
+                    try failJob(db, job: lease.jobID, message: "task \(lease.task): lease expired on its last attempt")
+                }
+            }
+            return expired
+        }
+    }
+
+    /// Cancels a job that has not ended; its queued and leased tasks are cancelled (holders
+    /// get `LOST` on their next heartbeat).
+    /// - Throws: `.jobNotFound`, or `.conflict` when the job already ended.
+    public func cancelJob(_ job: Int64) throws {
+        try connection.transaction { db in
+            let state = try lockedJobState(db, job)
+            guard !state.isTerminal else { throw JobStoreError.conflict(job: job, state: state) }
+            try db.query(Statements.cancelJob, [String(job)])
+            try db.query(Statements.cancelOpenTasks, [String(job)])
+            try appendEvent(db, job: job, kind: "cancelled", message: "")
+        }
+    }
+
+    /// Retries a failed or cancelled job: its failed and cancelled tasks are queued again
+    /// with a fresh set of attempts; done tasks are kept.
+    /// - Throws: `.jobNotFound`, or `.conflict` unless the job is failed or cancelled.
+    public func retryJob(_ job: Int64) throws {
+        try connection.transaction { db in
+            let state = try lockedJobState(db, job)
+            guard state == .failed || state == .cancelled else { throw JobStoreError.conflict(job: job, state: state) }
+            try db.query(Statements.requeueTasksForRetry, [String(job)])
+            try db.query(Statements.retryJob, [String(job)])
+            try appendEvent(db, job: job, kind: "retried", message: "")
+        }
+    }
+
+    /// Per-state task counts, frames and times of one job; `nil` if there is no such job.
+    public func jobSummary(_ job: Int64) throws -> JobSummary? {
+        try connection.query(Statements.jobSummary, [String(job)]).singleRow().map(JobStore.summary)
+    }
+
+    /// The most recent jobs, newest first.
+    public func recentJobs(limit: Int = 50) throws -> [JobSummary] {
+        try connection.query(Statements.recentJobSummaries, [String(limit)]).rows.map(JobStore.summary)
+    }
+
+    /// The job's composition, plan and settings documents as stored.
+    public func jobDocuments(_ job: Int64) throws -> (composition: String, plan: String, settings: String)? {
+        guard let row = try connection.query(Statements.jobDocuments, [String(job)]).singleRow() else { return nil }
+        return (try row.string("composition"), try row.string("plan"), try row.string("settings"))
+    }
+
+    /// Every task of a job, audio first, then chunks in order, then finalise (for the
+    /// finaliser: chunk results in order).
+    public func tasks(ofJob job: Int64) throws -> [TaskRecord] {
+        try connection.query(Statements.tasksOfJob, [String(job)]).rows.map { row in
+            guard let kind = JobTaskKind(rawValue: try row.string("kind")), let state = TaskState(rawValue: try row.string("state")) else {
+                throw PGError(sqlState: nil, message: "unknown task kind or state in task \(row["id"] ?? "")")
+            }
+            var result: TaskResult?
+            if let sha = row["result_sha256"], let key = row["result_key"] {
+                result = TaskResult(sha256: sha, size: try row.int64("result_size"), key: key)
+            }
+            return TaskRecord(id: try row.int64("id"), kind: kind, ordinal: try row.int("ordinal"),
+                              frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), state: state,
+                              attempts: try row.int("attempts"), epoch: try row.int64("epoch"), result: result)
+        }
+    }
+
+    // MARK: Agents
+
+    /// Registers (or re-registers, by unique name) an agent as online.
+    /// - Returns: the agent id.
+    public func registerAgent(name: String, host: String, capabilities: String) throws -> Int64 {
+        try connection.query(Statements.registerAgent, [name, host, capabilities]).rows[0].int64("id")
+    }
+
+    public func agentHeartbeat(_ agent: Int64) throws {
+        try connection.query(Statements.agentHeartbeat, [String(agent)])
+    }
+
+    /// Marks an agent online, draining or offline (offline also clears its current task pointer;
+    /// its lease, if any, runs out and is re-queued by `expireLeases`).
+    public func setAgentState(_ agent: Int64, _ state: AgentState) throws {
+        try connection.query(Statements.setAgentState, [String(agent), state.rawValue])
+    }
+
+    public func agents() throws -> [AgentRecord] {
+        try connection.query(Statements.listAgents).rows.map { row in
+            AgentRecord(id: try row.int64("id"), name: try row.string("name"), host: try row.string("host"),
+                        capabilities: try row.string("capabilities"), state: AgentState(rawValue: try row.string("state")) ?? .offline,
+                        lastHeartbeatMillis: try row.int64("heartbeat_ms"), heartbeatAgeMillis: try row.int64("age_ms"),
+                        currentTask: try row.optionalInt64("current_task"))
+        }
+    }
+
+    // MARK: Events
+
+    public func appendEvent(job: Int64?, task: Int64? = nil, agent: Int64? = nil, kind: String, message: String) throws {
+        try appendEvent(connection, job: job, task: task, agent: agent, kind: kind, message: message)
+    }
+
+    /// Events in order, optionally of one job, after event id `after`.
+    public func events(job: Int64? = nil, after: Int64 = 0, limit: Int = 1000) throws -> [EventRecord] {
+        try connection.query(Statements.listEvents, [job.map(String.init), String(after), String(limit)]).rows.map { row in
+            EventRecord(id: try row.int64("id"), jobID: try row.optionalInt64("job_id"), taskID: try row.optionalInt64("task_id"),
+                        agentID: try row.optionalInt64("agent_id"), kind: try row.string("kind"),
+                        message: try row.string("message"), atMillis: try row.int64("at_ms"))
+        }
+    }
+
+    // MARK: Assets
+
+    /// Records a stored, verified asset and releases every waiting job that now has all its
+    /// assets. - Returns: the jobs released to `queued`.
+    @discardableResult
+    public func assetStored(sha256: String, size: Int64, storedKey: String) throws -> [Int64] {
+        try connection.transaction { db in
+            try db.query(Statements.recordAsset, [sha256, String(size), storedKey])
+            var released: [Int64] = []
+            for row in try db.query(Statements.waitingJobsForAsset, [sha256]).rows {
+                let job = try row.int64("job_id")
+                if try db.query(Statements.releaseWaitingJob, [String(job)]).affectedRows == 1 { released.append(job) }
+            }
+            return released
+        }
+    }
+
+    public func asset(sha256: String) throws -> AssetRecord? {
+        try connection.query(Statements.asset, [sha256]).singleRow().map { row in
+            AssetRecord(sha256: try row.string("sha256"), size: try row.int64("size"), storedKey: try row.string("stored_key"))
+        }
+    }
+
+    /// The hashes among `hashes` that are not stored, sorted.
+    public func missingAssets(_ hashes: [String]) throws -> [String] {
+        // A text[] literal; hashes are validated hex, but quote anyway so any text is safe.
+        let literal = "{" + hashes.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
+        return try connection.query(Statements.missingAssets, [literal]).rows.map { try $0.string("h") }
+    }
+
+    // MARK: Helpers
+
+    private func fenced(_ lease: Lease) -> [String?] {
+        [String(lease.task), String(lease.epoch), String(lease.agent)]
+    }
+
+    private func lockedJobState(_ db: PGConnection, _ job: Int64) throws -> JobState {
+        guard let row = try db.query(Statements.jobState, [String(job)]).singleRow() else { throw JobStoreError.jobNotFound(job) }
+        guard let state = JobState(rawValue: try row.string("state")) else {
+            throw PGError(sqlState: nil, message: "unknown job state \(row["state"] ?? "")")
+        }
+        return state
+    }
+
+    private func failJob(_ db: PGConnection, job: Int64, message: String) throws {
+        try db.query(Statements.failJob, [String(job), message])
+        try db.query(Statements.cancelOpenTasks, [String(job)])
+        try appendEvent(db, job: job, kind: "job_failed", message: message)
+    }
+
+    private func appendEvent(_ db: PGConnection, job: Int64?, task: Int64? = nil, agent: Int64? = nil, kind: String, message: String) throws {
+        try db.query(Statements.appendEvent, [job.map(String.init), task.map(String.init), agent.map(String.init), kind, message])
+    }
+
+    private static func summary(_ row: PGRow) throws -> JobSummary {
+        var counts: [TaskState: Int] = [:]
+        for state in TaskState.allCases { counts[state] = try row.int(state.rawValue) }
+        return JobSummary(
+            id: try row.int64("id"), state: JobState(rawValue: try row.string("state")) ?? .failed, error: row["error"],
+            outputKey: row["output_key"], taskCounts: counts, framesTotal: try row.int64("frames_total"),
+            framesDone: try row.int64("frames_done"), createdAtMillis: try row.int64("created_ms"),
+            startedAtMillis: try row.optionalInt64("started_ms"), updatedAtMillis: try row.int64("updated_ms"),
+            finishedAtMillis: try row.optionalInt64("finished_ms"))
+    }
+}

@@ -1,0 +1,93 @@
+-- Reel's durable state (DESIGN §5): jobs, their tasks, agents, events, stored assets.
+-- Applied once, inside the migration runner's transaction and advisory lock.
+
+CREATE TABLE jobs (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    -- waiting: submitted, assets still being uploaded (its tasks are not claimable yet).
+    state         text NOT NULL DEFAULT 'queued'
+                  CHECK (state IN ('waiting', 'queued', 'running', 'finalising', 'done', 'failed', 'cancelled')),
+    -- Kept as text, byte for byte as submitted: chunk output must not depend on key order.
+    composition   text NOT NULL,
+    plan          text NOT NULL DEFAULT '{}',
+    settings      text NOT NULL DEFAULT '{}',
+    output_key    text,
+    error         text,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    started_at    timestamptz,
+    finished_at   timestamptz,
+    updated_at    timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE agents (
+    id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name           text NOT NULL UNIQUE,
+    host           text NOT NULL DEFAULT '',
+    capabilities   text NOT NULL DEFAULT '{}',
+    state          text NOT NULL DEFAULT 'online' CHECK (state IN ('online', 'draining', 'offline')),
+    last_heartbeat timestamptz NOT NULL DEFAULT now(),
+    current_task   bigint,
+    registered_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE tasks (
+    id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id           bigint NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    kind             text NOT NULL CHECK (kind IN ('video_chunk', 'audio', 'finalise')),
+    -- Position among the job's tasks of this kind (chunk number).
+    ordinal          integer NOT NULL,
+    frame_start      bigint NOT NULL DEFAULT 0,
+    frame_end        bigint NOT NULL DEFAULT 0 CHECK (frame_end >= frame_start),
+    -- The task's specification for the agent (JSON, opaque to the store).
+    spec             text NOT NULL DEFAULT '{}',
+    state            text NOT NULL DEFAULT 'queued'
+                     CHECK (state IN ('queued', 'leased', 'done', 'failed', 'cancelled')),
+    attempts         integer NOT NULL DEFAULT 0,
+    max_attempts     integer NOT NULL DEFAULT 3 CHECK (max_attempts >= 1),
+    lease_owner      bigint REFERENCES agents (id) ON DELETE SET NULL,
+    lease_expires_at timestamptz,
+    -- Fencing token: +1 on every claim; results are accepted only under the current one.
+    epoch            bigint NOT NULL DEFAULT 0,
+    result_sha256    text,
+    result_size      bigint,
+    result_key       text,
+    progress_frames  bigint NOT NULL DEFAULT 0,
+    error            text,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    finished_at      timestamptz,
+    UNIQUE (job_id, kind, ordinal),
+    CHECK (state <> 'leased' OR (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
+);
+
+ALTER TABLE agents ADD FOREIGN KEY (current_task) REFERENCES tasks (id) ON DELETE SET NULL;
+
+-- The claim query scans queued tasks in job order; the expirer scans leased tasks by expiry.
+CREATE INDEX tasks_queued ON tasks (job_id, kind, ordinal) WHERE state = 'queued';
+CREATE INDEX tasks_leased_expiry ON tasks (lease_expires_at) WHERE state = 'leased';
+CREATE INDEX tasks_job_state ON tasks (job_id, state);
+CREATE INDEX jobs_active ON jobs (created_at, id) WHERE state IN ('queued', 'running', 'finalising');
+
+CREATE TABLE events (
+    id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id   bigint REFERENCES jobs (id) ON DELETE CASCADE,
+    task_id  bigint REFERENCES tasks (id) ON DELETE CASCADE,
+    agent_id bigint REFERENCES agents (id) ON DELETE SET NULL,
+    kind     text NOT NULL,
+    message  text NOT NULL DEFAULT '',
+    at       timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX events_job ON events (job_id, id);
+
+CREATE TABLE assets (
+    sha256     text PRIMARY KEY CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+    size       bigint NOT NULL CHECK (size >= 0),
+    stored_key text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Which content hashes a job reads (so a waiting job knows when its uploads are complete).
+CREATE TABLE job_assets (
+    job_id bigint NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+    PRIMARY KEY (job_id, sha256)
+);

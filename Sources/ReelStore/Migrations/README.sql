@@ -1,1 +1,0 @@
--- Numbered migrations, applied in order at coordinator start.

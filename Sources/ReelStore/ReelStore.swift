@@ -1,1 +1,0 @@
-// ReelStore: PostgreSQL through libpq (issue 4).

@@ -1,0 +1,222 @@
+/// Every SQL statement Reel runs, in one reviewed place (named, parameterised with `$n`,
+/// never built from values). Times leave the database as milliseconds since the Unix epoch,
+/// by the database's clock, so lease arithmetic never mixes clocks.
+enum Statements {
+    /// `timestamptz` → ms since the Unix epoch.
+    private static func ms(_ column: String) -> String { "(extract(epoch FROM \(column)) * 1000)::bigint" }
+
+    // MARK: Migrations
+
+    static let migrationLock = "SELECT pg_advisory_xact_lock($1::bigint)"
+    static let createMigrationsTable = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version    integer PRIMARY KEY,
+            name       text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now())
+        """
+    static let appliedMigrations = "SELECT version FROM schema_migrations ORDER BY version"
+    static let recordMigration = "INSERT INTO schema_migrations (version, name) VALUES ($1::integer, $2)"
+
+    // MARK: Jobs
+
+    static let insertJob = """
+        INSERT INTO jobs (state, composition, plan, settings) VALUES ($1, $2, $3, $4) RETURNING id
+        """
+    static let insertTask = """
+        INSERT INTO tasks (job_id, kind, ordinal, frame_start, frame_end, spec, max_attempts)
+        VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5::bigint, $6, $7::integer)
+        """
+    static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, $2) ON CONFLICT DO NOTHING"
+
+    /// A waiting job whose every asset is stored becomes queued.
+    static let releaseWaitingJob = """
+        UPDATE jobs SET state = 'queued', updated_at = now()
+        WHERE id = $1::bigint AND state = 'waiting'
+          AND NOT EXISTS (SELECT 1 FROM job_assets ja LEFT JOIN assets a ON a.sha256 = ja.sha256
+                          WHERE ja.job_id = jobs.id AND a.sha256 IS NULL)
+        """
+
+    static let jobState = "SELECT state FROM jobs WHERE id = $1::bigint FOR UPDATE"
+
+    /// Claim: the first claimable task, oldest job first, audio → chunks → finalise, locking
+    /// only that row and skipping rows other claimers hold, so concurrent claimers never get
+    /// the same task and never wait on each other. A finalise task is claimable only when
+    /// every other task of its job is done. Sets the lease and bumps the fencing epoch.
+    static let claimTask = """
+        WITH candidate AS (
+            SELECT t.id
+            FROM tasks t JOIN jobs j ON j.id = t.job_id
+            WHERE t.state = 'queued'
+              AND j.state IN ('queued', 'running', 'finalising')
+              AND (t.kind <> 'finalise' OR NOT EXISTS (
+                    SELECT 1 FROM tasks o
+                    WHERE o.job_id = t.job_id AND o.kind <> 'finalise' AND o.state <> 'done'))
+            ORDER BY j.created_at, j.id,
+                     CASE t.kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END,
+                     t.ordinal, t.id
+            LIMIT 1
+            FOR UPDATE OF t SKIP LOCKED
+        )
+        UPDATE tasks t
+        SET state = 'leased', lease_owner = $1::bigint,
+            lease_expires_at = now() + $2::double precision * interval '1 second',
+            epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
+        FROM candidate
+        WHERE t.id = candidate.id
+        RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
+                  \(ms("t.lease_expires_at")) AS expires_ms
+        """
+    /// The job starts running (or finalising, when its finalise task was claimed).
+    static let markJobClaimed = """
+        UPDATE jobs SET state = CASE WHEN $2 = 'finalise' THEN 'finalising' ELSE 'running' END,
+                        started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = $1::bigint AND state IN ('queued', 'running')
+        """
+    static let setAgentTask = "UPDATE agents SET current_task = $2::bigint WHERE id = $1::bigint"
+    static let clearAgentTask = "UPDATE agents SET current_task = NULL WHERE id = $1::bigint AND current_task = $2::bigint"
+
+    /// The lease fence used by every holder operation: task, epoch and owner all match and
+    /// the task is still leased.
+    private static let fence = "id = $1::bigint AND epoch = $2::bigint AND lease_owner = $3::bigint AND state = 'leased'"
+
+    /// Renewal additionally requires the lease not to have expired (an expired lease is lost
+    /// even before the expirer has re-queued it).
+    static let renewLease = """
+        UPDATE tasks SET lease_expires_at = now() + $4::double precision * interval '1 second', updated_at = now()
+        WHERE \(fence) AND lease_expires_at > now()
+        RETURNING \(ms("lease_expires_at")) AS expires_ms
+        """
+    static let recordProgress = """
+        UPDATE tasks SET progress_frames = $4::bigint, updated_at = now() WHERE \(fence) RETURNING job_id
+        """
+    /// Completion is accepted under the current epoch even if the lease just expired but was
+    /// not yet re-queued: nobody else can hold the task, so the result is still the one.
+    static let completeTask = """
+        UPDATE tasks SET state = 'done', result_sha256 = $4, result_size = $5::bigint, result_key = $6,
+                         lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(),
+                         progress_frames = frame_end - frame_start, error = NULL
+        WHERE \(fence)
+        RETURNING job_id, kind, result_key
+        """
+    static let finishJob = """
+        UPDATE jobs SET state = 'done', output_key = $2, finished_at = now(), updated_at = now()
+        WHERE id = $1::bigint AND state IN ('running', 'finalising')
+        """
+    static let touchJob = "UPDATE jobs SET updated_at = now() WHERE id = $1::bigint"
+    static let failTask = """
+        UPDATE tasks SET state = CASE WHEN attempts < max_attempts THEN 'queued' ELSE 'failed' END,
+                         error = $4, lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+                         finished_at = CASE WHEN attempts < max_attempts THEN NULL ELSE now() END
+        WHERE \(fence)
+        RETURNING job_id, state, max_attempts - attempts AS attempts_left
+        """
+    /// Handing a task back does not use up an attempt.
+    static let releaseTask = """
+        UPDATE tasks SET state = 'queued', attempts = greatest(attempts - 1, 0), lease_owner = NULL,
+                         lease_expires_at = NULL, updated_at = now()
+        WHERE \(fence)
+        RETURNING job_id
+        """
+    static let failJob = """
+        UPDATE jobs SET state = 'failed', error = $2, finished_at = now(), updated_at = now()
+        WHERE id = $1::bigint AND state NOT IN ('done', 'failed', 'cancelled')
+        """
+    /// When a job ends early, its other unfinished tasks stop (holders get LOST).
+    static let cancelOpenTasks = """
+        UPDATE tasks SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+        WHERE job_id = $1::bigint AND state IN ('queued', 'leased')
+        """
+    /// Every expired lease: re-queued while attempts remain, else failed.
+    static let expireLeases = """
+        UPDATE tasks t
+        SET state = CASE WHEN t.attempts < t.max_attempts THEN 'queued' ELSE 'failed' END,
+            error = CASE WHEN t.attempts < t.max_attempts THEN t.error ELSE 'lease expired on the last attempt' END,
+            lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+        FROM (SELECT id, lease_owner AS old_owner FROM tasks
+              WHERE state = 'leased' AND lease_expires_at <= now()
+              FOR UPDATE SKIP LOCKED) expired
+        WHERE t.id = expired.id
+        RETURNING t.id, t.job_id, t.epoch, expired.old_owner, t.state
+        """
+    static let cancelJob = """
+        UPDATE jobs SET state = 'cancelled', finished_at = now(), updated_at = now()
+        WHERE id = $1::bigint AND state NOT IN ('done', 'failed', 'cancelled')
+        """
+    /// Retry: failed and cancelled tasks get a fresh set of attempts.
+    static let requeueTasksForRetry = """
+        UPDATE tasks SET state = 'queued', attempts = 0, error = NULL, progress_frames = 0, finished_at = NULL,
+                         updated_at = now()
+        WHERE job_id = $1::bigint AND state IN ('failed', 'cancelled')
+        """
+    static let retryJob = """
+        UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL, updated_at = now()
+        WHERE id = $1::bigint AND state IN ('failed', 'cancelled')
+        """
+
+    static let jobSummaryColumns = """
+        j.id, j.state, j.error, j.output_key,
+        \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
+        \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
+        count(t.id) FILTER (WHERE t.state = 'queued') AS queued,
+        count(t.id) FILTER (WHERE t.state = 'leased') AS leased,
+        count(t.id) FILTER (WHERE t.state = 'done') AS done,
+        count(t.id) FILTER (WHERE t.state = 'failed') AS failed,
+        count(t.id) FILTER (WHERE t.state = 'cancelled') AS cancelled,
+        coalesce(sum(t.frame_end - t.frame_start) FILTER (WHERE t.kind = 'video_chunk'), 0) AS frames_total,
+        coalesce(sum(CASE WHEN t.state = 'done' THEN t.frame_end - t.frame_start
+                          WHEN t.state = 'leased' THEN least(t.progress_frames, t.frame_end - t.frame_start)
+                          ELSE 0 END) FILTER (WHERE t.kind = 'video_chunk'), 0) AS frames_done
+        """
+    static let jobSummary = """
+        SELECT \(jobSummaryColumns) FROM jobs j LEFT JOIN tasks t ON t.job_id = j.id
+        WHERE j.id = $1::bigint GROUP BY j.id
+        """
+    /// Recent jobs, newest first.
+    static let recentJobSummaries = """
+        SELECT \(jobSummaryColumns) FROM jobs j LEFT JOIN tasks t ON t.job_id = j.id
+        GROUP BY j.id ORDER BY j.id DESC LIMIT $1::integer
+        """
+    static let jobDocuments = "SELECT composition, plan, settings FROM jobs WHERE id = $1::bigint"
+    static let tasksOfJob = """
+        SELECT id, kind, ordinal, frame_start, frame_end, state, attempts, epoch, result_sha256, result_size, result_key
+        FROM tasks WHERE job_id = $1::bigint ORDER BY CASE kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END, ordinal
+        """
+
+    // MARK: Agents
+
+    static let registerAgent = """
+        INSERT INTO agents (name, host, capabilities, state, last_heartbeat) VALUES ($1, $2, $3, 'online', now())
+        ON CONFLICT (name) DO UPDATE SET host = excluded.host, capabilities = excluded.capabilities,
+                                         state = 'online', last_heartbeat = now()
+        RETURNING id
+        """
+    static let agentHeartbeat = "UPDATE agents SET last_heartbeat = now(), state = CASE WHEN state = 'offline' THEN 'online' ELSE state END WHERE id = $1::bigint"
+    static let setAgentState = "UPDATE agents SET state = $2, current_task = CASE WHEN $2 = 'offline' THEN NULL ELSE current_task END WHERE id = $1::bigint"
+    static let listAgents = """
+        SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,
+               (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms, current_task
+        FROM agents ORDER BY name
+        """
+
+    // MARK: Events
+
+    static let appendEvent = """
+        INSERT INTO events (job_id, task_id, agent_id, kind, message) VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5)
+        """
+    static let listEvents = """
+        SELECT id, job_id, task_id, agent_id, kind, message, \(ms("at")) AS at_ms FROM events
+        WHERE ($1::bigint IS NULL OR job_id = $1::bigint) AND id > $2::bigint ORDER BY id LIMIT $3::integer
+        """
+
+    // MARK: Assets
+
+    static let recordAsset = """
+        INSERT INTO assets (sha256, size, stored_key) VALUES ($1, $2::bigint, $3)
+        ON CONFLICT (sha256) DO NOTHING
+        """
+    static let asset = "SELECT sha256, size, stored_key FROM assets WHERE sha256 = $1"
+    static let missingAssets = """
+        SELECT h FROM unnest($1::text[]) AS h WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.sha256 = h) ORDER BY h
+        """
+    static let waitingJobsForAsset = "SELECT job_id FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = $1 AND j.state = 'waiting'"
+}

@@ -1,0 +1,105 @@
+import Testing
+@testable import ReelProtocol
+
+@Suite("Message encoding and parsing")
+struct MessageCodingTests {
+    @Test("every message round-trips through its wire bytes", arguments: Samples.messages)
+    func roundTrip(_ message: Message) throws {
+        let bytes = message.encode()
+        var decoder = ReelFrameDecoder()
+        var buffer = ByteBufferAllocator().buffer(bytes: bytes)
+        let frame = try #require(try decoder.nextFrame(from: &buffer))
+        #expect(buffer.readableBytes == 0)
+        #expect(!frame.line.contains("\n"))
+        #expect(try Message.parse(line: frame.line, payload: frame.payload) == message)
+        #expect(frame.payload == message.payload)
+    }
+
+    @Test("encoders escape exactly the bytes outside the unreserved set")
+    func escaping() {
+        let line = Message.fail(task: 1, epoch: 1, reason: "a b=c%d,e\u{7F}é").headerLine
+        #expect(line == "FAIL task=1 epoch=1 reason=a%20b%3Dc%25d,e%7F%C3%A9")
+    }
+
+    @Test("every verb is covered by the samples")
+    func coverage() {
+        let verbs = Set(Samples.messages.map(\.verb))
+        #expect(verbs.count == 34)
+    }
+
+    @Test("malformed lines are refused with a typed error", arguments: [
+        "", " PING", "PING ", "ping", "PING extra", "PING x=1", "NOPE", "HELLO reel/1 role=agent name=a",
+        "HELLO reel/1 role=root name=a cnonce=\(Samples.hashA)",
+        "HELLO role=agent name=a cnonce=\(Samples.hashA)",
+        "HELLO reel/1 role=agent name= cnonce=\(Samples.hashA)",
+        "HELLO reel/1 role=agent name=a cnonce=\(Samples.hashA.uppercased())",
+        "HELLO reel/1 role=agent name=a cnonce=abc",
+        "CLAIM wait=61", "CLAIM wait=-1", "CLAIM wait=07", "CLAIM wait=", "CLAIM wait=1 wait=2", "CLAIM  wait=1",
+        "CLAIM Wait=1", "CLAIM wait=1x", "HEARTBEAT task=0 epoch=1", "HEARTBEAT task=1",
+        "FAIL task=1 epoch=1 reason=a b", "FAIL task=1 epoch=1 reason=%zz", "FAIL task=1 epoch=1 reason=%C3",
+        "FAIL task=1 epoch=1 reason=tab\there", "STATUS job=1 job=2", "CLAIM wait=99999999999999999999",
+        "ERR", "ERR BadCode text", "ERR code ", "CAPS threads=0 encoders= cache=0 host=h",
+        "JOB job=1 missing=abc", "FETCH sha256=\(Samples.hashA) offset=0 length=0",
+    ])
+    func malformed(_ line: String) {
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: line) }
+        do {
+            _ = try Message.parse(line: line)
+        } catch {
+            #expect(error.code == .malformed)
+        }
+    }
+
+    @Test("payload presence and length must match size=")
+    func payloadMismatch() throws {
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: "SUBMIT size=3", payload: [1, 2]) }
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: "SUBMIT size=3") }
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: "PING", payload: []) }
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "DATA offset=5 total=6 size=2", payload: [1, 2])
+        }
+        // Hostile offsets must be refused, not overflow.
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "DATA offset=9223372036854775807 total=9223372036854775807 size=1", payload: [1])
+        }
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "PUT sha256=\(Samples.hashA) offset=9223372036854775807 total=0 size=1", payload: [1])
+        }
+        #expect(try Message.parse(line: "SUBMIT size=3", payload: [1, 2, 3]) == .submit(document: [1, 2, 3]))
+    }
+
+    @Test("keys are accepted in any order")
+    func keyOrder() throws {
+        #expect(try Message.parse(line: "HEARTBEAT epoch=2 task=9") == .heartbeat(task: 9, epoch: 2))
+    }
+}
+
+import NIOCore
+
+@Suite("Parser robustness")
+struct ParserFuzzTests {
+    @Test("mutated sample lines never trap, and whatever parses re-encodes to a message that parses back equal")
+    func mutations() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("AZaz09 =%,:-_./\u{7F}\t".utf8) + [0xC3, 0xA9, 0xFF]
+        var parsed = 0
+        for round in 0..<5000 {
+            let message = Samples.messages[round % Samples.messages.count]
+            var bytes = Array(message.headerLine.utf8)
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let index = Int.random(in: 0...bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0 where index < bytes.count: bytes.remove(at: index)
+                case 1 where index < bytes.count: bytes[index] = alphabet.randomElement(using: &generator)!
+                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: index)
+                }
+            }
+            guard let line = String(validating: bytes, as: UTF8.self) else { continue }
+            guard let result = try? Message.parse(line: line, payload: message.payload) else { continue }
+            parsed += 1
+            let again = try Message.parse(line: result.headerLine, payload: result.payload)
+            #expect(again == result, "\(line)")
+        }
+        #expect(parsed > 0)
+    }
+}

@@ -1,0 +1,51 @@
+@testable import ReelProtocol
+
+/// Fixtures shared by the protocol tests.
+enum Samples {
+    static let hashA = String(repeating: "ab", count: 32)
+    static let hashB = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    static let secret = Array("correct horse battery staple".utf8)
+
+    /// One or more instances of every message, with edge-case values (escapes, empty lists,
+    /// empty and binary payloads, non-ASCII names).
+    static let messages: [Message] = [
+        .hello(version: "reel/1", role: .agent, name: "render-01", clientNonce: hashA),
+        .hello(version: "reel/1", role: .client, name: "Zoë Müller@工作室 #1=%", clientNonce: hashB),
+        .challenge(nonce: hashB),
+        .auth(mac: hashA),
+        .welcome(mac: hashB),
+        .ping, .pong, .quit, .bye, .ok, .noTask, .agents,
+        .error(code: .staleEpoch, message: "task 17 is held under epoch 2"),
+        .error(code: .internal, message: ""),
+        .error(code: .init("future_code"), message: "size=12 must not be a payload  (double space)"),
+        .capabilities(AgentCapabilities(threads: 8, encoders: ["libx264", "aac"], cacheBytes: 10_737_418_240, host: "render-01.example.net")),
+        .capabilities(AgentCapabilities(threads: 1, encoders: [], cacheBytes: 0, host: "h")),
+        .claim(waitSeconds: 0), .claim(waitSeconds: 60),
+        .task(TaskAssignment(task: 17, job: 3, kind: .videoChunk, frameStart: 300, frameEnd: 600, epoch: 1,
+                             expiresAtMillis: 1_763_780_460_000), specification: Array(#"{"chunk":1}"#.utf8)),
+        .task(TaskAssignment(task: Int64.max, job: 1, kind: .finalise, frameStart: 0, frameEnd: 0, epoch: 9,
+                             expiresAtMillis: 0), specification: []),
+        .heartbeat(task: 17, epoch: 2),
+        .lease(task: 17, epoch: 2, expiresAtMillis: 1_763_780_480_000),
+        .lost(task: 17),
+        .progress(task: 17, epoch: 2, frames: 0),
+        .result(task: 17, epoch: 2, sha256: hashA, data: (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) }),
+        .result(task: 17, epoch: 2, sha256: hashB, data: Array("\n\nsize=3\n".utf8)),
+        .accepted(task: 17),
+        .fail(task: 5, epoch: 1, reason: "decoder error: invalid data\nat frame 12 — 100%"),
+        .fail(task: 5, epoch: 1, reason: ""),
+        .release(task: 5, epoch: 3),
+        .fetch(sha256: hashA, offset: 0, length: 1_048_576),
+        .data(offset: 10, total: 13, bytes: [0, 10, 255]),
+        .data(offset: 0, total: 0, bytes: []),
+        .submit(document: Array(#"{"composition":{"formatVersion":1},"text":"加点水印"}"#.utf8)),
+        .job(id: 42, missing: [hashA, hashB]),
+        .job(id: 42, missing: []),
+        .put(sha256: hashB, offset: 4, total: 8, bytes: [1, 2, 3, 4]),
+        .stored(sha256: hashB, have: 8, total: 8),
+        .status(job: nil), .status(job: 42),
+        .report(json: Array("[]".utf8)),
+        .cancel(job: 41), .retry(job: 40),
+        .output(job: 42, offset: 67_108_864, length: 67_108_864),
+    ]
+}

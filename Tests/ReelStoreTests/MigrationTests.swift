@@ -1,0 +1,50 @@
+import Testing
+@testable import ReelStore
+
+@Suite("Migrations")
+struct MigrationTests {
+    @Test("bundled migrations are numbered from 1 without gaps")
+    func bundled() throws {
+        let versions = try Migration.bundled().map(\.version)
+        #expect(versions == Array(1...versions.count))
+    }
+
+    @Test("applying twice is a no-op")
+    func idempotent() throws {
+        let schema = try TestDatabase.Schema()
+        let db = try schema.connect()
+        let first = try Migrator.migrate(db)
+        #expect(first == (try Migration.bundled().map(\.version)))
+        #expect(try Migrator.migrate(db) == [])
+        let tables = try db.query("""
+            SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name
+            """, [schema.name]).rows.map { try $0.string("table_name") }
+        #expect(tables == ["agents", "assets", "events", "job_assets", "jobs", "schema_migrations", "tasks"])
+    }
+
+    @Test("concurrent migrators do not race: exactly one applies")
+    func concurrent() throws {
+        let schema = try TestDatabase.Schema()
+        let results = Collector<[Int]>()
+        let failures = Collector<String>()
+        onThreads(4) { _ in
+            do {
+                results.append(try Migrator.migrate(try schema.connect()))
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        #expect(failures.values == [])
+        #expect(results.values.filter { !$0.isEmpty }.count == 1)
+    }
+
+    @Test("a failing migration leaves nothing behind")
+    func failingMigration() throws {
+        let schema = try TestDatabase.Schema()
+        let db = try schema.connect()
+        let bad = [Migration(version: 1, name: "ok", sql: "CREATE TABLE a (x int)"),
+                   Migration(version: 2, name: "bad", sql: "CREATE TABLE b (x nonexistent_type)")]
+        #expect(throws: PGError.self) { try Migrator.migrate(db, migrations: bad) }
+        #expect(try db.query("SELECT to_regclass('a') IS NULL AS gone").rows[0].bool("gone"))
+    }
+}
