@@ -1,0 +1,130 @@
+import ReelCore
+
+// The JSON documents carried as payloads (proto/PROTOCOL.md §4: SUBMIT, TASK, STATUS,
+// AGENTS). The wire leaves them to the coordinator; they are defined here, once, because the
+// coordinator, the agent and the operator client all read or write them. Encoded with
+// JSONEncoder (sorted keys) / decoded with JSONDecoder; times are exact `Rational`s ("N/D").
+
+/// One asset a job needs, by content: the coordinator stores and serves sources by hash.
+public struct AssetManifestEntry: Codable, Sendable, Hashable {
+    /// SHA-256 of the file's bytes, 64 lower-case hex digits.
+    public var sha256: String
+    public var size: Int64
+    public init(sha256: String, size: Int64) { self.sha256 = sha256; self.size = size }
+}
+
+/// Per-job settings chosen at submit time.
+public struct JobSettings: Codable, Sendable, Hashable {
+    /// Target video chunk length (whole GOPs near it). Default 10 s.
+    public var chunkSeconds: Rational?
+    /// x264 threads, identical for every chunk of the job (output bytes depend on it). Default 4.
+    public var encoderThreads: Int?
+    /// A human label for `reel status` (default: the composition's file name).
+    public var name: String?
+    public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil) {
+        self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name
+    }
+}
+
+/// `SUBMIT`'s payload.
+public struct SubmitRequest: Codable, Sendable, Hashable {
+    /// The composition document exactly as the user wrote it (DESIGN §3), as UTF-8 text: the
+    /// coordinator parses and validates it with the same rules as `reel validate`.
+    public var composition: String
+    /// Every asset id of the composition → its content. Asset URLs in the composition are
+    /// not used by the coordinator; the manifest says which bytes each id means.
+    public var assets: [String: AssetManifestEntry]
+    public var settings: JobSettings
+    public init(composition: String, assets: [String: AssetManifestEntry], settings: JobSettings) {
+        self.composition = composition; self.assets = assets; self.settings = settings
+    }
+}
+
+/// `TASK`'s payload: everything an agent needs to render one task, with no shared state.
+public struct TaskSpecification: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable { case videoChunk = "video_chunk", audio }
+    public var job: Int64
+    public var task: Int64
+    public var kind: Kind
+    /// The frames of a video chunk (the whole composition for audio).
+    public var frames: FrameRange
+    /// The validated plan. Its asset URLs are `reel-asset:<sha256>`; the agent reads them
+    /// from a local file it can see or from the coordinator with `FETCH`, through its cache.
+    public var plan: RenderPlan
+    /// Plan asset id → content.
+    public var assets: [String: AssetManifestEntry]
+    /// x264 threads (fixed per job).
+    public var encoderThreads: Int
+    public init(job: Int64, task: Int64, kind: Kind, frames: FrameRange, plan: RenderPlan,
+                assets: [String: AssetManifestEntry], encoderThreads: Int) {
+        self.job = job; self.task = task; self.kind = kind; self.frames = frames; self.plan = plan
+        self.assets = assets; self.encoderThreads = encoderThreads
+    }
+}
+
+/// Per-state counts of a job's render tasks (video chunks + audio; finalising is the job state).
+public struct TaskCounts: Codable, Sendable, Hashable {
+    public var done: Int, running: Int, queued: Int, failed: Int, total: Int
+    public init(done: Int = 0, running: Int = 0, queued: Int = 0, failed: Int = 0, total: Int = 0) {
+        self.done = done; self.running = running; self.queued = queued; self.failed = failed; self.total = total
+    }
+}
+
+/// One job in a `STATUS` report.
+public struct JobStatus: Codable, Sendable, Hashable {
+    public var id: Int64
+    public var name: String
+    /// waiting_for_assets, queued, running, finalising, done, failed, cancelled.
+    public var state: String
+    public var tasks: TaskCounts
+    public var frameCount: Int
+    public var framesDone: Int
+    /// 0…1.
+    public var progress: Double
+    /// Frames per second over the job's running time so far, if it has started.
+    public var framesPerSecond: Double?
+    /// Estimated seconds left at the current speed.
+    public var etaSeconds: Double?
+    public var submittedAtMillis: Int64
+    public var updatedAtMillis: Int64
+    /// Size of the finished output, when done.
+    public var outputBytes: Int64?
+    /// The first error, when failed.
+    public var error: String?
+    public init(id: Int64, name: String, state: String, tasks: TaskCounts, frameCount: Int, framesDone: Int,
+                progress: Double, framesPerSecond: Double?, etaSeconds: Double?, submittedAtMillis: Int64,
+                updatedAtMillis: Int64, outputBytes: Int64?, error: String?) {
+        self.id = id; self.name = name; self.state = state; self.tasks = tasks; self.frameCount = frameCount
+        self.framesDone = framesDone; self.progress = progress; self.framesPerSecond = framesPerSecond
+        self.etaSeconds = etaSeconds; self.submittedAtMillis = submittedAtMillis; self.updatedAtMillis = updatedAtMillis
+        self.outputBytes = outputBytes; self.error = error
+    }
+}
+
+/// `STATUS`'s payload: the requested job, or the recent jobs (newest first).
+public struct StatusReport: Codable, Sendable, Hashable {
+    public var jobs: [JobStatus]
+    public init(jobs: [JobStatus]) { self.jobs = jobs }
+}
+
+/// One agent in an `AGENTS` report.
+public struct AgentStatus: Codable, Sendable, Hashable {
+    public var name: String
+    public var host: String
+    /// idle, busy, draining, offline.
+    public var state: String
+    public var threads: Int
+    public var heartbeatAgeSeconds: Double?
+    /// "job J task T frames [a, b)" while it holds a lease.
+    public var currentTask: String?
+    public init(name: String, host: String, state: String, threads: Int, heartbeatAgeSeconds: Double?, currentTask: String?) {
+        self.name = name; self.host = host; self.state = state; self.threads = threads
+        self.heartbeatAgeSeconds = heartbeatAgeSeconds; self.currentTask = currentTask
+    }
+}
+
+/// `AGENTS`' payload.
+public struct AgentsReport: Codable, Sendable, Hashable {
+    public var agents: [AgentStatus]
+    public init(agents: [AgentStatus]) { self.agents = agents }
+}
