@@ -48,9 +48,32 @@ let package = Package(
         ]),
         // PostgreSQL through libpq: connection, migrations, job/task queries.
         .target(name: "ReelStore", dependencies: ["ReelCore", "CLibPQ"], resources: [.copy("Migrations")]),
+        // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
+        .target(name: "ReelCoordinator", dependencies: [
+            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
+        // The agent service: claims tasks, renders them with ReelMedia, uploads results.
+        .target(name: "ReelAgent", dependencies: [
+            "ReelCore", "ReelMedia", "ReelProtocol",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .executableTarget(name: "reel", dependencies: [
-            "ReelCore", "ReelMedia",
+            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelCoordinator", "ReelAgent",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
 
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
@@ -63,6 +86,12 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
+        .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia"]),
+        .testTarget(name: "ReelAgentTests", dependencies: [
+            "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .testTarget(name: "ReelIntegrationTests", dependencies: ["ReelMedia", "ReelCore"]),
     ]
 )

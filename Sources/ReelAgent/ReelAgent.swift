@@ -1,0 +1,1 @@
+// ReelAgent: see issue 4 (being built).

@@ -1,0 +1,1 @@
+// ReelCoordinator: see issue 4 (being built).
