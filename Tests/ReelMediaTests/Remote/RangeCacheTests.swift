@@ -218,6 +218,31 @@ struct RangeCacheTests {
         #expect(cache.cachedBytes == 0)
     }
 
+    /// The agent's path end to end: a clip decoded through the cache matches the file, and a
+    /// second render of the same stretch (the next chunk, a retry) fetches nothing.
+    @Test func mediaDecodedThroughTheCacheIsFetchedOnce() throws {
+        let clips = try RemoteFixtures.longClips.get()
+        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: clips.moovAtEnd)))
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try RangeCache(directory: dir, byteLimit: 64 << 20)
+        let source = try cache.source(hash: "5eed0001", size: Int64(data.count)) { _, offset, length in
+            Array(data[Int(offset)..<Int(offset) + length])
+        }
+        let local = try VideoFrameSource(path: clips.moovAtEnd)
+        let times = (0..<6).map { Rational(12) + Rational(Int64($0), 25) }
+        let expected = try times.map { RemoteFixtures.bytes(try local.frame(at: $0)) }
+        try RemoteFixtures.withRegistered(source) { url in
+            let first = try VideoFrameSource(path: url)
+            #expect(try times.map { RemoteFixtures.bytes(try first.frame(at: $0)) } == expected)
+            let fetched = cache.fetchedBytes
+            #expect(fetched > 0 && fetched < Int64(data.count))
+            let second = try VideoFrameSource(path: url)
+            #expect(try times.map { RemoteFixtures.bytes(try second.frame(at: $0)) } == expected)
+            #expect(cache.fetchedBytes == fetched)
+        }
+    }
+
     /// A fetch failure reaches the media reader as a `MediaError` carrying the cause, and a
     /// later read after the connection is back succeeds.
     @Test func failingFetchSurfacesFromTheMediaReader() throws {
