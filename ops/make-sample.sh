@@ -13,7 +13,7 @@ ff -f lavfi -i "testsrc2=size=640x360:rate=25:duration=4" -f lavfi -i "sine=freq
 # A phone clip: coded 640x360, 30000/1001 fps, stored with a 90° display matrix (shows portrait
 # 360x640, turned clockwise like an iPhone portrait clip: ffprobe says "rotation of -90").
 # ffmpeg 5.1 writes the rotation tag as a display matrix only when stream-copying.
-ff -f lavfi -i "smptehdbars=size=640x360:rate=30000/1001:duration=3" -f lavfi -i "sine=frequency=660:sample_rate=48000:duration=3" \
+ff -f lavfi -i "smptehdbars=size=640x360:rate=30000/1001:duration=4.5" -f lavfi -i "sine=frequency=660:sample_rate=48000:duration=4.5" \
    -vf "drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='TOP':fontsize=60:x=20:y=20:fontcolor=white" \
    -c:v libx264 -pix_fmt yuv420p -c:a aac -shortest "$dir/clips/.portrait-unrotated.mp4"
 ff -i "$dir/clips/.portrait-unrotated.mp4" -c copy -metadata:s:v:0 rotate=270 "$dir/clips/portrait.mp4"
@@ -25,8 +25,8 @@ ff -f lavfi -i "mandelbrot=size=480x270:rate=30" -f lavfi -i "sine=frequency=330
 # Music: a chord, 44.1 kHz stereo, 14 s.
 ff -f lavfi -i "sine=frequency=262:sample_rate=44100:duration=14" -f lavfi -i "sine=frequency=392:sample_rate=44100:duration=14" \
    -filter_complex "[0][1]amerge=inputs=2,volume=0.5[a]" -map "[a]" -c:a aac "$dir/music.m4a"
-# A round orange logo with a transparent background.
-ff -f lavfi -i "color=c=orange:size=128x128,format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='if(lt(hypot(X-64,Y-64),58),255,0)'" \
+# An orange disc with a notch (so its rotation shows) on a transparent background.
+ff -f lavfi -i "color=c=orange:size=128x128,format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='if(lt(hypot(X-64,Y-64),58)*not(gt(X,64)*lt(Y,64)*lt(abs(Y-64),abs(X-64))),255,0)'" \
    -frames:v 1 "$dir/logo.png"
 
 cat > "$dir/sample.json" <<'JSON'
