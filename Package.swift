@@ -95,6 +95,7 @@ let package = Package(
         ]),
         .testTarget(name: "ReelIntegrationTests", dependencies: [
             "ReelMedia", "ReelCore", "ReelProtocol", "reel",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
