@@ -54,8 +54,8 @@ struct SubmitCommand: AsyncParsableCommand {
             let client = try await OperatorClient.connect(connection)
             let job = try await Self.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
                                                      manifest: manifest, client: client, quiet: quiet)
-            print(job)
-            fflush(stdout)
+            // Unbuffered, at once: a script capturing the id must not wait for --wait to finish.
+            FileHandle.standardOutput.write(Data("\(job)\n".utf8))
             guard wait else { await client.close(); return }
             let final = try await JobWaiter(client: client, connection: connection, job: job, quiet: quiet).waitUntilFinished()
             switch final.state {
