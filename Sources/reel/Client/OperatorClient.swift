@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ReelProtocol
 
@@ -60,6 +61,9 @@ final class OperatorClient: Sendable {
                                 + "is that really your farm's coordinator, with the same secret?")
             case .authFailed:
                 throw UserError("the coordinator refused the secret in \(secretPath)")
+            case .malformed, .lineTooLong, .payloadTooLarge:
+                throw UserError("whatever answers at \(endpoint) does not speak the Reel protocol (\(error.message)); "
+                                + "is that the port of `reel coordinator --listen`?")
             case .internal:
                 throw UserError("cannot reach the coordinator at \(endpoint) (the connection closed during the handshake: "
                                 + "\(error.message)); is `reel coordinator` running there, and is TLS set up alike on both sides?")
@@ -67,8 +71,20 @@ final class OperatorClient: Sendable {
                 throw UserError("the coordinator at \(endpoint) refused the connection: \(error.message) (\(error.code))")
             }
         } catch {
-            throw UserError("cannot reach the coordinator at \(endpoint) (\(error)); is `reel coordinator` running?")
+            throw UserError("cannot reach the coordinator at \(endpoint) (\(describeConnectError(error))); is `reel coordinator` running?")
         }
+    }
+
+    /// The reason a TCP connect failed, in the words of the OS (`Connection refused`) rather
+    /// than NIO's nested error dump.
+    static func describeConnectError(_ error: Error) -> String {
+        if let error = error as? NIOConnectionError {
+            if let dns = error.dnsAError ?? error.dnsAAAAError { return "cannot resolve \(error.host): \(dns)" }
+            if let first = error.connectionErrors.first { return describeConnectError(first.error) }
+        }
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        if let error = error as? ChannelError, case .connectTimeout = error { return "no answer within the connect timeout" }
+        return "\(error)"
     }
 
     /// `user@host`, as `HELLO name=` (shown in the coordinator's logs).
