@@ -72,7 +72,12 @@ ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
 for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
 ip -n "$ns_a" link set "$veth_a" up
 ip -n "$ns_b" link set "$veth_b" up
-ip netns exec "$ns_b" ping -c 1 -W 2 "$addr_a" >/dev/null || { log "host B cannot reach host A over the veth pair"; exit 1; }
+# Reachability without ping (not always installed): a closed port on A must answer "refused".
+reach=$(ip netns exec "$ns_b" timeout 3 bash -c "exec 3<>/dev/tcp/$addr_a/9" 2>&1 || true)
+case $reach in
+  *"Connection refused"*) ;;
+  *) log "host B cannot reach host A over the veth pair: ${reach:-timed out}"; exit 1 ;;
+esac
 
 head -c 32 /dev/urandom | base64 > "$work/secret"
 chmod 600 "$work/secret"
