@@ -124,4 +124,10 @@ frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries strea
 [ "$frames" = "$expected_frames" ] || { log "output has $frames frames, the composition $expected_frames"; exit 1; }
 errors=$(ffmpeg -nostdin -v error -i "$work/out.mp4" -f null - 2>&1 || echo "ffmpeg exited $?")
 [ -z "$errors" ] || { log "decoding the output reported: $errors"; exit 1; }
+log "operator commands from host B: fetch, agents, cancel of an unknown job"
+ip netns exec "$ns_b" "$reel" fetch "$job" -o "$work/fetched.mp4" --quiet
+cmp -s "$work/out.mp4" "$work/fetched.mp4" || { log "reel fetch gave different bytes than submit --wait"; exit 1; }
+[ "$(ip netns exec "$ns_b" "$reel" agents --json | grep -o '"name"' | wc -l)" -ge "$agents" ] || { log "reel agents does not list the agents"; exit 1; }
+if ip netns exec "$ns_b" "$reel" cancel 999999 2>"$work/cancel.err"; then log "cancel of an unknown job succeeded"; exit 1; fi
+log "reel cancel 999999: $(cat "$work/cancel.err")"
 log "ok: job $job rendered across two hosts: $frames frames, h264 + aac, decodes cleanly"
