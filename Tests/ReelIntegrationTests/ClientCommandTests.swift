@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import ReelMedia
 import ReelProtocol
 import Testing
@@ -212,5 +213,38 @@ import Testing
         #expect(notReady.stderr.contains("job 7 has no output yet"), "\(notReady.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(files == ["secret", "teaser.mp4"], "no partial download may be left behind")
+    }
+
+    @Test func statusWatchRedrawsUntilInterrupted() async throws {
+        let dir = try Media.tempDirectory()
+        let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs, agents: Self.sampleAgents), in: dir)
+        // Killed after 2.5 s, as Ctrl-C would: by then it has drawn the farm at least twice.
+        let r = await ReelRun.run(["status", "--watch"] + farm.connectionArguments, timeout: 2.5)
+        await farm.stop()
+        #expect(r.status == -2, "--watch must keep running until interrupted")
+        #expect(r.stdout.components(separatedBy: "trailer.json").count - 1 >= 2, "\(r.stdout)")
+        #expect(farm.handler.requests.filter { $0 == "STATUS" }.count >= 2)
+    }
+
+    @Test func tlsWithTheCoordinatorsCAConnectsAndPlainTCPDoesNot() async throws {
+        let dir = try Media.tempDirectory()
+        let key = dir.appendingPathComponent("key.pem").path, cert = dir.appendingPathComponent("cert.pem").path
+        try Media.run("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                  "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-days", "1",
+                                  "-keyout", key, "-out", cert])
+        let tls = try NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(cert).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+        let farm = try await FakeFarm.start(FakeCoordinator(agents: Self.sampleAgents), in: dir, tls: tls)
+        let secure = await ReelRun.run(["agents", "--tls-ca", cert, "--tls-server-name", "localhost"] + farm.connectionArguments)
+        let plain = await ReelRun.run(["agents"] + farm.connectionArguments)
+        let wrongName = await ReelRun.run(["agents", "--tls-ca", cert, "--tls-server-name", "render.example.net"] + farm.connectionArguments)
+        await farm.stop()
+        #expect(secure.status == 0, "\(secure.stderr)")
+        #expect(secure.stdout.contains("render-01"))
+        #expect(plain.status == 1)
+        #expect(plain.stderr.contains("cannot reach the coordinator at \(farm.address)") && plain.stderr.contains("TLS"), "\(plain.stderr)")
+        #expect(wrongName.status == 1, "\(wrongName.stderr)")
+        #expect(farm.handler.requests == ["AGENTS"], "only the TLS client with the right name gets through")
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import NIOSSL
 import ReelProtocol
 
 /// An in-process stand-in for `reel coordinator`: a real `ReelServer` (real handshake, real
@@ -125,11 +126,11 @@ struct FakeFarm {
     let address: String
     let secretFile: String
 
-    static func start(_ handler: FakeCoordinator, in dir: URL) async throws -> FakeFarm {
+    static func start(_ handler: FakeCoordinator, in dir: URL, tls: NIOSSLContext? = nil) async throws -> FakeFarm {
         let secret = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let secretFile = dir.appendingPathComponent("secret").path
         try (secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
-        let server = try await ReelServer.start(configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0),
+        let server = try await ReelServer.start(configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, tls: tls),
                                                 authenticator: try Authenticator(secretFile: secretFile), handler: handler)
         return FakeFarm(server: server, handler: handler, address: "127.0.0.1:\(server.localAddress!.port!)", secretFile: secretFile)
     }
