@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 
 /// A file that appears under its final name only when complete: bytes go to a temporary
@@ -49,20 +48,5 @@ final class OutputFile {
     deinit {
         if descriptor >= 0 { close(descriptor) }
         if !committed { unlink(temporaryPath) }
-    }
-}
-
-/// The async twin of `reportingErrors`: composition problems and `UserError`s exit 1 with
-/// their message, anything else exits 2 as an internal error.
-func reportingErrorsAsync(_ body: () async throws -> Void) async throws {
-    do {
-        try await body()
-    } catch let error as UserError {
-        Terminal.error("error: \(error.description)")
-        throw ExitCode(1)
-    } catch let error as ExitCode {
-        throw error
-    } catch {
-        try reportingErrors { throw error }
     }
 }
