@@ -74,6 +74,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
 
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
@@ -92,6 +93,12 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
-        .testTarget(name: "ReelIntegrationTests", dependencies: ["ReelMedia", "ReelCore"]),
+        .testTarget(name: "ReelIntegrationTests", dependencies: [
+            "ReelMedia", "ReelCore", "ReelProtocol", "reel",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
     ]
 )

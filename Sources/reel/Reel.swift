@@ -5,7 +5,7 @@ import ReelMedia
 /// The `reel` command line. Exit status: 0 success, 1 a user error (the message says what to
 /// fix), 2 an internal error.
 @main
-struct Reel: ParsableCommand {
+struct Reel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reel",
         abstract: "Reel: render AVFoundation-style video compositions on Linux, on one machine or a farm.",
@@ -13,14 +13,21 @@ struct Reel: ParsableCommand {
         subcommands: [
             RenderCommand.self, ValidateCommand.self, ProbeCommand.self, ThumbnailCommand.self,
             ConcatCommand.self, SlideshowCommand.self,
+            SubmitCommand.self, StatusCommand.self, AgentsCommand.self, CancelCommand.self, RetryCommand.self,
+            FetchCommand.self,
         ])
 
     /// ArgumentParser exits 64 on usage errors; Reel's contract is 1 for every user error.
-    static func main() {
+    static func main() async {
         LibAVLogging.errorsOnly()
         do {
             var command = try parseAsRoot()
-            try command.run()
+            // Farm commands (submit, status, …) talk to the network and run async.
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
         } catch {

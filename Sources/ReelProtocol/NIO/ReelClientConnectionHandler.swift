@@ -36,6 +36,13 @@ final class ReelClientConnectionHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
+    /// A channel whose connect failed (refused, unreachable) is torn down without ever being
+    /// active, so `channelInactive` never comes: complete the handshake promise here, or it
+    /// leaks (a crash in debug builds) and `connect` never learns why. `failAll` is idempotent.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failAll(ReelProtocolError(.internal, "connection closed"))
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         do {

@@ -1,0 +1,116 @@
+import Foundation
+import ReelProtocol
+
+/// Plain-text tables and numbers for `reel status` and `reel agents`. Pure: reports in,
+/// strings out, so they are tested without a coordinator.
+enum ClientFormatting {
+    /// Job states after which nothing changes any more.
+    static let finishedStates: Set<String> = ["done", "failed", "cancelled"]
+
+    /// One row per job: id, name, state, task counts, progress, speed, ETA.
+    static func jobsTable(_ report: StatusReport) -> String {
+        guard !report.jobs.isEmpty else { return "no jobs\n" }
+        var table = TextTable(headers: ["JOB", "NAME", "STATE", "CHUNKS done/run/queue/fail", "PROGRESS", "FPS", "ETA"],
+                              rightAligned: [0, 3, 4, 5, 6])
+        for job in report.jobs {
+            let t = job.tasks
+            table.add([
+                String(job.id), job.name, job.state,
+                "\(t.done)/\(t.running)/\(t.queued)/\(t.failed) of \(t.total)",
+                percent(job.progress),
+                job.framesPerSecond.map { String(format: "%.1f", $0) } ?? "-",
+                finishedStates.contains(job.state) ? "-" : (job.etaSeconds.map(clock) ?? "-"),
+            ])
+        }
+        var text = table.render()
+        for job in report.jobs {
+            if let error = job.error, !error.isEmpty { text += "job \(job.id) \(job.state): \(error)\n" }
+        }
+        return text
+    }
+
+    /// One row per agent: name, host, state, threads, heartbeat age, current task.
+    static func agentsTable(_ report: AgentsReport) -> String {
+        guard !report.agents.isEmpty else { return "no agents\n" }
+        var table = TextTable(headers: ["AGENT", "HOST", "STATE", "THREADS", "HEARTBEAT", "TASK"], rightAligned: [3, 4])
+        for agent in report.agents {
+            table.add([
+                agent.name, agent.host, agent.state, String(agent.threads),
+                agent.heartbeatAgeSeconds.map { age($0) } ?? "never",
+                agent.currentTask ?? "-",
+            ])
+        }
+        return table.render()
+    }
+
+    /// The one-line progress of a job being waited for (`submit --wait`).
+    static func progressLine(_ job: JobStatus, width: Int = 30) -> String {
+        let fraction = min(max(job.progress, 0), 1)
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        var line = "job \(job.id) \(job.state) \(bar) \(percent(fraction)) \(job.framesDone)/\(job.frameCount) frames"
+        if let fps = job.framesPerSecond { line += "  \(String(format: "%.1f", fps)) fps" }
+        if !finishedStates.contains(job.state), let eta = job.etaSeconds { line += "  ETA \(clock(eta))" }
+        return line
+    }
+
+    /// `42%`: whole percent, never rounding an unfinished job up to 100.
+    static func percent(_ fraction: Double) -> String {
+        let clamped = min(max(fraction.isFinite ? fraction : 0, 0), 1)
+        return "\(Int((clamped * 100).rounded(.down)))%"
+    }
+
+    /// `m:ss` or `h:mm:ss`.
+    static func clock(_ seconds: Double) -> String {
+        let s = Int(max(0, seconds.isFinite ? seconds : 0).rounded())
+        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    }
+
+    /// A heartbeat age: `0.4s`, `12s`, `3m05s`, `2h07m`.
+    static func age(_ seconds: Double) -> String {
+        let s = max(0, seconds.isFinite ? seconds : 0)
+        if s < 10 { return String(format: "%.1fs", s) }
+        let whole = Int(s.rounded(.down))
+        if whole < 60 { return "\(whole)s" }
+        if whole < 3600 { return String(format: "%dm%02ds", whole / 60, whole % 60) }
+        return String(format: "%dh%02dm", whole / 3600, whole / 60 % 60)
+    }
+
+    /// Bytes for humans: `512 B`, `3.2 MiB`.
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count), unit = 0
+        while value >= 1024, unit < units.count - 1 { value /= 1024; unit += 1 }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+/// Columns padded to their widest cell (in characters), two spaces apart.
+struct TextTable {
+    let headers: [String]
+    /// Column indices aligned right (numbers).
+    let rightAligned: Set<Int>
+    private var rows: [[String]] = []
+
+    init(headers: [String], rightAligned: Set<Int> = []) {
+        self.headers = headers; self.rightAligned = rightAligned
+    }
+
+    mutating func add(_ row: [String]) {
+        precondition(row.count == headers.count, "a row has one cell per column")
+        // Cells stay on one line whatever a job name contains.
+        rows.append(row.map { $0.replacingOccurrences(of: "\n", with: " ") })
+    }
+
+    func render() -> String {
+        let all = [headers] + rows
+        let widths = headers.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.indices.map { column in
+                let cell = row[column]
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                return rightAligned.contains(column) ? pad + cell : cell + pad
+            }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }.joined(separator: "\n") + "\n"
+    }
+}

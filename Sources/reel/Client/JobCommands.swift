@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import ReelProtocol
+
+/// `reel agents`: the agents the coordinator knows.
+struct AgentsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agents",
+        abstract: "List the farm's agents: state, threads, heartbeat age, current task.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "Print the coordinator's AGENTS report as JSON.") var json = false
+
+    func run() async throws {
+        try await reportingErrorsAsync {
+            let client = try await OperatorClient.connect(connection)
+            let (report, raw) = try await client.agents()
+            await client.close()
+            print(json ? String(decoding: raw, as: UTF8.self) : ClientFormatting.agentsTable(report), terminator: json ? "\n" : "")
+        }
+    }
+}
+
+/// `reel cancel JOB`.
+struct CancelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Cancel a job: its queued chunks are dropped and running ones abandoned.")
+
+    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
+
+    func run() async throws {
+        try await reportingErrorsAsync {
+            let client = try await OperatorClient.connect(connection)
+            try await client.cancel(job: job)
+            await client.close()
+            print("job \(job) cancelled")
+        }
+    }
+}
+
+/// `reel retry JOB`.
+struct RetryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry",
+        abstract: "Queue a failed or cancelled job's unfinished chunks again.")
+
+    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
+
+    func run() async throws {
+        try await reportingErrorsAsync {
+            let client = try await OperatorClient.connect(connection)
+            try await client.retry(job: job)
+            await client.close()
+            print("job \(job) queued again")
+        }
+    }
+}
+
+/// `reel fetch JOB -o OUT`.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Download a finished job's output.",
+        discussion: "The file is written under a temporary name, flushed and renamed: OUT appears only when complete.")
+
+    @Argument(help: "The job id.") var job: Int64
+    @Option(name: .shortAndLong, help: "Where to write the output.") var output: String
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "No progress output.") var quiet = false
+
+    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
+
+    func run() async throws {
+        try await reportingErrorsAsync {
+            try requireWritableOutput(output)
+            let client = try await OperatorClient.connect(connection)
+            try await JobWaiter.download(job: job, to: output, client: client, quiet: quiet)
+            await client.close()
+            if !quiet { Terminal.error("\(output): job \(job)'s output") }
+        }
+    }
+}

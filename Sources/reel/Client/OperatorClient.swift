@@ -1,0 +1,214 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ReelProtocol
+
+/// The operator's connection to the coordinator (`role=client`, name `user@host`), with the
+/// protocol's failures turned into sentences the user can act on (`UserError`, exit 1).
+///
+/// One request at a time, as the protocol requires; every request has a timeout so a wedged
+/// coordinator never hangs a script. Close it with `close()` (best-effort `QUIT`).
+final class OperatorClient: Sendable {
+    let endpoint: Endpoint
+    let secretPath: String
+    private let client: ReelClient
+
+    /// Timeout for small requests (SUBMIT, STATUS, CANCEL, …).
+    static let requestTimeout: TimeAmount = .seconds(60)
+    /// Timeout for one ranged transfer (`PUT`/`OUTPUT` of up to `rangeLength` bytes).
+    static let transferTimeout: TimeAmount = .seconds(300)
+    /// Bytes per `PUT`/`OUTPUT` range: well under the 64 MiB payload limit, so progress moves.
+    static let rangeLength = 8 << 20
+
+    private init(endpoint: Endpoint, secretPath: String, client: ReelClient) {
+        self.endpoint = endpoint; self.secretPath = secretPath; self.client = client
+    }
+
+    /// Reads the secret, connects and authenticates.
+    /// - Throws: `UserError` for a missing/short secret file, an unreachable coordinator or a refused secret.
+    static func connect(_ options: ConnectionOptions) async throws -> OperatorClient {
+        let endpoint = try options.endpoint()
+        let secretPath = try options.secretPath()
+        let authenticator: Authenticator
+        do {
+            authenticator = try Authenticator(secretFile: secretPath)
+        } catch let error as ReelProtocolError {
+            if FileManager.default.isReadableFile(atPath: secretPath) {
+                throw UserError("the secret file \(secretPath) is too short: \(error.message) (make one with `head -c 32 /dev/urandom | base64 > \(secretPath)`)")
+            }
+            throw UserError("cannot read the secret file \(secretPath); pass the farm's secret with --secret-file or REEL_SECRET_FILE")
+        }
+        var configuration = ReelClientConfiguration(host: endpoint.host, port: endpoint.port, role: .client, name: operatorName())
+        if let ca = options.tlsCa {
+            try requireReadableFile(ca, what: "the TLS CA certificate")
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(ca)
+            do {
+                configuration.tls = try NIOSSLContext(configuration: tls)
+            } catch {
+                throw UserError("cannot use the TLS CA certificate \(ca): \(error)")
+            }
+            configuration.tlsServerHostname = options.tlsServerName
+        }
+        do {
+            let client = try await ReelClient.connect(configuration: configuration, authenticator: authenticator)
+            return OperatorClient(endpoint: endpoint, secretPath: secretPath, client: client)
+        } catch let error as ReelProtocolError {
+            switch error.code {
+            case .authFailed where error.message.contains("prove"):
+                throw UserError("the coordinator at \(endpoint) could not prove it knows the secret in \(secretPath); "
+                                + "is that really your farm's coordinator, with the same secret?")
+            case .authFailed:
+                throw UserError("the coordinator refused the secret in \(secretPath)")
+            case .malformed, .lineTooLong, .payloadTooLarge:
+                throw UserError("whatever answers at \(endpoint) does not speak the Reel protocol (\(error.message)); "
+                                + "is that the port of `reel coordinator --listen`?")
+            case .internal:
+                throw UserError("cannot reach the coordinator at \(endpoint) (the connection closed during the handshake: "
+                                + "\(error.message)); is `reel coordinator` running there, and is TLS set up alike on both sides?")
+            default:
+                throw UserError("the coordinator at \(endpoint) refused the connection: \(error.message) (\(error.code))")
+            }
+        } catch {
+            throw UserError("cannot reach the coordinator at \(endpoint) (\(describeConnectError(error))); is `reel coordinator` running?")
+        }
+    }
+
+    /// The reason a TCP connect failed, in the words of the OS (`Connection refused`) rather
+    /// than NIO's nested error dump.
+    static func describeConnectError(_ error: Error) -> String {
+        if let error = error as? NIOConnectionError {
+            if let dns = error.dnsAError ?? error.dnsAAAAError { return "cannot resolve \(error.host): \(dns)" }
+            if let first = error.connectionErrors.first { return describeConnectError(first.error) }
+        }
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        if let error = error as? ChannelError, case .connectTimeout = error { return "no answer within the connect timeout" }
+        return "\(error)"
+    }
+
+    /// `user@host`, as `HELLO name=` (shown in the coordinator's logs).
+    static func operatorName() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let user = environment["USER"] ?? environment["LOGNAME"] ?? (getpwuid(getuid()).flatMap { String(cString: $0.pointee.pw_name) }) ?? "user"
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+        return "\(user)@\(host)"
+    }
+
+    /// Sends one request; an `ERR` reply, a timeout or a lost connection becomes a `UserError`.
+    func call(_ request: Message, timeout: TimeAmount = OperatorClient.requestTimeout) async throws -> Message {
+        do {
+            return try await client.request(request, timeout: timeout)
+        } catch let error as ReelProtocolError {
+            switch error.code {
+            case .timeout:
+                throw UserError("no reply from the coordinator at \(endpoint) to \(request.verb) within \(timeout.nanoseconds / 1_000_000_000) s")
+            case .internal where error.message.hasPrefix("connection closed"):
+                throw UserError("lost the connection to the coordinator at \(endpoint) (\(error.message))")
+            case .shuttingDown:
+                throw UserError("the coordinator at \(endpoint) is shutting down; try again when it is back")
+            default:
+                throw UserError("\(error.message) (\(error.code))")
+            }
+        }
+    }
+
+    /// `SUBMIT`: queues a job; returns its id and the asset hashes the coordinator lacks.
+    func submit(_ request: SubmitRequest) async throws -> (job: Int64, missing: [String]) {
+        let reply = try await call(.submit(document: try JSONCoding.encode(request)))
+        guard case let .job(id, missing) = reply else { throw unexpected(reply, to: "SUBMIT") }
+        return (id, missing)
+    }
+
+    /// Uploads the file at `path` (content hash `sha256`, `size` bytes) in ranges of at most
+    /// `rangeLength`, starting where the coordinator says it already is (`have`).
+    /// - Parameter progress: called after every range with the bytes sent so far.
+    func upload(sha256: String, path: String, size: Int64, progress: (Int64) -> Void) async throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw UserError("cannot read the asset \(path)") }
+        defer { try? handle.close() }
+        var offset: Int64 = 0
+        repeat {
+            try handle.seek(toOffset: UInt64(offset))
+            let count = Int(min(Int64(Self.rangeLength), size - offset))
+            let bytes = count == 0 ? [] : [UInt8](try handle.read(upToCount: count) ?? Data())
+            guard bytes.count == count else {
+                throw UserError("the asset \(path) changed while it was uploaded (it was \(size) bytes when hashed); submit again")
+            }
+            let reply = try await call(.put(sha256: sha256, offset: offset, total: size, bytes: bytes), timeout: Self.transferTimeout)
+            guard case let .stored(_, have, _) = reply else { throw unexpected(reply, to: "PUT") }
+            guard have == offset + Int64(count) else {
+                throw UserError("the coordinator holds \(have) bytes of \(path) after a PUT up to \(offset + Int64(count)); submit again")
+            }
+            offset = have
+            progress(offset)
+        } while offset < size
+    }
+
+    /// `STATUS [job=]`: the decoded report and its raw JSON.
+    func status(job: Int64? = nil) async throws -> (report: StatusReport, raw: [UInt8]) {
+        let reply = try await call(.status(job: job))
+        guard case let .report(json) = reply else { throw unexpected(reply, to: "STATUS") }
+        return (try JSONCoding.decode(StatusReport.self, from: json, what: "STATUS report"), json)
+    }
+
+    /// `AGENTS`: the decoded report and its raw JSON.
+    func agents() async throws -> (report: AgentsReport, raw: [UInt8]) {
+        let reply = try await call(.agents)
+        guard case let .report(json) = reply else { throw unexpected(reply, to: "AGENTS") }
+        return (try JSONCoding.decode(AgentsReport.self, from: json, what: "AGENTS report"), json)
+    }
+
+    /// `CANCEL job=`.
+    func cancel(job: Int64) async throws {
+        let reply = try await call(.cancel(job: job))
+        guard case .ok = reply else { throw unexpected(reply, to: "CANCEL") }
+    }
+
+    /// `RETRY job=`.
+    func retry(job: Int64) async throws {
+        let reply = try await call(.retry(job: job))
+        guard case .ok = reply else { throw unexpected(reply, to: "RETRY") }
+    }
+
+    /// Reads `OUTPUT job=` range by range into `sink`, from byte 0 to the end.
+    /// - Parameter progress: called after every range with (bytes so far, total).
+    func output(job: Int64, into sink: (ArraySlice<UInt8>) throws -> Void, progress: (Int64, Int64) -> Void) async throws {
+        var offset: Int64 = 0
+        var total: Int64 = -1
+        repeat {
+            let reply = try await call(.output(job: job, offset: offset, length: Int64(Self.rangeLength)), timeout: Self.transferTimeout)
+            guard case let .data(at, size, bytes) = reply else { throw unexpected(reply, to: "OUTPUT") }
+            guard at == offset, total == -1 || total == size, !bytes.isEmpty || offset == size else {
+                throw UserError("the coordinator sent an inconsistent range of job \(job)'s output (offset \(at), total \(size)); fetch again")
+            }
+            total = size
+            try sink(bytes[...])
+            offset += Int64(bytes.count)
+            progress(offset, total)
+        } while offset < total
+    }
+
+    /// Best-effort `QUIT`, then close.
+    func close() async { await client.close() }
+
+    private func unexpected(_ reply: Message, to verb: String) -> UserError {
+        UserError("the coordinator at \(endpoint) answered \(verb) with \(reply.verb); are client and coordinator the same Reel version?")
+    }
+}
+
+/// JSON for protocol documents: sorted keys (stable bytes), decoding failures as user-facing errors.
+enum JSONCoding {
+    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Array(try encoder.encode(value))
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(bytes))
+        } catch {
+            throw UserError("cannot read the coordinator's \(what) (\(error)); are client and coordinator the same Reel version?")
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelMedia
+import ReelProtocol
+
+/// `reel submit`: validate locally, upload only what the coordinator lacks, queue the job.
+struct SubmitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "submit",
+        abstract: "Queue a composition on the render farm and print its job id.",
+        discussion: """
+            Validates the composition on this machine first (every problem is listed), hashes every asset \
+            (SHA-256), submits the job and uploads only the assets the coordinator does not already hold, \
+            in ranges. Prints the job id alone on stdout, so scripts can capture it: \
+            JOB=$(reel submit comp.json). With --wait it then shows the job's progress and, with -o, \
+            downloads the result (written under a temporary name, flushed and renamed); it exits 1 with \
+            the job's error if the job failed or was cancelled.
+            """)
+
+    @Argument(help: "The composition JSON file.") var composition: String
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "Wait for the job to finish, showing its progress.") var wait = false
+    @Option(name: .shortAndLong, help: "With --wait: where to write the finished output.") var output: String?
+    @Option(help: "Target chunk length in seconds, a decimal or N/D (default: the farm's, 10).") var chunkSeconds: String?
+    @Option(help: "x264 threads per chunk, fixed for the job (default: the farm's, 4).") var encoderThreads: Int?
+    @Option(help: "A name for `reel status` (default: the composition's file name).") var name: String?
+    @Flag(help: "No progress output.") var quiet = false
+
+    func validate() throws {
+        if output != nil && !wait { throw ValidationError("-o needs --wait (or fetch later with `reel fetch JOB -o OUT`)") }
+        if let chunkSeconds {
+            guard let s = Rational(parsing: chunkSeconds), s > .zero else {
+                throw ValidationError("--chunk-seconds must be a number of seconds > 0, like 10 or 2.5")
+            }
+        }
+        if let encoderThreads, !(1...64).contains(encoderThreads) { throw ValidationError("--encoder-threads must be 1…64") }
+    }
+
+    func run() async throws {
+        try await reportingErrorsAsync {
+            try requireReadableFile(composition, what: "the composition")
+            if let output { try requireWritableOutput(output) }
+            // The same validation the coordinator will run, but here every problem is listed at once.
+            _ = try CompositionLoader.load(path: composition)
+            let data = try Data(contentsOf: URL(fileURLWithPath: composition))
+            guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
+            let parsed = try Composition.parse(Array(data))
+            let directory = URL(fileURLWithPath: composition).deletingLastPathComponent().path
+            let manifest = try AssetManifest(composition: parsed, directory: directory)
+            let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
+                                       name: name ?? URL(fileURLWithPath: composition).lastPathComponent)
+
+            let client = try await OperatorClient.connect(connection)
+            let job = try await Self.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
+                                                     manifest: manifest, client: client, quiet: quiet)
+            // Unbuffered, at once: a script capturing the id must not wait for --wait to finish.
+            FileHandle.standardOutput.write(Data("\(job)\n".utf8))
+            guard wait else { await client.close(); return }
+            let final = try await JobWaiter(client: client, connection: connection, job: job, quiet: quiet).waitUntilFinished()
+            switch final.state {
+            case "done":
+                if let output {
+                    try await JobWaiter.download(job: job, to: output, client: client, quiet: quiet)
+                    if !quiet { Terminal.error("\(output): \(ClientFormatting.bytes(final.outputBytes ?? 0)), job \(job) done") }
+                }
+                await client.close()
+            case "cancelled":
+                await client.close()
+                throw UserError("job \(job) was cancelled")
+            default:
+                await client.close()
+                throw UserError("job \(job) failed: \(final.error ?? "no reason given (see `reel status \(job)`)")")
+            }
+        }
+    }
+
+    /// `SUBMIT`, then `PUT` every missing hash in ranges; returns the job id.
+    static func submitAndUpload(_ request: SubmitRequest, manifest: AssetManifest, client: OperatorClient, quiet: Bool) async throws -> Int64 {
+        let (job, missing) = try await client.submit(request)
+        let progress = TransferProgress(label: "upload \(missing.count) asset(s)", total: manifest.bytes(of: missing), quiet: quiet)
+        var uploaded: Int64 = 0
+        for hash in missing {
+            guard let path = manifest.files[hash], let entry = manifest.entries.values.first(where: { $0.sha256 == hash }) else {
+                throw UserError("the coordinator asked for an asset this submission does not contain (\(hash)); are client and coordinator the same Reel version?")
+            }
+            let before = uploaded
+            try await client.upload(sha256: hash, path: path, size: entry.size) { progress.update(before + $0) }
+            uploaded += entry.size
+        }
+        return job
+    }
+}

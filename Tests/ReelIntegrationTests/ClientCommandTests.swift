@@ -1,0 +1,250 @@
+import Foundation
+import NIOSSL
+import ReelMedia
+import ReelProtocol
+import Testing
+
+/// The operator commands (`submit`, `status`, `cancel`, `fetch`, …) as a user runs them: the
+/// built `reel` binary against an in-process fake coordinator speaking the real protocol.
+@Suite(.serialized) struct ClientCommandTests {
+    /// A composition with a video clip, a 60 s WAV (≈ 11 MB: more than one 8 MiB range) and a logo.
+    static func makeComposition(in dir: URL) throws -> (path: String, clip: String, music: String, logo: String) {
+        let clip = dir.appendingPathComponent("clip.mp4").path
+        let music = dir.appendingPathComponent("music.wav").path
+        let logo = dir.appendingPathComponent("logo.png").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p", clip])
+        try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=60", "-ac", "2", "-c:a", "pcm_s16le", music])
+        try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=orange:s=32x32", "-frames:v", "1", logo])
+        let path = dir.appendingPathComponent("comp.json").path
+        try """
+            {"formatVersion": 1,
+             "assets": {"clip": {"url": "clip.mp4"}, "music": {"url": "music.wav"}, "logo": {"url": "logo.png"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "at": 0}]},
+                        {"id": 2, "mediaType": "audio", "segments": [{"asset": "music", "sourceRange": {"start": 0, "duration": 1}, "at": 0}]}],
+             "videoComposition": {"renderSize": {"width": 160, "height": 120}, "frameDuration": "1/25",
+               "overlays": [{"image": "logo", "frame": {"x": 0, "y": 0, "width": 32, "height": 32}}]}}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return (path, clip, music, logo)
+    }
+
+    static func sha(_ path: String) throws -> (hash: String, size: Int64) {
+        let d = try FileDigest.sha256(path: path)
+        return (d.hex, Int64(d.byteCount))
+    }
+
+    @Test func submitUploadsExactlyTheMissingAssetsInRangesAndPrintsTheJobID() async throws {
+        let dir = try Media.tempDirectory()
+        let comp = try Self.makeComposition(in: dir)
+        let clip = try Self.sha(comp.clip), music = try Self.sha(comp.music), logo = try Self.sha(comp.logo)
+        let range: Int64 = 8 << 20
+        #expect(music.size > range, "the WAV must need more than one range")
+        // The coordinator already holds the clip: only the music and the logo may be uploaded.
+        let farm = try await FakeFarm.start(FakeCoordinator(held: [clip.hash]), in: dir)
+        let r = await ReelRun.run(["submit", comp.path, "--chunk-seconds", "2", "--encoder-threads", "2"] + farm.connectionArguments)
+        await farm.stop()
+
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "42\n", "stdout must be the job id alone: \(r.stdout)")
+        let submission = try #require(farm.handler.submits.first)
+        #expect(farm.handler.submits.count == 1)
+        let text = try String(contentsOfFile: comp.path, encoding: .utf8)
+        #expect(submission.composition == text)
+        #expect(submission.assets == ["clip": AssetManifestEntry(sha256: clip.hash, size: clip.size),
+                                      "music": AssetManifestEntry(sha256: music.hash, size: music.size),
+                                      "logo": AssetManifestEntry(sha256: logo.hash, size: logo.size)])
+        #expect(submission.settings.chunkSeconds?.seconds == 2)
+        #expect(submission.settings.encoderThreads == 2)
+        #expect(submission.settings.name == "comp.json")
+
+        let puts = farm.handler.puts
+        #expect(!puts.contains { $0.sha256 == clip.hash }, "an asset the coordinator holds was uploaded")
+        let musicPuts = puts.filter { $0.sha256 == music.hash }
+        #expect(musicPuts.map(\.offset) == [0, range])
+        #expect(musicPuts.map(\.count) == [Int(range), Int(music.size - range)])
+        #expect(musicPuts.allSatisfy { $0.total == music.size && Int64($0.count) <= range })
+        #expect(puts.filter { $0.sha256 == logo.hash }.map(\.count) == [Int(logo.size)])
+        let musicBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: comp.music)))
+        #expect(farm.handler.stored(music.hash) == musicBytes)
+        #expect(farm.handler.stored(logo.hash) != nil)
+        #expect(farm.handler.requests == ["SUBMIT", "PUT", "PUT", "PUT"])
+    }
+
+    @Test func submitListsEveryProblemAndNeverContactsTheCoordinator() async throws {
+        let dir = try Media.tempDirectory()
+        let bad = dir.appendingPathComponent("bad.json").path
+        try """
+            {"formatVersion": 1, "assets": {"a": {"url": "missing.mp4"}, "b": {"url": "also-missing.png"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "a", "at": 0}]}]}
+            """.write(toFile: bad, atomically: true, encoding: .utf8)
+        let farm = try await FakeFarm.start(FakeCoordinator(), in: dir)
+        let r = await ReelRun.run(["submit", bad] + farm.connectionArguments)
+        await farm.stop()
+        #expect(r.status == 1)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("assets.a.url") && r.stderr.contains("assets.b.url"), "\(r.stderr)")
+        #expect(farm.handler.requests.isEmpty)
+    }
+
+    @Test func submitWaitFollowsTheJobAndDownloadsTheOutput() async throws {
+        let dir = try Media.tempDirectory()
+        let comp = try Self.makeComposition(in: dir)
+        let output = (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let farm = try await FakeFarm.start(FakeCoordinator(outcome: ("done", nil, output)), in: dir)
+        let out = dir.appendingPathComponent("out.mp4").path
+        let r = await ReelRun.run(["submit", comp.path, "--wait", "-o", out] + farm.connectionArguments)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "42\n")
+        let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+        #expect(written == output)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(files.allSatisfy { !$0.contains("reel-partial") })
+        #expect(farm.handler.requests.filter { $0 == "OUTPUT" }.count == 2, "9 MiB come in two ranges")
+        await farm.stop()
+
+        let failing = try await FakeFarm.start(FakeCoordinator(outcome: ("failed", "chunk 3: decoder error", nil)), in: dir)
+        let f = await ReelRun.run(["submit", comp.path, "--wait"] + failing.connectionArguments)
+        await failing.stop()
+        #expect(f.status == 1)
+        #expect(f.stdout == "42\n")
+        #expect(f.stderr.contains("job 42 failed: chunk 3: decoder error"), "\(f.stderr)")
+    }
+
+    static let sampleJobs = [
+        JobStatus(id: 7, name: "trailer.json", state: "running", tasks: TaskCounts(done: 3, running: 2, queued: 5, failed: 1, total: 11),
+                  frameCount: 1000, framesDone: 420, progress: 0.42, framesPerSecond: 61.5, etaSeconds: 94.3,
+                  submittedAtMillis: 1_763_780_000_000, updatedAtMillis: 1_763_780_060_000, outputBytes: nil, error: nil),
+        JobStatus(id: 6, name: "teaser.json", state: "done", tasks: TaskCounts(done: 4, total: 4),
+                  frameCount: 250, framesDone: 250, progress: 1, framesPerSecond: 80, etaSeconds: 0,
+                  submittedAtMillis: 1_763_779_000_000, updatedAtMillis: 1_763_779_100_000, outputBytes: 123_456, error: nil),
+    ]
+    static let sampleAgents = AgentsReport(agents: [
+        AgentStatus(name: "render-01", host: "render-01.example.net", state: "busy", threads: 4, heartbeatAgeSeconds: 1.2,
+                    currentTask: "job 7 task 19 frames [300, 600)"),
+        AgentStatus(name: "render-02", host: "render-02.example.net", state: "offline", threads: 2, heartbeatAgeSeconds: 400, currentTask: nil),
+    ])
+
+    @Test func statusJSONPrintsBothReportsAndTheTableShowsJobsAndAgents() async throws {
+        let dir = try Media.tempDirectory()
+        let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs, agents: Self.sampleAgents), in: dir)
+        let json = await ReelRun.run(["status", "--json"] + farm.connectionArguments)
+        let table = await ReelRun.run(["status", "7"] + farm.connectionArguments)
+        let agents = await ReelRun.run(["agents", "--json"] + farm.connectionArguments)
+        await farm.stop()
+
+        struct Both: Decodable { var status: StatusReport; var agents: AgentsReport }
+        #expect(json.status == 0, "\(json.stderr)")
+        let both = try JSONDecoder().decode(Both.self, from: Data(json.stdout.utf8))
+        #expect(both.status.jobs == Self.sampleJobs)
+        #expect(both.agents == Self.sampleAgents)
+
+        #expect(table.status == 0, "\(table.stderr)")
+        let rows = table.stdout.split(separator: "\n").map(String.init)
+        #expect(rows.contains { $0.hasPrefix("  7") && $0.contains("trailer.json") && $0.contains("3/2/5/1 of 11") && $0.contains("42%") && $0.contains("1:34") })
+        #expect(!rows.contains { $0.contains("teaser.json") }, "STATUS job=7 shows only job 7")
+        #expect(rows.contains { $0.hasPrefix("render-01") && $0.contains("job 7 task 19") })
+
+        #expect(agents.status == 0)
+        let decodedAgents = try JSONDecoder().decode(AgentsReport.self, from: Data(agents.stdout.utf8))
+        #expect(decodedAgents == Self.sampleAgents)
+    }
+
+    @Test func cancelOfAnUnknownJobExitsOneWithTheCoordinatorsMessage() async throws {
+        let dir = try Media.tempDirectory()
+        let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs), in: dir)
+        let unknown = await ReelRun.run(["cancel", "99"] + farm.connectionArguments)
+        let done = await ReelRun.run(["cancel", "6"] + farm.connectionArguments)
+        let running = await ReelRun.run(["cancel", "7"] + farm.connectionArguments)
+        let retry = await ReelRun.run(["retry", "6"] + farm.connectionArguments)
+        await farm.stop()
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("job 99 not found"), "\(unknown.stderr)")
+        #expect(done.status == 1)
+        #expect(done.stderr.contains("job 6 is already done"), "\(done.stderr)")
+        #expect(running.status == 0, "\(running.stderr)")
+        #expect(retry.status == 0, "\(retry.stderr)")
+        #expect(farm.handler.requests == ["CANCEL", "CANCEL", "CANCEL", "RETRY"])
+    }
+
+    @Test func aWrongSecretExitsOneNamingTheSecretFile() async throws {
+        let dir = try Media.tempDirectory()
+        let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs), in: dir)
+        let wrong = dir.appendingPathComponent("wrong-secret").path
+        try "not the farm's secret, but long enough\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        let r = await ReelRun.run(["status", "--coordinator", farm.address, "--secret-file", wrong])
+        // The environment works as well as the flags.
+        let viaEnvironment = await ReelRun.run(["agents"], environment: ["REEL_COORDINATOR": farm.address, "REEL_SECRET_FILE": farm.secretFile])
+        await farm.stop()
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("the coordinator refused the secret in \(wrong)"), "\(r.stderr)")
+        #expect(farm.handler.requests == ["AGENTS"])
+        #expect(viaEnvironment.status == 0, "\(viaEnvironment.stderr)")
+    }
+
+    @Test func anUnreachableCoordinatorOrAMissingSecretExitsOneSayingWhatToFix() async throws {
+        let dir = try Media.tempDirectory()
+        // A port that was just free: nothing listens there.
+        let probe = try await FakeFarm.start(FakeCoordinator(), in: dir)
+        let address = probe.address
+        await probe.stop()
+        let down = await ReelRun.run(["status", "--coordinator", address, "--secret-file", probe.secretFile])
+        #expect(down.status == 1)
+        #expect(down.stderr.contains("cannot reach the coordinator at \(address)") && down.stderr.contains("reel coordinator"), "\(down.stderr)")
+
+        let noSecret = await ReelRun.run(["status", "--coordinator", address, "--secret-file", dir.appendingPathComponent("nope").path])
+        #expect(noSecret.status == 1)
+        #expect(noSecret.stderr.contains("cannot read the secret file"), "\(noSecret.stderr)")
+        let noCoordinator = await ReelRun.run(["status", "--secret-file", probe.secretFile])
+        #expect(noCoordinator.status == 1)
+        #expect(noCoordinator.stderr.contains("REEL_COORDINATOR"), "\(noCoordinator.stderr)")
+    }
+
+    @Test func fetchWritesTheWholeOutputOrNothing() async throws {
+        let dir = try Media.tempDirectory()
+        let bytes = (0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 * 31) }
+        let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs, outputs: [6: bytes]), in: dir)
+        let out = dir.appendingPathComponent("teaser.mp4").path
+        let ok = await ReelRun.run(["fetch", "6", "-o", out] + farm.connectionArguments)
+        let notReady = await ReelRun.run(["fetch", "7", "-o", dir.appendingPathComponent("trailer.mp4").path] + farm.connectionArguments)
+        await farm.stop()
+        #expect(ok.status == 0, "\(ok.stderr)")
+        let fetched = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+        #expect(fetched == bytes)
+        #expect(notReady.status == 1)
+        #expect(notReady.stderr.contains("job 7 has no output yet"), "\(notReady.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        #expect(files == ["secret", "teaser.mp4"], "no partial download may be left behind")
+    }
+
+    @Test func statusWatchRedrawsUntilInterrupted() async throws {
+        let dir = try Media.tempDirectory()
+        let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs, agents: Self.sampleAgents), in: dir)
+        // Killed after 2.5 s, as Ctrl-C would: by then it has drawn the farm at least twice.
+        let r = await ReelRun.run(["status", "--watch"] + farm.connectionArguments, timeout: 2.5)
+        await farm.stop()
+        #expect(r.status == -2, "--watch must keep running until interrupted")
+        #expect(r.stdout.components(separatedBy: "trailer.json").count - 1 >= 2, "\(r.stdout)")
+        #expect(farm.handler.requests.filter { $0 == "STATUS" }.count >= 2)
+    }
+
+    @Test func tlsWithTheCoordinatorsCAConnectsAndPlainTCPDoesNot() async throws {
+        let dir = try Media.tempDirectory()
+        let key = dir.appendingPathComponent("key.pem").path, cert = dir.appendingPathComponent("cert.pem").path
+        try Media.run("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                  "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-days", "1",
+                                  "-keyout", key, "-out", cert])
+        let tls = try NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(cert).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+        let farm = try await FakeFarm.start(FakeCoordinator(agents: Self.sampleAgents), in: dir, tls: tls)
+        let secure = await ReelRun.run(["agents", "--tls-ca", cert, "--tls-server-name", "localhost"] + farm.connectionArguments)
+        let plain = await ReelRun.run(["agents"] + farm.connectionArguments)
+        let wrongName = await ReelRun.run(["agents", "--tls-ca", cert, "--tls-server-name", "render.example.net"] + farm.connectionArguments)
+        await farm.stop()
+        #expect(secure.status == 0, "\(secure.stderr)")
+        #expect(secure.stdout.contains("render-01"))
+        #expect(plain.status == 1)
+        #expect(plain.stderr.contains("cannot reach the coordinator at \(farm.address)") && plain.stderr.contains("TLS"), "\(plain.stderr)")
+        #expect(wrongName.status == 1, "\(wrongName.stderr)")
+        #expect(farm.handler.requests == ["AGENTS"], "only the TLS client with the right name gets through")
+    }
+}

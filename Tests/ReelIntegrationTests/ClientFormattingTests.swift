@@ -1,0 +1,79 @@
+import ReelProtocol
+import Testing
+@testable import reel
+
+/// The pure parts of the operator commands: tables, numbers, `HOST:PORT`.
+@Suite struct ClientFormattingTests {
+    @Test func jobsTableAlignsColumnsAndShowsCountsProgressSpeedAndETA() {
+        let text = ClientFormatting.jobsTable(StatusReport(jobs: ClientCommandTests.sampleJobs))
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("JOB  NAME "))
+        // Every row starts its columns where the header does.
+        let nameColumn = lines[0].range(of: "NAME")!.lowerBound.utf16Offset(in: lines[0])
+        #expect(lines[1].dropFirst(nameColumn).hasPrefix("trailer.json"))
+        #expect(lines[2].dropFirst(nameColumn).hasPrefix("teaser.json"))
+        #expect(lines[1].contains("running") && lines[1].contains("3/2/5/1 of 11") && lines[1].contains("42%")
+                && lines[1].contains("61.5") && lines[1].hasSuffix("1:34"))
+        // A finished job has no ETA.
+        #expect(lines[2].contains("100%") && lines[2].hasSuffix("-"))
+    }
+
+    @Test func aFailedJobsErrorFollowsTheTable() {
+        var job = ClientCommandTests.sampleJobs[0]
+        job.state = "failed"
+        job.error = "chunk 3: decoder error"
+        let text = ClientFormatting.jobsTable(StatusReport(jobs: [job]))
+        #expect(text.hasSuffix("job 7 failed: chunk 3: decoder error\n"))
+        #expect(ClientFormatting.jobsTable(StatusReport(jobs: [])) == "no jobs\n")
+    }
+
+    @Test func agentsTableShowsHeartbeatAgeAndCurrentTask() {
+        let lines = ClientFormatting.agentsTable(ClientCommandTests.sampleAgents).split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[1].hasPrefix("render-01  render-01.example.net  busy") && lines[1].contains("1.2s")
+                && lines[1].hasSuffix("job 7 task 19 frames [300, 600)"))
+        #expect(lines[2].contains("offline") && lines[2].contains("6m40s") && lines[2].hasSuffix("-"))
+        var never = ClientCommandTests.sampleAgents.agents[1]
+        never.heartbeatAgeSeconds = nil
+        #expect(ClientFormatting.agentsTable(AgentsReport(agents: [never])).contains("never"))
+        #expect(ClientFormatting.agentsTable(AgentsReport(agents: [])) == "no agents\n")
+    }
+
+    @Test(arguments: [(0.0, "0%"), (0.42, "42%"), (0.999, "99%"), (1.0, "100%"), (1.7, "100%"), (-0.5, "0%"), (.nan, "0%")])
+    func percentNeverRoundsAnUnfinishedJobUpToAHundred(fraction: Double, expected: String) {
+        #expect(ClientFormatting.percent(fraction) == expected)
+    }
+
+    @Test(arguments: [(0.0, "0:00"), (59.6, "1:00"), (94.3, "1:34"), (3599, "59:59"), (3725, "1:02:05")])
+    func clock(seconds: Double, expected: String) {
+        #expect(ClientFormatting.clock(seconds) == expected)
+    }
+
+    @Test(arguments: [(0.44, "0.4s"), (12.9, "12s"), (185, "3m05s"), (7620, "2h07m")])
+    func heartbeatAge(seconds: Double, expected: String) {
+        #expect(ClientFormatting.age(seconds) == expected)
+    }
+
+    @Test(arguments: [(Int64(512), "512 B"), (3 << 20, "3.0 MiB"), (1536, "1.5 KiB")])
+    func bytes(count: Int64, expected: String) {
+        #expect(ClientFormatting.bytes(count) == expected)
+    }
+
+    @Test(arguments: [
+        ("render-01:7400", "render-01", 7400), ("10.77.0.1:7400", "10.77.0.1", 7400), ("[::1]:7401", "::1", 7401),
+    ])
+    func endpointParses(text: String, host: String, port: Int) {
+        #expect(Endpoint(parsing: text) == Endpoint(host: host, port: port))
+    }
+
+    @Test(arguments: ["render-01", "render-01:", ":7400", "host:0", "host:65536", "host:74x", "::1:7400", "[::1]7400"])
+    func endpointRejects(text: String) {
+        #expect(Endpoint(parsing: text) == nil)
+    }
+
+    @Test func endpointPrintsIPv6InBrackets() {
+        #expect(Endpoint(host: "::1", port: 7400).description == "[::1]:7400")
+        #expect(Endpoint(host: "a", port: 1).description == "a:1")
+    }
+}

@@ -1,0 +1,191 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOSSL
+import ReelProtocol
+
+/// An in-process stand-in for `reel coordinator`: a real `ReelServer` (real handshake, real
+/// framing) whose handler keeps jobs in memory and records every request, so client commands
+/// can be checked byte for byte without PostgreSQL. Its state is behind a lock because the
+/// server calls the handler from several connections.
+final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
+    struct Put: Hashable { var sha256: String; var offset: Int64; var total: Int64; var count: Int }
+
+    private let lock = NSLock()
+    /// Content hashes the coordinator already holds before any upload.
+    private var held: Set<String>
+    private var partial: [String: [UInt8]] = [:]
+    private var _puts: [Put] = []
+    private var _submits: [SubmitRequest] = []
+    private var _requests: [String] = []
+    /// Jobs it knows; `submit` adds `nextJob`.
+    private var jobs: [Int64: JobStatus]
+    private var outputs: [Int64: [UInt8]]
+    private let agentsReport: AgentsReport
+    private var nextJob: Int64
+    /// What a submitted job becomes once all its assets are held: its final state, error and output.
+    private let outcome: (state: String, error: String?, output: [UInt8]?)?
+    private var submittedAssets: [Int64: Set<String>] = [:]
+
+    init(held: Set<String> = [], jobs: [JobStatus] = [], outputs: [Int64: [UInt8]] = [:],
+         agents: AgentsReport = AgentsReport(agents: []), nextJob: Int64 = 42,
+         outcome: (state: String, error: String?, output: [UInt8]?)? = nil) {
+        self.outcome = outcome
+        self.held = held
+        self.jobs = Dictionary(uniqueKeysWithValues: jobs.map { ($0.id, $0) })
+        self.outputs = outputs
+        self.agentsReport = agents
+        self.nextJob = nextJob
+    }
+
+    var puts: [Put] { lock.withLock { _puts } }
+    var submits: [SubmitRequest] { lock.withLock { _submits } }
+    /// Verbs received, in order.
+    var requests: [String] { lock.withLock { _requests } }
+    /// The complete, checksum-verified uploads: hash → bytes.
+    func stored(_ hash: String) -> [UInt8]? { lock.withLock { held.contains(hash) ? partial[hash] : nil } }
+
+    func handle(_ request: Message, from peer: Peer) async throws -> Message {
+        try lock.withLock {
+            _requests.append(request.verb)
+            switch request {
+            case let .submit(document):
+                let submission = try JSONDecoder().decode(SubmitRequest.self, from: Data(document))
+                _submits.append(submission)
+                let id = nextJob
+                nextJob += 1
+                jobs[id] = JobStatus(id: id, name: submission.settings.name ?? "", state: "waiting_for_assets", tasks: TaskCounts(),
+                                     frameCount: 0, framesDone: 0, progress: 0, framesPerSecond: nil, etaSeconds: nil,
+                                     submittedAtMillis: 0, updatedAtMillis: 0, outputBytes: nil, error: nil)
+                submittedAssets[id] = Set(submission.assets.values.map(\.sha256))
+                let missing = Set(submission.assets.values.map(\.sha256)).subtracting(held).sorted()
+                return .job(id: id, missing: missing)
+            case let .put(sha256, offset, total, bytes):
+                _puts.append(Put(sha256: sha256, offset: offset, total: total, count: bytes.count))
+                var have = partial[sha256] ?? []
+                guard Int64(have.count) == offset, offset + Int64(bytes.count) <= total else {
+                    throw ReelProtocolError(.badRange, "offset \(offset) but \(have.count) bytes held")
+                }
+                have += bytes
+                partial[sha256] = have
+                if Int64(have.count) == total {
+                    let digest = SHA256.hash(data: have).map { String(format: "%02x", $0) }.joined()
+                    guard digest == sha256 else {
+                        partial[sha256] = nil
+                        throw ReelProtocolError(.checksumMismatch, "asset \(sha256) has SHA-256 \(digest)")
+                    }
+                    held.insert(sha256)
+                }
+                return .stored(sha256: sha256, have: Int64(have.count), total: total)
+            case let .status(job):
+                if let job {
+                    if let outcome, let assets = submittedAssets[job], assets.isSubset(of: held), jobs[job]?.state == "waiting_for_assets" {
+                        // A job "renders" in one step once its assets are in: enough to drive `submit --wait`.
+                        jobs[job]?.state = outcome.state
+                        jobs[job]?.error = outcome.error
+                        jobs[job]?.frameCount = 25
+                        jobs[job]?.framesDone = outcome.state == "done" ? 25 : 0
+                        jobs[job]?.progress = outcome.state == "done" ? 1 : 0
+                        if let output = outcome.output { outputs[job] = output; jobs[job]?.outputBytes = Int64(output.count) }
+                    }
+                    guard let status = jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                    return .report(json: try Self.json(StatusReport(jobs: [status])))
+                }
+                return .report(json: try Self.json(StatusReport(jobs: jobs.values.sorted { $0.id > $1.id })))
+            case .agents:
+                return .report(json: try Self.json(agentsReport))
+            case let .cancel(job), let .retry(job):
+                guard let status = jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                if case .cancel = request, ["done", "failed", "cancelled"].contains(status.state) {
+                    throw ReelProtocolError(.conflict, "job \(job) is already \(status.state)")
+                }
+                return .ok
+            case let .output(job, offset, length):
+                guard jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                guard let bytes = outputs[job] else { throw ReelProtocolError(.notReady, "job \(job) has no output yet") }
+                guard offset <= bytes.count else { throw ReelProtocolError(.badRange, "offset \(offset) beyond \(bytes.count)") }
+                let end = min(bytes.count, Int(offset + length))
+                return .data(offset: offset, total: Int64(bytes.count), bytes: Array(bytes[Int(offset)..<end]))
+            default:
+                throw ReelProtocolError(.forbidden, "the fake coordinator does not handle \(request.verb)")
+            }
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Array(try encoder.encode(value))
+    }
+}
+
+/// A running fake coordinator on 127.0.0.1 with a fresh secret file.
+struct FakeFarm {
+    let server: ReelServer
+    let handler: FakeCoordinator
+    let address: String
+    let secretFile: String
+
+    static func start(_ handler: FakeCoordinator, in dir: URL, tls: NIOSSLContext? = nil) async throws -> FakeFarm {
+        let secret = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let secretFile = dir.appendingPathComponent("secret").path
+        try (secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let server = try await ReelServer.start(configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, tls: tls),
+                                                authenticator: try Authenticator(secretFile: secretFile), handler: handler)
+        return FakeFarm(server: server, handler: handler, address: "127.0.0.1:\(server.localAddress!.port!)", secretFile: secretFile)
+    }
+
+    /// `--coordinator … --secret-file …`.
+    var connectionArguments: [String] { ["--coordinator", address, "--secret-file", secretFile] }
+
+    func stop() async { try? await server.close() }
+}
+
+/// Runs the `reel` binary without blocking Swift's cooperative pool (the fake coordinator's
+/// handlers run there): posix_spawn and waitpid on a dedicated thread, output in files (not
+/// pipes), killed after `timeout` seconds.
+enum ReelRun {
+    struct Result: Sendable { var status: Int32; var stdout: String; var stderr: String }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) async -> Result {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: runBlocking(arguments, environment: environment, timeout: timeout)) }.start()
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], environment: [String: String], timeout: Double) -> Result {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("reel-client-run-\(UUID().uuidString)").path
+        let outPath = base + ".out", errPath = base + ".err"
+        defer { unlink(outPath); unlink(errPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // The farm's variables are cleared so the developer's own farm never leaks into a test.
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("REEL_") }
+        env.merge(environment) { $1 }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([Media.reel] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, Media.reel, &actions, nil, argv, envp) == 0 else {
+            return Result(status: -1, stdout: "", stderr: "posix_spawn \(Media.reel) failed")
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        var timedOut = false
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if r == -1 && errno != EINTR { break }
+            if Date() > deadline && !timedOut { kill(pid, SIGKILL); timedOut = true }
+            usleep(20_000)
+        }
+        let exit: Int32 = timedOut ? -2 : ((status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1)
+        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        return Result(status: exit, stdout: out, stderr: timedOut ? err + "\n(killed after \(timeout) s)" : err)
+    }
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# A two-host farm on one Linux machine, with network namespaces standing in for hosts:
+#   host A (namespace reel-a-PID, 10.77.0.1/24): PostgreSQL (on A's loopback) + `reel coordinator`
+#   host B (namespace reel-b-PID, 10.77.0.2/24): `reel agent`, and the operator's `reel submit`
+# joined by a veth pair. B can reach A only over 10.77.0.0/24: the agent has no database access
+# and reads every source from the coordinator by content hash. Submits sample/sample.json (made
+# by ops/make-sample.sh), waits, and checks the output with ffprobe against `reel validate`.
+# Test traffic stays inside the two namespaces; both are deleted on exit, whatever happens.
+#
+#   sudo ops/netns-farm.sh [REEL_BINARY]        (default: .build/debug/reel, then .build/release/reel)
+#   env: AGENTS=N agents on host B (default 1), CHUNK_SECONDS (default 2), KEEP=1 keeps the work dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+reel=${1:-}
+if [ -z "$reel" ]; then
+  for candidate in .build/debug/reel .build/release/reel; do
+    if [ -x "$candidate" ]; then reel=$candidate; break; fi
+  done
+fi
+[ -n "$reel" ] && [ -x "$reel" ] || { echo "netns-farm: no reel binary; build it (swift build --product reel) or pass its path" >&2; exit 1; }
+reel=$(cd "$(dirname "$reel")" && pwd)/$(basename "$reel")
+[ "$(id -u)" = 0 ] || { echo "netns-farm: network namespaces need root; run with sudo" >&2; exit 1; }
+for tool in ip ffprobe ffmpeg runuser; do
+  command -v "$tool" >/dev/null || { echo "netns-farm: $tool is missing (ops/install-deps.sh installs it)" >&2; exit 1; }
+done
+
+agents=${AGENTS:-1}
+chunk_seconds=${CHUNK_SECONDS:-2}
+ns_a=reel-a-$$ ns_b=reel-b-$$
+veth_a=rla$$ veth_b=rlb$$          # interface names are at most 15 bytes
+addr_a=10.77.0.1 addr_b=10.77.0.2 port=7400
+# Under /var/tmp: the postgres user must be able to reach the data directory.
+work=$(mktemp -d /var/tmp/reel-netns.XXXXXX)
+chmod 755 "$work"
+pids=()
+
+log() { printf 'netns-farm: %s\n' "$*" >&2; }
+
+cleanup() {
+  status=$?
+  set +e
+  # Agents first (SIGTERM: they release their task and say QUIT), then the coordinator.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill -TERM "${pids[i]}" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "${pids[i]}" 2>/dev/null
+    wait "${pids[i]}" 2>/dev/null
+  done
+  if [ -d "$work/pg" ]; then ip netns exec "$ns_a" "$root/ops/postgres.sh" stop "$work/pg" >/dev/null 2>&1; fi
+  ip netns del "$ns_a" 2>/dev/null   # deleting a namespace deletes its end of the veth pair, and so the pair
+  ip netns del "$ns_b" 2>/dev/null
+  if [ "$status" -ne 0 ]; then
+    for f in "$work"/*.log; do [ -f "$f" ] && { echo "---- $f (last 30 lines)" >&2; tail -30 "$f" >&2; }; done
+  fi
+  if [ "${KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log "hosts: $ns_a ($addr_a) and $ns_b ($addr_b); work dir $work"
+ip netns add "$ns_a"
+ip netns add "$ns_b"
+ip link add "$veth_a" type veth peer name "$veth_b"
+ip link set "$veth_a" netns "$ns_a"
+ip link set "$veth_b" netns "$ns_b"
+ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
+ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
+for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
+ip -n "$ns_a" link set "$veth_a" up
+ip -n "$ns_b" link set "$veth_b" up
+# Reachability without ping (not always installed): a closed port on A must answer "refused".
+reach=$(ip netns exec "$ns_b" timeout 3 bash -c "exec 3<>/dev/tcp/$addr_a/9" 2>&1 || true)
+case $reach in
+  *"Connection refused"*) ;;
+  *) log "host B cannot reach host A over the veth pair: ${reach:-timed out}"; exit 1 ;;
+esac
+
+head -c 32 /dev/urandom | base64 > "$work/secret"
+chmod 600 "$work/secret"
+log "generating sample media"
+"$root/ops/make-sample.sh" "$work/sample" >/dev/null
+expected_frames=$("$reel" validate "$work/sample/sample.json" | sed -n 's/.* \([0-9][0-9]*\) frames.*/\1/p')
+[ -n "$expected_frames" ] || { log "reel validate did not report a frame count"; exit 1; }
+
+log "host A: PostgreSQL on its loopback"
+database=$(ip netns exec "$ns_a" "$root/ops/postgres.sh" start "$work/pg" 5432)
+log "host A: reel coordinator --listen $addr_a:$port"
+mkdir -p "$work/storage"
+ip netns exec "$ns_a" "$reel" coordinator --listen "$addr_a:$port" --database "$database" \
+  --storage "$work/storage" --secret-file "$work/secret" >"$work/coordinator.log" 2>&1 &
+pids+=($!)
+for i in $(seq 1 150); do
+  if ip netns exec "$ns_b" bash -c "exec 3<>/dev/tcp/$addr_a/$port" 2>/dev/null; then break; fi
+  kill -0 "${pids[0]}" 2>/dev/null || { log "the coordinator exited"; exit 1; }
+  [ "$i" -lt 150 ] || { log "the coordinator is not listening on $addr_a:$port after 30 s"; exit 1; }
+  sleep 0.2
+done
+
+for n in $(seq 1 "$agents"); do
+  log "host B: reel agent #$n --coordinator $addr_a:$port"
+  ip netns exec "$ns_b" "$reel" agent --coordinator "$addr_a:$port" --secret-file "$work/secret" \
+    --cache "$work/cache-$n" --name "host-b-$n" --threads 1 >"$work/agent-$n.log" 2>&1 &
+  pids+=($!)
+done
+
+export REEL_COORDINATOR=$addr_a:$port REEL_SECRET_FILE=$work/secret
+log "host B: reel submit --wait (chunks of $chunk_seconds s)"
+ip netns exec "$ns_b" timeout 900 "$reel" submit "$work/sample/sample.json" --chunk-seconds "$chunk_seconds" \
+  --wait -o "$work/out.mp4" >"$work/job-id"
+job=$(cat "$work/job-id")
+ip netns exec "$ns_b" "$reel" status "$job"
+
+log "checking $work/out.mp4 (job $job) with ffprobe"
+probe() { ffprobe -v error -select_streams "$1" -show_entries "stream=$2" -of csv=p=0 "$work/out.mp4"; }
+video_codec=$(probe v:0 codec_name)
+audio_codec=$(probe a:0 codec_name)
+frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$work/out.mp4")
+[ "$video_codec" = h264 ] || { log "video codec is '$video_codec', expected h264"; exit 1; }
+[ "$audio_codec" = aac ] || { log "audio codec is '$audio_codec', expected aac"; exit 1; }
+[ "$frames" = "$expected_frames" ] || { log "output has $frames frames, the composition $expected_frames"; exit 1; }
+errors=$(ffmpeg -nostdin -v error -i "$work/out.mp4" -f null - 2>&1 || echo "ffmpeg exited $?")
+[ -z "$errors" ] || { log "decoding the output reported: $errors"; exit 1; }
+log "operator commands from host B: fetch, agents, cancel of an unknown job"
+ip netns exec "$ns_b" "$reel" fetch "$job" -o "$work/fetched.mp4" --quiet
+cmp -s "$work/out.mp4" "$work/fetched.mp4" || { log "reel fetch gave different bytes than submit --wait"; exit 1; }
+[ "$(ip netns exec "$ns_b" "$reel" agents --json | grep -o '"name"' | wc -l)" -ge "$agents" ] || { log "reel agents does not list the agents"; exit 1; }
+if ip netns exec "$ns_b" "$reel" cancel 999999 2>"$work/cancel.err"; then log "cancel of an unknown job succeeded"; exit 1; fi
+log "reel cancel 999999: $(cat "$work/cancel.err")"
+log "ok: job $job rendered across two hosts: $frames frames, h264 + aac, decodes cleanly"
