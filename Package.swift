@@ -58,6 +58,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
