@@ -87,7 +87,12 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
-        .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia"]),
+        .testTarget(name: "ReelCoordinatorTests", dependencies: [
+            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
             "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia",
             .product(name: "NIOCore", package: "swift-nio"),
