@@ -14,6 +14,11 @@ public struct CoordinatorStartupError: Error, CustomStringConvertible {
     public var description: String
 }
 
+private struct BoundAddresses {
+    var server: SocketAddress?
+    var metrics: SocketAddress?
+}
+
 /// The farm's coordinator (DESIGN §5–6) as a swift-service-lifecycle `Service`.
 ///
 /// `run()` migrates the database, listens for agents and clients (`reel/1`), and runs the
@@ -27,7 +32,7 @@ public final class Coordinator: Service, Sendable {
     public let metrics: CoordinatorMetrics
     private let logger: Logger
     private let group: any EventLoopGroup
-    private let addresses = Locked<(protocol: SocketAddress?, metrics: SocketAddress?)>((nil, nil))
+    private let addresses = Locked<BoundAddresses>(BoundAddresses())
     private let started = Locked<[CheckedContinuation<Void, Never>]?>([])
 
     public init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.coordinator"),
@@ -39,7 +44,7 @@ public final class Coordinator: Service, Sendable {
     }
 
     /// The bound protocol address once listening (useful with port 0).
-    public var localAddress: SocketAddress? { addresses.current.protocol }
+    public var localAddress: SocketAddress? { addresses.current.server }
     /// The bound `/metrics` address, when metrics are served.
     public var metricsAddress: SocketAddress? { addresses.current.metrics }
 
@@ -97,7 +102,7 @@ public final class Coordinator: Service, Sendable {
         if let address = configuration.metrics {
             metricsServer = try await MetricsServer.start(at: address, metrics: metrics, group: group)
         }
-        addresses.withValue { $0 = (server.localAddress, metricsServer?.localAddress) }
+        addresses.withValue { $0 = BoundAddresses(server: server.localAddress, metrics: metricsServer?.localAddress) }
         logger.info("coordinator listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")",
                                                         "storage": "\(storage.root)", "lease": "\(configuration.leaseSeconds)s"])
         markStarted()
@@ -157,7 +162,7 @@ public final class Coordinator: Service, Sendable {
         guard let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile else { return nil }
         do {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
-            let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(key))
+            let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
             return try NIOSSLContext(configuration: tls)
         } catch {
             throw CoordinatorStartupError(description: "cannot load the TLS certificate \(certificate) / key \(key): \(error)")

@@ -4,6 +4,11 @@ import ReelCore
 import ReelMedia
 import ReelStore
 
+/// Why a job's results cannot be finalised (besides `Finaliser`'s own failures).
+struct FinaliseError: Error, CustomStringConvertible {
+    var description: String
+}
+
 /// The coordinator runs finalise tasks itself (agents never get them): claim one under the
 /// coordinator's own agent row, gather the job's verified chunk and audio results from
 /// storage, `Finaliser.finalise` into `outputs/<job>.<mp4|mov>` (atomic), and complete the task,
@@ -55,7 +60,7 @@ struct FinaliserLoop: Sendable {
             var audio: ChunkArtifact?
             for task in tasks where task.kind != .finalise {
                 guard task.state == .done, let result = task.result else {
-                    throw Finaliser.Failure(description: "task \(task.id) is \(task.state.rawValue), not done")
+                    throw FinaliseError(description: "task \(task.id) is \(task.state.rawValue), not done")
                 }
                 let artifact = ChunkArtifact(kind: task.kind == .audio ? .audio : .video,
                                              frames: task.kind == .audio ? FrameRange(start: 0, end: plan.frameCount)
