@@ -48,7 +48,7 @@ struct TestMedia {
         try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2", audio])
     }
 
-    /// 2 s of video (50 frames, GOP 0.5 s) under the tone; `withAudio: false` drops the audio track.
+    /// 2 s of video (50 frames, GOP 0.4 s = 10 frames, so 0.5 s chunks give 5 chunks) under the tone; `withAudio: false` drops the audio track.
     func composition(withAudio: Bool = true) -> String {
         let audioTrack = withAudio
             ? #", {"id": 2, "mediaType": "audio", "segments": [{"asset": "tone", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}"#
@@ -57,7 +57,7 @@ struct TestMedia {
             {"formatVersion": 1,
              "assets": {"clip": {"url": "clip.mp4"}, "tone": {"url": "tone.wav"}},
              "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}\(audioTrack)],
-             "export": {"preset": "medium", "video": {"gopDuration": 0.5}}}
+             "export": {"preset": "medium", "video": {"gopDuration": 0.4}}}
             """
     }
 

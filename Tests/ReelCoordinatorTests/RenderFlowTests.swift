@@ -38,10 +38,10 @@ import Testing
         #expect(try await client.status(job: job).state == "waiting_for_assets")
         try await client.upload(media.audio, ranges: 2)
 
-        // Planned: 2 s in 0.5 s chunks → 4 video chunks + audio.
+        // Planned: 50 frames in GOPs of 10, 0.5 s chunks → 5 video chunks + audio.
         status = try await client.status(job: job)
         #expect(status.state == "queued")
-        #expect(status.tasks.total == 5)
+        #expect(status.tasks.total == 6)
         #expect(status.frameCount == 50)
         #expect(status.name == "test job")
 
@@ -57,6 +57,8 @@ import Testing
         #expect(spec.kind == .audio && assignment.kind == .audio, "audio is claimed first")
         #expect(spec.plan.assets.values.allSatisfy { $0.url.hasPrefix("reel-asset:") })
         #expect(Set(spec.plan.assets.values.map { String($0.url.dropFirst(11)) }).isSubset(of: Set(manifest.values.map(\.sha256))))
+        #expect(spec.plan.frameCount == 50 && spec.plan.export.video.gopFrames == 10)
+        #expect(ChunkPlanner.plan(for: spec.plan, targetChunkSeconds: Rational(1, 2)).count == 5)
 
         // FETCH source ranges by hash.
         guard case .data(let offset, let total, let bytes) = try await agentClient.send(.fetch(sha256: hash, offset: 100, length: 1000)) else {
@@ -90,12 +92,12 @@ import Testing
         #expect(agents.agents.first?.threads == 1)
 
         let rest = try await agent.work()
-        #expect(rest.count == 4)
+        #expect(rest.count == 5)
         #expect(rest.allSatisfy { $0.kind == .videoChunk }, "finalise tasks never go to agents")
 
         let done = try await client.waitForState(job: job, "done")
         #expect(done.framesDone == 50 && done.progress == 1)
-        #expect(done.tasks.done == 5)
+        #expect(done.tasks.done == 6)
         #expect((done.outputBytes ?? 0) > 0)
 
         let output = media.directory.appendingPathComponent("output.mp4").path
@@ -106,7 +108,7 @@ import Testing
         #expect(audioStreams.contains("aac"))
 
         let metrics = harness.coordinator.metrics.exposition()
-        #expect(metrics.contains("reel_claims_total 5"))
+        #expect(metrics.contains("reel_claims_total 6"))
         #expect(metrics.contains("reel_frames_rendered_total 50"))
 
         await agentClient.close()
@@ -117,7 +119,7 @@ import Testing
     @Test func invalidCompositionIsRefusedWithTheFirstProblem() async throws {
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "bob@test")
-        let request = SubmitRequest(composition: #"{"formatVersion": 1, "assets": {}, "tracks": []}"#, assets: [:], settings: JobSettings())
+        let request = SubmitRequest(composition: #"{"formatVersion": 99, "assets": {}, "tracks": [], "bogus": true}"#, assets: [:], settings: JobSettings())
         do {
             _ = try await client.send(.submit(document: Array(try JSONEncoder().encode(request))))
             Issue.record("an empty composition was accepted")
@@ -127,6 +129,25 @@ import Testing
         }
         // The connection stays usable after an ERR.
         #expect(try await client.send(.ping) == .pong)
+
+        // A composition that parses but whose asset is not media: accepted, then the job fails at planning.
+        let bogus = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-bogus-\(UUID().uuidString).mp4").path
+        defer { unlink(bogus) }
+        try Data("this is text, not a movie".utf8).write(to: URL(fileURLWithPath: bogus))
+        let (size, hash) = try FileDigest.sha256(path: bogus)
+        let text = """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 1}, "at": 0}]}]}
+            """
+        let submission = SubmitRequest(composition: text, assets: ["clip": AssetManifestEntry(sha256: hash, size: Int64(size))],
+                                       settings: JobSettings())
+        guard case .job(let job, let missing) = try await client.send(.submit(document: Array(try JSONEncoder().encode(submission)))) else {
+            Issue.record("SUBMIT did not answer JOB"); return
+        }
+        #expect(missing == [hash])
+        try await client.upload(bogus)
+        let failed = try await client.waitForState(job: job, "failed", seconds: 10)
+        #expect(failed.error?.contains("invalid composition") == true, "\(String(describing: failed.error))")
         await client.close()
         try await harness.stop()
     }
