@@ -115,3 +115,25 @@ final class RawConnection {
         guard welcome.hasPrefix("WELCOME ") else { throw TestFailure(description: "got \(welcome)") }
     }
 }
+
+/// `/metrics` over HTTP.
+@Suite struct MetricsEndpointTests {
+    @Test func metricsAreServedAsPrometheusText() async throws {
+        let harness = try await CoordinatorHarness()
+        // Let the reaper publish the state gauges once.
+        try await Task.sleep(for: .milliseconds(800))
+        guard let port = harness.coordinator.metricsAddress?.port else { Issue.record("no metrics address"); return }
+        let http = try RawConnection(port: port)
+        try http.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        var text = ""
+        while let line = try? http.readLine() { text += line + "\n" }
+        #expect(text.hasPrefix("HTTP/1.1 200"))
+        #expect(text.contains("reel_claims_total 0"))
+        #expect(text.contains(#"reel_jobs{state="queued"} 0"#))
+
+        let missing = try RawConnection(port: port)
+        try missing.send("GET /other HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        #expect(try missing.readLine().hasPrefix("HTTP/1.1 404"))
+        try await harness.stop()
+    }
+}

@@ -39,6 +39,7 @@ struct TestMedia {
     let audio: String
 
     init() throws {
+        LibAVLogging.errorsOnly()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-media-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         video = directory.appendingPathComponent("clip.mp4").path
