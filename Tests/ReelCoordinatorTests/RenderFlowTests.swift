@@ -60,6 +60,13 @@ import Testing
         #expect(spec.plan.frameCount == 50 && spec.plan.export.video.gopFrames == 10)
         #expect(ChunkPlanner.plan(for: spec.plan, targetChunkSeconds: Rational(1, 2)).count == 5)
 
+        // AGENTS while it holds the lease: busy, with its task.
+        guard case .report(let busyJSON) = try await client.send(.agents) else { Issue.record("AGENTS did not REPORT"); return }
+        let busy = try JSONDecoder().decode(AgentsReport.self, from: Data(busyJSON)).agents
+        #expect(busy.map(\.state) == ["busy"])
+        #expect(busy.first?.currentTask?.hasPrefix("job \(job) task \(assignment.task)") == true, "\(String(describing: busy.first?.currentTask))")
+        #expect((busy.first?.heartbeatAgeSeconds ?? 99) < 10)
+
         // FETCH source ranges by hash.
         guard case .data(let offset, let total, let bytes) = try await agentClient.send(.fetch(sha256: hash, offset: 100, length: 1000)) else {
             Issue.record("FETCH did not answer DATA"); return
@@ -90,6 +97,7 @@ import Testing
         let agents = try JSONDecoder().decode(AgentsReport.self, from: Data(agentsJSON))
         #expect(agents.agents.map(\.name) == ["render-01"])
         #expect(agents.agents.first?.threads == 1)
+        #expect(agents.agents.first?.state == "idle")
 
         let rest = try await agent.work()
         #expect(rest.count == 5)
@@ -111,7 +119,15 @@ import Testing
         #expect(metrics.contains("reel_claims_total 6"))
         #expect(metrics.contains("reel_frames_rendered_total 50"))
 
+        // A closed agent connection marks the agent offline.
         await agentClient.close()
+        var offline = false
+        for _ in 0..<50 where !offline {
+            guard case .report(let json) = try await client.send(.agents) else { break }
+            offline = try JSONDecoder().decode(AgentsReport.self, from: Data(json)).agents.first?.state == "offline"
+            if !offline { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(offline)
         await client.close()
         try await harness.stop()
     }
