@@ -103,3 +103,43 @@ import Testing
         }
     }
 }
+
+/// A finalise that cannot verify its inputs fails its task; after the attempt limit the job fails.
+@Suite struct FinaliseFailureTests {
+    @Test func aCorruptStoredChunkFailsTheJobWithTheFinalisersMessage() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+        let agentClient = try await harness.connect(role: .agent, name: "render-01")
+        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        let agent = RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory())
+
+        // Render the first chunk, then damage its stored result before the others are done.
+        guard case .task(let first, let payload) = try await agentClient.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
+        try await agent.render(first, payload)
+        let results = try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results")
+        #expect(results.count == 1)
+        let damaged = harness.storage + "/results/" + results[0]
+        try Data("damaged".utf8).write(to: URL(fileURLWithPath: damaged))
+        try await agent.work()
+
+        let failed = try await client.waitForState(job: job, "failed", seconds: 30)
+        #expect(failed.error?.contains("finalise failed") == true, "\(String(describing: failed.error))")
+        await expectNoOutput(client, job)
+        await agentClient.close(); await client.close()
+        try await harness.stop()
+    }
+
+    func expectNoOutput(_ client: ReelClient, _ job: Int64) async {
+        do {
+            _ = try await client.send(.output(job: job, offset: 0, length: 1))
+            Issue.record("a failed job has output")
+        } catch let error as ReelProtocolError {
+            #expect(error.code == .notReady)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}
