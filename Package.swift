@@ -58,6 +58,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
@@ -87,7 +88,12 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
-        .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia"]),
+        .testTarget(name: "ReelCoordinatorTests", dependencies: [
+            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
             "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia",
             .product(name: "NIOCore", package: "swift-nio"),

@@ -66,6 +66,11 @@ enum Statements {
         RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
                   \(ms("t.lease_expires_at")) AS expires_ms
         """
+    /// `claimTask` restricted to the task kinds in `$3` (a `text[]` literal): agents claim only
+    /// render tasks, the coordinator's finaliser only finalise tasks.
+    static let claimTaskOfKinds = claimTask.replacingOccurrences(
+        of: "WHERE t.state = 'queued'", with: "WHERE t.state = 'queued' AND t.kind = ANY($3::text[])")
+
     /// The job starts running (or finalising, when its finalise task was claimed).
     static let markJobClaimed = """
         UPDATE jobs SET state = CASE WHEN $2 = 'finalise' THEN 'finalising' ELSE 'running' END,
@@ -218,5 +223,19 @@ enum Statements {
     static let missingAssets = """
         SELECT h FROM unnest($1::text[]) AS h WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.sha256 = h) ORDER BY h
         """
+    // MARK: Planning (coordinator)
+
+    /// Jobs released from `waiting` that have no tasks yet: the coordinator plans them (after
+    /// their assets arrived, or after a restart interrupted planning).
+    static let unplannedJobs = """
+        SELECT j.id FROM jobs j WHERE j.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id)
+        ORDER BY j.id
+        """
+    static let lockJob = "SELECT id FROM jobs WHERE id = $1::bigint FOR UPDATE"
+    static let jobHasTasks = "SELECT 1 FROM tasks WHERE job_id = $1::bigint LIMIT 1"
+    static let setJobPlan = "UPDATE jobs SET plan = $2, updated_at = now() WHERE id = $1::bigint"
+    static let jobStateCounts = "SELECT state, count(*) AS n FROM jobs GROUP BY state"
+    static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
+
     static let waitingJobsForAsset = "SELECT job_id FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = $1 AND j.state = 'waiting'"
 }

@@ -65,6 +65,73 @@ public final class JobStore: @unchecked Sendable {
         }
     }
 
+    /// `claimTask` limited to `kinds` (the coordinator hands agents only render tasks and runs
+    /// finalise tasks itself).
+    public func claimTask(agent: Int64, leaseSeconds: Double, kinds: Set<JobTaskKind>) throws -> ClaimedTask? {
+        try connection.transaction { db in
+            let literal = "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
+            guard let row = try db.query(Statements.claimTaskOfKinds, [String(agent), String(leaseSeconds), literal]).singleRow() else {
+                return nil
+            }
+            guard let kind = JobTaskKind(rawValue: try row.string("kind")) else {
+                throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
+            }
+            let task = ClaimedTask(
+                id: try row.int64("id"), jobID: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
+                frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
+                epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
+                leaseExpiresAtMillis: try row.int64("expires_ms"), leaseOwner: agent)
+            try db.query(Statements.markJobClaimed, [String(task.jobID), kind.rawValue])
+            try db.query(Statements.setAgentTask, [String(agent), String(task.id)])
+            try appendEvent(db, job: task.jobID, task: task.id, agent: agent, kind: "claimed",
+                            message: "epoch \(task.epoch), attempt \(task.attempts)")
+            return task
+        }
+    }
+
+    // MARK: Planning (coordinator)
+
+    /// Queued jobs without tasks: released from `waiting` but not planned yet.
+    public func unplannedJobs() throws -> [Int64] {
+        try connection.query(Statements.unplannedJobs).rows.map { try $0.int64("id") }
+    }
+
+    /// Stores a job's plan and creates its tasks, once: returns `false` (and changes nothing)
+    /// when the job already has tasks, so two planners racing on one job are harmless.
+    @discardableResult
+    public func setPlan(job: Int64, plan: String, tasks: [NewTask]) throws -> Bool {
+        try connection.transaction { db in
+            guard try db.query(Statements.lockJob, [String(job)]).singleRow() != nil else { throw JobStoreError.jobNotFound(job) }
+            guard try db.query(Statements.jobHasTasks, [String(job)]).singleRow() == nil else { return false }
+            try db.query(Statements.setJobPlan, [String(job), plan])
+            for task in tasks {
+                try db.query(Statements.insertTask, [String(job), task.kind.rawValue, String(task.ordinal),
+                                                     String(task.frameStart), String(task.frameEnd), task.spec,
+                                                     String(task.maxAttempts)])
+            }
+            try appendEvent(db, job: job, kind: "planned", message: "\(tasks.count) tasks")
+            return true
+        }
+    }
+
+    /// Fails a job that has not ended (e.g. its composition could not be planned); its open
+    /// tasks are cancelled.
+    public func failJob(_ job: Int64, message: String) throws {
+        try connection.transaction { db in
+            try failJob(db, job: job, message: message)
+        }
+    }
+
+    /// Number of jobs and of tasks in each state (for metrics gauges).
+    public func stateCounts() throws -> (jobs: [String: Int], tasks: [String: Int]) {
+        func counts(_ sql: String) throws -> [String: Int] {
+            var out: [String: Int] = [:]
+            for row in try connection.query(sql).rows { out[try row.string("state")] = try row.int("n") }
+            return out
+        }
+        return (try counts(Statements.jobStateCounts), try counts(Statements.taskStateCounts))
+    }
+
     /// Extends a live lease to now + `leaseSeconds`.
     /// - Returns: the new expiry (ms since the Unix epoch).
     /// - Throws: `JobStoreError.staleEpoch` when the lease is no longer held or has expired.

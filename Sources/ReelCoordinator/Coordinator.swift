@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ReelCore
+import ReelMedia
+import ReelProtocol
+import ReelStore
+import ServiceLifecycle
+
+/// Errors that stop a coordinator from starting, worded for operators.
+public struct CoordinatorStartupError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+private struct BoundAddresses {
+    var server: SocketAddress?
+    var metrics: SocketAddress?
+}
+
+/// The farm's coordinator (DESIGN §5–6) as a swift-service-lifecycle `Service`.
+///
+/// `run()` migrates the database, listens for agents and clients (`reel/1`), and runs the
+/// lease reaper/planner loop and the finaliser loop until graceful shutdown (SIGTERM via a
+/// `ServiceGroup`, or `triggerGracefulShutdown()` in tests) or task cancellation; then it stops
+/// accepting, answers pending `CLAIM`s with `NONE`, lets in-flight requests finish (up to
+/// `drainTimeout`) and returns. All state is in PostgreSQL and the storage directory, so a new
+/// coordinator on the same database and storage simply continues (old leases expire).
+public final class Coordinator: Service, Sendable {
+    public let configuration: CoordinatorConfiguration
+    public let metrics: CoordinatorMetrics
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private let addresses = Locked<BoundAddresses>(BoundAddresses())
+    private let started = Locked<[CheckedContinuation<Void, Never>]?>([])
+
+    public init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.coordinator"),
+                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.configuration = configuration
+        self.metrics = CoordinatorMetrics()
+        self.logger = logger
+        self.group = group
+    }
+
+    /// The bound protocol address once listening (useful with port 0).
+    public var localAddress: SocketAddress? { addresses.current.server }
+    /// The bound `/metrics` address, when metrics are served.
+    public var metricsAddress: SocketAddress? { addresses.current.metrics }
+
+    /// Returns once the coordinator listens (or has failed to start / stopped).
+    public func waitUntilListening() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = started.withValue { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private func markStarted() {
+        for waiter in started.withValue({ waiters -> [CheckedContinuation<Void, Never>] in
+            defer { waiters = nil }
+            return waiters ?? []
+        }) { waiter.resume() }
+    }
+
+    public func run() async throws {
+        defer { markStarted() }
+        let configuration = configuration
+        let authenticator: Authenticator
+        do {
+            authenticator = try Authenticator(secretFile: configuration.secretFile)
+        } catch {
+            throw CoordinatorStartupError(description: "secret file \(configuration.secretFile): \((error as? ReelProtocolError)?.message ?? "\(error)")")
+        }
+        let storage = CoordinatorStorage(root: configuration.storageDirectory)
+        try storage.prepare()
+        let (pool, worker): (StorePool, StoreWorker)
+        do {
+            pool = try StorePool(conninfo: configuration.database, count: configuration.storeConnections)
+            worker = try StoreWorker(conninfo: configuration.database, label: "loops")
+        } catch {
+            throw CoordinatorStartupError(description: "cannot connect to PostgreSQL at \(Self.redacted(configuration.database)): \(error)")
+        }
+        let applied = try await worker.run { try Migrator.migrate($0.connection) }
+        if !applied.isEmpty { logger.info("database migrated", metadata: ["versions": "\(applied)"]) }
+        let finaliserName = configuration.finaliserAgentName
+        let finaliserAgent = try await worker.run {
+            try $0.registerAgent(name: finaliserName, host: ProcessInfo.processInfo.hostName, capabilities: "{}")
+        }
+
+        let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger)
+        let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
+                                         configuration: configuration, logger: logger)
+        let server = try await ReelServer.start(
+            configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port, tls: try makeTLS()),
+            authenticator: authenticator, handler: handler, group: group)
+        var metricsServer: MetricsServer?
+        if let address = configuration.metrics {
+            metricsServer = try await MetricsServer.start(at: address, metrics: metrics, group: group)
+        }
+        addresses.withValue { $0 = BoundAddresses(server: server.localAddress, metrics: metricsServer?.localAddress) }
+        logger.info("coordinator listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")",
+                                                        "storage": "\(storage.root)", "lease": "\(configuration.leaseSeconds)s"])
+        markStarted()
+
+        let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.reaperLoop(worker: worker, planner: planner) }
+            group.addTask { await finaliser.run() }
+            // Whichever comes first: graceful shutdown or cancellation of `run()`.
+            try? await gracefulShutdown()
+            handler.draining.withValue { $0 = true }
+            logger.info("coordinator draining")
+            await self.drain(server)
+            group.cancelAll()
+        }
+        await metricsServer?.close()
+        logger.info("coordinator stopped")
+    }
+
+    /// Quiesces the server: pending CLAIMs see `draining` and answer `NONE` at their next poll,
+    /// idle connections get `ERR shutting_down`; after `drainTimeout` the listener is closed regardless.
+    private func drain(_ server: ReelServer) async {
+        let timeout = configuration.drainTimeout
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await server.shutdown() }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+        try? await server.close()
+    }
+
+    /// Every `reaperInterval`: expire leases, plan jobs whose assets arrived (or whose planning a
+    /// restart interrupted), refresh the state gauges.
+    private func reaperLoop(worker: StoreWorker, planner: JobPlanner) async {
+        while !Task.isCancelled {
+            do {
+                let expired = try await worker.run { try $0.expireLeases() }
+                if !expired.isEmpty {
+                    metrics.leaseExpiries.increment(by: Int64(expired.count))
+                    for lease in expired {
+                        logger.warning("lease expired", metadata: ["task": "\(lease.task)", "job": "\(lease.jobID)", "epoch": "\(lease.epoch)",
+                                                                   "now": "\(lease.newState.rawValue)"])
+                    }
+                }
+                await planner.planPendingJobs()
+                let counts = try await worker.run { try $0.stateCounts() }
+                metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)
+            } catch {
+                logger.error("reaper pass failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.reaperInterval)
+        }
+    }
+
+    private func makeTLS() throws -> NIOSSLContext? {
+        guard let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile else { return nil }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+            let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw CoordinatorStartupError(description: "cannot load the TLS certificate \(certificate) / key \(key): \(error)")
+        }
+    }
+
+    /// A conninfo for messages: a URL's password or a `password=` entry removed.
+    public static func redacted(_ conninfo: String) -> String {
+        if conninfo.isEmpty { return "the PG* environment defaults (PGHOST=\(ProcessInfo.processInfo.environment["PGHOST"] ?? "unset"))" }
+        if conninfo.contains("://"), var components = URLComponents(string: conninfo) {
+            if components.password != nil { components.password = "***" }
+            return components.string ?? "(unparseable URL)"
+        }
+        return conninfo.split(separator: " ").map { $0.hasPrefix("password=") ? "password=***" : String($0) }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import ReelCore
+import ReelStore
+
+/// A `HOST:PORT` pair as given on the command line (`--listen`, `--metrics`).
+public struct HostPort: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    /// 0 picks a free port.
+    public var port: Int
+
+    public init(host: String, port: Int) { self.host = host; self.port = port }
+
+    /// Parses `HOST:PORT` (the last `:` separates, so `[::1]:7400` works; brackets are removed).
+    public init?(parsing text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (0...65_535).contains(port) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// Everything a `Coordinator` needs to run. Every field has a production default; tests
+/// shorten the lease and point the database and storage at temporary places.
+public struct CoordinatorConfiguration: Sendable {
+    /// Where agents and operator clients connect (protocol `reel/1`). Default `0.0.0.0:7400`.
+    public var listen: HostPort = HostPort(host: "0.0.0.0", port: 7400)
+    /// libpq connection string (`postgresql://…` URL or `key=value` conninfo). Default: `$DATABASE_URL`,
+    /// else empty, which makes libpq use the `PG*` environment variables.
+    public var database: String = PGConnection.conninfoFromEnvironment()
+    /// Root of the coordinator's files: `assets/`, `results/`, `outputs/`, `tmp/`. Created if missing.
+    public var storageDirectory: String = "reel-storage"
+    /// The shared secret file (≥ 16 bytes, one trailing newline ignored). Default `$REEL_SECRET_FILE`,
+    /// else `reel.secret` in the working directory.
+    public var secretFile: String = ProcessInfo.processInfo.environment["REEL_SECRET_FILE"] ?? "reel.secret"
+    /// PEM certificate chain for TLS; TLS is on when both it and `tlsKeyFile` are set.
+    public var tlsCertificateFile: String? = nil
+    /// PEM private key for TLS.
+    public var tlsKeyFile: String? = nil
+    /// Lease length handed to agents (and used for the coordinator's own finalise tasks), seconds.
+    public var leaseSeconds: Double = 30
+    /// Claims a task gets before it (and its job) fails.
+    public var maxAttempts: Int = 3
+    /// Video chunk length when the job's settings do not say (whole GOPs near it).
+    public var defaultChunkSeconds: Rational = 10
+    /// Where `/metrics` (Prometheus text) is served; `nil` (default) serves no metrics.
+    public var metrics: HostPort? = nil
+    /// Upper bound on a `CLAIM wait=` long poll, seconds (the protocol allows up to 60).
+    public var maxClaimWaitSeconds: Int = 60
+    /// How often a pending `CLAIM` re-checks the store.
+    public var claimPollInterval: Duration = .milliseconds(250)
+    /// Period of the lease reaper / planner loop and of the finaliser's idle poll.
+    public var reaperInterval: Duration = .seconds(1)
+    /// PostgreSQL connections for request handling (each on its own serial worker).
+    public var storeConnections: Int = 3
+    /// How long a graceful shutdown waits for in-flight requests before closing connections.
+    public var drainTimeout: Duration = .seconds(30)
+    /// The name under which the coordinator itself holds finalise leases (an `agents` row,
+    /// hidden from `AGENTS` reports).
+    public var finaliserAgentName: String = "@coordinator"
+
+    public init() {}
+}

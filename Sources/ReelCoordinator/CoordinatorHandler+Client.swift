@@ -1,0 +1,157 @@
+import Foundation
+import ReelCore
+import ReelProtocol
+import ReelStore
+
+// Operator client requests (proto/PROTOCOL.md §4.3).
+extension CoordinatorHandler {
+    /// Validates the submission, records the job (waiting for its assets) and answers the
+    /// hashes still to upload; a job with nothing missing is planned before the reply.
+    func submit(_ document: [UInt8], peer: Peer) async throws -> Message {
+        let request: SubmitRequest
+        do {
+            request = try JSONDecoder().decode(SubmitRequest.self, from: Data(document))
+        } catch {
+            throw ReelProtocolError(.invalidComposition, "the SUBMIT payload is not a submission document: \(error)")
+        }
+        let composition: Composition
+        do {
+            composition = try Composition.parse(request.composition)
+        } catch {
+            throw ReelProtocolError(.invalidComposition, error.summary)
+        }
+        var hashes: Set<String> = []
+        for id in composition.assets.keys.sorted() {
+            guard let entry = request.assets[id] else {
+                throw ReelProtocolError(.invalidComposition, "asset \(id) is not in the submission's asset manifest")
+            }
+            guard CoordinatorStorage.isValidHash(entry.sha256), entry.size >= 0 else {
+                throw ReelProtocolError(.invalidComposition, "asset \(id): sha256 must be 64 lower-case hex digits and size ≥ 0")
+            }
+            hashes.insert(entry.sha256)
+        }
+        let used = request.assets.filter { composition.assets[$0.key] != nil }
+        let settings = try CoordinatorJSON.encode(StoredJobSettings(settings: request.settings, assets: used))
+        let text = request.composition
+        let (job, missing) = try await pool.run { [hashes] store in
+            let job = try store.createJob(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
+                                                 waitingForAssets: true))
+            return (job, try store.missingAssets(hashes.sorted()))
+        }
+        logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name)", "missing": "\(missing.count)"])
+        if missing.isEmpty { await planner.plan(job: job) }
+        return .job(id: job, missing: missing)
+    }
+
+    func put(sha256: String, offset: Int64, total: Int64, bytes: [UInt8]) async throws -> Message {
+        guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.badRange, "sha256 must be 64 lower-case hex digits") }
+        metrics.bytesIn.increment(by: Int64(bytes.count))
+        let storage = storage
+        let (have, complete) = try await offload { try storage.put(hash: sha256, offset: offset, total: total, bytes: bytes) }
+        if complete {
+            let path = storage.assetPath(sha256)
+            let released = try await pool.run { try $0.assetStored(sha256: sha256, size: have, storedKey: path) }
+            for job in released { await planner.plan(job: job) }
+        }
+        return .stored(sha256: sha256, have: have, total: complete ? have : total)
+    }
+
+    func status(job: Int64?) async throws -> Message {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let jobs = try await pool.run { store -> [JobStatus] in
+            let summaries: [JobSummary]
+            if let job {
+                guard let summary = try store.jobSummary(job) else { throw JobStoreError.jobNotFound(job) }
+                summaries = [summary]
+            } else {
+                summaries = try store.recentJobs()
+            }
+            return try summaries.map { try Self.jobStatus($0, store: store, nowMillis: now) }
+        }
+        return .report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs)).utf8))
+    }
+
+    static func jobStatus(_ summary: JobSummary, store: JobStore, nowMillis: Int64) throws -> JobStatus {
+        let documents = try store.jobDocuments(summary.id)
+        let name = documents.flatMap { try? CoordinatorJSON.decode(StoredJobSettings.self, from: $0.settings) }?.settings.name
+        var counts = TaskCounts()
+        for task in try store.tasks(ofJob: summary.id) where task.kind != .finalise {
+            counts.total += 1
+            switch task.state {
+            case .done: counts.done += 1
+            case .leased: counts.running += 1
+            case .queued: counts.queued += 1
+            case .failed, .cancelled: counts.failed += 1
+            }
+        }
+        let total = Int(summary.framesTotal), done = Int(summary.framesDone)
+        var fps: Double?
+        var eta: Double?
+        if let started = summary.startedAtMillis {
+            let elapsed = Double((summary.finishedAtMillis ?? nowMillis) - started) / 1000
+            if elapsed > 0, done > 0 {
+                fps = Double(done) / elapsed
+                if !summary.state.isTerminal { eta = Double(total - done) / fps! }
+            }
+        }
+        let progress = summary.state == .done ? 1 : (total > 0 ? Double(done) / Double(total) : 0)
+        let outputBytes = summary.state == .done ? summary.outputKey.flatMap(CoordinatorStorage.fileSize) : nil
+        return JobStatus(id: summary.id, name: name ?? "job \(summary.id)",
+                         state: summary.state == .waiting ? "waiting_for_assets" : summary.state.rawValue,
+                         tasks: counts, frameCount: total, framesDone: done, progress: progress, framesPerSecond: fps,
+                         etaSeconds: eta, submittedAtMillis: summary.createdAtMillis, updatedAtMillis: summary.updatedAtMillis,
+                         outputBytes: outputBytes, error: summary.error)
+    }
+
+    func agents() async throws -> Message {
+        let hidden = configuration.finaliserAgentName
+        let agents = try await pool.run { store -> [AgentStatus] in
+            let records = try store.agents().filter { $0.name != hidden }
+            // Current tasks' job and frames, from the unfinished recent jobs.
+            var taskInfo: [Int64: String] = [:]
+            if records.contains(where: { $0.currentTask != nil }) {
+                for job in try store.recentJobs(limit: 200) where !job.state.isTerminal {
+                    for task in try store.tasks(ofJob: job.id) {
+                        taskInfo[task.id] = "job \(job.id) task \(task.id) frames [\(task.frameStart), \(task.frameEnd))"
+                    }
+                }
+            }
+            return records.map { record in
+                let caps = try? CoordinatorJSON.decode(AgentCapabilities.self, from: record.capabilities)
+                let state: String = switch record.state {
+                case .offline: "offline"
+                case .draining: "draining"
+                case .online: record.currentTask == nil ? "idle" : "busy"
+                }
+                return AgentStatus(name: record.name, host: record.host, state: state, threads: caps?.threads ?? 0,
+                                   heartbeatAgeSeconds: Double(record.heartbeatAgeMillis) / 1000,
+                                   currentTask: record.currentTask.map { taskInfo[$0] ?? "task \($0)" })
+            }
+        }
+        return .report(json: Array(try CoordinatorJSON.encode(AgentsReport(agents: agents)).utf8))
+    }
+
+    func cancel(job: Int64) async throws -> Message {
+        try await pool.run { try $0.cancelJob(job) }
+        logger.info("job cancelled", metadata: ["job": "\(job)"])
+        return .ok
+    }
+
+    func retry(job: Int64) async throws -> Message {
+        try await pool.run { try $0.retryJob(job) }
+        logger.info("job retried", metadata: ["job": "\(job)"])
+        // A job that failed while planning has no tasks: plan it now.
+        await planner.planPendingJobs()
+        return .ok
+    }
+
+    func output(job: Int64, offset: Int64, length: Int64) async throws -> Message {
+        guard let summary = try await pool.run({ try $0.jobSummary(job) }) else { throw ReelProtocolError(.notFound, "no job \(job)") }
+        guard summary.state == .done, let path = summary.outputKey else {
+            throw ReelProtocolError(.notReady, "job \(job) is \(summary.state.rawValue); its output does not exist yet")
+        }
+        let (total, bytes) = try await offload { try CoordinatorStorage.readRange(path: path, offset: offset, length: length) }
+        metrics.bytesOut.increment(by: Int64(bytes.count))
+        return .data(offset: offset, total: total, bytes: bytes)
+    }
+}

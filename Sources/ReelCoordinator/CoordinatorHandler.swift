@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+import ReelCore
+import ReelProtocol
+import ReelStore
+
+/// The coordinator's answer to every request of proto/PROTOCOL.md §4 (`ReelRequestHandler`).
+///
+/// Stateless apart from which connection belongs to which registered agent: jobs, tasks,
+/// leases and agents live in PostgreSQL, files in `CoordinatorStorage`, so a restarted
+/// coordinator continues where the last one stopped. Store calls run on `StorePool` workers,
+/// blocking file work via `offload`; nothing here blocks an event loop. An error in one
+/// request becomes that request's `ERR` (`internal` for unexpected ones), never more.
+final class CoordinatorHandler: ReelRequestHandler {
+    let pool: StorePool
+    let storage: CoordinatorStorage
+    let planner: JobPlanner
+    let metrics: CoordinatorMetrics
+    let configuration: CoordinatorConfiguration
+    let logger: Logger
+    /// Connection id → the agent id it registered with `CAPS`.
+    let agentSessions = Locked<[UInt64: Int64]>([:])
+    /// Set when graceful shutdown begins: pending `CLAIM`s answer `NONE` at their next poll.
+    let draining = Locked(false)
+
+    init(pool: StorePool, storage: CoordinatorStorage, planner: JobPlanner, metrics: CoordinatorMetrics,
+         configuration: CoordinatorConfiguration, logger: Logger) {
+        self.pool = pool; self.storage = storage; self.planner = planner; self.metrics = metrics
+        self.configuration = configuration; self.logger = logger
+    }
+
+    func handle(_ request: Message, from peer: Peer) async throws -> Message {
+        do {
+            switch request {
+            case .capabilities(let caps): return try await capabilities(caps, peer: peer)
+            case .claim(let wait): return try await claim(waitSeconds: wait, peer: peer)
+            case .heartbeat(let task, let epoch): return try await heartbeat(task: task, epoch: epoch, peer: peer)
+            case .progress(let task, let epoch, let frames): return try await progress(task: task, epoch: epoch, frames: frames, peer: peer)
+            case .result(let task, let epoch, let sha256, let data):
+                return try await result(task: task, epoch: epoch, sha256: sha256, data: data, peer: peer)
+            case .fail(let task, let epoch, let reason): return try await fail(task: task, epoch: epoch, reason: reason, peer: peer)
+            case .release(let task, let epoch): return try await release(task: task, epoch: epoch, peer: peer)
+            case .fetch(let sha256, let offset, let length): return try await fetch(sha256: sha256, offset: offset, length: length)
+            case .submit(let document): return try await submit(document, peer: peer)
+            case .put(let sha256, let offset, let total, let bytes): return try await put(sha256: sha256, offset: offset, total: total, bytes: bytes)
+            case .status(let job): return try await status(job: job)
+            case .agents: return try await agents()
+            case .cancel(let job): return try await cancel(job: job)
+            case .retry(let job): return try await retry(job: job)
+            case .output(let job, let offset, let length): return try await output(job: job, offset: offset, length: length)
+            default:
+                throw ReelProtocolError(.malformed, "\(request.verb) is not a request")
+            }
+        } catch let error as ReelProtocolError {
+            throw error
+        } catch let error as JobStoreError {
+            switch error {
+            case .jobNotFound(let job): throw ReelProtocolError(.notFound, "no job \(job)")
+            case .conflict(let job, let state): throw ReelProtocolError(.conflict, "job \(job) is already \(state.rawValue)")
+            case .staleEpoch(let task, let epoch): throw ReelProtocolError(.staleEpoch, "task \(task) is not held under epoch \(epoch)")
+            }
+        } catch {
+            logger.error("request failed", metadata: ["verb": "\(request.verb)", "peer": "\(peer.name)", "error": "\(error)"])
+            throw ReelProtocolError(.internal, "internal error handling \(request.verb); see the coordinator's log")
+        }
+    }
+
+    func connectionClosed(_ peer: Peer) async {
+        guard let agent = agentSessions.withValue({ $0.removeValue(forKey: peer.connectionID) }) else { return }
+        // Only mark offline if no other live connection belongs to the same agent.
+        guard !agentSessions.current.values.contains(agent) else { return }
+        do {
+            try await pool.run { try $0.setAgentState(agent, .offline) }
+            logger.info("agent disconnected", metadata: ["agent": "\(peer.name)"])
+        } catch {
+            logger.warning("could not mark agent offline", metadata: ["agent": "\(peer.name)", "error": "\(error)"])
+        }
+    }
+
+    /// The agent id registered on this connection.
+    func agentID(_ peer: Peer) -> Int64? {
+        agentSessions.current[peer.connectionID]
+    }
+}

@@ -1,0 +1,41 @@
+import Metrics
+import Prometheus
+
+/// The coordinator's metrics, in its own Prometheus registry (so several coordinators in one
+/// process, as in tests, never share counters and the global `MetricsSystem` stays untouched).
+public final class CoordinatorMetrics: Sendable {
+    /// What `/metrics` serves.
+    public let registry: PrometheusCollectorRegistry
+    let claims: Metrics.Counter
+    let leaseExpiries: Metrics.Counter
+    let bytesIn: Metrics.Counter
+    let bytesOut: Metrics.Counter
+    let framesRendered: Metrics.Counter
+    private let factory: PrometheusMetricsFactory
+
+    static let jobStates = ["waiting", "queued", "running", "finalising", "done", "failed", "cancelled"]
+    static let taskStates = ["queued", "leased", "done", "failed", "cancelled"]
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        factory = PrometheusMetricsFactory(registry: registry)
+        claims = Metrics.Counter(label: "reel_claims_total", factory: factory)
+        leaseExpiries = Metrics.Counter(label: "reel_lease_expiries_total", factory: factory)
+        bytesIn = Metrics.Counter(label: "reel_bytes_in_total", factory: factory)
+        bytesOut = Metrics.Counter(label: "reel_bytes_out_total", factory: factory)
+        framesRendered = Metrics.Counter(label: "reel_frames_rendered_total", factory: factory)
+    }
+
+    /// Sets the `reel_jobs{state}` and `reel_tasks{state}` gauges (absent states are 0).
+    func updateStates(jobs: [String: Int], tasks: [String: Int]) {
+        for state in Self.jobStates {
+            Metrics.Gauge(label: "reel_jobs", dimensions: [("state", state)], factory: factory).record(jobs[state] ?? 0)
+        }
+        for state in Self.taskStates {
+            Metrics.Gauge(label: "reel_tasks", dimensions: [("state", state)], factory: factory).record(tasks[state] ?? 0)
+        }
+    }
+
+    /// The Prometheus text exposition.
+    public func exposition() -> String { registry.emitToString() }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import ReelMedia
+import ReelProtocol
+
+/// The coordinator's files under one root: `assets/<sha256>` (verified sources, served by
+/// `FETCH`), `assets/<sha256>.partial` (uploads in progress), `results/<sha256>` (verified task
+/// results, content-addressed), `outputs/<job>.<mp4|mov>` (finished jobs), `tmp/`.
+///
+/// Every file reaches its final name by rename after verification, so a crash never leaves a
+/// wrong file under a final name. Appends to partial uploads are serialised by a lock.
+struct CoordinatorStorage: Sendable {
+    let root: String
+    private let appendLock = Locked(())
+
+    init(root: String) {
+        self.root = URL(fileURLWithPath: root).standardizedFileURL.path
+    }
+
+    func prepare() throws {
+        for sub in ["assets", "results", "outputs", "tmp"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
+        }
+    }
+
+    func assetPath(_ hash: String) -> String { "\(root)/assets/\(hash)" }
+    func partialAssetPath(_ hash: String) -> String { "\(root)/assets/\(hash).partial" }
+    func resultPath(_ hash: String) -> String { "\(root)/results/\(hash)" }
+    func outputPath(job: Int64, fileType: String) -> String { "\(root)/outputs/\(job).\(fileType)" }
+
+    /// 64 lower-case hex digits: the only form a hash may take, so it is safe in a path.
+    static func isValidHash(_ hash: String) -> Bool {
+        hash.utf8.count == 64 && hash.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Appends `bytes` at `offset` of the upload of `hash` (in order: `offset` must equal the
+    /// bytes held). When the upload reaches `total`, verifies its SHA-256 and renames it into place.
+    /// - Returns: bytes held afterwards and whether the asset is now complete.
+    func put(hash: String, offset: Int64, total: Int64, bytes: [UInt8]) throws -> (have: Int64, complete: Bool) {
+        try appendLock.withValue { _ in
+            let final = assetPath(hash)
+            if let size = Self.fileSize(final) {
+                return (size, true)
+            }
+            let partial = partialAssetPath(hash)
+            let have = Self.fileSize(partial) ?? 0
+            guard offset == have else {
+                throw ReelProtocolError(.badRange, "upload of \(hash) holds \(have) bytes; the next PUT must start at offset \(have), not \(offset)")
+            }
+            guard offset + Int64(bytes.count) <= total else {
+                throw ReelProtocolError(.badRange, "PUT of \(bytes.count) bytes at \(offset) goes past total \(total)")
+            }
+            try append(bytes, to: partial)
+            let now = have + Int64(bytes.count)
+            guard now == total else { return (now, false) }
+            let (_, digest) = try FileDigest.sha256(path: partial)
+            guard digest == hash else {
+                unlink(partial)
+                throw ReelProtocolError(.checksumMismatch, "uploaded bytes have SHA-256 \(digest), not \(hash); upload discarded")
+            }
+            guard rename(partial, final) == 0 else {
+                throw ReelProtocolError(.internal, "cannot move \(partial) into place: \(String(cString: strerror(errno)))")
+            }
+            return (now, true)
+        }
+    }
+
+    /// Verifies and stores a task result under its content hash. Returns its path.
+    func storeResult(_ bytes: [UInt8], sha256: String) throws -> String {
+        let temporary = "\(root)/tmp/result-\(UUID().uuidString)"
+        defer { unlink(temporary) }
+        try append(bytes, to: temporary, create: true)
+        let (count, digest) = try FileDigest.sha256(path: temporary)
+        guard digest == sha256, count == bytes.count else {
+            throw ReelProtocolError(.checksumMismatch, "result has SHA-256 \(digest) (\(count) bytes), not the declared \(sha256)")
+        }
+        let final = resultPath(sha256)
+        guard rename(temporary, final) == 0 else {
+            throw ReelProtocolError(.internal, "cannot store result \(sha256): \(String(cString: strerror(errno)))")
+        }
+        return final
+    }
+
+    /// Reads up to `length` bytes of the file at `path` from `offset`.
+    /// - Throws: `not_found` when the file is missing, `bad_range` when `offset` is past its end.
+    static func readRange(path: String, offset: Int64, length: Int64) throws -> (total: Int64, bytes: [UInt8]) {
+        guard let total = fileSize(path) else { throw ReelProtocolError(.notFound, "no such stored object") }
+        guard offset >= 0, offset <= total else { throw ReelProtocolError(.badRange, "offset \(offset) is past the end (\(total) bytes)") }
+        let count = Int(min(length, total - offset))
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw ReelProtocolError(.internal, "cannot open a stored object: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw ReelProtocolError(.internal, "short read of a stored object") }
+            done += n
+        }
+        return (total, bytes)
+    }
+
+    private func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        guard fd >= 0 else { throw ReelProtocolError(.internal, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, bytes.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw ReelProtocolError(.internal, "cannot write \(path): \(String(cString: strerror(errno)))") }
+            done += n
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import ReelCore
+import ReelMedia
+import ReelStore
+
+/// Why a job's results cannot be finalised (besides `Finaliser`'s own failures).
+struct FinaliseError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// The coordinator runs finalise tasks itself (agents never get them): claim one under the
+/// coordinator's own agent row, gather the job's verified chunk and audio results from
+/// storage, `Finaliser.finalise` into `outputs/<job>.<mp4|mov>` (atomic), and complete the task,
+/// which completes the job. A failed finalise fails the task with the message (attempt limits
+/// apply). The lease is renewed while finalising, so a slow finalise never loses it; after a
+/// crash the lease simply expires and the next coordinator finalises again.
+struct FinaliserLoop: Sendable {
+    let worker: StoreWorker
+    let storage: CoordinatorStorage
+    let agent: Int64
+    let configuration: CoordinatorConfiguration
+    let logger: Logger
+
+    func run() async {
+        while !Task.isCancelled {
+            do {
+                if try await finaliseNext() { continue }
+            } catch {
+                logger.error("finaliser pass failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.reaperInterval)
+        }
+    }
+
+    /// Finalises one claimable job; `false` when there was none.
+    func finaliseNext() async throws -> Bool {
+        let agent = agent, leaseSeconds = configuration.leaseSeconds
+        guard let claimed = try await worker.run({ try $0.claimTask(agent: agent, leaseSeconds: leaseSeconds, kinds: [.finalise]) }) else {
+            return false
+        }
+        let job = claimed.jobID
+        let lease = claimed.lease
+        logger.info("finalising job", metadata: ["job": "\(job)", "task": "\(claimed.id)", "epoch": "\(claimed.epoch)"])
+        let renewal = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(max(0.2, leaseSeconds / 3)))
+                if Task.isCancelled { break }
+                _ = try? await worker.run { try $0.renewLease(lease, leaseSeconds: leaseSeconds) }
+            }
+        }
+        defer { renewal.cancel() }
+        do {
+            let (planJSON, tasks) = try await worker.run { store -> (String, [TaskRecord]) in
+                guard let documents = try store.jobDocuments(job) else { throw JobStoreError.jobNotFound(job) }
+                return (documents.plan, try store.tasks(ofJob: job))
+            }
+            let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
+            var chunks: [ChunkArtifact] = []
+            var audio: ChunkArtifact?
+            for task in tasks where task.kind != .finalise {
+                guard task.state == .done, let result = task.result else {
+                    throw FinaliseError(description: "task \(task.id) is \(task.state.rawValue), not done")
+                }
+                let artifact = ChunkArtifact(kind: task.kind == .audio ? .audio : .video,
+                                             frames: task.kind == .audio ? FrameRange(start: 0, end: plan.frameCount)
+                                                                         : FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
+                                             path: storage.resultPath(result.sha256), byteCount: Int(result.size), sha256: result.sha256)
+                if task.kind == .audio { audio = artifact } else { chunks.append(artifact) }
+            }
+            let output = storage.outputPath(job: job, fileType: plan.export.fileType.rawValue)
+            let (report, digest) = try await offload { [chunks, audio] in
+                let report = try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
+                return (report, try FileDigest.sha256(path: output))
+            }
+            let completion = try await worker.run {
+                try $0.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
+            }
+            logger.info("job done", metadata: ["job": "\(job)", "frames": "\(report.frames)", "bytes": "\(report.byteCount)",
+                                               "output": "\(output)", "jobDone": "\(completion.jobDone)"])
+        } catch JobStoreError.staleEpoch {
+            logger.warning("finalise lease lost (job cancelled or lease expired)", metadata: ["job": "\(job)"])
+        } catch {
+            logger.error("finalise failed", metadata: ["job": "\(job)", "error": "\(error)"])
+            _ = try? await worker.run { try $0.fail(lease, message: "finalise failed: \(error)") }
+        }
+        return true
+    }
+}

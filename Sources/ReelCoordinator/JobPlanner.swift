@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import ReelCore
+import ReelMedia
+import ReelProtocol
+import ReelStore
+
+/// Turns a job whose assets are all stored into tasks: probes and validates the composition
+/// against the stored files, cuts it into video chunks, adds the audio task (if the plan has
+/// audio) and the finalise task, and stores the plan with asset URLs rewritten to
+/// `reel-asset:<sha256>` (the form agents get in `TaskSpecification`).
+///
+/// Planning is idempotent (`JobStore.setPlan` creates tasks only once), so it can run on every
+/// trigger — a `SUBMIT` with nothing missing, the `PUT` completing the last asset, and the
+/// periodic loop that resumes jobs after a restart.
+struct JobPlanner: Sendable {
+    let pool: StorePool
+    let storage: CoordinatorStorage
+    let configuration: CoordinatorConfiguration
+    let logger: Logger
+
+    /// Plans every queued job that has no tasks yet.
+    func planPendingJobs() async {
+        do {
+            for job in try await pool.run({ try $0.unplannedJobs() }) {
+                await plan(job: job)
+            }
+        } catch {
+            logger.error("listing unplanned jobs failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Plans one job; a composition that does not validate against its stored assets fails the job.
+    func plan(job: Int64) async {
+        do {
+            guard let documents = try await pool.run({ try $0.jobDocuments(job) }) else { return }
+            let stored = try CoordinatorJSON.decode(StoredJobSettings.self, from: documents.settings)
+            var composition = try Composition.parse(documents.composition)
+            for (id, _) in composition.assets {
+                guard let entry = stored.assets[id] else {
+                    throw CompositionError(problems: [Problem(path: "assets.\(id)", message: "not in the submitted asset manifest")])
+                }
+                composition.assets[id]?.url = storage.assetPath(entry.sha256)
+            }
+            let root = storage.root
+            let plan = try await offload { [composition] in try CompositionLoader.plan(composition, directory: root) }
+            let finaliser = configuration.finaliserAgentName
+            let liveAgents = try await pool.run { store in
+                try store.agents().filter { $0.state == .online && $0.name != finaliser }.count
+            }
+            let chunks = ChunkPlanner.plan(for: plan, targetChunkSeconds: stored.settings.chunkSeconds ?? configuration.defaultChunkSeconds,
+                                           minimumChunks: max(1, liveAgents))
+            var agentPlan = plan
+            var manifest: [String: AssetManifestEntry] = [:]
+            for id in plan.assets.keys {
+                guard let entry = stored.assets[id] else { continue }
+                agentPlan.assets[id]?.url = "reel-asset:\(entry.sha256)"
+                manifest[id] = entry
+            }
+            let threads = stored.settings.encoderThreads ?? 4
+            // The task id is not known before insertion: specs carry 0 and CLAIM fills it in.
+            func spec(_ kind: TaskSpecification.Kind, _ frames: FrameRange) throws -> String {
+                try CoordinatorJSON.encode(TaskSpecification(job: job, task: 0, kind: kind, frames: frames, plan: agentPlan,
+                                                             assets: manifest, encoderThreads: threads))
+            }
+            var tasks: [NewTask] = []
+            for (ordinal, chunk) in chunks.enumerated() {
+                tasks.append(NewTask(kind: .videoChunk, ordinal: ordinal, frameStart: Int64(chunk.start), frameEnd: Int64(chunk.end),
+                                     spec: try spec(.videoChunk, chunk), maxAttempts: configuration.maxAttempts))
+            }
+            if !plan.audioTracks.isEmpty {
+                tasks.append(NewTask(kind: .audio, ordinal: 0, spec: try spec(.audio, FrameRange(start: 0, end: plan.frameCount)),
+                                     maxAttempts: configuration.maxAttempts))
+            }
+            tasks.append(NewTask(kind: .finalise, ordinal: 0, spec: "{}", maxAttempts: configuration.maxAttempts))
+            let planJSON = try CoordinatorJSON.encode(agentPlan)
+            let created = try await pool.run { [tasks] in try $0.setPlan(job: job, plan: planJSON, tasks: tasks) }
+            if created {
+                logger.info("planned job", metadata: ["job": "\(job)", "chunks": "\(chunks.count)", "frames": "\(plan.frameCount)",
+                                                      "audio": "\(!plan.audioTracks.isEmpty)"])
+            }
+        } catch let error as CompositionError {
+            logger.warning("job cannot be planned", metadata: ["job": "\(job)", "error": "\(error.summary)"])
+            _ = try? await pool.run { try $0.failJob(job, message: "invalid composition: \(error.summary)") }
+        } catch let error as PGError {
+            // The database hiccuped: leave the job unplanned; the planner loop tries again.
+            logger.error("planning failed; will retry", metadata: ["job": "\(job)", "error": "\(error)"])
+        } catch {
+            logger.error("planning failed", metadata: ["job": "\(job)", "error": "\(error)"])
+            _ = try? await pool.run { try $0.failJob(job, message: "planning failed: \(error)") }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// ReelCoordinator: see issue 4 (being built).

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import ReelCoordinator
+import ReelCore
+import ReelProtocol
+import ReelStore
+import ServiceLifecycle
+
+/// `reel coordinator`: runs the farm's coordinator until SIGTERM/SIGINT (graceful drain).
+struct CoordinatorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coordinator",
+        abstract: "Run the render farm's coordinator (jobs, leases, storage, finalising).",
+        discussion: """
+            Agents and operator clients connect to --listen with protocol reel/1, authenticated by the \
+            shared secret file. All state lives in PostgreSQL (--database, else $DATABASE_URL, else the \
+            PG* variables) and the --storage directory, so a restarted coordinator continues where it \
+            stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish.
+            """)
+
+    @Option(help: "Address to listen on, HOST:PORT.") var listen: String = "0.0.0.0:7400"
+    @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else PG* variables).") var database: String?
+    @Option(help: "Directory for assets, results and outputs (created if missing).") var storage: String = "reel-storage"
+    @Option(help: "The shared secret file, at least 16 bytes (default: $REEL_SECRET_FILE, else ./reel.secret).")
+    var secretFile: String?
+    @Option(help: "Lease length in seconds; agents heartbeat every third of it.") var leaseSeconds: Double = 30
+    @Option(help: "Attempts per task before its job fails.") var maxAttempts: Int = 3
+    @Option(help: "Default video chunk length in seconds (N or N/D) for jobs that do not set one.") var chunkSeconds: String = "10"
+    @Option(help: "Serve Prometheus /metrics on HOST:PORT (default: off).") var metrics: String?
+    @Option(help: "TLS certificate chain (PEM); needs --tls-key.") var tlsCert: String?
+    @Option(help: "TLS private key (PEM); needs --tls-cert.") var tlsKey: String?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
+
+    func validate() throws {
+        guard HostPort(parsing: listen) != nil else { throw ValidationError("--listen must be HOST:PORT, like 0.0.0.0:7400") }
+        if let metrics, HostPort(parsing: metrics) == nil { throw ValidationError("--metrics must be HOST:PORT, like 127.0.0.1:9400") }
+        guard leaseSeconds >= 1 else { throw ValidationError("--lease-seconds must be at least 1") }
+        guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
+        guard let s = Rational(parsing: chunkSeconds), s > .zero else { throw ValidationError("--chunk-seconds must be > 0, like 10 or 5/2") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace … critical") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            var configuration = CoordinatorConfiguration()
+            configuration.listen = HostPort(parsing: listen)!
+            if let database { configuration.database = database }
+            configuration.storageDirectory = storage
+            if let secretFile { configuration.secretFile = secretFile }
+            configuration.leaseSeconds = leaseSeconds
+            configuration.maxAttempts = maxAttempts
+            configuration.defaultChunkSeconds = Rational(parsing: chunkSeconds)!
+            configuration.metrics = metrics.flatMap(HostPort.init(parsing:))
+            configuration.tlsCertificateFile = tlsCert
+            configuration.tlsKeyFile = tlsKey
+
+            // Fail fast, with what to fix, before anything listens.
+            do {
+                _ = try Authenticator(secretFile: configuration.secretFile)
+            } catch {
+                throw UserError("secret file \(configuration.secretFile): \((error as? ReelProtocolError)?.message ?? "\(error)") (it must exist and hold at least \(Authenticator.minimumSecretLength) bytes)")
+            }
+            do {
+                _ = try PGConnection(configuration.database)
+            } catch {
+                throw UserError("cannot reach PostgreSQL at \(Coordinator.redacted(configuration.database)): \(error)")
+            }
+
+            let level = Logger.Level(rawValue: logLevel) ?? .info
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "reel.coordinator")
+            let coordinator = Coordinator(configuration: configuration, logger: logger)
+            let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+                services: [.init(service: coordinator)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            let outcome = Outcome()
+            let done = DispatchSemaphore(value: 0)
+            // The root command is synchronous: run the service group on the concurrency pool and wait.
+            Task.detached {
+                do { try await group.run() } catch { outcome.error = error }
+                done.signal()
+            }
+            done.wait()
+            if let error = outcome.error {
+                if let startup = error as? CoordinatorStartupError { throw UserError(startup.description) }
+                throw error
+            }
+        }
+    }
+}
+
+/// Carries the service group's error out of the detached task; written once before the
+/// semaphore is signalled, read after it.
+private final class Outcome: @unchecked Sendable {
+    var error: Error?
+}

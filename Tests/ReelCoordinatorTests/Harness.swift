@@ -1,0 +1,252 @@
+import Foundation
+import Logging
+import NIOCore
+import ReelCoordinator
+import ReelCore
+import ReelMedia
+import ReelProtocol
+import ServiceLifecycle
+import Testing
+
+struct TestFailure: Error, CustomStringConvertible { var description: String }
+
+/// Runs a program with posix_spawn (Foundation.Process was seen to hang in test processes),
+/// output in files, and returns (status, stdout, stderr).
+@discardableResult
+func runProgram(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let base = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-run-\(UUID().uuidString)").path
+    let outPath = base + ".out", errPath = base + ".err"
+    defer { unlink(outPath); unlink(errPath) }
+    let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+    let command = "exec \(quoted) >'\(outPath)' 2>'\(errPath)' </dev/null"
+    var pid: pid_t = 0
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+    defer { for pointer in argv { free(pointer) } }
+    guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { throw TestFailure(description: "posix_spawn failed") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
+    let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    guard exit == 0 else { throw TestFailure(description: "\(arguments.joined(separator: " ")) exited \(exit): \(err)") }
+    return (exit, out, err)
+}
+
+/// Tiny generated media: a 2 s 160x120 25 fps clip and a 2 s tone, plus the composition using them.
+struct TestMedia {
+    let directory: URL
+    let video: String
+    let audio: String
+
+    init() throws {
+        LibAVLogging.errorsOnly()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-media-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        video = directory.appendingPathComponent("clip.mp4").path
+        audio = directory.appendingPathComponent("tone.wav").path
+        try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
+                        "-c:v", "libx264", "-pix_fmt", "yuv420p", video])
+        try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2", audio])
+    }
+
+    /// 2 s of video (50 frames, GOP 0.4 s = 10 frames, so 0.5 s chunks give 5 chunks) under the tone; `withAudio: false` drops the audio track.
+    func composition(withAudio: Bool = true) -> String {
+        let audioTrack = withAudio
+            ? #", {"id": 2, "mediaType": "audio", "segments": [{"asset": "tone", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}"#
+            : ""
+        return """
+            {"formatVersion": 1,
+             "assets": {"clip": {"url": "clip.mp4"}, "tone": {"url": "tone.wav"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}\(audioTrack)],
+             "export": {"preset": "medium", "video": {"gopDuration": 0.4}}}
+            """
+    }
+
+    func manifest() throws -> [String: AssetManifestEntry] {
+        var out: [String: AssetManifestEntry] = [:]
+        for (id, path) in [("clip", video), ("tone", audio)] {
+            let (count, hex) = try FileDigest.sha256(path: path)
+            out[id] = AssetManifestEntry(sha256: hex, size: Int64(count))
+        }
+        return out
+    }
+
+    func submission(chunkSeconds: Rational = Rational(1, 2), withAudio: Bool = true) throws -> [UInt8] {
+        let request = SubmitRequest(composition: composition(withAudio: withAudio), assets: try manifest(),
+                                    settings: JobSettings(chunkSeconds: chunkSeconds, encoderThreads: 1, name: "test job"))
+        return Array(try JSONEncoder().encode(request))
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A coordinator on a private schema and storage directory, listening on loopback port 0, run
+/// in a `ServiceGroup` exactly as `reel coordinator` runs it; `stop()` triggers graceful shutdown.
+final class CoordinatorHarness: Sendable {
+    let schema: TestDatabase.Schema
+    let storage: String
+    let secretFile: String
+    let coordinator: Coordinator
+    let group: ServiceGroup
+    let task: Task<Void, Error>
+    let port: Int
+
+    static let secret = "coordinator tests shared secret"
+
+    /// Starts a coordinator; pass `reusing` to start a new one on the same database and storage.
+    init(leaseSeconds: Double = 30, reusing previous: CoordinatorHarness? = nil) async throws {
+        schema = try previous?.schema ?? TestDatabase.Schema()
+        if let previous {
+            storage = previous.storage; secretFile = previous.secretFile
+        } else {
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            storage = root + "/storage"
+            secretFile = root + "/secret"
+            try (Self.secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
+        }
+        var configuration = CoordinatorConfiguration()
+        configuration.listen = HostPort(host: "127.0.0.1", port: 0)
+        configuration.database = schema.conninfo
+        configuration.storageDirectory = storage
+        configuration.secretFile = secretFile
+        configuration.leaseSeconds = leaseSeconds
+        configuration.reaperInterval = .milliseconds(300)
+        configuration.drainTimeout = .seconds(5)
+        configuration.metrics = HostPort(host: "127.0.0.1", port: 0)
+        var logger = Logger(label: "reel.coordinator.test")
+        logger.logLevel = .warning
+        coordinator = Coordinator(configuration: configuration, logger: logger)
+        group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: coordinator)], logger: logger))
+        let group = group
+        task = Task { try await group.run() }
+        await coordinator.waitUntilListening()
+        guard let port = coordinator.localAddress?.port else {
+            _ = try? await task.value
+            throw TestFailure(description: "coordinator did not start")
+        }
+        self.port = port
+    }
+
+    func stop() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+    }
+
+    func connect(role: PeerRole, name: String, secret: String = CoordinatorHarness.secret) async throws -> ReelClient {
+        try await ReelClient.connect(configuration: ReelClientConfiguration(host: "127.0.0.1", port: port, role: role, name: name),
+                                     authenticator: try Authenticator(secret: Array(secret.utf8)))
+    }
+
+    func assetPath(_ hash: String) -> String { storage + "/assets/" + hash }
+}
+
+extension ReelClient {
+    /// A request with a generous timeout, so a broken server fails the test instead of hanging it.
+    func send(_ message: Message) async throws -> Message {
+        try await request(message, timeout: .seconds(60))
+    }
+
+    func status(job: Int64) async throws -> JobStatus {
+        guard case .report(let json) = try await send(.status(job: job)) else { throw TestFailure(description: "STATUS did not REPORT") }
+        let report = try JSONDecoder().decode(StatusReport.self, from: Data(json))
+        guard let status = report.jobs.first, report.jobs.count == 1 else { throw TestFailure(description: "STATUS job=\(job): \(report)") }
+        return status
+    }
+
+    /// Polls STATUS until the job reaches `state` (or fails the test after `seconds`).
+    func waitForState(job: Int64, _ state: String, seconds: Double = 60) async throws -> JobStatus {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last: JobStatus?
+        while Date() < deadline {
+            let status = try await status(job: job)
+            if status.state == state { return status }
+            last = status
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw TestFailure(description: "job \(job) did not reach \(state): \(String(describing: last))")
+    }
+
+    /// Uploads a file in `ranges` PUTs; returns the last STORED reply.
+    @discardableResult
+    func upload(_ path: String, ranges: Int = 1) async throws -> Message {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let (_, hash) = try FileDigest.sha256(path: path)
+        let step = max(1, (bytes.count + ranges - 1) / ranges)
+        var offset = 0
+        var reply = Message.ok
+        repeat {
+            let end = min(bytes.count, offset + step)
+            reply = try await send(.put(sha256: hash, offset: Int64(offset), total: Int64(bytes.count), bytes: Array(bytes[offset..<end])))
+            offset = end
+        } while offset < bytes.count
+        return reply
+    }
+
+    /// Reads a finished job's output in ranges into `path`.
+    func download(job: Int64, to path: String, rangeBytes: Int64 = 20_000) async throws {
+        var bytes: [UInt8] = []
+        var total: Int64 = .max
+        while Int64(bytes.count) < total {
+            guard case .data(let offset, let t, let chunk) = try await send(.output(job: job, offset: Int64(bytes.count), length: rangeBytes)),
+                  offset == Int64(bytes.count), !chunk.isEmpty || t == Int64(bytes.count) else {
+                throw TestFailure(description: "bad OUTPUT reply")
+            }
+            total = t
+            bytes += chunk
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// A fake agent that renders claimed tasks for real with `ChunkRenderer`, reading sources from
+/// the coordinator's stored files (what a co-located agent would do).
+struct RenderingAgent {
+    let client: ReelClient
+    let harness: CoordinatorHarness
+    let workDirectory: String
+
+    /// Claims and completes tasks until a CLAIM returns NONE; returns the tasks done.
+    @discardableResult
+    func work(limit: Int = .max, claimWait: Int = 1) async throws -> [TaskAssignment] {
+        var done: [TaskAssignment] = []
+        while done.count < limit {
+            let reply = try await client.send(.claim(waitSeconds: claimWait))
+            guard case .task(let assignment, let payload) = reply else { break }
+            try await render(assignment, payload)
+            done.append(assignment)
+        }
+        return done
+    }
+
+    func render(_ assignment: TaskAssignment, _ payload: [UInt8]) async throws {
+        let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))
+        var plan = spec.plan
+        for (id, asset) in plan.assets {
+            plan.assets[id]?.url = harness.assetPath(String(asset.url.dropFirst("reel-asset:".count)))
+        }
+        let path = "\(workDirectory)/task-\(assignment.task)-\(assignment.epoch).mp4"
+        let artifact = spec.kind == .audio
+            ? try ChunkRenderer.renderAudio(plan, to: path)
+            : try ChunkRenderer.renderVideo(plan, frames: spec.frames, to: path, encoderThreads: spec.encoderThreads)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let reply = try await client.send(.result(task: assignment.task, epoch: assignment.epoch, sha256: artifact.sha256, data: bytes))
+        guard reply == .accepted(task: assignment.task) else { throw TestFailure(description: "RESULT got \(reply)") }
+    }
+}
+
+/// Frames in the first video stream, counted by decoding (ffprobe).
+func countFrames(_ path: String) throws -> Int {
+    let r = try runProgram(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                            "-of", "csv=p=0", path])
+    guard let n = Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw TestFailure(description: "ffprobe said \(r.stdout)") }
+    return n
+}
+
+func makeWorkDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-agent-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+let agentCaps = AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 1 << 20, host: "localhost")

@@ -1,0 +1,145 @@
+import Foundation
+import ReelCore
+import ReelProtocol
+import Testing
+
+/// Restart, cancel and retry: everything the coordinator knows survives in PostgreSQL and storage.
+@Suite struct LifecycleTests {
+    @Test func aRestartedCoordinatorCompletesTheJob() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let first = try await CoordinatorHarness(leaseSeconds: 2)
+        var client = try await first.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+
+        var agentClient = try await first.connect(role: .agent, name: "render-01")
+        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        let work = try makeWorkDirectory()
+        let done = try await RenderingAgent(client: agentClient, harness: first, workDirectory: work).work(limit: 1)
+        #expect(done.count == 1)
+        // A second task is claimed and abandoned when the coordinator goes away: its lease must expire.
+        guard case .task(let abandoned, _) = try await agentClient.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
+        await agentClient.close()
+        await client.close()
+        try await first.stop()
+
+        let second = try await CoordinatorHarness(leaseSeconds: 2, reusing: first)
+        client = try await second.connect(role: .client, name: "ops@test")
+        let before = try await client.status(job: job)
+        #expect(before.tasks.done == 1)
+        #expect(before.state == "running")
+        agentClient = try await second.connect(role: .agent, name: "render-01")
+        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        let rest = try await RenderingAgent(client: agentClient, harness: second, workDirectory: work).work(claimWait: 4)
+        #expect(rest.contains { $0.task == abandoned.task && $0.epoch > abandoned.epoch }, "the abandoned task was re-claimed after its lease expired")
+        #expect(done.count + rest.count == 5)
+
+        let finished = try await client.waitForState(job: job, "done")
+        #expect(finished.framesDone == 50)
+        let output = media.directory.appendingPathComponent("restarted.mp4").path
+        try await client.download(job: job, to: output)
+        #expect(try countFrames(output) == 50)
+        await agentClient.close(); await client.close()
+        try await second.stop()
+    }
+
+    @Test func cancelAndRetry() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media)
+
+        await expectError(.notReady) { try await client.send(.output(job: job, offset: 0, length: 10)) }
+        await expectError(.notFound) { try await client.send(.output(job: 999_999, offset: 0, length: 10)) }
+        await expectError(.notFound) { try await client.send(.cancel(job: 999_999)) }
+        await expectError(.conflict) { try await client.send(.retry(job: job)) }
+
+        let agent = try await harness.connect(role: .agent, name: "render-01")
+        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        guard case .task(let held, _) = try await agent.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
+
+        #expect(try await client.send(.cancel(job: job)) == .ok)
+        #expect(try await client.status(job: job).state == "cancelled")
+        await expectError(.conflict) { try await client.send(.cancel(job: job)) }
+        // The holder learns its lease is gone; nothing is claimable.
+        #expect(try await agent.send(.heartbeat(task: held.task, epoch: held.epoch)) == .lost(task: held.task))
+        #expect(try await agent.send(.claim(waitSeconds: 0)) == .noTask)
+
+        #expect(try await client.send(.retry(job: job)) == .ok)
+        let retried = try await client.status(job: job)
+        #expect(retried.state == "queued")
+        #expect(retried.tasks.queued == retried.tasks.total && retried.tasks.total == 6)
+        guard case .task = try await agent.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK after RETRY"); return }
+
+        // STATUS without a job lists it.
+        guard case .report(let json) = try await client.send(.status(job: nil)) else { Issue.record("no REPORT"); return }
+        #expect(try JSONDecoder().decode(StatusReport.self, from: Data(json)).jobs.map(\.id) == [job])
+        await agent.close(); await client.close()
+        try await harness.stop()
+    }
+
+    @Test func pendingClaimsAreAnsweredWhenDraining() async throws {
+        let harness = try await CoordinatorHarness()
+        let agent = try await harness.connect(role: .agent, name: "waiter")
+        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let start = ContinuousClock.now
+        async let reply = agent.send(.claim(waitSeconds: 30))
+        try await Task.sleep(for: .milliseconds(500))
+        try await harness.stop()
+        #expect(try await reply == .noTask)
+        #expect(ContinuousClock.now - start < .seconds(10), "the 30 s claim was cut short by the drain")
+    }
+
+    func expectError(_ code: ReelProtocolError.Code, _ body: () async throws -> Message,
+                     sourceLocation: SourceLocation = #_sourceLocation) async {
+        do {
+            let reply = try await body()
+            Issue.record("expected ERR \(code), got \(reply)", sourceLocation: sourceLocation)
+        } catch let error as ReelProtocolError {
+            #expect(error.code == code, sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("expected ERR \(code), got \(error)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+/// A finalise that cannot verify its inputs fails its task; after the attempt limit the job fails.
+@Suite struct FinaliseFailureTests {
+    @Test func aCorruptStoredChunkFailsTheJobWithTheFinalisersMessage() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+        let agentClient = try await harness.connect(role: .agent, name: "render-01")
+        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        let agent = RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory())
+
+        // Render the first chunk, then damage its stored result before the others are done.
+        guard case .task(let first, let payload) = try await agentClient.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
+        try await agent.render(first, payload)
+        let results = try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results")
+        #expect(results.count == 1)
+        let damaged = harness.storage + "/results/" + results[0]
+        try Data("damaged".utf8).write(to: URL(fileURLWithPath: damaged))
+        try await agent.work()
+
+        let failed = try await client.waitForState(job: job, "failed", seconds: 30)
+        #expect(failed.error?.contains("finalise failed") == true, "\(String(describing: failed.error))")
+        await expectNoOutput(client, job)
+        await agentClient.close(); await client.close()
+        try await harness.stop()
+    }
+
+    func expectNoOutput(_ client: ReelClient, _ job: Int64) async {
+        do {
+            _ = try await client.send(.output(job: job, offset: 0, length: 1))
+            Issue.record("a failed job has output")
+        } catch let error as ReelProtocolError {
+            #expect(error.code == .notReady)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}

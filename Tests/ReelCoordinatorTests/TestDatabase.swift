@@ -1,0 +1,94 @@
+import Foundation
+import ReelStore
+
+/// A real PostgreSQL for the coordinator tests (the approach of ReelStoreTests/TestDatabase.swift): `REEL_TEST_DATABASE_URL` if set, else a private
+/// cluster started once per test process with `ops/postgres.sh` in a temporary directory
+/// (stopped at exit). Each test gets its own schema, so tests run in parallel.
+enum TestDatabase {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The server's URL, started on first use.
+    static let url: String = {
+        if let url = ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !url.isEmpty { return url }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let data = directory.appendingPathComponent("data").path
+        var lastError = ""
+        for _ in 0..<5 {
+            let port = Int.random(in: 20_000..<60_000)
+            let (status, output, errors) = run(["start", data, String(port)])
+            if status == 0 {
+                clusterDirectory = strdup(data)
+                atexit {
+                    if let directory = TestDatabase.clusterDirectory {
+                        let data = String(cString: directory)
+                        _ = TestDatabase.run(["stop", data])
+                        try? FileManager.default.removeItem(atPath: (data as NSString).deletingLastPathComponent)
+                    }
+                }
+                return output.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            lastError = errors
+        }
+        fatalError("could not start PostgreSQL with ops/postgres.sh: \(lastError)")
+    }()
+
+    nonisolated(unsafe) static var clusterDirectory: UnsafeMutablePointer<CChar>?
+
+    /// Runs ops/postgres.sh with its output in files, not pipes: the server it starts must not
+    /// inherit a pipe we wait on (reading to EOF would then block until the server exits).
+    static func run(_ arguments: [String]) -> (Int32, String, String) {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("reel-pgsh-\(UUID().uuidString)")
+        let outPath = base.path + ".out", errPath = base.path + ".err"
+        defer {
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
+        }
+        let script = packageRoot.appendingPathComponent("ops/postgres.sh").path
+        let quoted = ([script] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        // posix_spawn + waitpid rather than Foundation.Process, whose waitUntilExit can stall
+        // when the cooperative pool's few threads are all blocked in tests.
+        let command = "exec /bin/sh \(quoted) >'\(outPath)' 2>'\(errPath)' </dev/null"
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { return (-1, "", "posix_spawn failed") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
+        let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        return (exitStatus, output, errors)
+    }
+
+    /// A fresh schema; connections made with `conninfo` use it (via `search_path`).
+    final class Schema: Sendable {
+        let name: String
+        let conninfo: String
+
+        init() throws {
+            name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let base = TestDatabase.url
+            let option = "-csearch_path=\(name)"
+            if base.hasPrefix("postgres://") || base.hasPrefix("postgresql://") {
+                conninfo = base + (base.contains("?") ? "&" : "?") + "options=" + option.replacingOccurrences(of: "=", with: "%3D")
+            } else {
+                conninfo = base + " options='\(option)'"
+            }
+            try PGConnection(base).query("CREATE SCHEMA \(name)")
+        }
+
+        func connect() throws -> PGConnection { try PGConnection(conninfo) }
+
+        /// A migrated store on a new connection.
+        func store() throws -> JobStore {
+            let connection = try connect()
+            try Migrator.migrate(connection)
+            return JobStore(connection: connection)
+        }
+
+        deinit {
+            _ = try? PGConnection(TestDatabase.url).query("DROP SCHEMA \(name) CASCADE")
+        }
+    }
+}
