@@ -48,21 +48,58 @@ extension Rational {
 }
 
 /// A media file opened for reading (`AVFormatContext` with stream info found).
+///
+/// `path` is a filesystem path, or a URL registered with `RemoteMedia`, which is then read
+/// through its `ByteRangeSource` by a custom `AVIOContext` (owned by `io`, which outlives the
+/// format context because `deinit` closes the context before stored properties go).
 final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
     let path: String
+    /// The byte-range reader of a remote asset; nil for a local file.
+    private let io: ByteRangeIO?
 
     init(path: String) throws {
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_open_input(&ctx, path, nil, nil), "opening \(path)")
+        if let source = RemoteMedia.source(for: path) {
+            let io = try ByteRangeIO(source: source, url: path)
+            self.io = io
+            guard let allocated = avformat_alloc_context() else { fatalError("avformat_alloc_context: out of memory") }
+            allocated.pointee.pb = io.context
+            ctx = allocated
+            // On failure avformat_open_input frees the context (not our pb).
+            let status = avformat_open_input(&ctx, path, nil, nil)
+            if status < 0 { throw Self.failure(status, "opening \(path)", io: io) }
+        } else if RemoteMedia.isRemoteURL(path) {
+            throw MediaError(code: .invalidArgument, message: "no byte-range source is registered for this asset", context: "opening \(path)")
+        } else {
+            self.io = nil
+            try check(avformat_open_input(&ctx, path, nil, nil), "opening \(path)")
+        }
         guard let opened = ctx else { throw MediaError(code: .noData, message: "no format context", context: "opening \(path)") }
         let status = avformat_find_stream_info(opened, nil)
-        if status < 0 {
+        // find_stream_info treats a read error as the end of the file: ask the source too.
+        if status < 0 || io?.hasFailure == true {
+            let error = Self.failure(status, "reading stream info of \(path)", io: io)
             avformat_close_input(&ctx)
-            throw MediaError.libav(status, "reading stream info of \(path)")
+            throw error
         }
         context = opened
+    }
+
+    /// The error for a failed (or, for remote reads, silently truncated) libav call: the
+    /// byte-range source's own error when it caused the failure, libav's otherwise.
+    private static func failure(_ status: Int32, _ what: String, io: ByteRangeIO?) -> MediaError {
+        if let cause = io?.takeFailure() {
+            return MediaError(code: .libav, status: reel_averror(EIO), message: "\(cause)", context: what)
+        }
+        return MediaError.libav(status, what)
+    }
+
+    /// Throws when `status` is an error or the byte-range source failed during the call
+    /// (demuxers may report a failed read as the end of the file).
+    private func checkRead(_ status: Int32, _ what: @autoclosure () -> String) throws {
+        if status < 0 || io?.hasFailure == true { throw Self.failure(status, what(), io: io) }
     }
 
     deinit { var c: UnsafeMutablePointer<AVFormatContext>? = context; avformat_close_input(&c) }
@@ -95,14 +132,14 @@ final class InputFile {
     func read(into packet: Packet) throws -> Bool {
         packet.unref()
         let status = av_read_frame(context, packet.pointer)
-        if status == averrorEOF { return false }
-        try check(status, "reading \(path)")
+        if status == averrorEOF && io?.hasFailure != true { return false }
+        try checkRead(status, "reading \(path)")
         return true
     }
 
     /// Seeks `streamIndex` to the keyframe at or before `timestamp` (in the stream's time base).
     func seek(stream streamIndex: Int, to timestamp: Int64) throws {
-        try check(av_seek_frame(context, Int32(streamIndex), timestamp, reel_seek_flag_backward()),
+        try checkRead(av_seek_frame(context, Int32(streamIndex), timestamp, reel_seek_flag_backward()),
                   "seeking \(path) to \(timestamp)")
     }
 }
