@@ -66,6 +66,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .executableTarget(name: "reel", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelCoordinator", "ReelAgent",
@@ -91,6 +92,8 @@ let package = Package(
             "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "ReelIntegrationTests", dependencies: ["ReelMedia", "ReelCore"]),
     ]

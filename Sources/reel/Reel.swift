@@ -13,6 +13,7 @@ struct Reel: ParsableCommand {
         subcommands: [
             RenderCommand.self, ValidateCommand.self, ProbeCommand.self, ThumbnailCommand.self,
             ConcatCommand.self, SlideshowCommand.self,
+            AgentCommand.self,
         ])
 
     /// ArgumentParser exits 64 on usage errors; Reel's contract is 1 for every user error.
