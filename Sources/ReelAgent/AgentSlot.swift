@@ -74,7 +74,8 @@ struct AgentSlot {
                 await sleepUnlessDraining(.seconds(1))
                 continue
             }
-            guard let (assignment, specification) = claimed else { continue }
+            guard let claimed else { continue }
+            let (assignment, specification) = claimed
             if drain.isDraining || Task.isCancelled {
                 // Claimed while the shutdown began: hand it straight back.
                 _ = try? await session.release(assignment)
