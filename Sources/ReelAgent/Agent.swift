@@ -23,8 +23,11 @@ public final class Agent: Service, Sendable {
     private let logger: Logger
     private let drain = DrainState()
     private let workDirectory: URL
+    /// Held from `init` until `run()` returns: one agent per cache directory.
+    private let directoryLock: CacheDirectoryLock
 
-    /// Prepares the cache directories; throws `AgentError.configuration` or a file-system error.
+    /// Prepares the cache directories and locks the cache against a second agent; throws
+    /// `AgentError.configuration` (bad settings, directory in use) or a file-system error.
     public init(configuration: AgentConfiguration, authenticator: Authenticator,
                 logger: Logger = Logger(label: "reel.agent"),
                 group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
@@ -36,9 +39,11 @@ public final class Agent: Service, Sendable {
         logger[metadataKey: "agent"] = "\(configuration.name)"
         self.logger = logger
         let root = configuration.cacheDirectory
+        let files = FileManager.default
+        try files.createDirectory(at: root, withIntermediateDirectories: true)
+        self.directoryLock = try CacheDirectoryLock(directory: root)
         self.cache = try RangeCache(directory: root.appendingPathComponent("assets"), byteLimit: configuration.cacheByteLimit)
         self.workDirectory = root.appendingPathComponent("work")
-        let files = FileManager.default
         // Renders left by a crashed run are worthless: their leases are long gone.
         try? files.removeItem(at: workDirectory)
         try files.createDirectory(at: workDirectory, withIntermediateDirectories: true)
@@ -62,6 +67,7 @@ public final class Agent: Service, Sendable {
                           metadata: ["grace": "\(configuration.shutdownGracePeriod)"])
             drain.begin(gracePeriod: configuration.shutdownGracePeriod)
         }
+        directoryLock.release()
         logger.info("agent stopped")
     }
 

@@ -32,7 +32,13 @@ struct AgentSlot {
                 logger.info("connected", metadata: ["coordinator": "\(configuration.coordinatorHost):\(configuration.coordinatorPort)"])
             } catch {
                 let delay = backoff.next()
-                logger.warning("cannot reach the coordinator; retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
+                if let error = error as? ReelProtocolError, error.code == .authFailed {
+                    // Most likely a different secret on each side; retry in case the coordinator's changes.
+                    logger.error("the coordinator refused our credentials: check that --secret-file matches the coordinator's",
+                                 metadata: ["error": "\(error)", "in": "\(delay)"])
+                } else {
+                    logger.warning("cannot reach the coordinator; retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
+                }
                 await sleepUnlessDraining(delay)
                 continue
             }

@@ -181,4 +181,35 @@ import ReelProtocol
         #expect(ContinuousClock.now - started < .seconds(15))
         #expect(running.workFiles.isEmpty)
     }
+
+    @Test func slotsRenderConcurrentlyOnTheirOwnConnections() async throws {
+        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start()
+        fixture.serve(on: coordinator)
+        try coordinator.enqueue(fixture.specification(task: 41, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
+        try coordinator.enqueue(fixture.specification(task: 42, kind: .videoChunk, frames: FrameRange(start: 25, end: 50)))
+        let running = try RunningAgent.start(on: coordinator, slots: 2)
+        #expect(await eventually { coordinator.results.count == 2 })
+        #expect(try await running.group.shutDownGracefully())
+        await coordinator.stop()
+        #expect(Set(coordinator.results.map(\.task)) == [41, 42])
+        #expect(coordinator.peerNames == ["test-agent/1", "test-agent/2"], "one connection per slot, distinct names")
+        #expect(coordinator.capabilities.allSatisfy { $0.threads == 2 })
+        // Concurrent slots read the same asset through one cache; the registry scopes their URLs.
+        let clip = try #require(fixture.manifest["clip"])
+        #expect(coordinator.fetchedBytes >= Int(clip.size) && coordinator.fetchedBytes <= 2 * Int(clip.size))
+    }
+
+    @Test func aCacheDirectoryServesOneAgentAtATime() async throws {
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start()
+        let first = try RunningAgent.start(on: coordinator)
+        #expect(throws: AgentError.self) { try RunningAgent.start(on: coordinator, cacheDirectory: first.cacheDirectory) }
+        #expect(try await first.group.shutDownGracefully())
+        // Released when the first agent stops.
+        let second = try RunningAgent.start(on: coordinator, cacheDirectory: first.cacheDirectory)
+        #expect(try await second.group.shutDownGracefully())
+        await coordinator.stop()
+    }
 }

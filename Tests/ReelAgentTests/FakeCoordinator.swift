@@ -24,6 +24,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     private var _caps: [AgentCapabilities] = []
     private var _claims = 0
     private var _connections: Set<UInt64> = []
+    private var _names: Set<String> = []
     private var _closed = 0
     private var _lostSent = 0
 
@@ -80,6 +81,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     var capabilities: [AgentCapabilities] { lock.withLock { _caps } }
     var claims: Int { lock.withLock { _claims } }
     var connectionCount: Int { lock.withLock { _connections.count } }
+    var peerNames: Set<String> { lock.withLock { _names } }
     var closedConnections: Int { lock.withLock { _closed } }
     var lostSent: Int { lock.withLock { _lostSent } }
     var queuedTasks: Int { lock.withLock { queue.count } }
@@ -87,7 +89,10 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
-        lock.withLock { _ = _connections.insert(peer.connectionID) }
+        lock.withLock {
+            _connections.insert(peer.connectionID)
+            _names.insert(peer.name)
+        }
         switch request {
         case .capabilities(let caps):
             lock.withLock { _caps.append(caps) }

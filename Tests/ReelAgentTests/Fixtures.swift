@@ -113,6 +113,7 @@ struct RenderFixture {
 
     /// A `seconds`-long 160x120 25 fps clip (GOP 1 s), optionally under a sine tone.
     static func make(seconds: Int, audio: Bool) throws -> RenderFixture {
+        LibAVLogging.errorsOnly()
         let dir = try tempDirectory()
         let clip = dir.appendingPathComponent("clip.mp4").path
         try Spawn.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=\(seconds)", "-c:v", "libx264",
@@ -166,11 +167,11 @@ struct RunningAgent {
     let cacheDirectory: URL
 
     static func start(on coordinator: FakeCoordinator, cacheDirectory: URL? = nil,
-                      grace: Duration = .seconds(30)) throws -> RunningAgent {
+                      grace: Duration = .seconds(30), slots: Int = 1) throws -> RunningAgent {
         let cache = try cacheDirectory ?? RenderFixture.tempDirectory()
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "test-agent",
-            cacheDirectory: cache, cacheByteLimit: 64 << 20, claimWaitSeconds: 1,
+            cacheDirectory: cache, cacheByteLimit: 64 << 20, slots: slots, claimWaitSeconds: 1,
             reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(400),
             progressInterval: .milliseconds(100), shutdownGracePeriod: grace, requestTimeout: .seconds(20))
         let logger = testLogger()
