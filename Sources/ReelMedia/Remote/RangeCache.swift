@@ -269,9 +269,15 @@ public final class RangeCache: @unchecked Sendable {
 
     private func writeAtomically(_ bytes: UnsafeRawBufferPointer, to url: URL) throws {
         let folder = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let temp = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-        let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        var fd: Int32 = -1
+        // Eviction removes a hash's emptied folder (under the lock, while this runs outside
+        // it): if it vanished between creating it and creating the file, make it again.
+        for _ in 0..<3 where fd < 0 {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd < 0 && errno != ENOENT { break }
+        }
         guard fd >= 0 else { throw RangeCacheError(message: "creating \(temp.path): \(String(cString: strerror(errno)))") }
         var done = 0
         while done < bytes.count {

@@ -18,11 +18,10 @@ final class FakeOrigin: @unchecked Sendable {
 
     /// `size` bytes of a deterministic pseudo-random pattern (any byte error shows).
     init(size: Int, seed: UInt64 = 1) {
-        var state = seed &* 0x9E37_79B9_7F4A_7C15
-        bytes = (0..<size).map { _ in
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return UInt8(truncatingIfNeeded: state >> 33)
-        }
+        var rng = SplitMix(seed: seed)
+        var words = [UInt64](repeating: 0, count: (size + 7) / 8)
+        for i in words.indices { words[i] = rng.next() }
+        bytes = words.withUnsafeBytes { Array($0.prefix(size)) }
         hash = String(format: "%016llx%016llx", seed, UInt64(size)) + UUID().uuidString.lowercased().filter(\.isHexDigit)
     }
 
@@ -162,16 +161,29 @@ struct RangeCacheTests {
         let cache = try RangeCache(directory: dir, byteLimit: limit)
         let source = try cache.source(hash: origin.hash, size: Int64(origin.bytes.count), fetch: origin.fetch)
         let mismatches = Counter()
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            var rng = SplitMix(seed: UInt64(thread) + 1)
-            for _ in 0..<150 {
-                let offset = Int(rng.next() % UInt64(origin.bytes.count))
-                let count = 1 + Int(rng.next() % UInt64(3 * Self.MiB / 2))
-                let expected = origin.bytes[offset..<min(origin.bytes.count, offset + count)]
-                let got = try? Self.read(source, offset: offset, count: count)
-                if got.map({ $0[...] != expected }) ?? true { mismatches.increment() }
-            }
+        // Real threads (concurrentPerform would run only as many as there are cores).
+        let group = DispatchGroup()
+        for thread in 0..<8 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                var rng = SplitMix(seed: UInt64(thread) + 1)
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.MiB, alignment: 16)
+                defer { buffer.deallocate() }
+                for _ in 0..<40 {
+                    // Mostly demuxer-sized reads, some spanning block boundaries.
+                    let offset = Int(rng.next() % UInt64(origin.bytes.count))
+                    let count = 1 + Int(rng.next() % UInt64(Self.MiB / 3))
+                    let expected = min(count, origin.bytes.count - offset)
+                    let same = origin.bytes.withUnsafeBytes { all in
+                        guard let n = try? source.read(offset: Int64(offset), count: count, into: buffer) else { return false }
+                        return n == expected && memcmp(buffer, all.baseAddress! + offset, n) == 0
+                    }
+                    if !same { mismatches.increment() }
+                }
+            }.start()
         }
+        group.wait()
         #expect(mismatches.value == 0)
         if limit > Int64(origin.bytes.count) {
             // Enough room: every block was fetched exactly once despite concurrent demand.
@@ -204,6 +216,31 @@ struct RangeCacheTests {
         #expect(throws: RangeCacheError.self) { try Self.read(short, offset: 0, count: 10) }
         // Nothing half-fetched was kept.
         #expect(cache.cachedBytes == 0)
+    }
+
+    /// The agent's path end to end: a clip decoded through the cache matches the file, and a
+    /// second render of the same stretch (the next chunk, a retry) fetches nothing.
+    @Test func mediaDecodedThroughTheCacheIsFetchedOnce() throws {
+        let clips = try RemoteFixtures.longClips.get()
+        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: clips.moovAtEnd)))
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try RangeCache(directory: dir, byteLimit: 64 << 20)
+        let source = try cache.source(hash: "5eed0001", size: Int64(data.count)) { _, offset, length in
+            Array(data[Int(offset)..<Int(offset) + length])
+        }
+        let local = try VideoFrameSource(path: clips.moovAtEnd)
+        let times = (0..<6).map { Rational(12) + Rational(Int64($0), 25) }
+        let expected = try times.map { RemoteFixtures.bytes(try local.frame(at: $0)) }
+        try RemoteFixtures.withRegistered(source) { url in
+            let first = try VideoFrameSource(path: url)
+            #expect(try times.map { RemoteFixtures.bytes(try first.frame(at: $0)) } == expected)
+            let fetched = cache.fetchedBytes
+            #expect(fetched > 0 && fetched < Int64(data.count))
+            let second = try VideoFrameSource(path: url)
+            #expect(try times.map { RemoteFixtures.bytes(try second.frame(at: $0)) } == expected)
+            #expect(cache.fetchedBytes == fetched)
+        }
     }
 
     /// A fetch failure reaches the media reader as a `MediaError` carrying the cause, and a

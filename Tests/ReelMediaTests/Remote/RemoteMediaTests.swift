@@ -102,7 +102,8 @@ struct RemoteMediaTests {
     @Test func failingSourceThrowsTheSourcesError() throws {
         let clips = try RemoteFixtures.longClips.get()
         // Fails from the first byte: opening reports the source's own message.
-        try RemoteFixtures.withRegistered(try CountingFileSource(path: clips.faststart, failFrom: 0)) { url in
+        let deadSource = try CountingFileSource(path: clips.faststart, failFrom: 0)
+        RemoteFixtures.withRegistered(deadSource) { url in
             let error = #expect(throws: MediaError.self) { try VideoFrameSource(path: url) }
             #expect(error?.description.contains("connection lost at byte 0") == true, "\(String(describing: error))")
         }
