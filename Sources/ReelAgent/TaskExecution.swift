@@ -79,6 +79,9 @@ struct TaskExecution {
     private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) throws -> RenderJob {
         guard assignment.kind != .finalise else { throw AgentError.protocolViolation("agents do not run finalise tasks") }
         let specification = try JSONDecoder().decode(TaskSpecification.self, from: Data(bytes))
+        guard specification.kind.rawValue == assignment.kind.rawValue else {
+            throw AgentError.protocolViolation("TASK kind \(assignment.kind.rawValue) carries a \(specification.kind.rawValue) specification")
+        }
         guard specification.task == assignment.task else {
             throw AgentError.protocolViolation("TASK \(assignment.task) carries the specification of task \(specification.task)")
         }
