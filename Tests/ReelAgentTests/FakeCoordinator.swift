@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOSSL
 import ReelMedia
 import ReelProtocol
 
@@ -49,8 +50,8 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
         self.authenticator = try Authenticator(secret: Array("agent-tests-shared-secret".utf8))
     }
 
-    func start() async throws {
-        server = try await ReelServer.start(configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0),
+    func start(tls: NIOSSLContext? = nil) async throws {
+        server = try await ReelServer.start(configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, tls: tls),
                                             authenticator: authenticator, handler: self)
     }
 
