@@ -212,4 +212,22 @@ import ReelProtocol
         #expect(try await second.group.shutDownGracefully())
         await coordinator.stop()
     }
+
+    @Test func aWrongSecretNeverGetsInAndShutdownStillReturnsPromptly() async throws {
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start()
+        let cache = try RenderFixture.tempDirectory()
+        let configuration = AgentConfiguration(
+            coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "intruder", cacheDirectory: cache,
+            claimWaitSeconds: 1, reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(200))
+        let agent = try Agent(configuration: configuration, authenticator: try Authenticator(secret: Array("not-the-farm-secret!".utf8)),
+                              logger: testLogger())
+        let group = ServiceGroupHandle(service: agent, logger: testLogger())
+        try await Task.sleep(for: .milliseconds(600))  // several refused attempts
+        let started = ContinuousClock.now
+        #expect(try await group.shutDownGracefully(timeout: .seconds(10)))
+        #expect(ContinuousClock.now - started < .seconds(2), "backoff sleeps wake up for shutdown")
+        await coordinator.stop()
+        #expect(coordinator.capabilities.isEmpty && coordinator.connectionCount == 0)
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReelAgent
+import ReelCore
 
 /// `reel agent` as an operator runs it: exit status 1 with a message saying what to fix for a
 /// bad secret file or coordinator address; logs on stderr; SIGTERM drains and exits 0.
@@ -44,10 +45,14 @@ import ReelAgent
     }
 
     /// The real binary against the fake coordinator, configured through the environment:
-    /// it connects, advertises, logs to stderr only, and exits 0 on SIGTERM.
+    /// it connects, advertises, renders a task from fetched sources, logs to stderr only, and
+    /// exits 0 on SIGTERM.
     @Test func runsFromTheEnvironmentLogsOnStderrAndExitsZeroOnSIGTERM() async throws {
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
+        let fixture = try RenderFixture.make(seconds: 1, audio: false)
+        fixture.serve(on: coordinator)
+        try coordinator.enqueue(fixture.specification(task: 61, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
         let dir = try RenderFixture.tempDirectory()
         let secret = dir.appendingPathComponent("secret").path
         try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
@@ -55,7 +60,7 @@ import ReelAgent
         let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path, "--claim-wait", "1"],
                                   environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],
                                   stdout: out, stderr: err)
-        let advertised = await eventually(timeout: .seconds(30)) { !coordinator.capabilities.isEmpty }
+        let advertised = await eventually(timeout: .seconds(60)) { !coordinator.results.isEmpty }
         if !advertised { kill(pid, SIGKILL) }
         #expect(advertised, "\((try? String(contentsOfFile: err, encoding: .utf8)) ?? "")")
         kill(pid, SIGTERM)
@@ -66,6 +71,8 @@ import ReelAgent
         #expect(stderr.contains("connected"), "\(stderr)")
         #expect(((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").isEmpty, "stdout stays clean")
         #expect(coordinator.capabilities.first?.threads == 1)
+        #expect(coordinator.results.map(\.task) == [61] && coordinator.fetchedBytes > 0)
+        #expect(stderr.contains("result accepted"), "\(stderr)")
     }
 }
 
