@@ -14,6 +14,7 @@ import ReelProtocol
 @Suite(.serialized) struct AgentTests {
     @Test func rendersVideoChunkAndAudioByteIdenticalToADirectRender() async throws {
         let fixture = try RenderFixture.make(seconds: 2, audio: true)
+        defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         fixture.serve(on: coordinator)
@@ -22,6 +23,8 @@ import ReelProtocol
         try coordinator.enqueue(fixture.specification(task: 12, kind: .audio))
 
         let running = try RunningAgent.start(on: coordinator)
+
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
         #expect(await eventually { coordinator.results.count == 2 }, "results: \(coordinator.results.map(\.task)) fails: \(coordinator.fails.map(\.reason))")
         #expect(try await running.group.shutDownGracefully())
         await coordinator.stop()
@@ -56,10 +59,12 @@ import ReelProtocol
 
     @Test func aSecondTaskOnTheSameAssetFetchesNothingNew() async throws {
         let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         fixture.serve(on: coordinator)
         let running = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
 
         try coordinator.enqueue(fixture.specification(task: 1, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
         #expect(await eventually { coordinator.results.count == 1 })
@@ -77,6 +82,7 @@ import ReelProtocol
 
         // The cache is on disk: a restarted agent on the same directory fetches nothing either.
         let restarted = try RunningAgent.start(on: coordinator, cacheDirectory: running.cacheDirectory)
+        defer { try? FileManager.default.removeItem(at: restarted.cacheDirectory) }
         try coordinator.enqueue(fixture.specification(task: 3, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
         #expect(await eventually { coordinator.results.count == 3 })
         #expect(try await restarted.group.shutDownGracefully())
@@ -87,6 +93,7 @@ import ReelProtocol
 
     @Test func aLostLeaseAbandonsTheRenderWithoutAResult() async throws {
         let fixture = try RenderFixture.make(seconds: 10, audio: false)
+        defer { fixture.remove() }
         // A 600 ms lease: the agent heartbeats every ~200 ms; every reply is LOST.
         let coordinator = try FakeCoordinator(leaseMillis: 600)
         try await coordinator.start()
@@ -94,6 +101,7 @@ import ReelProtocol
         coordinator.loseLeases = true
         try coordinator.enqueue(fixture.specification(task: 5, kind: .videoChunk))
         let running = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
 
         // After LOST the agent is back to claiming (a second CLAIM) with the render abandoned.
         #expect(await eventually { coordinator.lostSent >= 1 && coordinator.claims >= 2 })
@@ -109,6 +117,7 @@ import ReelProtocol
 
     @Test func aRenderErrorIsReportedWithFail() async throws {
         let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         // The "clip" the coordinator holds is not media at all.
@@ -120,6 +129,7 @@ import ReelProtocol
         try coordinator.enqueue(fixture.specification(task: 7, kind: .videoChunk, frames: FrameRange(start: 0, end: 25),
                                                       manifest: ["clip": AssetManifestEntry(sha256: hash, size: Int64(garbage.count))]))
         let running = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
         #expect(await eventually { coordinator.fails.count == 1 })
         #expect(try await running.group.shutDownGracefully())
         await coordinator.stop()
@@ -131,6 +141,7 @@ import ReelProtocol
 
     @Test func reconnectsAfterTheServerDropsTheConnectionAndAbandonsTheTaskInFlight() async throws {
         let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         fixture.serve(on: coordinator)
@@ -139,6 +150,7 @@ import ReelProtocol
         try coordinator.enqueue(spec, epoch: 1)  // its first FETCH kills the connection
         try coordinator.enqueue(spec, epoch: 2)  // re-queued, as a coordinator would after the lease expired
         let running = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
         #expect(await eventually { coordinator.results.count == 1 })
         #expect(try await running.group.shutDownGracefully())
         await coordinator.stop()
@@ -149,11 +161,13 @@ import ReelProtocol
 
     @Test func gracefulShutdownLetsTheTaskInFlightFinish() async throws {
         let fixture = try RenderFixture.make(seconds: 6, audio: false)
+        defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         fixture.serve(on: coordinator)
         try coordinator.enqueue(fixture.specification(task: 21, kind: .videoChunk))
         let running = try RunningAgent.start(on: coordinator, grace: .seconds(60))
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
         #expect(await eventually { !coordinator.progressFrames.isEmpty })  // the task is underway
         #expect(coordinator.results.isEmpty, "shutdown must begin mid-render for this test to mean anything")
         #expect(try await running.group.shutDownGracefully(), "the agent returns after the task")
@@ -165,12 +179,14 @@ import ReelProtocol
 
     @Test func gracefulShutdownReleasesATaskThatOutlastsTheGracePeriod() async throws {
         let fixture = try RenderFixture.make(seconds: 10, audio: false)
+        defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         fixture.serve(on: coordinator)
         try coordinator.enqueue(fixture.specification(task: 31, kind: .videoChunk))
         try coordinator.enqueue(fixture.specification(task: 32, kind: .videoChunk))
         let running = try RunningAgent.start(on: coordinator, grace: .zero)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
         #expect(await eventually { !coordinator.progressFrames.isEmpty })  // rendering
         let started = ContinuousClock.now
         #expect(try await running.group.shutDownGracefully(timeout: .seconds(30)))
@@ -184,12 +200,14 @@ import ReelProtocol
 
     @Test func slotsRenderConcurrentlyOnTheirOwnConnections() async throws {
         let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         fixture.serve(on: coordinator)
         try coordinator.enqueue(fixture.specification(task: 41, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
         try coordinator.enqueue(fixture.specification(task: 42, kind: .videoChunk, frames: FrameRange(start: 25, end: 50)))
         let running = try RunningAgent.start(on: coordinator, slots: 2)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
         #expect(await eventually { coordinator.results.count == 2 })
         #expect(try await running.group.shutDownGracefully())
         await coordinator.stop()
@@ -205,10 +223,12 @@ import ReelProtocol
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         let first = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: first.cacheDirectory) }
         #expect(throws: AgentError.self) { try RunningAgent.start(on: coordinator, cacheDirectory: first.cacheDirectory) }
         #expect(try await first.group.shutDownGracefully())
         // Released when the first agent stops.
         let second = try RunningAgent.start(on: coordinator, cacheDirectory: first.cacheDirectory)
+        defer { try? FileManager.default.removeItem(at: second.cacheDirectory) }
         #expect(try await second.group.shutDownGracefully())
         await coordinator.stop()
     }
@@ -217,6 +237,7 @@ import ReelProtocol
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         let cache = try RenderFixture.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "intruder", cacheDirectory: cache,
             claimWaitSeconds: 1, reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(200))

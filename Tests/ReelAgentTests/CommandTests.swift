@@ -24,6 +24,7 @@ import ReelCore
 
     @Test func shortSecretExitsOneSayingHowLong() throws {
         let path = try Self.secretFile("too-short\n")
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
         let r = try Spawn.run(Spawn.reel, ["agent", "--coordinator", "127.0.0.1:7450", "--secret-file", path], allowFailure: true)
         #expect(r.status == 1)
         #expect(r.stderr.contains("at least 16 bytes"), "\(r.stderr)")
@@ -32,6 +33,7 @@ import ReelCore
     @Test(arguments: ["render-hq", "render-hq:", ":7450", "render-hq:99999", "render-hq:74x0", "a:b:c"])
     func malformedCoordinatorExitsOne(endpoint: String) throws {
         let path = try Self.secretFile("a-long-enough-shared-secret\n")
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
         let r = try Spawn.run(Spawn.reel, ["agent", "--coordinator", endpoint, "--secret-file", path], allowFailure: true)
         #expect(r.status == 1)
         #expect(r.stderr.contains("HOST:PORT"), "\(r.stderr)")
@@ -39,6 +41,7 @@ import ReelCore
 
     @Test func missingCoordinatorExitsOneNamingTheEnvironmentVariable() throws {
         let path = try Self.secretFile("a-long-enough-shared-secret\n")
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
         let r = try Spawn.run(Spawn.reel, ["agent", "--secret-file", path], environment: ["REEL_COORDINATOR": ""], allowFailure: true)
         #expect(r.status == 1)
         #expect(r.stderr.contains("REEL_COORDINATOR"), "\(r.stderr)")
@@ -51,9 +54,11 @@ import ReelCore
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
         let fixture = try RenderFixture.make(seconds: 1, audio: false)
+        defer { fixture.remove() }
         fixture.serve(on: coordinator)
         try coordinator.enqueue(fixture.specification(task: 61, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
         let dir = try RenderFixture.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let secret = dir.appendingPathComponent("secret").path
         try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("out").path, err = dir.appendingPathComponent("err").path

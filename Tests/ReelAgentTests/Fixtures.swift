@@ -155,6 +155,9 @@ struct RenderFixture {
                                  plan: plan, assets: manifest, encoderThreads: 1)
     }
 
+    /// Deletes the generated media.
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+
     func serve(on coordinator: FakeCoordinator) {
         for (hash, bytes) in contents { coordinator.addAsset(bytes, hash: hash) }
     }

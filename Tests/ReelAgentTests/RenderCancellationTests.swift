@@ -9,6 +9,7 @@ import ReelMedia
 @Suite struct RenderCancellationTests {
     @Test func cancellingStopsTheRenderAtTheNextFrameWithoutOutput() async throws {
         let fixture = try RenderFixture.make(seconds: 4, audio: false)
+        defer { fixture.remove() }
         let control = RenderControl()
         let output = fixture.directory.appendingPathComponent("cancelled.mp4").path
         let plan = fixture.localPlan
