@@ -251,4 +251,21 @@ import ReelProtocol
         await coordinator.stop()
         #expect(coordinator.capabilities.isEmpty && coordinator.connectionCount == 0)
     }
+
+    @Test func anUnreachableCoordinatorIsRetriedWithoutHarm() async throws {
+        // A port nobody listens on: bind a server, note its port, close it.
+        let probe = try FakeCoordinator()
+        try await probe.start()
+        let port = probe.port
+        await probe.stop()
+        let cache = try RenderFixture.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let configuration = AgentConfiguration(
+            coordinatorHost: "127.0.0.1", coordinatorPort: port, name: "lonely", cacheDirectory: cache,
+            reconnectInitial: .milliseconds(20), reconnectMaximum: .milliseconds(100))
+        let agent = try Agent(configuration: configuration, authenticator: probe.authenticator, logger: testLogger())
+        let group = ServiceGroupHandle(service: agent, logger: testLogger())
+        try await Task.sleep(for: .milliseconds(700))  // many refused connects
+        #expect(try await group.shutDownGracefully(timeout: .seconds(10)))
+    }
 }

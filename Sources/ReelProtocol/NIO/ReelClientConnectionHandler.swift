@@ -36,6 +36,12 @@ final class ReelClientConnectionHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
+    /// A connection that never became active (refused, timed out) never sees `channelInactive`:
+    /// fail the handshake here, or its promise would leak (a debug-build crash).
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failAll(ReelProtocolError(.internal, "connection closed"))
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         do {
