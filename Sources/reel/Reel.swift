@@ -13,7 +13,7 @@ struct Reel: AsyncParsableCommand {
         subcommands: [
             RenderCommand.self, ValidateCommand.self, ProbeCommand.self, ThumbnailCommand.self,
             ConcatCommand.self, SlideshowCommand.self,
-            CoordinatorCommand.self,
+            CoordinatorCommand.self, AgentCommand.self,
             SubmitCommand.self, StatusCommand.self, AgentsCommand.self, CancelCommand.self, RetryCommand.self,
             FetchCommand.self,
         ])

@@ -3,24 +3,28 @@ import Foundation
 import ReelCore
 import ReelMedia
 
-struct RenderCommand: ParsableCommand {
+struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render a composition to an MP4/MOV file on this machine.",
+        abstract: "Render a composition to an MP4/MOV file, all in one on this machine.",
         discussion: """
-            Validates the composition (every problem is listed), then renders it as the farm does: video \
-            chunks of whole GOPs (--chunk-seconds) and one audio task, rendered by --agents parallel \
-            workers on this machine, joined without re-encoding. The output appears only when complete: \
-            it is written under a temporary name, flushed and renamed.
+            Validates the composition (every problem is listed), then runs the farm on this machine: a \
+            PostgreSQL (--database / DATABASE_URL, or a private cluster under your data directory, started \
+            or reused), a coordinator on a loopback port and --agents agents. The job is planned as video \
+            chunks of whole GOPs (--chunk-seconds) plus one audio task, rendered in parallel and joined \
+            without re-encoding. The output appears only when complete. --in-process renders the same chunks \
+            with worker threads and no database.
             """)
 
     @Argument(help: "The composition JSON file.") var composition: String
     @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says).") var output: String
-    @Option(help: "Parallel render workers on this machine. Must be ≥ 1.") var agents: Int = 1
+    @Option(help: "Local agents (or worker threads with --in-process). Must be ≥ 1.") var agents: Int = 2
     @Option(help: "Target chunk length in seconds, a decimal or N/D (chunks are whole GOPs, at least one). Must be > 0.")
     var chunkSeconds: String = "10"
-    @Flag(help: "Keep the chunk files beside the output (in a .chunks directory) for inspection.") var keepChunks = false
     @Option(help: "x264 threads, fixed per job so every render of a composition gives the same bytes.") var encoderThreads: Int = 4
+    @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else a private cluster).") var database: String?
+    @Flag(help: "Render with worker threads in this process, without a database or coordinator.") var inProcess = false
+    @Flag(help: "With --in-process: keep the chunk files beside the output (in a .chunks directory).") var keepChunks = false
     @Flag(help: "No progress bar.") var quiet = false
 
     func validate() throws {
@@ -31,16 +35,22 @@ struct RenderCommand: ParsableCommand {
         guard (1...64).contains(encoderThreads) else { throw ValidationError("--encoder-threads must be 1…64") }
     }
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrorsAsync {
             try requireReadableFile(composition, what: "the composition")
             try requireWritableOutput(output)
-            let plan = try CompositionLoader.load(path: composition)
-            let options = LocalRender.Options(workers: agents, chunkSeconds: Rational(parsing: chunkSeconds)!,
-                                              encoderThreads: encoderThreads, keepChunks: keepChunks)
-            let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
-            try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
-            print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
+            let seconds = Rational(parsing: chunkSeconds)!
+            if inProcess {
+                let plan = try CompositionLoader.load(path: composition)
+                let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks)
+                let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
+                try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
+                print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
+                return
+            }
+            let environmentDatabase = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+            try await AllInOneRender(composition: composition, output: output, agents: agents, chunkSeconds: seconds,
+                                     encoderThreads: encoderThreads, database: database ?? environmentDatabase, quiet: quiet).run()
         }
     }
 }

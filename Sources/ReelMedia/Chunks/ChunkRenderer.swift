@@ -9,9 +9,10 @@ import ReelCore
 /// changes nothing (DESIGN §4.5). Sources are sought to the chunk start, not decoded from 0.
 public enum ChunkRenderer {
     /// Renders frames `frames` of `plan` to an MP4 at `path` (written atomically).
-    /// `progress` is called with the number of frames done so far in this chunk.
+    /// `progress` is called with the number of frames done so far in this chunk; it may throw
+    /// to abandon the render (an agent whose lease was lost), and the error is rethrown.
     public static func renderVideo(_ plan: RenderPlan, frames: FrameRange, to path: String, encoderThreads: Int,
-                                   progress: ((Int) -> Void)? = nil) throws -> ChunkArtifact {
+                                   progress: ((Int) throws -> Void)? = nil) throws -> ChunkArtifact {
         precondition(frames.start >= 0 && frames.end <= plan.frameCount && frames.count > 0, "chunk \(frames) outside the plan")
         let partial = AtomicFile.temporaryPath(for: path)
         defer { unlink(partial) }
@@ -21,7 +22,7 @@ public enum ChunkRenderer {
         for k in frames.start..<frames.end {
             let image = try renderer.render(frame: k)
             for packet in try encoder.encode(image, frameIndex: Int64(k - frames.start)) { try writer.write(video: packet) }
-            progress?(k - frames.start + 1)
+            try progress?(k - frames.start + 1)
         }
         for packet in try encoder.finish() { try writer.write(video: packet) }
         try writer.finish()

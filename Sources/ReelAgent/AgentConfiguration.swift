@@ -1,0 +1,167 @@
+import Foundation
+import NIOSSL
+import ReelProtocol
+
+/// Everything an `Agent` needs to know, with the defaults `reel agent` uses.
+///
+/// Invariants (checked by `validate()`): `port` in 1…65535, `slots ≥ 1`, `claimWaitSeconds` in
+/// 0…60 (the protocol's `CLAIM wait` range), positive intervals and grace period.
+public struct AgentConfiguration: Sendable {
+    /// The coordinator's host name or address.
+    public var coordinatorHost: String
+    /// The coordinator's port (Reel's default is 7450).
+    public var coordinatorPort: Int
+    /// The agent's name (`HELLO name=`), unique per agent on the farm. See `defaultName(cacheDirectory:)`.
+    public var name: String
+    /// This machine's host name, advertised in `CAPS host=`.
+    public var host: String
+    /// Root of the agent's cache: fetched source blocks under `assets/`, renders in progress under `work/`.
+    public var cacheDirectory: URL
+    /// Most bytes of source blocks kept in the cache (least recently used blocks are evicted).
+    public var cacheByteLimit: Int64
+    /// Render slots: tasks rendered at once, each on its own connection and thread. Advertised as
+    /// `CAPS threads=`. Default 1.
+    public var slots: Int
+    /// Encoder names advertised in `CAPS encoders=`.
+    public var encoders: [String]
+    /// `CLAIM wait=`: how long the coordinator may hold a claim open (long poll). Default 20 s.
+    public var claimWaitSeconds: Int
+    /// First reconnect delay; doubles after every failed attempt up to `reconnectMaximum`, jittered.
+    public var reconnectInitial: Duration
+    /// Largest reconnect delay.
+    public var reconnectMaximum: Duration
+    /// How often `PROGRESS` is sent while rendering.
+    public var progressInterval: Duration
+    /// On graceful shutdown, how long a task in flight may take to finish before it is released.
+    public var shutdownGracePeriod: Duration
+    /// Reply timeout of short requests (`CAPS`, `HEARTBEAT`, `PROGRESS`, `FAIL`, `RELEASE`, `FETCH`).
+    public var requestTimeout: Duration
+    /// Reply timeout of `RESULT` (the upload of a whole chunk).
+    public var uploadTimeout: Duration
+    /// When set, the connection runs inside TLS trusting this context (`--tls-ca`).
+    public var tls: NIOSSLContext?
+    /// Host name checked against the coordinator's certificate (default: `coordinatorHost`).
+    public var tlsServerHostname: String?
+
+    public init(coordinatorHost: String, coordinatorPort: Int, name: String? = nil, host: String? = nil,
+                cacheDirectory: URL = AgentConfiguration.defaultCacheDirectory(),
+                cacheByteLimit: Int64 = 10 << 30, slots: Int = 1, encoders: [String] = ["libx264", "aac"],
+                claimWaitSeconds: Int = 20, reconnectInitial: Duration = .milliseconds(500),
+                reconnectMaximum: Duration = .seconds(30), progressInterval: Duration = .seconds(2),
+                shutdownGracePeriod: Duration = .seconds(30), requestTimeout: Duration = .seconds(60),
+                uploadTimeout: Duration = .seconds(300), tls: NIOSSLContext? = nil, tlsServerHostname: String? = nil) {
+        self.coordinatorHost = coordinatorHost
+        self.coordinatorPort = coordinatorPort
+        self.host = host ?? AgentConfiguration.hostName()
+        self.name = name ?? AgentConfiguration.defaultName(cacheDirectory: cacheDirectory)
+        self.cacheDirectory = cacheDirectory
+        self.cacheByteLimit = cacheByteLimit
+        self.slots = slots
+        self.encoders = encoders
+        self.claimWaitSeconds = claimWaitSeconds
+        self.reconnectInitial = reconnectInitial
+        self.reconnectMaximum = reconnectMaximum
+        self.progressInterval = progressInterval
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.requestTimeout = requestTimeout
+        self.uploadTimeout = uploadTimeout
+        self.tls = tls
+        self.tlsServerHostname = tlsServerHostname
+    }
+
+    /// Throws `AgentError.configuration` naming the first bad setting.
+    public func validate() throws {
+        guard (1...65535).contains(coordinatorPort) else { throw AgentError.configuration("coordinator port \(coordinatorPort) is not in 1…65535") }
+        guard !coordinatorHost.isEmpty else { throw AgentError.configuration("the coordinator host is empty") }
+        guard slots >= 1 else { throw AgentError.configuration("threads must be at least 1") }
+        guard (0...ProtocolLimits.maxClaimWait).contains(claimWaitSeconds) else {
+            throw AgentError.configuration("claim wait must be 0…\(ProtocolLimits.maxClaimWait) s")
+        }
+        guard cacheByteLimit >= 0 else { throw AgentError.configuration("the cache size must not be negative") }
+        guard !name.isEmpty, !host.isEmpty else { throw AgentError.configuration("the agent name and host must not be empty") }
+    }
+
+    /// Parses `HOST:PORT` (`[v6addr]:PORT` for IPv6 literals); `nil` when malformed.
+    public static func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            guard !host.contains(":") else { return nil }
+        }
+        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }),
+              !portText.isEmpty, portText.allSatisfy(\.isASCII), portText.allSatisfy(\.isNumber),
+              let port = Int(portText), (1...65535).contains(port) else { return nil }
+        return (String(host), port)
+    }
+
+    /// `$XDG_CACHE_HOME/reel`, else `~/.cache/reel`.
+    public static func defaultCacheDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("reel")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".cache/reel")
+    }
+
+    /// `<hostname>-<6 hex digits>`: the suffix is a hash of the cache directory, so the name is
+    /// stable across restarts (the coordinator recognises the agent) yet distinct for two agents
+    /// on one host with different caches. No pid: a restarted agent is the same agent.
+    public static func defaultName(cacheDirectory: URL, host: String = hostName()) -> String {
+        var hash: UInt32 = 2_166_136_261  // FNV-1a: tiny, stable across runs and platforms.
+        for byte in cacheDirectory.standardizedFileURL.path.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let safeHost = String(host.unicodeScalars.map { scalar -> Character in
+            let c = Character(scalar)
+            return (c.isASCII && (c.isLetter || c.isNumber || c == "-" || c == ".")) ? c : "-"
+        })
+        return "\(safeHost)-\(String(format: "%06x", hash & 0xFF_FFFF))"
+    }
+
+    /// This machine's host name (`gethostname`), or `localhost`.
+    public static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "localhost" : name
+    }
+}
+
+/// Errors of the agent itself (not of the coordinator or the renderer).
+public enum AgentError: Error, CustomStringConvertible, Sendable {
+    /// A setting is invalid; the message says which.
+    case configuration(String)
+    /// The coordinator broke the protocol's contract (an unexpected reply, a bad range).
+    case protocolViolation(String)
+    /// The render was abandoned (lease lost, shutdown, connection lost).
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .configuration(let message): "configuration: \(message)"
+        case .protocolViolation(let message): "coordinator protocol violation: \(message)"
+        case .cancelled: "render abandoned"
+        }
+    }
+}
+
+extension AgentConfiguration {
+    /// A TLS client context that trusts only the CA certificate(s) in the PEM file `caFile`
+    /// (`--tls-ca`) and verifies the coordinator's host name.
+    public static func tlsContext(trustingCAFile caFile: String) throws -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+        tls.minimumTLSVersion = .tlsv12
+        return try NIOSSLContext(configuration: tls)
+    }
+}
+
+extension AgentConfiguration {
+    /// The TLS context type, named here so callers need not import NIOSSL.
+    public typealias TLSContext = NIOSSLContext
+}

@@ -1,0 +1,129 @@
+import Foundation
+import NIOCore
+import ReelProtocol
+
+/// One authenticated agent connection to the coordinator, with a typed method per agent verb.
+///
+/// Requests are serialised by `ReelClient`, so the claim loop, the heartbeat/progress
+/// supervisor and the render thread's fetches may all call it concurrently. Every request
+/// has a reply timeout (a timeout closes the connection, as `ReelClient` documents).
+/// `isClosed` tells a dead connection (reconnect) from an `ERR` reply (the connection lives).
+final class CoordinatorSession: Sendable {
+    let client: ReelClient
+    private let closed: ClosedFlag
+    private let requestTimeout: TimeAmount
+    private let uploadTimeout: TimeAmount
+
+    private init(client: ReelClient, requestTimeout: Duration, uploadTimeout: Duration) {
+        self.client = client
+        self.requestTimeout = .init(requestTimeout)
+        self.uploadTimeout = .init(uploadTimeout)
+        let flag = ClosedFlag()
+        client.closeFuture.whenComplete { _ in flag.set() }
+        self.closed = flag
+    }
+
+    /// Connects and authenticates as `name` with role `agent`.
+    static func connect(_ configuration: AgentConfiguration, name: String, authenticator: Authenticator,
+                        group: any EventLoopGroup) async throws -> CoordinatorSession {
+        let clientConfiguration = ReelClientConfiguration(
+            host: configuration.coordinatorHost, port: configuration.coordinatorPort, role: .agent, name: name,
+            tls: configuration.tls, tlsServerHostname: configuration.tlsServerHostname)
+        let client = try await ReelClient.connect(configuration: clientConfiguration, authenticator: authenticator, group: group)
+        return CoordinatorSession(client: client, requestTimeout: configuration.requestTimeout,
+                                  uploadTimeout: configuration.uploadTimeout)
+    }
+
+    /// Whether the connection has closed (the server dropped it, a timeout, a framing error).
+    var isClosed: Bool { closed.isSet }
+
+    func capabilities(_ caps: AgentCapabilities) async throws {
+        try expectOK(try await client.request(.capabilities(caps), timeout: requestTimeout), "CAPS")
+    }
+
+    /// `CLAIM wait=S`: a task with its raw specification, or `nil` (`NONE`).
+    func claim(waitSeconds: Int) async throws -> (TaskAssignment, [UInt8])? {
+        let reply = try await client.request(.claim(waitSeconds: waitSeconds),
+                                             timeout: .seconds(Int64(waitSeconds)) + requestTimeout)
+        switch reply {
+        case .task(let assignment, let specification): return (assignment, specification)
+        case .noTask: return nil
+        default: throw unexpected(reply, "CLAIM")
+        }
+    }
+
+    /// What the coordinator said about a lease.
+    enum LeaseReply: Equatable { case held(expiresAtMillis: Int64?), lost }
+
+    func heartbeat(_ task: TaskAssignment) async throws -> LeaseReply {
+        let reply = try await client.request(.heartbeat(task: task.task, epoch: task.epoch), timeout: requestTimeout)
+        switch reply {
+        case .lease(_, _, let expires): return .held(expiresAtMillis: expires)
+        case .lost: return .lost
+        default: throw unexpected(reply, "HEARTBEAT")
+        }
+    }
+
+    func progress(_ task: TaskAssignment, frames: Int) async throws -> LeaseReply {
+        let reply = try await client.request(.progress(task: task.task, epoch: task.epoch, frames: Int64(frames)),
+                                             timeout: requestTimeout)
+        return try leaseReply(reply, "PROGRESS")
+    }
+
+    func fail(_ task: TaskAssignment, reason: String) async throws -> LeaseReply {
+        // Keep the line far below the protocol's 16 KiB limit even when every byte is escaped.
+        let bounded = reason.count > 1000 ? String(reason.prefix(1000)) + "…" : reason
+        let reply = try await client.request(.fail(task: task.task, epoch: task.epoch, reason: bounded), timeout: requestTimeout)
+        return try leaseReply(reply, "FAIL")
+    }
+
+    func release(_ task: TaskAssignment) async throws -> LeaseReply {
+        let reply = try await client.request(.release(task: task.task, epoch: task.epoch), timeout: requestTimeout)
+        return try leaseReply(reply, "RELEASE")
+    }
+
+    /// `RESULT`: returns normally on `ACCEPTED`; `ERR stale_epoch` / `checksum_mismatch` are thrown.
+    func result(_ task: TaskAssignment, sha256: String, bytes: [UInt8]) async throws {
+        let reply = try await client.request(.result(task: task.task, epoch: task.epoch, sha256: sha256, data: bytes),
+                                             timeout: uploadTimeout)
+        guard case .accepted(let id) = reply, id == task.task else { throw unexpected(reply, "RESULT") }
+    }
+
+    /// `FETCH`: exactly `length` bytes from `offset` of the source `sha256` whose size is `size`.
+    func fetch(sha256: String, offset: Int64, length: Int, size: Int64) async throws -> [UInt8] {
+        let reply = try await client.request(.fetch(sha256: sha256, offset: offset, length: Int64(length)), timeout: requestTimeout)
+        guard case .data(let at, let total, let bytes) = reply else { throw unexpected(reply, "FETCH") }
+        guard at == offset, total == size, bytes.count == length else {
+            throw AgentError.protocolViolation(
+                "FETCH \(sha256) [\(offset), +\(length)) of \(size) bytes answered with \(bytes.count) bytes at \(at) of \(total)")
+        }
+        return bytes
+    }
+
+    /// `QUIT` (best effort) and close.
+    func close() async { await client.close() }
+
+    private func leaseReply(_ reply: Message, _ verb: String) throws -> LeaseReply {
+        switch reply {
+        case .ok: return .held(expiresAtMillis: nil)
+        case .lost: return .lost
+        default: throw unexpected(reply, verb)
+        }
+    }
+
+    private func expectOK(_ reply: Message, _ verb: String) throws {
+        guard case .ok = reply else { throw unexpected(reply, verb) }
+    }
+
+    private func unexpected(_ reply: Message, _ verb: String) -> AgentError {
+        .protocolViolation("unexpected reply \(reply.verb) to \(verb)")
+    }
+}
+
+/// Set once, read from anywhere.
+final class ClosedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}

@@ -1,1 +1,0 @@
-// ReelAgent: see issue 4 (being built).

@@ -1,0 +1,253 @@
+import Foundation
+import Logging
+import ReelCore
+import ReelMedia
+import ReelProtocol
+
+/// Runs one claimed task to its end on one connection: decode the specification, route every
+/// source through the cache (`reel-asset:<sha256>`, fetched with `FETCH` on this connection),
+/// render on a dedicated thread while heartbeating every lease/3 and reporting progress,
+/// then upload the result — or abandon it (`LOST`, connection lost, shutdown grace over).
+struct TaskExecution {
+    /// How a task ended, as far as the slot's loop cares.
+    enum Ending: Equatable {
+        /// Accepted, refused as stale, failed or lost: the connection is fine, claim again.
+        case finished
+        /// The connection died; the task (if not uploaded) is abandoned.
+        case connectionLost
+        /// Released (or finished) because the agent is shutting down.
+        case released
+    }
+
+    let configuration: AgentConfiguration
+    let session: CoordinatorSession
+    let cache: RangeCache
+    let drain: DrainState
+    let workDirectory: URL
+    let logger: Logger
+
+    func run(_ assignment: TaskAssignment, specification bytes: [UInt8]) async -> Ending {
+        var logger = logger
+        logger[metadataKey: "task"] = "\(assignment.task)"
+        logger[metadataKey: "epoch"] = "\(assignment.epoch)"
+        logger.info("claimed", metadata: ["job": "\(assignment.job)", "kind": "\(assignment.kind.rawValue)",
+                                          "frames": "\(assignment.frameStart)..<\(assignment.frameEnd)"])
+        let control = RenderControl()
+        let job: RenderJob
+        do {
+            job = try prepare(assignment, bytes, control: control)
+        } catch {
+            logger.error("cannot start the task", metadata: ["error": "\(error)"])
+            return await fail(assignment, reason: "agent cannot run the task: \(error)", logger: logger)
+        }
+        defer {
+            unlink(job.outputPath)
+            for url in job.registeredURLs { RemoteMedia.unregister(url: url) }
+        }
+
+        let outcome = await renderSupervised(assignment, job: job, control: control, logger: logger)
+        switch outcome {
+        case .abandoned(.lost):
+            logger.warning("lease lost; render abandoned and discarded")
+            return .finished
+        case .abandoned(.connectionLost):
+            logger.warning("connection lost during the task; render abandoned")
+            return .connectionLost
+        case .abandoned(.shutdown):
+            logger.notice("shutdown grace period over; releasing the task")
+            return await release(assignment, logger: logger)
+        case .rendered(.failure(let error)):
+            if session.isClosed { return .connectionLost }
+            logger.error("render failed", metadata: ["error": "\(error)"])
+            return await fail(assignment, reason: "\(error)", logger: logger)
+        case .rendered(.success(let artifact)):
+            return await upload(assignment, artifact: artifact, logger: logger)
+        }
+    }
+
+    // MARK: Preparation
+
+    /// What the render thread needs.
+    struct RenderJob: Sendable {
+        var specification: TaskSpecification
+        var plan: RenderPlan
+        var outputPath: String
+        /// The `reel-asset:` URLs registered for this task (unregistered when it ends).
+        var registeredURLs: [String]
+    }
+
+    private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) throws -> RenderJob {
+        guard assignment.kind != .finalise else { throw AgentError.protocolViolation("agents do not run finalise tasks") }
+        let specification = try JSONDecoder().decode(TaskSpecification.self, from: Data(bytes))
+        guard specification.kind.rawValue == assignment.kind.rawValue else {
+            throw AgentError.protocolViolation("TASK kind \(assignment.kind.rawValue) carries a \(specification.kind.rawValue) specification")
+        }
+        guard specification.task == assignment.task else {
+            throw AgentError.protocolViolation("TASK \(assignment.task) carries the specification of task \(specification.task)")
+        }
+        if specification.kind == .videoChunk {
+            let frames = specification.frames
+            guard frames.start >= 0, frames.count > 0, frames.end <= specification.plan.frameCount else {
+                throw AgentError.protocolViolation("chunk \(frames) outside the plan's \(specification.plan.frameCount) frames")
+            }
+        }
+        // Every source is read through the cache by content, whatever URL the plan carries:
+        // an agent has no shared filesystem (DESIGN §5).
+        var plan = specification.plan
+        var registered: [String] = []
+        // Scoped per task: the registry is process-wide, and two slots (or two in-process agents)
+        // reading the same asset must each fetch on their own live connection, and unregister
+        // only their own source. The URL is only a registry key; libav never parses it.
+        let scope = "#t\(assignment.task)-e\(assignment.epoch)-\(UUID().uuidString.prefix(8).lowercased())"
+        defer { if registered.count < plan.assets.count { for url in registered { RemoteMedia.unregister(url: url) } } }
+        for (id, asset) in plan.assets {
+            guard let entry = specification.assets[id] else {
+                throw AgentError.protocolViolation("the specification has no content hash for asset \"\(id)\"")
+            }
+            let url = RemoteMedia.url(forContentHash: entry.sha256) + scope
+            let session = self.session
+            let source = try cache.source(hash: entry.sha256, size: entry.size) { hash, offset, length in
+                try control.checkCancelled()
+                return try ThreadBridge.blockingWait {
+                    try await session.fetch(sha256: hash, offset: offset, length: length, size: entry.size)
+                }
+            }
+            RemoteMedia.register(source, for: url)
+            registered.append(url)
+            plan.assets[id] = PlannedAsset(url: url, description: asset.description)
+        }
+        let suffix = specification.kind == .videoChunk ? "mp4" : "m4a"
+        let output = workDirectory.appendingPathComponent("task-\(assignment.task)-\(assignment.epoch).\(suffix)").path
+        return RenderJob(specification: specification, plan: plan, outputPath: output, registeredURLs: registered)
+    }
+
+    // MARK: Rendering under supervision
+
+    enum AbandonReason: Equatable { case lost, connectionLost, shutdown }
+    enum Outcome { case rendered(Result<ChunkArtifact, any Error>), abandoned(AbandonReason) }
+
+    /// Renders on a dedicated thread while this task heartbeats and reports progress. If the
+    /// supervisor decides to abandon, the render is cancelled and awaited (it stops at its next
+    /// frame or fetch) so no thread keeps writing after the task is gone.
+    private func renderSupervised(_ assignment: TaskAssignment, job: RenderJob, control: RenderControl,
+                                  logger: Logger) async -> Outcome {
+        let threadName = "reel-render-\(assignment.task)"
+        return await withTaskGroup(of: Outcome.self) { group in
+            group.addTask {
+                .rendered(await ThreadBridge.runOnDedicatedThread(name: threadName) { try Self.render(job, control: control) })
+            }
+            group.addTask { await supervise(assignment, control: control, logger: logger) }
+            let first = await group.next()!
+            if case .abandoned = first { control.cancel() }
+            group.cancelAll()
+            // Wait for the other child: after an abandonment the render fails with `cancelled`, after
+            // a finished render the supervisor stops; either way the first outcome is the one that counts.
+            while await group.next() != nil {}
+            return first
+        }
+    }
+
+    /// The blocking render (on the dedicated thread).
+    private static func render(_ job: RenderJob, control: RenderControl) throws -> ChunkArtifact {
+        switch job.specification.kind {
+        case .videoChunk:
+            return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
+                                                 encoderThreads: job.specification.encoderThreads) { done in
+                try control.report(framesDone: done)
+            }
+        case .audio:
+            try control.checkCancelled()
+            // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
+            let artifact = try ChunkRenderer.renderAudio(job.plan, to: job.outputPath)
+            try control.checkCancelled()
+            return artifact
+        }
+    }
+
+    /// Heartbeats every lease/3 and sends `PROGRESS` every `progressInterval` until cancelled
+    /// (the render finished) or until the task must be abandoned, which it returns.
+    private func supervise(_ assignment: TaskAssignment, control: RenderControl, logger: Logger) async -> Outcome {
+        let clock = ContinuousClock()
+        var nextHeartbeat = clock.now + heartbeatInterval(expiresAtMillis: assignment.expiresAtMillis)
+        var nextProgress = clock.now + configuration.progressInterval
+        var reported = -1
+        while true {
+            do { try await Task.sleep(for: .milliseconds(100)) } catch { return .abandoned(.shutdown) }  // cancelled
+            if session.isClosed { return .abandoned(.connectionLost) }
+            if drain.graceExpired { return .abandoned(.shutdown) }
+            do {
+                if clock.now >= nextProgress {
+                    nextProgress = clock.now + configuration.progressInterval
+                    let frames = control.framesDone
+                    if frames != reported {
+                        if try await session.progress(assignment, frames: frames) == .lost { return .abandoned(.lost) }
+                        reported = frames
+                    }
+                }
+                if clock.now >= nextHeartbeat {
+                    switch try await session.heartbeat(assignment) {
+                    case .lost: return .abandoned(.lost)
+                    case .held(let expires):
+                        nextHeartbeat = clock.now + heartbeatInterval(expiresAtMillis: expires ?? assignment.expiresAtMillis)
+                    }
+                }
+            } catch {
+                if session.isClosed { return .abandoned(.connectionLost) }
+                if Task.isCancelled { return .abandoned(.shutdown) }
+                // An ERR reply (e.g. internal) leaves the lease as it was; try again next tick.
+                logger.warning("heartbeat/progress refused", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// A third of the time left on the lease, at least 100 ms.
+    private func heartbeatInterval(expiresAtMillis: Int64) -> Duration {
+        let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
+        return .milliseconds(max(100, (expiresAtMillis - nowMillis) / 3))
+    }
+
+    // MARK: Endings
+
+    private func upload(_ assignment: TaskAssignment, artifact: ChunkArtifact, logger: Logger) async -> Ending {
+        let bytes: [UInt8]
+        do {
+            bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: artifact.path)))
+            guard bytes.count == artifact.byteCount, bytes.count <= ProtocolLimits.maxPayloadLength else {
+                throw AgentError.protocolViolation("output of \(bytes.count) bytes cannot be uploaded (limit \(ProtocolLimits.maxPayloadLength))")
+            }
+        } catch {
+            return await fail(assignment, reason: "cannot read the rendered output: \(error)", logger: logger)
+        }
+        do {
+            try await session.result(assignment, sha256: artifact.sha256, bytes: bytes)
+            logger.info("result accepted", metadata: ["bytes": "\(bytes.count)", "sha256": "\(artifact.sha256)"])
+        } catch let error as ReelProtocolError where error.code == .staleEpoch {
+            logger.warning("result refused as stale; discarded", metadata: ["error": "\(error.message)"])
+        } catch {
+            if session.isClosed { return .connectionLost }
+            logger.error("result refused", metadata: ["error": "\(error)"])
+        }
+        return drain.isDraining ? .released : .finished
+    }
+
+    private func fail(_ assignment: TaskAssignment, reason: String, logger: Logger) async -> Ending {
+        do {
+            if try await session.fail(assignment, reason: reason) == .lost { logger.warning("FAIL answered LOST") }
+            return drain.isDraining ? .released : .finished
+        } catch {
+            logger.error("FAIL not delivered", metadata: ["error": "\(error)"])
+            return session.isClosed ? .connectionLost : .finished
+        }
+    }
+
+    private func release(_ assignment: TaskAssignment, logger: Logger) async -> Ending {
+        do {
+            _ = try await session.release(assignment)
+            logger.notice("task released")
+            return .released
+        } catch {
+            logger.error("RELEASE not delivered", metadata: ["error": "\(error)"])
+            return session.isClosed ? .connectionLost : .released
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import ReelAgent
+import ReelProtocol
+import ServiceLifecycle
+
+/// `reel agent`: runs a render agent until SIGTERM/SIGINT (graceful: the task in flight
+/// finishes within the grace period or is released), logging to stderr.
+struct AgentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Run a render agent: claim chunks from a coordinator, render them, upload the results.",
+        discussion: """
+            The agent connects out to the coordinator (no inbound port, no database, no shared filesystem: \
+            sources are fetched by content hash in byte ranges and cached under --cache). SIGTERM or SIGINT \
+            stops claiming; a task in flight finishes if it can within --grace seconds, else it is released; \
+            then the agent says goodbye and exits 0.
+            """)
+
+    @Option(help: "The coordinator as HOST:PORT (default: $REEL_COORDINATOR).") var coordinator: String?
+    @Option(help: "File holding the farm's shared secret, at least 16 bytes (default: $REEL_SECRET_FILE).") var secretFile: String?
+    @Option(help: "This agent's name on the farm (default: host name plus a suffix stable for this cache directory).") var name: String?
+    @Option(help: "Cache directory for fetched sources (default: $XDG_CACHE_HOME/reel or ~/.cache/reel).") var cache: String?
+    @Option(help: "Most gigabytes of sources kept in the cache.") var cacheGb: Double = 10
+    @Option(help: "Tasks rendered at once (render slots). Must be ≥ 1.") var threads: Int = 1
+    @Option(help: "PEM file of the CA that signed the coordinator's certificate: connect with TLS.") var tlsCa: String?
+    @Option(help: "Host name to verify in the coordinator's certificate (default: the coordinator host).") var tlsServerName: String?
+    @Option(help: "Seconds a task in flight may take to finish on shutdown before it is released.") var grace: Int = 30
+    @Option(help: "Seconds the coordinator may hold a claim open (0…60).") var claimWait: Int = 20
+    @Flag(help: "Log debug details.") var verbose = false
+
+    func validate() throws {
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        guard cacheGb >= 0 else { throw ValidationError("--cache-gb must not be negative") }
+        guard grace >= 0 else { throw ValidationError("--grace must not be negative") }
+        guard (0...ProtocolLimits.maxClaimWait).contains(claimWait) else {
+            throw ValidationError("--claim-wait must be 0…\(ProtocolLimits.maxClaimWait)")
+        }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let environment = ProcessInfo.processInfo.environment
+            guard let endpointText = coordinator ?? environment["REEL_COORDINATOR"], !endpointText.isEmpty else {
+                throw UserError("no coordinator: give --coordinator HOST:PORT or set REEL_COORDINATOR")
+            }
+            guard let endpoint = AgentConfiguration.parseEndpoint(endpointText) else {
+                throw UserError("--coordinator must be HOST:PORT with a port in 1…65535 (e.g. render-hq:7450); got \"\(endpointText)\"")
+            }
+            guard let secretPath = secretFile ?? environment["REEL_SECRET_FILE"], !secretPath.isEmpty else {
+                throw UserError("no shared secret: give --secret-file PATH or set REEL_SECRET_FILE")
+            }
+            try requireReadableFile(secretPath, what: "the secret file")
+            let authenticator: Authenticator
+            do { authenticator = try Authenticator(secretFile: secretPath) } catch let error as ReelProtocolError {
+                throw UserError("secret file \(secretPath): \(error.message); write at least \(Authenticator.minimumSecretLength) random bytes to it")
+            }
+            var tlsContext: AgentConfiguration.TLSContext?
+            if let tlsCa {
+                try requireReadableFile(tlsCa, what: "the TLS CA file")
+                do { tlsContext = try AgentConfiguration.tlsContext(trustingCAFile: tlsCa) } catch {
+                    throw UserError("--tls-ca \(tlsCa) is not a usable PEM certificate file (\(error))")
+                }
+            }
+            let cacheDirectory = cache.map { URL(fileURLWithPath: $0) } ?? AgentConfiguration.defaultCacheDirectory()
+            let configuration = AgentConfiguration(
+                coordinatorHost: endpoint.host, coordinatorPort: endpoint.port, name: name,
+                cacheDirectory: cacheDirectory, cacheByteLimit: Int64(cacheGb * 1_073_741_824), slots: threads,
+                claimWaitSeconds: claimWait, shutdownGracePeriod: .seconds(grace),
+                tls: tlsContext, tlsServerHostname: tlsServerName)
+
+            let level: Logger.Level = verbose ? .debug : .info
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "reel.agent")
+            let agent: Agent
+            do { agent = try Agent(configuration: configuration, authenticator: authenticator, logger: logger) } catch let error as AgentError {
+                throw UserError("\(error)")
+            } catch {
+                throw UserError("cannot prepare the cache directory \(cacheDirectory.path): \(error)")
+            }
+            try runAgentServiceGroup(ServiceGroup(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        }
+    }
+}
+
+/// Runs a service group to completion from synchronous code (the command's `run()`): the main
+/// thread waits while the group runs on the cooperative pool.
+private func runAgentServiceGroup(_ group: ServiceGroup) throws {
+    let finished = DispatchSemaphore(value: 0)
+    let failure = AgentGroupError()
+    Task {
+        do { try await group.run() } catch { failure.set(error) }
+        finished.signal()
+    }
+    finished.wait()
+    if let error = failure.get() { throw error }
+}
+
+private final class AgentGroupError: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: (any Error)?
+    func set(_ error: any Error) { lock.withLock { self.error = error } }
+    func get() -> (any Error)? { lock.withLock { error } }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import NIOSSL
+import Testing
+import ReelAgent
+import ReelCore
+
+/// `--tls-ca`: the agent trusts only the given CA and verifies the coordinator's name.
+@Suite(.serialized) struct AgentTLSTests {
+    @Test func rendersOverTLSTrustingOnlyTheGivenCA() async throws {
+        let dir = try RenderFixture.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let key = dir.appendingPathComponent("key.pem").path, cert = dir.appendingPathComponent("cert.pem").path
+        try Spawn.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                                           "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                                           "-days", "1", "-keyout", key, "-out", cert])
+        let serverTLS = try NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(cert).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+
+        let fixture = try RenderFixture.make(seconds: 1, audio: false)
+
+        defer { fixture.remove() }
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start(tls: serverTLS)
+        fixture.serve(on: coordinator)
+        try coordinator.enqueue(fixture.specification(task: 51, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
+        let running = try RunningAgent.start(on: coordinator, tls: try AgentConfiguration.tlsContext(trustingCAFile: cert),
+                                             tlsServerHostname: "localhost")
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
+        #expect(await eventually { coordinator.results.count == 1 })
+        #expect(try await running.group.shutDownGracefully())
+
+        // The wrong server name is refused before HELLO: nothing reaches the handler.
+        let wrongName = try RunningAgent.start(on: coordinator, tls: try AgentConfiguration.tlsContext(trustingCAFile: cert),
+                                               tlsServerHostname: "render-hq.example")
+        defer { try? FileManager.default.removeItem(at: wrongName.cacheDirectory) }
+        let connectionsBefore = coordinator.connectionCount
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await wrongName.group.shutDownGracefully())
+        await coordinator.stop()
+        #expect(coordinator.connectionCount == connectionsBefore)
+        #expect(coordinator.results.map(\.task) == [51])
+    }
+}
