@@ -35,7 +35,12 @@ public struct PrivateCluster: Sendable {
     public func start() throws -> String {
         let bin = try Self.binDirectory()
         let fm = FileManager.default
-        try fm.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The parent stays traversable (0755) so that, as root, the postgres user can reach its cluster.
+        let parent = URL(fileURLWithPath: dataDirectory).deletingLastPathComponent().path
+        try fm.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        if !fm.fileExists(atPath: dataDirectory) {
+            try fm.createDirectory(atPath: dataDirectory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        }
         if geteuid() == 0 {
             try run(["/bin/chown", "postgres:", dataDirectory], what: "handing \(dataDirectory) to the postgres user")
             if Self.spawn(["/sbin/runuser", "-u", "postgres", "--", "test", "-w", dataDirectory]).status != 0 {

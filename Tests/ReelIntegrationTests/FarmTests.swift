@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+/// The farm as operators run it: a PostgreSQL, a `reel coordinator` process and `reel agent`
+/// processes (each with its own cache), driven by the `reel` client commands (DESIGN §5–6).
+/// Needs `REEL_TEST_DATABASE_URL` (set by ops/test.sh).
+@Suite(.serialized) struct FarmTests {
+    /// A coordinator and agents on loopback, with a fresh database and storage.
+    final class LocalFarm {
+        let dir: URL
+        let port: Int
+        let secret: String
+        let coordinator: BackgroundProcess
+        var agents: [String: BackgroundProcess] = [:]
+
+        init(agents count: Int, leaseSeconds: Int = 3) throws {
+            guard let base = ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else {
+                throw Media.Failure(description: "REEL_TEST_DATABASE_URL is not set: run the tests with ops/test.sh")
+            }
+            dir = try Media.tempDirectory()
+            let database = "farm_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+            try Media.run("psql", [base, "-qc", "CREATE DATABASE \(database)"])
+            let url = base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(database)$1", options: .regularExpression)
+            secret = dir.appendingPathComponent("secret").path
+            try Data((0..<32).map { _ in UInt8.random(in: 97...122) }).write(to: URL(fileURLWithPath: secret))
+            port = freeLoopbackPort()
+            coordinator = try BackgroundProcess([Media.reel, "coordinator", "--listen", "127.0.0.1:\(port)", "--database", url,
+                                                 "--storage", dir.appendingPathComponent("storage").path, "--secret-file", secret,
+                                                 "--lease-seconds", "\(leaseSeconds)"],
+                                                log: dir.appendingPathComponent("coordinator.log").path)
+            for i in 1...count { try startAgent("agent-\(i)") }
+            try waitForAgents(count)
+        }
+
+        func startAgent(_ name: String) throws {
+            agents[name] = try BackgroundProcess([Media.reel, "agent", "--coordinator", "127.0.0.1:\(port)", "--secret-file", secret,
+                                                  "--name", name, "--cache", dir.appendingPathComponent("cache-\(name)").path,
+                                                  "--claim-wait", "1"],
+                                                 log: dir.appendingPathComponent("\(name).log").path)
+        }
+
+        /// Runs a client command against this farm.
+        @discardableResult
+        func reel(_ arguments: [String], allowFailure: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
+            let r = try Media.run(Media.reel, arguments + ["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret], allowFailure: allowFailure)
+            return (r.status, String(decoding: r.stdout, as: UTF8.self), r.stderr)
+        }
+
+        func agentsReport() throws -> [[String: Any]] {
+            let json = try JSONSerialization.jsonObject(with: Data(try reel(["agents", "--json"]).stdout.utf8)) as? [String: Any]
+            return json?["agents"] as? [[String: Any]] ?? []
+        }
+
+        func waitForAgents(_ count: Int, timeout: TimeInterval = 60) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if coordinator.hasExited { throw Media.Failure(description: "the coordinator exited: \(coordinator.output)") }
+                if let online = try? agentsReport().filter({ $0["state"] as? String != "offline" }).count, online >= count { return }
+                usleep(200_000)
+            }
+            throw Media.Failure(description: "agents did not connect: \(coordinator.output)")
+        }
+
+        /// Polls `reel status JOB --json` until the job is finished; returns its status object.
+        func waitForJob(_ job: String, timeout: TimeInterval = 300, whileRunning: (([String: Any]) throws -> Void)? = nil) throws -> [String: Any] {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                let json = try JSONSerialization.jsonObject(with: Data(try reel(["status", job, "--json"]).stdout.utf8)) as? [String: Any]
+                let jobs = (json?["status"] as? [String: Any])?["jobs"] as? [[String: Any]] ?? []
+                if let status = jobs.first, let state = status["state"] as? String {
+                    if ["done", "failed", "cancelled"].contains(state) { return status }
+                    try whileRunning?(status)
+                }
+                usleep(250_000)
+            }
+            throw Media.Failure(description: "job \(job) did not finish in \(timeout) s")
+        }
+
+        deinit {
+            for agent in agents.values { agent.stop(SIGKILL, timeout: 2) }
+            coordinator.stop(SIGTERM, timeout: 10)
+        }
+    }
+
+    /// A composition of generated media in its own folder (so the test can take it away).
+    static func makeComposition(in dir: URL, size: String, seconds: Int, preset: String = "medium") throws -> String {
+        let media = dir.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=\(size):r=25:d=\(seconds)", "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=44100:duration=\(seconds)",
+                          "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", media.appendingPathComponent("clip.mp4").path])
+        try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=orange:s=64x64,format=rgba", "-frames:v", "1", media.appendingPathComponent("logo.png").path])
+        let path = media.appendingPathComponent("comp.json").path
+        try """
+            {"formatVersion": 1,
+             "assets": {"clip": {"url": "clip.mp4"}, "logo": {"url": "logo.png"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "at": 0}]},
+                        {"id": 2, "mediaType": "audio", "segments": [{"asset": "clip", "at": 0}]}],
+             "videoComposition": {"overlays": [{"image": "logo", "frame": {"x": 10, "y": 10, "width": 48, "height": 48},
+                "animations": [{"property": "rotation", "from": 0, "to": 6.283185, "duration": 2, "repeat": true}]}]},
+             "export": {"preset": "\(preset)", "video": {"x264Preset": "veryfast"}}}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func threeAgentsRenderWithoutTheSubmittersMedia() throws {
+        let farm = try LocalFarm(agents: 3)
+        let composition = try Self.makeComposition(in: farm.dir, size: "320x240", seconds: 6)
+        let submitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--quiet"])
+        let job = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(job) != nil, "submit prints the job id: \(submitted.stdout) \(submitted.stderr)")
+        // The assets are uploaded; the agents must not need the submitter's files.
+        try FileManager.default.removeItem(at: farm.dir.appendingPathComponent("media"))
+
+        let status = try farm.waitForJob(job)
+        #expect(status["state"] as? String == "done", "job ended as \(status); coordinator log: \(farm.coordinator.output)")
+        let output = farm.dir.appendingPathComponent("out.mp4").path
+        try farm.reel(["fetch", job, "-o", output])
+
+        let frames = try Media.lumaFrames(output, width: 320, height: 240)
+        #expect(frames.count == 150)
+        let probe = try Media.probe(output)
+        let audio = try #require(Media.stream(probe, type: "audio"))
+        #expect(abs((Double(audio["duration"] as? String ?? "") ?? 0) - 6) <= 1024.0 / 48000 + 1e-6)
+        #expect(Media.rms(try Media.audioSamples(output)[48000..<96000]) > 0.05, "the clip's tone is in the output")
+        #expect(try Media.decodeErrors(output).isEmpty)
+        // Work was spread: every agent rendered something (3 video chunks + audio, ≥ 3 agents).
+        let busy = farm.agents.values.filter { $0.output.contains("result accepted") }.count
+        #expect(busy >= 2, "at least two agents should have rendered tasks")
+    }
+
+    @Test func anAgentKilledMidChunkIsReplacedAndTheOutputIsUnchanged() throws {
+        let farm = try LocalFarm(agents: 2, leaseSeconds: 3)
+        let composition = try Self.makeComposition(in: farm.dir, size: "960x540", seconds: 8)
+        let job = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--quiet"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        var killed: String?
+        let status = try farm.waitForJob(job) { _ in
+            guard killed == nil else { return }
+            // Kill the first agent seen holding a chunk, with SIGKILL: no goodbye, no release.
+            for agent in try farm.agentsReport() {
+                if let name = agent["name"] as? String, let task = agent["currentTask"] as? String, task.contains("frames"),
+                   let process = farm.agents[name] {
+                    process.stop(SIGKILL)
+                    killed = name
+                    return
+                }
+            }
+        }
+        #expect(killed != nil, "no agent was caught holding a chunk")
+        #expect(status["state"] as? String == "done", "job ended as \(status)")
+        #expect(farm.coordinator.output.contains("expired") || farm.coordinator.output.contains("expir"),
+                "the killed agent's lease should have expired")
+
+        let output = farm.dir.appendingPathComponent("out.mp4").path
+        try farm.reel(["fetch", job, "-o", output])
+        // A fault-free render of the same plan (2 agents' worth of chunks, same settings).
+        let reference = farm.dir.appendingPathComponent("reference.mp4").path
+        try Media.run(Media.reel, ["render", composition, "-o", reference, "--in-process", "--agents", "2", "--chunk-seconds", "2", "--quiet"])
+        func videoMD5(_ p: String) throws -> String {
+            String(decoding: try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", p, "-map", "0:v", "-c", "copy", "-f", "md5", "-"]).stdout, as: UTF8.self)
+        }
+        #expect(try videoMD5(output) == videoMD5(reference), "the re-rendered chunk must change nothing")
+        #expect(try Media.decodeErrors(output).isEmpty)
+    }
+}
