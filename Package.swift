@@ -47,7 +47,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // PostgreSQL through libpq: connection, migrations, job/task queries.
-        .target(name: "ReelStore", dependencies: ["ReelCore", "CLibPQ"], resources: [.copy("Migrations")]),
+        .target(name: "ReelStore", dependencies: ["ReelCore", "CLibPQ"]),
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore",

@@ -10,24 +10,10 @@ public struct Migration: Hashable, Sendable {
         self.version = version; self.name = name; self.sql = sql
     }
 
-    /// The migrations shipped with ReelStore, in order. They are the `Migrations/NNN_*.sql`
-    /// files, loaded from the module's resource bundle (`Bundle.module`; a deployed binary
-    /// needs its `Reel_ReelStore.resources` directory next to it).
+    /// The migrations shipped with ReelStore, in order: SQL compiled into the binary
+    /// (`Migrations/Migrations.swift`), so a deployed `reel` needs no resource files.
     public static func bundled() throws -> [Migration] {
-        let directory = Bundle.module.resourceURL?.appendingPathComponent("Migrations")
-        let urls = (directory.flatMap { try? FileManager.default.contentsOfDirectory(at: $0, includingPropertiesForKeys: nil) } ?? [])
-            .filter { $0.pathExtension == "sql" }
-        guard !urls.isEmpty else {
-            throw PGError(sqlState: nil, message: "ReelStore's migration resources are missing (Reel_ReelStore.resources/Migrations)")
-        }
-        return try urls.map { url in
-            let file = url.deletingPathExtension().lastPathComponent
-            let parts = file.split(separator: "_", maxSplits: 1)
-            guard parts.count == 2, let version = Int(parts[0]) else {
-                throw PGError(sqlState: nil, message: "migration file \(file).sql is not named NNN_name.sql")
-            }
-            return Migration(version: version, name: String(parts[1]), sql: try String(contentsOf: url, encoding: .utf8))
-        }.sorted { $0.version < $1.version }
+        numbered
     }
 }
 

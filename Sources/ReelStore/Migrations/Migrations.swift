@@ -1,3 +1,10 @@
+// The numbered migrations, applied in order at coordinator start (`Migrator`). Each entry is
+// reviewed SQL; a schema change is a new entry, never an edit of an applied one. The SQL is
+// compiled into the binary so a deployed `reel` needs no resource files beside it.
+
+extension Migration {
+    static let numbered: [Migration] = [
+        Migration(version: 1, name: "initial", sql: #"""
 -- Reel's durable state (DESIGN §5): jobs, their tasks, agents, events, stored assets.
 -- Applied once, inside the migration runner's transaction and advisory lock.
 
@@ -91,3 +98,6 @@ CREATE TABLE job_assets (
     sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
     PRIMARY KEY (job_id, sha256)
 );
+"""#),
+    ]
+}
