@@ -15,3 +15,11 @@ export REEL_TEST_DATABASE_URL
 
 swift build --build-tests "$@"
 swift test --skip-build "$@"
+
+# The README's two-host farm, on two network namespaces (needs root for `ip netns`).
+if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1; then
+  ops/make-sample.sh sample >/dev/null
+  ops/netns-farm.sh "$(swift build --show-bin-path "$@")/reel"
+else
+  echo "test.sh: not root: skipping the two-host farm check (ops/netns-farm.sh)" >&2
+fi
