@@ -14,7 +14,6 @@ REEL_TEST_DATABASE_URL=$(ops/postgres.sh start "$pgdir" "$port")
 export REEL_TEST_DATABASE_URL
 
 swift build --build-tests "$@"
-swift test --skip-build "$@"
 
 # The README's two-host farm, on two network namespaces (needs root for `ip netns`).
 if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1; then
@@ -23,3 +22,6 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1; then
 else
   echo "test.sh: not root: skipping the two-host farm check (ops/netns-farm.sh)" >&2
 fi
+
+# Last, so its summary closes the output.
+swift test --skip-build "$@"
