@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "reel", targets: ["reel"]),
+        .executable(name: "reel-chunkbench", targets: ["reel-chunkbench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -78,6 +79,9 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
+
+        // Times the finaliser alone on kept chunks for ops/bench-chunks.sh; not part of the public CLI.
+        .executableTarget(name: "reel-chunkbench", dependencies: ["ReelCore", "ReelMedia"]),
 
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
         .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore"]),
