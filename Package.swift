@@ -83,6 +83,9 @@ let package = Package(
         // Times the finaliser alone on kept chunks for ops/bench-chunks.sh; not part of the public CLI.
         .executableTarget(name: "reel-chunkbench", dependencies: ["ReelCore", "ReelMedia"]),
 
+        // Single-threaded compositor benchmark (ops/bench-compositor.sh runs it in release).
+        .executableTarget(name: "reel-bench", dependencies: ["ReelMedia", "ReelCore"], path: "Sources/reel-bench",
+                          swiftSettings: fastMath),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
         .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore"]),
         .testTarget(name: "ReelProtocolTests", dependencies: [

@@ -96,18 +96,19 @@ write_composition "$work/comp-crf4.json" ', "video": {"crf": 4}'
 write_composition "$work/comp-faststart.json" ', "optimizeForNetworkUse": true'
 "$bin/reel" validate "$work/comp.json" >&2
 
-# 3. Renders. The single-chunk render uses --agents 1: with --agents 2 the planner makes at
+# 3. Renders (in-process: the same chunk pipeline as the farm, and --keep-chunks keeps its
+# chunk files for step 5). The single-chunk render uses --agents 1: with --agents 2 the planner makes at
 # least two chunks (one per agent) even for --chunk-seconds 1000. Agents change only the
 # chunking, never the encoder settings (--encoder-threads is the default, 4, for all).
 declare -A render_cmd render_secs
 render() {  # name, chunk seconds, agents, composition, extra flags…
   local name=$1 secs=$2 n=$3 comp=$4; shift 4
-  local cmd=("$bin/reel" render "$comp" -o "$work/$name.mp4" --agents "$n" --chunk-seconds "$secs" --quiet "$@")
+  local cmd=("$bin/reel" render "$comp" -o "$work/$name.mp4" --in-process --agents "$n" --chunk-seconds "$secs" --quiet "$@")
   log "render $name: ${cmd[*]#$work/}"
   local t0; t0=$(now)
   "${cmd[@]}" >&2
   render_secs[$name]=$(echo "$(now) - $t0" | bc)
-  render_cmd[$name]="reel render $(basename "$comp") -o $name.mp4 --agents $n --chunk-seconds $secs${*:+ $*}"
+  render_cmd[$name]="reel render $(basename "$comp") -o $name.mp4 --in-process --agents $n --chunk-seconds $secs${*:+ $*}"
 }
 render single 1000 1 "$work/comp.json"
 render c10 10 $agents "$work/comp.json" --keep-chunks
