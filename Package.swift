@@ -95,8 +95,10 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
-        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore"]),
-        .testTarget(name: "ReelCoordinatorTests", dependencies: [
+        // A real PostgreSQL for tests (ops/postgres.sh), shared by the store and coordinator tests.
+        .target(name: "ReelStoreTesting", dependencies: ["ReelStore"]),
+        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting"]),
+        .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting",
             "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,3 +1,4 @@
+import ReelStoreTesting
 import Foundation
 import Testing
 @testable import ReelStore

@@ -1,3 +1,4 @@
+import ReelStoreTesting
 import Testing
 @testable import ReelStore
 

@@ -1,16 +1,18 @@
+// Test support shared by ReelStoreTests and ReelCoordinatorTests (a library target because
+// test targets cannot depend on each other). Not part of any product.
 import Foundation
-@testable import ReelStore
+import ReelStore
 
-/// A real PostgreSQL for the store tests: `REEL_TEST_DATABASE_URL` if set, else a private
+/// A real PostgreSQL for the store and coordinator tests: `REEL_TEST_DATABASE_URL` if set, else a private
 /// cluster started once per test process with `ops/postgres.sh` in a temporary directory
 /// (stopped at exit). Each test gets its own schema, so tests run in parallel.
-enum TestDatabase {
+public enum TestDatabase {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The server's URL, started on first use.
-    static let url: String = {
+    public static let url: String = {
         if let url = ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !url.isEmpty { return url }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-store-tests-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-db-tests-\(UUID().uuidString)")
         try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let data = directory.appendingPathComponent("data").path
         var lastError = ""
@@ -62,11 +64,11 @@ enum TestDatabase {
     }
 
     /// A fresh schema; connections made with `conninfo` use it (via `search_path`).
-    final class Schema: Sendable {
-        let name: String
-        let conninfo: String
+    public final class Schema: Sendable {
+        public let name: String
+        public let conninfo: String
 
-        init() throws {
+        public init() throws {
             name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
             let base = TestDatabase.url
             let option = "-csearch_path=\(name)"
@@ -78,10 +80,10 @@ enum TestDatabase {
             try PGConnection(base).query("CREATE SCHEMA \(name)")
         }
 
-        func connect() throws -> PGConnection { try PGConnection(conninfo) }
+        public func connect() throws -> PGConnection { try PGConnection(conninfo) }
 
         /// A migrated store on a new connection.
-        func store() throws -> JobStore {
+        public func store() throws -> JobStore {
             let connection = try connect()
             try Migrator.migrate(connection)
             return JobStore(connection: connection)
@@ -91,23 +93,4 @@ enum TestDatabase {
             _ = try? PGConnection(TestDatabase.url).query("DROP SCHEMA \(name) CASCADE")
         }
     }
-}
-
-/// Collects values from several threads.
-final class Collector<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [Value] = []
-    func append(_ value: Value) { lock.lock(); storage.append(value); lock.unlock() }
-    func append(contentsOf values: [Value]) { lock.lock(); storage.append(contentsOf: values); lock.unlock() }
-    var values: [Value] { lock.lock(); defer { lock.unlock() }; return storage }
-}
-
-/// Runs `body(i)` on `count` real threads at once and waits for all of them.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        Thread { body(index); group.leave() }.start()
-    }
-    group.wait()
 }
