@@ -3,10 +3,10 @@ import ReelCore
 
 /// Joins a plan's video chunks by stream copy and muxes the audio into the output file.
 ///
-/// Before writing anything it checks every chunk: present, the planned size and SHA-256
-/// (when known), identical codec parameters and extradata (so the H.264 stream is one
-/// stream). While copying it checks each chunk starts with a keyframe and holds exactly its
-/// planned frame count, on the frame grid. Timestamps are rebuilt from the planned frame
+/// Before writing anything it checks every chunk is present with its planned size and
+/// SHA-256. While copying it checks each chunk has the first chunk's codec parameters and
+/// extradata (so the H.264 stream is one stream), starts with a keyframe and holds exactly
+/// its planned frame count, on the frame grid; any failure discards the temporary output. Timestamps are rebuilt from the planned frame
 /// numbers: chunk-local frame `i` of a chunk starting at `a` becomes frame `a + i`.
 /// The output is written under a temporary name, fsynced and renamed: a crash or a failed
 /// check never leaves a half file under the output name.
@@ -27,15 +27,10 @@ public enum Finaliser {
         for chunk in ordered + (audio.map { [$0] } ?? []) { try verifyBytes(chunk) }
         guard let first = ordered.first else { throw Failure(description: "no video chunks to join") }
 
+        // Each chunk is opened once: its parameters are checked against the first chunk's just
+        // before its packets are copied (the output is a temporary file until the very end).
         let firstReader = try PacketReader(path: first.path, kind: "video")
         let reference = firstReader.parameters
-        for chunk in ordered.dropFirst() {
-            let parameters = try PacketReader(path: chunk.path, kind: "video").parameters
-            guard parameters.extradata == reference.extradata, parameters.codecName == reference.codecName else {
-                throw Failure(description: "chunk \(chunk.frames) was encoded with different parameters than chunk \(first.frames) "
-                              + "(extradata differs): it cannot be joined without re-encoding; re-render it")
-            }
-        }
         if plan.audioTracks.isEmpty == false && audio == nil {
             throw Failure(description: "the plan has audio but no audio result was given")
         }
@@ -63,6 +58,10 @@ public enum Finaliser {
         var frames = 0
         for chunk in ordered {
             let reader = chunk.path == first.path ? firstReader : try PacketReader(path: chunk.path, kind: "video")
+            guard reader.parameters.extradata == reference.extradata, reader.parameters.codecName == reference.codecName else {
+                throw Failure(description: "chunk \(chunk.frames) was encoded with different parameters than chunk \(first.frames) "
+                              + "(extradata differs): it cannot be joined without re-encoding; re-render it")
+            }
             let tb = reader.parameters.timeBase
             var count = 0
             while var packet = try reader.next() {

@@ -58,7 +58,10 @@ final class InputFile {
     /// The byte-range reader of a remote asset; nil for a local file.
     private let io: ByteRangeIO?
 
-    init(path: String) throws {
+    /// Opens `path`. `findStreamInfo` probes the streams by decoding a few frames, which
+    /// decoding needs for some formats; stream copy of MP4/MOV (the finaliser) does not, and
+    /// skipping it makes opening a chunk cheap.
+    init(path: String, findStreamInfo: Bool = true) throws {
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         if let source = RemoteMedia.source(for: path) {
@@ -77,7 +80,7 @@ final class InputFile {
             try check(avformat_open_input(&ctx, path, nil, nil), "opening \(path)")
         }
         guard let opened = ctx else { throw MediaError(code: .noData, message: "no format context", context: "opening \(path)") }
-        let status = avformat_find_stream_info(opened, nil)
+        let status = findStreamInfo ? avformat_find_stream_info(opened, nil) : 0
         // find_stream_info treats a read error as the end of the file: ask the source too.
         if status < 0 || io?.hasFailure == true {
             let error = Self.failure(status, "reading stream info of \(path)", io: io)

@@ -14,9 +14,10 @@ public final class PacketReader: @unchecked Sendable {
     private let input: InputFile
     private let packet = Packet()
 
-    /// Opens `path` and selects its first stream of `kind` ("video" or "audio").
+    /// Opens `path` and selects its first stream of `kind` ("video" or "audio"). The
+    /// container's header describes the streams (no frames are decoded to probe them).
     public init(path: String, kind: String) throws {
-        input = try InputFile(path: path)
+        input = try InputFile(path: path, findStreamInfo: false)
         let type = kind == "audio" ? AVMEDIA_TYPE_AUDIO : AVMEDIA_TYPE_VIDEO
         guard kind == "audio" || kind == "video", let index = input.firstStream(of: type) else {
             throw MediaError(code: .noStream, message: "no \(kind) stream", context: "opening \(path)")
