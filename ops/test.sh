@@ -15,12 +15,14 @@ export REEL_TEST_DATABASE_URL
 
 swift build --build-tests "$@"
 
-# The README's two-host farm, on two network namespaces (needs root for `ip netns`).
-if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1; then
+# The README's two-host farm, on two network namespaces (needs root and a kernel/container
+# that allows creating namespaces: probed by creating one).
+probe="reel-probe-$$"
+if [ "$(id -u)" = 0 ] && ip netns add "$probe" 2>/dev/null && ip netns del "$probe" 2>/dev/null; then
   ops/make-sample.sh sample >/dev/null
   ops/netns-farm.sh "$(swift build --show-bin-path "$@")/reel"
 else
-  echo "test.sh: not root: skipping the two-host farm check (ops/netns-farm.sh)" >&2
+  echo "test.sh: cannot create network namespaces here (not root?): skipping the two-host farm check (ops/netns-farm.sh)" >&2
 fi
 
 # Last, so its summary closes the output.
