@@ -178,7 +178,9 @@ import ReelProtocol
     }
 
     @Test func gracefulShutdownReleasesATaskThatOutlastsTheGracePeriod() async throws {
-        let fixture = try RenderFixture.make(seconds: 10, audio: false)
+        // Long enough that the chunk cannot finish between the first progress report and the
+        // shutdown, however fast the machine (with grace 0 it is cancelled, so this costs nothing).
+        let fixture = try RenderFixture.make(seconds: 60, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
