@@ -160,7 +160,7 @@ import ReelProtocol
     }
 
     @Test func gracefulShutdownLetsTheTaskInFlightFinish() async throws {
-        let fixture = try RenderFixture.make(seconds: 6, audio: false)
+        let fixture = try RenderFixture.make(seconds: 30, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
