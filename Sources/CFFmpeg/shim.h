@@ -11,6 +11,7 @@
 #include <libavutil/mathematics.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/audio_fifo.h>
+#include <libavutil/time.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
 
@@ -37,4 +38,12 @@ static inline int reel_sws_flags_exact(void) { return SWS_BICUBIC | SWS_ACCURATE
 static inline int reel_codec_flag_bitexact(void) { return AV_CODEC_FLAG_BITEXACT; }
 static inline int reel_profile_unknown(void) { return FF_PROFILE_UNKNOWN; }
 static inline int reel_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+
+/* Interrupt callback for AVFormatContext.interrupt_callback: `opaque` points at a deadline in
+   av_gettime_relative() microseconds; blocking I/O and probing give up once it has passed. */
+static inline int reel_deadline_interrupt(void *opaque) {
+    const int64_t *deadline = (const int64_t *)opaque;
+    return deadline != NULL && av_gettime_relative() > *deadline;
+}
+static inline int (*reel_deadline_interrupt_callback(void))(void *) { return reel_deadline_interrupt; }
 #endif

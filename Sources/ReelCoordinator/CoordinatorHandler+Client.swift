@@ -20,6 +20,16 @@ extension CoordinatorHandler {
         } catch {
             throw ReelProtocolError(.invalidComposition, error.summary)
         }
+        if let problem = CompositionValidator.timeProblems(composition).first {
+            throw ReelProtocolError(.invalidComposition, problem.description)
+        }
+        // Settings are input too: a raw SUBMIT may carry any value.
+        if let seconds = request.settings.chunkSeconds, let problem = RenderLimits.problem(withChunkSeconds: seconds) {
+            throw ReelProtocolError(.invalidComposition, "settings.chunkSeconds: \(problem)")
+        }
+        if let threads = request.settings.encoderThreads, !(1...64).contains(threads) {
+            throw ReelProtocolError(.invalidComposition, "settings.encoderThreads: must be 1…64")
+        }
         var hashes: Set<String> = []
         for id in composition.assets.keys.sorted() {
             guard let entry = request.assets[id] else {

@@ -38,7 +38,9 @@ struct CoordinatorCommand: ParsableCommand {
         if let metrics, HostPort(parsing: metrics) == nil { throw ValidationError("--metrics must be HOST:PORT, like 127.0.0.1:9400") }
         guard leaseSeconds >= 1 else { throw ValidationError("--lease-seconds must be at least 1") }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
-        guard let s = Rational(parsing: chunkSeconds), s > .zero else { throw ValidationError("--chunk-seconds must be > 0, like 10 or 5/2") }
+        guard let s = Rational(parsing: chunkSeconds), RenderLimits.problem(withChunkSeconds: s) == nil else {
+            throw ValidationError("--chunk-seconds must be > 0 and ≤ 3600, like 10 or 5/2")
+        }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace … critical") }
     }

@@ -29,8 +29,8 @@ struct RenderCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard agents >= 1 else { throw ValidationError("--agents must be at least 1") }
-        guard let s = Rational(parsing: chunkSeconds), s > .zero else {
-            throw ValidationError("--chunk-seconds must be a number of seconds > 0, like 10 or 2.5")
+        guard let s = Rational(parsing: chunkSeconds), RenderLimits.problem(withChunkSeconds: s) == nil else {
+            throw ValidationError("--chunk-seconds must be a number of seconds > 0 and ≤ 3600, like 10 or 2.5")
         }
         guard (1...64).contains(encoderThreads) else { throw ValidationError("--encoder-threads must be 1…64") }
     }

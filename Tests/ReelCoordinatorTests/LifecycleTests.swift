@@ -143,3 +143,70 @@ import Testing
         }
     }
 }
+
+/// Issue 8.2: a composition that trapped `Rational` killed the coordinator on SUBMIT + PUT,
+/// and again on every restart (it re-planned the job). Now each is a validation error.
+@Suite struct HostileCompositionTests {
+    @Test func overflowingTimesAreRefusedAtSubmit() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let composition = """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [
+               {"asset": "clip", "at": "1/9223372036854775783", "sourceRange": {"start": 0, "duration": "1/9223372036854775643"}}]}]}
+            """
+        let request = SubmitRequest(composition: composition, assets: try media.manifest().filter { $0.key == "clip" }, settings: JobSettings())
+        do {
+            _ = try await client.send(.submit(document: Array(try JSONEncoder().encode(request))))
+            Issue.record("the overflowing composition was accepted")
+        } catch let error as ReelProtocolError {
+            #expect(error.code == .invalidComposition)
+            #expect(error.message.hasPrefix("tracks[0].segments[0].at: the fraction 1/9223372036854775783"), "\(error.message)")
+        }
+        // Hostile settings are refused too.
+        let settings = JobSettings(chunkSeconds: Rational(1, 9_223_372_036_854_775_783))
+        let bad = SubmitRequest(composition: media.composition(withAudio: false), assets: try media.manifest(), settings: settings)
+        do {
+            _ = try await client.send(.submit(document: Array(try JSONEncoder().encode(bad))))
+            Issue.record("a chunk length of 1/9223372036854775783 s was accepted")
+        } catch let error as ReelProtocolError {
+            #expect(error.code == .invalidComposition && error.message.hasPrefix("settings.chunkSeconds:"), "\(error)")
+        }
+        #expect(try await client.send(.ping) == .pong, "the coordinator is alive")
+        await client.close()
+        try await harness.stop()
+    }
+
+    /// Problems found only once the assets are known (here: 250 million frames) fail the job
+    /// at planning; the coordinator lives on, also after a restart.
+    @Test func aJobThatCannotBePlannedFailsAndTheCoordinatorLivesOn() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let first = try await CoordinatorHarness()
+        var client = try await first.connect(role: .client, name: "ops@test")
+        let composition = """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "at": 9999998, "sourceRange": {"start": 0, "duration": 2}}]}]}
+            """
+        let request = SubmitRequest(composition: composition, assets: try media.manifest().filter { $0.key == "clip" }, settings: JobSettings())
+        guard case .job(let job, let missing) = try await client.send(.submit(document: Array(try JSONEncoder().encode(request)))) else {
+            Issue.record("no JOB"); return
+        }
+        #expect(missing.count == 1)
+        _ = try await client.upload(media.video)
+        let failed = try await client.waitForState(job: job, "failed")
+        #expect(failed.error?.contains("at most 5184000 frames") == true, "\(String(describing: failed.error))")
+        #expect(try await client.send(.ping) == .pong)
+        await client.close()
+        try await first.stop()
+
+        let second = try await CoordinatorHarness(reusing: first)
+        client = try await second.connect(role: .client, name: "ops@test")
+        #expect(try await client.status(job: job).state == "failed")
+        #expect(try await client.send(.ping) == .pong)
+        await client.close()
+        try await second.stop()
+    }
+}

@@ -146,4 +146,36 @@ import Testing
         #expect(try Media.framePTS(output).count == plan.frameCount)
         chunks.removeAll()
     }
+    /// Issue 8.1: results are stored by content hash, so a still held longer than a chunk gives
+    /// chunks that are one file. The finaliser must read that file once per chunk.
+    @Test func identicalChunksSharingOneStoredFileAreJoined() throws {
+        let dir = try Media.tempDirectory()
+        let still = dir.appendingPathComponent("still.png").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=1:d=1", "-frames:v", "1", still])
+        let json = """
+            {"formatVersion": 1, "assets": {"s": {"url": "\(still)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "s", "at": 0, "duration": 6}]}],
+             "videoComposition": {"renderSize": {"width": 160, "height": 120}, "frameDuration": "1/25",
+               "instructions": [{"timeRange": {"start": 0, "duration": 6}, "layerInstructions": [{"track": 1}]}]},
+             "export": {"preset": "medium", "video": {"gopDuration": 1}}}
+            """
+        let path = dir.appendingPathComponent("still.json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        let plan = try CompositionLoader.load(path: path)
+        let ranges = ChunkPlanner.plan(for: plan, targetChunkSeconds: 2, minimumChunks: 1)
+        #expect(ranges.count == 3)
+        var chunks = try ranges.enumerated().map {
+            try ChunkRenderer.renderVideo(plan, frames: $0.element, to: dir.appendingPathComponent("c\($0.offset).mp4").path, encoderThreads: 2)
+        }
+        #expect(Set(chunks.map(\.sha256)).count == 1, "a held still gives byte-identical chunks")
+        // As in the coordinator's content-addressed store: every chunk names the same file.
+        for i in chunks.indices { chunks[i].path = chunks[0].path }
+        let output = dir.appendingPathComponent("still.mp4").path
+        let report = try Finaliser.finalise(plan, chunks: chunks, audio: nil, to: output)
+        #expect(report.frames == 150)
+        let pts = try Media.framePTS(output)
+        #expect(pts.count == 150)
+        #expect(zip(pts, pts.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(try Media.decodeErrors(output).isEmpty)
+    }
 }

@@ -59,3 +59,48 @@ public struct AudioTrackDescription: Hashable, Sendable, Codable {
         self.sampleRate = sampleRate; self.channels = channels; self.codec = codec
     }
 }
+
+extension AssetDescription {
+    /// Largest encoded side Reel accepts from a source (far above any real camera or still).
+    public static let maximumSourceDimension = 65_536
+
+    /// Why a probed source cannot be used, or nil. A crafted file can report anything: a zero
+    /// or absurd size, a degenerate or non-finite display matrix, a zero frame rate or sample
+    /// rate. Such an asset is refused at validation (`assets.<id>.url: …`) rather than
+    /// reaching arithmetic that assumes sane values.
+    public var usabilityProblem: String? {
+        if let duration, duration <= .zero { return "the file reports a duration of \(duration) s; it is damaged or not a media file" }
+        if let video {
+            let size = video.naturalSize
+            if kind == .still && (size.width <= 0 || size.height <= 0) {
+                return "is not an image Reel can decode (the file holds no readable picture)"
+            }
+            guard (1...Self.maximumSourceDimension).contains(size.width), (1...Self.maximumSourceDimension).contains(size.height) else {
+                return "the file's picture size \(size.width)x\(size.height) is not usable (each side must be 1…\(Self.maximumSourceDimension))"
+            }
+            let t = video.preferredTransform
+            let determinant = t.a * t.d - t.b * t.c
+            guard [t.a, t.b, t.c, t.d, t.tx, t.ty].allSatisfy(\.isFinite), determinant.isNormal else {
+                return "the file's display matrix [\(t.a) \(t.b) \(t.c) \(t.d) \(t.tx) \(t.ty)] is not a usable rotation or scale"
+            }
+            let display = video.displaySizeIfFinite
+            guard let display, display.width <= 4 * Self.maximumSourceDimension, display.height <= 4 * Self.maximumSourceDimension else {
+                return "the file's display matrix scales the picture beyond any usable size"
+            }
+            if let fd = video.frameDuration, fd <= .zero { return "the file reports a frame duration of \(fd) s" }
+        }
+        if let audio, audio.sampleRate <= 0 || audio.sampleRate > 1_536_000 || audio.channels <= 0 || audio.channels > 64 {
+            return "the file's audio (\(audio.sampleRate) Hz, \(audio.channels) channels) is not usable"
+        }
+        return nil
+    }
+}
+
+extension VideoTrackDescription {
+    /// `displaySize`, or nil when the transformed box is not finite.
+    var displaySizeIfFinite: PixelSize? {
+        let box = preferredTransform.boundingBox(of: Rect(x: 0, y: 0, width: Double(naturalSize.width), height: Double(naturalSize.height)))
+        guard box.width.isFinite, box.height.isFinite, box.width < 1e9, box.height < 1e9 else { return nil }
+        return PixelSize(width: Int(box.width.rounded()), height: Int(box.height.rounded()))
+    }
+}

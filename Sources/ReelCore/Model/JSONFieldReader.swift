@@ -71,13 +71,18 @@ final class JSONFieldReader {
         return b
     }
 
+    /// Largest magnitude of any JSON number read as a `Double` (coordinates, scales, volumes):
+    /// far beyond any meaningful value, and small enough that no product the renderer forms
+    /// from them can overflow an integer conversion.
+    static let maximumMagnitude: Double = 1_000_000_000
+
     func double(_ value: JSONValue, at path: String) -> Double? {
         guard case .number(let text) = value else {
             report(path, "must be a number, not \(value.typeName)")
             return nil
         }
-        guard let d = Double(text), d.isFinite else {
-            report(path, "number \(text) is out of range")
+        guard let d = Double(text), d.isFinite, d.magnitude <= Self.maximumMagnitude else {
+            report(path, "number \(text) is out of range (at most ±\(Int(Self.maximumMagnitude)))")
             return nil
         }
         return d

@@ -36,6 +36,8 @@ public struct OverlayText: Hashable, Sendable, Codable {
     /// fontconfig family name; missing glyphs fall back through fontconfig.
     public var font: String
     /// Pixels in render coordinates; must be > 0.
+    /// Font sizes (pixels) accepted: FreeType renders every size in this range.
+    public static let fontSizeRange: ClosedRange<Double> = 1...4096
     public var fontSize: Double
     public var color: RGBAColor
 

@@ -18,7 +18,8 @@ public struct FrameRange: Hashable, Sendable, Codable, CustomStringConvertible {
 /// `minimumChunks` (e.g. the number of agents) when the job has that many GOPs, and the
 /// GOPs are spread evenly. A boundary may then move by at most one GOP towards a cut (a
 /// segment or instruction change), choosing the GOP boundary nearest that cut, because a
-/// join at a cut hides the encoder's small discontinuity at chunk joins.
+/// join at a cut hides the encoder's small discontinuity at chunk joins. There are never more
+/// than `RenderLimits.maximumChunks` chunks (they are made longer instead), nor more than GOPs.
 public enum ChunkPlanner {
     public static let defaultTargetChunkSeconds = Rational(10)
 
@@ -29,8 +30,9 @@ public enum ChunkPlanner {
         guard frameCount > 0 else { return [] }
         let gops = max(1, frameCount / gopFrames)
         let gopSeconds = frameDuration * gopFrames
-        let targetGOPs = targetChunkSeconds > .zero ? max(1, Int((targetChunkSeconds / gopSeconds).rounded)) : 1
-        let count = min(gops, max((gops + targetGOPs - 1) / targetGOPs, minimumChunks))
+        let targetGOPs = targetChunkSeconds > .zero ? min(gops, max(1, Int((targetChunkSeconds / gopSeconds).rounded))) : 1
+        // Never more than `RenderLimits.maximumChunks` chunks: longer chunks instead.
+        let count = min(gops, RenderLimits.maximumChunks, max((gops + targetGOPs - 1) / targetGOPs, minimumChunks))
 
         // Even spread: boundary i at round(i·gops/count) GOPs; consecutive ideals differ by ≥ 1
         // because gops ≥ count.

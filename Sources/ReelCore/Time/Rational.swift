@@ -3,8 +3,16 @@
 ///
 /// Every decision about which frame or sample to show is taken on `Rational`s, never on
 /// floating point, so no error accumulates over hours of timeline. Intermediate products use
-/// `Int128`, so comparing and adding times with denominators such as 30000, 48000, 90000 or
-/// 10⁶ cannot overflow for any realistic duration.
+/// `Int128`.
+///
+/// **Exactness and overflow.** Arithmetic is exact whenever the reduced result fits in
+/// `Int64 / Int64`. Validated compositions stay inside `TimeDomain` (times within ±10⁷ s on
+/// one timescale ≤ 2³²), where every sum, difference, frame product and quotient the planner
+/// and renderer take fits with room to spare, so they are always exact. Outside it — a hostile
+/// `"1/9223372036854775783"`, a media file with absurd timestamps — arithmetic never traps:
+/// like `CMTime`'s `kCMTimeFlags_HasBeenRounded`, a result that does not fit is rounded to the
+/// nearest representable value (magnitudes beyond `Int64.max` saturate). `isExact(...)`
+/// variants report whether an operation would be exact, for the validator.
 public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Numerator; carries the sign.
     public let num: Int64
@@ -13,23 +21,55 @@ public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     public static let zero = Rational(0)
     public static let one = Rational(1)
+    /// The largest representable magnitude, where saturating results end.
+    public static let greatestFinite = Rational(Int64.max)
 
-    /// `num/den`, reduced. `den` must not be 0.
+    /// `num/den`, reduced. `den` must not be 0 (a programming error: parsers reject it first).
     public init(_ num: Int64, _ den: Int64 = 1) {
         precondition(den != 0, "Rational with zero denominator")
         self.init(reducing: Int128(num), Int128(den))
     }
 
+    private init(exactNum: Int64, den: Int64) {
+        num = exactNum
+        self.den = den
+    }
+
+    /// `n/d` reduced, exact when it fits; else the nearest representable value (`d != 0`).
     init(reducing n: Int128, _ d: Int128) {
+        if let exact = Rational.exactly(n, d) { self = exact; return }
+        self = Rational.nearest(n, d)
+    }
+
+    /// `n/d` reduced if it fits in `Int64 / Int64` exactly, else nil. `d` must not be 0.
+    static func exactly(_ n: Int128, _ d: Int128) -> Rational? {
+        // Int128.min cannot be negated; such a value never fits anyway.
+        guard n != .min, d != .min else { return nil }
         var n = n, d = d
         if d < 0 { n = -n; d = -d }
         let g = Rational.gcd(n.magnitude, d.magnitude)
         if g > 1 { n /= Int128(g); d /= Int128(g) }
-        guard let n64 = Int64(exactly: n), let d64 = Int64(exactly: d) else {
-            preconditionFailure("Rational overflow: \(n)/\(d)")
-        }
-        num = n64
-        den = d64
+        guard let n64 = Int64(exactly: n), let d64 = Int64(exactly: d), n64 != .min else { return nil }
+        return Rational(exactNum: n64, den: d64)
+    }
+
+    /// The representable value nearest to `n/d` when `n/d` itself is not representable:
+    /// saturates beyond ±`Int64.max`, else keeps the integer part and as many binary
+    /// fraction digits as fit.
+    private static func nearest(_ n: Int128, _ d: Int128) -> Rational {
+        let negative = (n < 0) != (d < 0)
+        let mn = n.magnitude, md = d.magnitude
+        let whole = mn / md
+        guard whole < UInt128(Int64.max) else { return Rational(exactNum: negative ? -Int64.max : Int64.max, den: 1) }
+        // Scale 2^k with whole·2^k < 2^62: the fraction keeps 62 − bits(whole) binary digits.
+        let bits = UInt128.bitWidth - whole.leadingZeroBitCount
+        let k = max(0, 62 - bits)
+        let scale = UInt128(1) << k
+        // Only reached off the validated domain, so 53 bits of Double precision are plenty here.
+        let remainder = mn % md
+        let fraction = UInt128((Double(remainder) / Double(md) * Double(scale)).rounded())
+        let scaled = Int128(whole * scale + fraction)
+        return exactly(negative ? -scaled : scaled, Int128(scale)) ?? Rational(exactNum: negative ? -Int64.max : Int64.max, den: 1)
     }
 
     static func gcd(_ a: UInt128, _ b: UInt128) -> UInt128 {
@@ -66,29 +106,54 @@ public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 
     /// Largest integer ≤ self.
-    public var floor: Int64 {
-        let q = num / den
-        return (num % den != 0 && num < 0) ? q - 1 : q
-    }
+    public var floor: Int64 { Rational.clamp(Rational.floorQuotient(Int128(num), Int128(den))) }
     /// Smallest integer ≥ self.
-    public var ceil: Int64 {
-        let q = num / den
-        return (num % den != 0 && num > 0) ? q + 1 : q
-    }
+    public var ceil: Int64 { Rational.clamp(-Rational.floorQuotient(-Int128(num), Int128(den))) }
     /// Nearest integer, halves away from zero.
-    public var rounded: Int64 {
-        let twice = Rational(reducing: Int128(num) * 2 + (num >= 0 ? Int128(den) : -Int128(den)), Int128(den) * 2)
-        return num >= 0 ? twice.floor : twice.ceil
-    }
+    public var rounded: Int64 { Rational.clamp(Rational.roundedQuotient(Int128(num), Int128(den))) }
 
     /// The number of whole `step`s that fit in `self`, rounded up: `ceil(self / step)`.
-    public func ceilDiv(_ step: Rational) -> Int64 { (self / step).ceil }
-    /// `floor(self / step)`.
-    public func floorDiv(_ step: Rational) -> Int64 { (self / step).floor }
+    /// Computed without an intermediate `Rational`, so it is exact for any two values
+    /// (saturating at the ends of `Int64`). `step` must not be zero.
+    public func ceilDiv(_ step: Rational) -> Int64 {
+        let (n, d) = quotientTerms(step)
+        return Rational.clamp(-Rational.floorQuotient(-n, d))
+    }
+    /// `floor(self / step)`; exact for any two values, like `ceilDiv`.
+    public func floorDiv(_ step: Rational) -> Int64 {
+        let (n, d) = quotientTerms(step)
+        return Rational.clamp(Rational.floorQuotient(n, d))
+    }
 
     /// This value expressed in units of `1/timescale`, rounded to nearest (e.g. a time in a
-    /// stream's time base, or a sample index at a sample rate).
-    public func scaled(to timescale: Int64) -> Int64 { (self * Rational(timescale)).rounded }
+    /// stream's time base, or a sample index at a sample rate). Exact for any value
+    /// (saturating at the ends of `Int64`).
+    public func scaled(to timescale: Int64) -> Int64 {
+        Rational.clamp(Rational.roundedQuotient(Int128(num) * Int128(timescale), Int128(den)))
+    }
+
+    /// `self / step` as an unreduced `Int128` fraction with a positive denominator.
+    private func quotientTerms(_ step: Rational) -> (Int128, Int128) {
+        precondition(step.num != 0, "Rational division by zero")
+        var n = Int128(num) * Int128(step.den), d = Int128(den) * Int128(step.num)
+        if d < 0 { n = -n; d = -d }
+        return (n, d)
+    }
+
+    /// ⌊n/d⌋ for d > 0.
+    private static func floorQuotient(_ n: Int128, _ d: Int128) -> Int128 {
+        let q = n / d
+        return (n % d != 0 && n < 0) ? q - 1 : q
+    }
+
+    /// n/d rounded to nearest, halves away from zero, for d > 0.
+    private static func roundedQuotient(_ n: Int128, _ d: Int128) -> Int128 {
+        let q = n / d, r = n % d
+        // |r| ≥ d − |r| ⇔ |r| ≥ d/2, without computing 2·|r|.
+        return r.magnitude >= d.magnitude - r.magnitude ? (n < 0 ? q - 1 : q + 1) : q
+    }
+
+    private static func clamp(_ v: Int128) -> Int64 { Int64(clamping: v) }
 }
 
 extension Rational: Codable {
@@ -116,6 +181,7 @@ extension Rational: Codable {
             self.init(n, d)
             return
         }
+        if let whole = Int64(s), whole != .min { self.init(whole); return }
         var digits = Substring(s)
         var negative = false
         if digits.first == "-" { negative = true; digits = digits.dropFirst() } else if digits.first == "+" { digits = digits.dropFirst() }

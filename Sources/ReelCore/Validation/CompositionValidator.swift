@@ -13,6 +13,14 @@ public enum CompositionValidator {
         return .failure(CompositionError(problems: run.problems.isEmpty
             ? [Problem(path: "", message: "composition could not be planned")] : run.problems))
     }
+
+    /// The problems that need no asset knowledge to find: times outside `TimeDomain`. A
+    /// coordinator checks them when a job is submitted, before any asset is uploaded.
+    public static func timeProblems(_ composition: Composition) -> [Problem] {
+        let run = ValidationRun(composition: composition, resolutions: [:])
+        _ = run.checkWrittenTimes()
+        return run.problems
+    }
 }
 
 /// One validation pass: the composition, the probe results, and the problems found so far.
@@ -24,6 +32,8 @@ final class ValidationRun {
     private(set) var problems: [Problem] = []
     /// Assets that probed fine, by id.
     var described: [String: PlannedAsset] = [:]
+    /// The common denominator of every time seen so far (`TimeDomain`).
+    var timescale = TimeDomain.Timescale()
 
     init(composition: Composition, resolutions: [String: AssetResolution]) {
         self.composition = composition
@@ -39,6 +49,10 @@ final class ValidationRun {
             report("formatVersion", "must be 1 (this Reel reads format version 1), not \(composition.formatVersion)")
         }
         checkAssets()
+        // Times outside the exact domain stop validation here: every later check adds and
+        // compares them, and the answers would no longer be exact.
+        guard checkWrittenTimes() else { return nil }
+        includeDefaultFrameDuration()
         let tracks = checkTracks()
         let duration = tracks.duration
         if !composition.tracks.contains(where: { !$0.segments.isEmpty }) {
@@ -49,7 +63,13 @@ final class ValidationRun {
         let export = checkExport()
         guard problems.isEmpty, let video, duration > .zero else { return nil }
 
-        let frameCount = Int(duration.ceilDiv(video.frameDuration))
+        let frameCount = duration.ceilDiv(video.frameDuration)
+        guard frameCount <= RenderLimits.maximumFrames else {
+            report(tracks.durationPath ?? "tracks",
+                   "the composition lasts \(TimeFormatting.seconds(duration)), \(frameCount) frames of \(TimeFormatting.seconds(video.frameDuration)); "
+                   + "a job may have at most \(RenderLimits.maximumFrames) frames (24 hours at 60 fps): shorten it or split it into several jobs")
+            return nil
+        }
         let settings = ExportSettings(resolving: export, frameDuration: video.frameDuration)
         var used = Set(tracks.video.flatMap { $0.segments.map(\.asset) } + audioTracks.flatMap { $0.segments.map(\.asset) })
         for overlay in video.overlays { if case .image(let id) = overlay.kind { used.insert(id) } }
@@ -58,7 +78,7 @@ final class ValidationRun {
             outputSize: RenderDefaults.outputSize(renderSize: video.renderSize, preset: export.preset),
             frameDuration: video.frameDuration,
             duration: duration,
-            frameCount: frameCount,
+            frameCount: Int(frameCount),
             assets: described.filter { used.contains($0.key) },
             videoTracks: tracks.video,
             audioTracks: audioTracks,
@@ -73,6 +93,8 @@ final class ValidationRun {
             switch resolutions[id] {
             case nil: report(path, "was not probed")
             case .unavailable(let reason): report(path, reason)
+            case .described(_, let description) where description.usabilityProblem != nil:
+                report(path, description.usabilityProblem!)
             case .described(let url, let description): described[id] = PlannedAsset(url: url, description: description)
             }
         }

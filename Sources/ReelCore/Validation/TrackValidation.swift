@@ -4,6 +4,8 @@ struct CheckedTracks {
     var video: [PlannedTrack] = []
     var audio: [PlannedTrack] = []
     var duration: Rational = .zero
+    /// JSON path of the segment that ends last (where a too-long composition is reported).
+    var durationPath: String?
     /// Track id → media type, for the first track with each id.
     var mediaTypes: [Int: MediaType] = [:]
 }
@@ -22,21 +24,24 @@ extension ValidationRun {
                 result.mediaTypes[track.id] = track.mediaType
             }
 
-            var occupied: [(index: Int, range: TimeRange)] = []
+            var occupied: [(index: Int, range: TimeRange, path: String)] = []
             var segments: [PlannedSegment] = []
             for (s, segment) in track.segments.enumerated() {
                 let segmentPath = "\(path).segments[\(s)]"
                 switch segment {
                 case .empty(let range):
-                    if checkRange(range, at: "\(segmentPath).empty") { occupied.append((s, range)) }
+                    if checkRange(range, at: "\(segmentPath).empty") { occupied.append((s, range, "\(segmentPath).empty")) }
                 case .media(let media):
                     guard let planned = checkSegment(media, in: track.mediaType, at: segmentPath) else { continue }
                     segments.append(planned)
-                    occupied.append((s, planned.timeRange))
+                    occupied.append((s, planned.timeRange, segmentPath))
                 }
             }
-            checkOverlaps(occupied, trackPath: path)
-            for entry in occupied { result.duration = max(result.duration, entry.range.end) }
+            checkOverlaps(occupied.map { ($0.index, $0.range) }, trackPath: path)
+            for entry in occupied where entry.range.end > result.duration {
+                result.duration = entry.range.end
+                result.durationPath = entry.path
+            }
             let planned = PlannedTrack(id: track.id, segments: segments.sorted { $0.at < $1.at })
             switch track.mediaType {
             case .video: result.video.append(planned)
@@ -92,6 +97,13 @@ extension ValidationRun {
         guard let assetDuration = asset.duration, assetDuration > .zero else {
             report("\(path).asset", "asset \"\(media.asset)\" has no known duration")
             return nil
+        }
+        if media.sourceRange == nil {
+            // The whole asset: its duration joins the composition's timescale.
+            let joined = includeDerivedTime(assetDuration, at: "\(path).asset",
+                "asset \"\(media.asset)\" lasts \(TimeFormatting.seconds(assetDuration)), which cannot be placed exactly on this "
+                + "composition's timeline (its time base is unusual); give the segment a sourceRange")
+            if !joined { return nil }
         }
         let range = media.sourceRange ?? TimeRange(start: .zero, duration: assetDuration)
         if media.sourceRange != nil {

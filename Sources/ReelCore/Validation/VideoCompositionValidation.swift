@@ -29,7 +29,12 @@ extension ValidationRun {
         var frameDuration = RenderDefaults.frameDuration(of: videoSources)
         if let fd = vc.frameDuration {
             if fd <= .zero { report("\(path).frameDuration", "must be > 0") }
+            else if fd < RenderLimits.minimumFrameDuration {
+                report("\(path).frameDuration", "\(fd) is more than 240 frames per second; the shortest frame duration is \(RenderLimits.minimumFrameDuration)")
+            }
             frameDuration = fd
+        } else if frameDuration < RenderLimits.minimumFrameDuration {
+            report("\(path).frameDuration", "the sources' frame rate (\(Rational.one / frameDuration) fps) is above 240 fps; set frameDuration")
         }
 
         let instructions: [PlannedInstruction]
@@ -134,10 +139,16 @@ extension ValidationRun {
             kind = .text(text: text.text, font: text.font, fontSize: text.fontSize, color: text.color)
             if text.text.isEmpty { report("\(path).text", "must not be empty"); ok = false }
             if text.font.isEmpty { report("\(path).font", "must not be empty"); ok = false }
-            if text.fontSize <= 0 { report("\(path).fontSize", "must be > 0"); ok = false }
+            if !(OverlayText.fontSizeRange).contains(text.fontSize) {
+                report("\(path).fontSize", "must be between \(Int(OverlayText.fontSizeRange.lowerBound)) and \(Int(OverlayText.fontSizeRange.upperBound)) pixels")
+                ok = false
+            }
         }
-        if overlay.frame.width <= 0 { report("\(path).frame.width", "must be > 0"); ok = false }
-        if overlay.frame.height <= 0 { report("\(path).frame.height", "must be > 0"); ok = false }
+        let maximumSide = Double(RenderDefaults.maximumDimension)
+        for (key, side) in [("width", overlay.frame.width), ("height", overlay.frame.height)] {
+            if side <= 0 { report("\(path).frame.\(key)", "must be > 0"); ok = false }
+            else if side > maximumSide { report("\(path).frame.\(key)", "must be ≤ \(RenderDefaults.maximumDimension)"); ok = false }
+        }
         checkUnitInterval(overlay.opacity, at: "\(path).opacity")
         if let range = overlay.timeRange, !checkRange(range, at: "\(path).timeRange") { ok = false }
         for (a, animation) in overlay.animations.enumerated() {

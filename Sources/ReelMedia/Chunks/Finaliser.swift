@@ -56,8 +56,10 @@ public enum Finaliser {
         }
 
         var frames = 0
-        for chunk in ordered {
-            let reader = chunk.path == first.path ? firstReader : try PacketReader(path: chunk.path, kind: "video")
+        for (index, chunk) in ordered.enumerated() {
+            // Results are content-addressed, so identical chunks (a still held longer than a
+            // chunk, a title card) share one file: every chunk gets a reader of its own.
+            let reader = index == 0 ? firstReader : try PacketReader(path: chunk.path, kind: "video")
             guard reader.parameters.extradata == reference.extradata, reader.parameters.codecName == reference.codecName else {
                 throw Failure(description: "chunk \(chunk.frames) was encoded with different parameters than chunk \(first.frames) "
                               + "(extradata differs): it cannot be joined without re-encoding; re-render it")

@@ -35,6 +35,9 @@ struct PlaneMapping {
     ///   - sourceWidth, sourceHeight: the source plane's size.
     init?(inverse t: AffineTransform, planeScale s: Double, crop: Rect, lumaWidth: Int, lumaHeight: Int,
           sourceWidth: Int, sourceHeight: Int) {
+        // A near-singular layer transform has an enormous inverse: such a layer covers no
+        // pixel worth sampling, and its fixed-point terms would not fit in an Int.
+        guard [t.a, t.b, t.c, t.d, t.tx, t.ty].allSatisfy({ $0.isFinite && $0.magnitude < 1e12 }) else { return nil }
         // In plane coordinates p = luma·s on both sides the linear part is unchanged.
         let tx = t.tx * s, ty = t.ty * s
         // A crop reaching the image's right/bottom edge reaches the plane's edge too: an odd

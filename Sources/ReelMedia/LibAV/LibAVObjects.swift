@@ -1,4 +1,5 @@
 import CFFmpeg
+import Glibc
 import ReelCore
 
 // Small owners of libav objects. Each class owns exactly one C object and frees it in
@@ -61,38 +62,69 @@ final class InputFile {
     /// Opens `path`. `findStreamInfo` probes the streams by decoding a few frames, which
     /// decoding needs for some formats; stream copy of MP4/MOV (the finaliser) does not, and
     /// skipping it makes opening a chunk cheap.
-    init(path: String, findStreamInfo: Bool = true) throws {
+    /// How long opening and probing a file may take before it is abandoned (a file that
+    /// never ends, a stalled read): far longer than any real file needs.
+    static let openTimeout: Duration = .seconds(30)
+
+    init(path: String, findStreamInfo: Bool = true, openTimeout: Duration = InputFile.openTimeout) throws {
         self.path = path
+        let deadline = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        let (seconds, attoseconds) = openTimeout.components
+        deadline.pointee = av_gettime_relative() + seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        self.deadline = deadline
         var ctx: UnsafeMutablePointer<AVFormatContext>?
+        let io: ByteRangeIO?
         if let source = RemoteMedia.source(for: path) {
-            let io = try ByteRangeIO(source: source, url: path)
-            self.io = io
-            guard let allocated = avformat_alloc_context() else { fatalError("avformat_alloc_context: out of memory") }
-            allocated.pointee.pb = io.context
-            ctx = allocated
-            // On failure avformat_open_input frees the context (not our pb).
-            let status = avformat_open_input(&ctx, path, nil, nil)
-            if status < 0 { throw Self.failure(status, "opening \(path)", io: io) }
+            io = try ByteRangeIO(source: source, url: path)
         } else if RemoteMedia.isRemoteURL(path) {
+            deadline.deallocate()
             throw MediaError(code: .invalidArgument, message: "no byte-range source is registered for this asset", context: "opening \(path)")
         } else {
-            self.io = nil
-            try check(avformat_open_input(&ctx, path, nil, nil), "opening \(path)")
+            io = nil
+            // Only regular files: a FIFO or a device would block (or never end) when read.
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+                deadline.deallocate()
+                throw MediaError(code: .invalidArgument, message: "not a regular file (a directory, FIFO, device or socket)", context: "opening \(path)")
+            }
         }
-        guard let opened = ctx else { throw MediaError(code: .noData, message: "no format context", context: "opening \(path)") }
-        let status = findStreamInfo ? avformat_find_stream_info(opened, nil) : 0
+        self.io = io
+        guard let allocated = avformat_alloc_context() else { fatalError("avformat_alloc_context: out of memory") }
+        allocated.pointee.interrupt_callback = AVIOInterruptCB(callback: reel_deadline_interrupt_callback(), opaque: UnsafeMutableRawPointer(deadline))
+        if let io { allocated.pointee.pb = io.context }
+        ctx = allocated
+        // On failure avformat_open_input frees the context (not a custom pb).
+        let status = avformat_open_input(&ctx, path, nil, nil)
+        if status < 0 {
+            let timedOut = av_gettime_relative() > deadline.pointee
+            deadline.deallocate()
+            throw Self.failure(status, "opening \(path)", io: io, timedOut: timedOut)
+        }
+        guard let opened = ctx else { deadline.deallocate(); throw MediaError(code: .noData, message: "no format context", context: "opening \(path)") }
+        let infoStatus = findStreamInfo ? avformat_find_stream_info(opened, nil) : 0
+        let timedOut = av_gettime_relative() > deadline.pointee
         // find_stream_info treats a read error as the end of the file: ask the source too.
-        if status < 0 || io?.hasFailure == true {
-            let error = Self.failure(status, "reading stream info of \(path)", io: io)
+        if infoStatus < 0 || io?.hasFailure == true || timedOut {
+            let error = Self.failure(infoStatus, "reading stream info of \(path)", io: io, timedOut: timedOut)
             avformat_close_input(&ctx)
+            deadline.deallocate()
             throw error
         }
+        // Opened: decoding from here on has no deadline (a long render reads for hours).
+        deadline.pointee = .max
         context = opened
     }
 
+    /// The interrupt callback's deadline; owned here, freed after the context is closed.
+    private let deadline: UnsafeMutablePointer<Int64>
+
     /// The error for a failed (or, for remote reads, silently truncated) libav call: the
     /// byte-range source's own error when it caused the failure, libav's otherwise.
-    private static func failure(_ status: Int32, _ what: String, io: ByteRangeIO?) -> MediaError {
+    private static func failure(_ status: Int32, _ what: String, io: ByteRangeIO?, timedOut: Bool = false) -> MediaError {
+        if timedOut {
+            return MediaError(code: .libav, status: reel_averror(ETIMEDOUT),
+                              message: "gave up after \(InputFile.openTimeout): the file did not open in time", context: what)
+        }
         if let cause = io?.takeFailure() {
             return MediaError(code: .libav, status: reel_averror(EIO), message: "\(cause)", context: what)
         }
@@ -105,7 +137,11 @@ final class InputFile {
         if status < 0 || io?.hasFailure == true { throw Self.failure(status, what(), io: io) }
     }
 
-    deinit { var c: UnsafeMutablePointer<AVFormatContext>? = context; avformat_close_input(&c) }
+    deinit {
+        var c: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&c)
+        deadline.deallocate()
+    }
 
     var streamCount: Int { Int(context.pointee.nb_streams) }
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }

@@ -32,11 +32,14 @@ public enum CompositionLoader {
     static func probe(_ url: String) -> AssetResolution {
         let isRemote = url.hasPrefix("http://") || url.hasPrefix("https://")
         if !isRemote {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url, isDirectory: &isDirectory) else {
-                return .unavailable(reason: "no such file (\(url))")
+            var info = stat()
+            guard stat(url, &info) == 0 else { return .unavailable(reason: "no such file (\(url))") }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: break
+            case S_IFDIR: return .unavailable(reason: "is a directory, not a media file (\(url))")
+            // Reading a FIFO or a device never ends (or blocks): only regular files are media.
+            default: return .unavailable(reason: "is not a regular file (a FIFO, device or socket); give a media file (\(url))")
             }
-            if isDirectory.boolValue { return .unavailable(reason: "is a directory, not a media file (\(url))") }
             guard FileManager.default.isReadableFile(atPath: url) else {
                 return .unavailable(reason: "file is not readable (\(url))")
             }

@@ -30,8 +30,8 @@ struct SubmitCommand: AsyncParsableCommand {
     func validate() throws {
         if output != nil && !wait { throw ValidationError("-o needs --wait (or fetch later with `reel fetch JOB -o OUT`)") }
         if let chunkSeconds {
-            guard let s = Rational(parsing: chunkSeconds), s > .zero else {
-                throw ValidationError("--chunk-seconds must be a number of seconds > 0, like 10 or 2.5")
+            guard let s = Rational(parsing: chunkSeconds), RenderLimits.problem(withChunkSeconds: s) == nil else {
+                throw ValidationError("--chunk-seconds must be a number of seconds > 0 and ≤ 3600, like 10 or 2.5")
             }
         }
         if let encoderThreads, !(1...64).contains(encoderThreads) { throw ValidationError("--encoder-threads must be 1…64") }
