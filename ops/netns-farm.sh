@@ -7,8 +7,14 @@
 # by ops/make-sample.sh), waits, and checks the output with ffprobe against `reel validate`.
 # Test traffic stays inside the two namespaces; both are deleted on exit, whatever happens.
 #
+# Then a fault run (FAULTS=0 skips it): the same job again with a second agent on host A; while
+# B's agent holds a chunk the link is cut until its lease has expired and A has rendered the rest,
+# then healed. The job must finish with video packets identical to the fault-free render and no
+# chunk accepted twice (B's late result is refused by its stale epoch).
+#
 #   sudo ops/netns-farm.sh [REEL_BINARY]        (default: .build/debug/reel, then .build/release/reel)
-#   env: AGENTS=N agents on host B (default 1), CHUNK_SECONDS (default 2), KEEP=1 keeps the work dir.
+#   env: AGENTS=N agents on host B (default 1), CHUNK_SECONDS (default 2), KEEP=1 keeps the work dir,
+#        FAULTS=0 skips the partition run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -90,8 +96,9 @@ log "host A: PostgreSQL on its loopback"
 database=$(ip netns exec "$ns_a" "$root/ops/postgres.sh" start "$work/pg" 5432)
 log "host A: reel coordinator --listen $addr_a:$port"
 mkdir -p "$work/storage"
+# A short lease so the partition run below waits seconds, not the default 30 s.
 ip netns exec "$ns_a" "$reel" coordinator --listen "$addr_a:$port" --database "$database" \
-  --storage "$work/storage" --secret-file "$work/secret" >"$work/coordinator.log" 2>&1 &
+  --storage "$work/storage" --secret-file "$work/secret" --lease-seconds 6 >"$work/coordinator.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 150); do
   if ip netns exec "$ns_b" bash -c "exec 3<>/dev/tcp/$addr_a/$port" 2>/dev/null; then break; fi
@@ -131,3 +138,55 @@ cmp -s "$work/out.mp4" "$work/fetched.mp4" || { log "reel fetch gave different b
 if ip netns exec "$ns_b" "$reel" cancel 999999 2>"$work/cancel.err"; then log "cancel of an unknown job succeeded"; exit 1; fi
 log "reel cancel 999999: $(cat "$work/cancel.err")"
 log "ok: job $job rendered across two hosts: $frames frames, h264 + aac, decodes cleanly"
+
+[ "${FAULTS:-1}" = 1 ] || exit 0
+
+# ---- The partition run ------------------------------------------------------------------------
+video_md5() { ffmpeg -nostdin -v error -i "$1" -map 0:v -c copy -f md5 - ; }
+agent_task() {  # the task the coordinator thinks agent $1 holds ("" if none)
+  ip netns exec "$ns_a" "$reel" agents --json | python3 -c '
+import json, sys
+for a in json.load(sys.stdin)["agents"]:
+    if a["name"] == sys.argv[1]: print(a.get("currentTask") or "")' "$1"
+}
+log "fault run: a second agent on host A; the same job again, submitted from host A"
+ip netns exec "$ns_a" "$reel" agent --coordinator "$addr_a:$port" --secret-file "$work/secret" \
+  --cache "$work/cache-a" --name host-a-1 --threads 1 >"$work/agent-a.log" 2>&1 &
+pids+=($!)
+ip netns exec "$ns_a" timeout 900 "$reel" submit "$work/sample/sample.json" --chunk-seconds "$chunk_seconds" \
+  --wait -o "$work/faulted.mp4" --quiet >"$work/job2-id" 2>"$work/submit2.log" &
+submit_pid=$!
+
+held=""
+for _ in $(seq 1 600); do
+  held=$(agent_task host-b-1)
+  # A video chunk ("frames [a, b)" with b > 0), so the packets compared below include its redo.
+  case $held in *"frames ["*", "[1-9]*) break ;; *) held="" ;; esac
+  kill -0 "$submit_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$held" ] || { log "host B's agent never held a chunk of the second job"; exit 1; }
+ip -n "$ns_b" link set "$veth_b" down
+log "partitioned host B while it holds: $held"
+# The coordinator must give the chunk to host A once B's lease expires; the job then finishes.
+wait "$submit_pid" || { log "submit --wait failed during the partition: $(cat "$work/submit2.log")"; exit 1; }
+job2=$(cat "$work/job2-id")
+expired=$(ip netns exec "$ns_a" psql "$database" -tAc \
+  "SELECT count(*) FROM events WHERE job_id = $job2 AND kind = 'lease_expired'")
+[ "$expired" -ge 1 ] || { log "no lease expired during the partition (events: $expired)"; exit 1; }
+ip -n "$ns_b" link set "$veth_b" up
+log "healed host B; waiting for its agent to come back"
+for i in $(seq 1 300); do
+  state=$(ip netns exec "$ns_a" "$reel" agents --json | python3 -c '
+import json, sys
+print(next((a["state"] for a in json.load(sys.stdin)["agents"] if a["name"] == "host-b-1"), ""))')
+  case $state in idle|busy) break ;; esac
+  [ "$i" -lt 300 ] || { log "host B's agent did not reconnect after the partition (state: $state)"; exit 1; }
+  sleep 0.2
+done
+twice=$(ip netns exec "$ns_a" psql "$database" -tAc \
+  "SELECT count(*) FROM (SELECT task_id FROM events WHERE job_id = $job2 AND kind = 'completed' GROUP BY task_id HAVING count(*) > 1) t")
+[ "$twice" = 0 ] || { log "$twice chunk(s) were accepted twice"; exit 1; }
+[ "$(video_md5 "$work/faulted.mp4")" = "$(video_md5 "$work/out.mp4")" ] \
+  || { log "the partitioned run's video packets differ from the fault-free run's"; exit 1; }
+log "ok: partition past the lease: job $job2 finished on host A, video packets identical, no chunk accepted twice"
