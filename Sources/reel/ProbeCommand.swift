@@ -14,13 +14,14 @@ struct ProbeCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try requireReadableFile(file, what: "the file")
+            LibAVLogging.quiet()
             let report: ProbeReport
             do { report = try MediaProbe.report(path: file) } catch {
                 throw UserError("\(file) is not a media file Reel can read (\(error))")
             }
             if json {
                 let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(report), as: UTF8.self))
             } else {
                 print(report.description)
@@ -40,13 +41,15 @@ struct ThumbnailCommand: ParsableCommand {
             """)
 
     @Argument(help: "A video file.") var file: String
-    @Option(help: "Time in seconds: a decimal (2.5) or a fraction (1001/30000).") var at: String
+    // `.unconditional`: `--at -1` is a (wrong) time to explain, not a missing value.
+    @Option(parsing: .unconditional, help: "Time in seconds: a decimal (2.5) or a fraction (1001/30000).") var at: String
     @Option(name: .shortAndLong, help: "The PNG to write.") var output: String
 
     func run() throws {
         try reportingErrors {
             try requireReadableFile(file, what: "the video")
             try requireWritableOutput(output)
+            LibAVLogging.quiet()
             let time = try parseTime(at, option: "--at")
             let description: AssetDescription
             do { description = try MediaProbe.describe(path: file) } catch {

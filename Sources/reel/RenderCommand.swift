@@ -66,6 +66,7 @@ struct ValidateCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try requireReadableFile(composition, what: "the composition")
+            LibAVLogging.quiet() // problems are reported per asset, in Reel's words
             let plan = try CompositionLoader.load(path: composition)
             print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(plan.frameDuration) s "
                   + "(\(String(format: "%.3f", plan.duration.seconds)) s), "

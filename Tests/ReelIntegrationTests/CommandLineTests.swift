@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReelCore
+import Glibc
 
 /// The `reel` binary as a user runs it: exit statuses, messages, and what each command writes.
 @Suite struct CommandLineTests {
@@ -128,5 +129,57 @@ import ReelCore
             let got = Media.mean(frame, width: 96, x: 10, y: 10, w: 76, h: 44)
             #expect(abs(got - expected[k / 15]) < 4, "frame \(k): luma \(got), expected image \(k / 15)")
         }
+    }
+
+    /// Issue 8: the reproduction that killed `reel validate` with SIGILL, and a FIFO asset that
+    /// made it hang, are validation problems with exit status 1.
+    @Test func hostileCompositionsAreProblemsNotCrashesOrHangs() throws {
+        let dir = try Media.tempDirectory()
+        let clip = try Fixtures.numberedClip(in: dir)
+        let overflow = dir.appendingPathComponent("overflow.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [
+               {"asset": "n", "at": "1/9223372036854775783", "sourceRange": {"start": 0, "duration": "1/9223372036854775643"}}]}]}
+            """.write(toFile: overflow, atomically: true, encoding: .utf8)
+        let r = try Media.run(Media.reel, ["validate", overflow], allowFailure: true)
+        #expect(r.status == 1, "exit \(r.status): \(r.stderr)")
+        #expect(r.stderr.hasPrefix("tracks[0].segments[0].at: the fraction 1/9223372036854775783"), "\(r.stderr)")
+
+        let fifo = dir.appendingPathComponent("pipe.mp4").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let piped = dir.appendingPathComponent("fifo.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(fifo)"}}, "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "n", "at": 0}]}]}
+            """.write(toFile: piped, atomically: true, encoding: .utf8)
+        let f = try Media.run(Media.reel, ["validate", piped], allowFailure: true)
+        #expect(f.status == 1)
+        #expect(f.stderr.contains("assets.n.url: is not a regular file (a FIFO, device or socket)"), "\(f.stderr)")
+    }
+
+    /// Issue 10's probe and thumbnail snags: ffprobe's rotation number, no libav log lines, JSON
+    /// without escaped slashes, and `--at -1` explained.
+    @Test func probeAndThumbnailSpeakPlainly() throws {
+        let dir = try Media.tempDirectory()
+        let clip = try Fixtures.numberedClip(in: dir)
+        let rotated = dir.appendingPathComponent("rotated.mp4").path
+        try Media.ffmpeg(["-i", clip, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated])
+        let ffprobe = String(decoding: try Media.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                                 "stream_side_data=rotation", "-of", "csv=p=0", rotated]).stdout, as: UTF8.self)
+        let expected = ffprobe.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: try Media.run(Media.reel, ["probe", rotated]).stdout, as: UTF8.self)
+        #expect(text.contains("rotation \(expected)° (as ffprobe"), "ffprobe says \(expected): \(text)")
+
+        let json = String(decoding: try Media.run(Media.reel, ["probe", "--json", rotated]).stdout, as: UTF8.self)
+        #expect(json.contains("\"path\" : \"\(rotated)\""), "slashes unescaped: \(json.prefix(300))")
+
+        let notMedia = dir.appendingPathComponent("notes.png").path
+        try Data("not a picture".utf8).write(to: URL(fileURLWithPath: notMedia))
+        let p = try Media.run(Media.reel, ["probe", notMedia], allowFailure: true)
+        #expect(!p.stderr.contains("@ 0x"), "a libav log line leaked: \(p.stderr)")
+
+        let t = try Media.run(Media.reel, ["thumbnail", clip, "--at", "-1", "-o", dir.appendingPathComponent("t.png").path], allowFailure: true)
+        #expect(t.status == 1)
+        #expect(t.stderr.contains("--at takes seconds"), "\(t.stderr)")
     }
 }

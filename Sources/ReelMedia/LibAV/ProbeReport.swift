@@ -67,7 +67,11 @@ public struct ProbeReport: Sendable, Hashable, Codable, CustomStringConvertible 
             if let f = s.pixelFormat { parts.append(f) }
             if let size = s.size { parts.append("\(size)") }
             if let d = s.displaySize, d != s.size { parts.append("display \(d)") }
-            if let r = s.rotationDegrees, r != 0 { parts.append("rotated \(Int(r))°") }
+            if let r = s.rotationDegrees, r != 0 {
+                // ffprobe's number (counter-clockwise, in (-180, 180]), so the two tools agree.
+                let ccw = (360 - Int(r)) % 360
+                parts.append("rotation \(ccw > 180 ? ccw - 360 : ccw)° (as ffprobe: counter-clockwise)")
+            }
             if let t = s.preferredTransform, t != .identity { parts.append("transform \(t)") }
             if let fps = s.averageFrameRate { parts.append("\(Self.rate(fps)) fps avg") }
             if let fps = s.nominalFrameRate, fps != s.averageFrameRate { parts.append("\(Self.rate(fps)) fps nominal") }
