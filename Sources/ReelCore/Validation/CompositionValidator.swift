@@ -129,7 +129,7 @@ final class ValidationRun {
         for entry in usable {
             if let previous = latest, entry.ramp.start < previous.ramp.end {
                 report("\(path)[\(entry.index)].timeRange",
-                       "overlaps \(name)[\(previous.index)] from \(entry.ramp.start) to \(min(entry.ramp.end, previous.ramp.end)); ramps of one property must not overlap")
+                       "overlaps \(name)[\(previous.index)] from \(TimeFormatting.seconds(entry.ramp.start)) to \(TimeFormatting.seconds(min(entry.ramp.end, previous.ramp.end))); ramps of one property must not overlap")
             }
             if latest == nil || entry.ramp.end > latest!.ramp.end { latest = entry }
         }

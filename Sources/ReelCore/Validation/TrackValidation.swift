@@ -109,7 +109,7 @@ extension ValidationRun {
         if media.sourceRange != nil {
             if !checkRange(range, at: "\(path).sourceRange") { return nil }
             if range.end > assetDuration {
-                report("\(path).sourceRange", "ends at \(range.end), beyond the end of asset \"\(media.asset)\" (\(assetDuration))")
+                report("\(path).sourceRange", "ends at \(TimeFormatting.seconds(range.end)), beyond the end of asset \"\(media.asset)\" (\(TimeFormatting.seconds(assetDuration)))")
                 ok = false
             }
         }
@@ -123,7 +123,7 @@ extension ValidationRun {
         for entry in sorted {
             if let previous = latest, entry.range.start < previous.range.end {
                 report("\(trackPath).segments[\(entry.index)]",
-                       "overlaps segments[\(previous.index)] from \(entry.range.start) to \(min(entry.range.end, previous.range.end))")
+                       "overlaps segments[\(previous.index)] from \(TimeFormatting.seconds(entry.range.start)) to \(TimeFormatting.seconds(min(entry.range.end, previous.range.end)))")
             }
             if latest == nil || entry.range.end > latest!.range.end { latest = entry }
         }

@@ -108,17 +108,17 @@ extension ValidationRun {
         var latestIndex: Int?
         for entry in ranges {
             if entry.range.start > cursor {
-                report(path, "gap from \(cursor) to \(entry.range.start) not covered by any instruction")
+                report(path, "gap from \(TimeFormatting.seconds(cursor)) to \(TimeFormatting.seconds(entry.range.start)) not covered by any instruction")
             } else if entry.range.start < cursor, let latestIndex {
                 report("\(path)[\(entry.index)].timeRange",
-                       "overlaps instructions[\(latestIndex)] from \(entry.range.start) to \(min(cursor, entry.range.end))")
+                       "overlaps instructions[\(latestIndex)] from \(TimeFormatting.seconds(entry.range.start)) to \(TimeFormatting.seconds(min(cursor, entry.range.end)))")
             }
             if entry.range.end > cursor { cursor = entry.range.end; latestIndex = entry.index }
         }
         if cursor < duration {
-            report(path, "gap from \(cursor) to \(duration) not covered by any instruction")
+            report(path, "gap from \(TimeFormatting.seconds(cursor)) to \(TimeFormatting.seconds(duration)) not covered by any instruction")
         } else if cursor > duration, let latestIndex {
-            report("\(path)[\(latestIndex)].timeRange", "ends at \(cursor), after the composition's end \(duration)")
+            report("\(path)[\(latestIndex)].timeRange", "ends at \(TimeFormatting.seconds(cursor)), after the composition's end \(TimeFormatting.seconds(duration))")
         }
     }
 
