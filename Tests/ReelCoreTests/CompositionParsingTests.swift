@@ -107,7 +107,7 @@ struct CompositionParsingTests {
             "videoComposition.colour: unknown key; expected one of: renderSize, frameDuration, instructions, overlays",
             "videoComposition.renderSize.height: is required",
             "videoComposition.instructions[0].backgroundColor: must be a colour \"#RRGGBB\" or \"#RRGGBBAA\", not \"black\"",
-            "videoComposition.instructions[0].layerInstructions[0].transform: must be \"preferred\" or a transform object {\"a\",\"b\",\"c\",\"d\",\"tx\",\"ty\"}, not \"upright\"",
+            "videoComposition.instructions[0].layerInstructions[0].transform: must be \"preferred\", \"fit\", \"fill\" or a transform object {\"a\",\"b\",\"c\",\"d\",\"tx\",\"ty\"}, not \"upright\"",
             "videoComposition.instructions[0].layerInstructions[0].opacity: must be a number, not a string",
             "videoComposition.overlays[0]: give either image or text, not both",
             "videoComposition.overlays[1].fontSize: only allowed for a text overlay",

@@ -138,4 +138,30 @@ import ReelMedia
         #expect(brightCount(frames[37], 0, 114, 160, 120) == 0 && brightCount(frames[37], 152, 70, 160, 120) == 0)
         #expect(try Media.decodeErrors(out).isEmpty)
     }
+
+    /// `"transform": "fit"` and `"fill"` inside an explicit instruction (issue 10): upright,
+    /// aspect kept, centred — letterboxed or cropped — against ffmpeg's scale+pad / scale+crop.
+    @Test(arguments: [("fit", "scale=320:180:force_original_aspect_ratio=decrease,pad=320:180:(ow-iw)/2:(oh-ih)/2"),
+                      ("fill", "scale=320:180:force_original_aspect_ratio=increase,crop=320:180")])
+    func fitAndFillPlaceTheLayerLikeFFmpeg(_ mode: String, _ filter: String) throws {
+        let dir = try Media.tempDirectory()
+        let clip = dir.appendingPathComponent("bars.mp4").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "smptebars=s=240x240:r=25:d=1", "-c:v", "libx264", "-crf", "10", "-pix_fmt", "yuv420p", clip])
+        let (out, _) = try Fixtures.render("""
+            {"formatVersion": 1, "assets": {"c": {"url": "\(clip)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "c", "at": 0}]}],
+             "videoComposition": {"renderSize": {"width": 320, "height": 180}, "frameDuration": "1/25",
+               "instructions": [{"timeRange": {"start": 0, "duration": 1}, "layerInstructions": [{"track": 1, "transform": "\(mode)"}]}]},
+             "export": {"preset": "highest", "video": {"crf": 10}}}
+            """, in: dir, name: "\(mode).mp4")
+        let frames = try Media.lumaFrames(out, width: 320, height: 180)
+        let ref = dir.appendingPathComponent("ref-\(mode).mp4").path
+        try Media.ffmpeg(["-i", clip, "-vf", filter, "-c:v", "libx264", "-crf", "0", "-pix_fmt", "yuv420p", ref])
+        let reference = try Media.lumaFrames(ref, width: 320, height: 180)
+        let psnr = Media.psnr(frames[12], reference[12])
+        #expect(psnr >= 30, "\(mode): PSNR \(psnr) dB against ffmpeg's \(filter)")
+        // The difference that matters: fit leaves black bars at the sides, fill covers the frame.
+        let leftEdge = Media.mean(frames[12], width: 320, x: 0, y: 0, w: 30, h: 180)
+        #expect(mode == "fit" ? leftEdge < 20 : leftEdge > 40, "\(mode): left edge luma \(leftEdge)")
+    }
 }

@@ -21,6 +21,7 @@ extension RenderPlan {
             switch layer.transform {
             case .preferred: base = video.preferredTransform
             case .fit: base = RenderDefaults.fitTransform(video, into: renderSize)
+            case .fill: base = RenderDefaults.fillTransform(video, into: renderSize)
             case .explicit(let t): base = t
             }
             let placed = RampedValue.value(at: time, base: base, ramps: layer.transformRamps)

@@ -142,14 +142,17 @@ struct CompositionDecoding {
                                 opacity: opacity ?? 1, opacityRamps: opacityRamps ?? [], cropRectangle: crop)
     }
 
-    /// `"preferred"` or a transform object.
+    /// `"preferred"`, `"fit"`, `"fill"` or a transform object.
     func transformSetting(_ value: JSONValue, at path: String) -> TransformSetting? {
         if case .string(let s) = value {
-            guard s == "preferred" else {
-                reader.report(path, "must be \"preferred\" or a transform object {\"a\",\"b\",\"c\",\"d\",\"tx\",\"ty\"}, not \"\(s)\"")
+            switch s {
+            case "preferred": return .preferred
+            case "fit": return .fit
+            case "fill": return .fill
+            default:
+                reader.report(path, "must be \"preferred\", \"fit\", \"fill\" or a transform object {\"a\",\"b\",\"c\",\"d\",\"tx\",\"ty\"}, not \"\(s)\"")
                 return nil
             }
-            return .preferred
         }
         return reader.affineTransform(value, at: path).map(TransformSetting.matrix)
     }

@@ -33,6 +33,12 @@ public struct Instruction: Hashable, Sendable, Codable {
 public enum TransformSetting: Hashable, Sendable, Codable {
     /// The source's own display matrix (upright, natural size, at the origin).
     case preferred
+    /// The preferred transform, then scaled (aspect kept) to fit inside the render size and
+    /// centred: letterbox or pillarbox bars show what is below.
+    case fit
+    /// The preferred transform, then scaled (aspect kept) to cover the render size and
+    /// centred: the overhang is cropped.
+    case fill
     /// An explicit CGAffineTransform from encoded source pixels to render coordinates.
     case matrix(AffineTransform)
 }

@@ -44,11 +44,23 @@ public enum RenderDefaults {
     /// The `.fit` placement: `preferred`, then a uniform scale so the upright picture fits in
     /// `renderSize` (aspect preserved), then centred.
     public static func fitTransform(_ video: VideoTrackDescription, into renderSize: PixelSize) -> AffineTransform {
+        placed(video, into: renderSize, scale: min)
+    }
+
+    /// The `.fill` placement: like `.fit`, but scaled to cover `renderSize` (the picture's
+    /// overhang on one axis falls outside the render and is not drawn).
+    public static func fillTransform(_ video: VideoTrackDescription, into renderSize: PixelSize) -> AffineTransform {
+        placed(video, into: renderSize, scale: max)
+    }
+
+    /// `preferred`, then the uniform scale `choose(rw/w, rh/h)`, then centred.
+    private static func placed(_ video: VideoTrackDescription, into renderSize: PixelSize,
+                               scale choose: (Double, Double) -> Double) -> AffineTransform {
         let box = video.preferredTransform.boundingBox(
             of: Rect(x: 0, y: 0, width: Double(video.naturalSize.width), height: Double(video.naturalSize.height)))
         guard box.width > 0, box.height > 0 else { return video.preferredTransform }
         let rw = Double(renderSize.width), rh = Double(renderSize.height)
-        let s = min(rw / box.width, rh / box.height)
+        let s = choose(rw / box.width, rh / box.height)
         return video.preferredTransform
             .concatenating(.translation(-box.x, -box.y))
             .concatenating(.scale(s, s))

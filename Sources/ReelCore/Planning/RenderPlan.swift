@@ -108,6 +108,8 @@ public enum LayerTransform: Codable, Sendable, Hashable {
     case preferred
     /// Preferred transform, then a uniform scale to fit the render size, centred (DESIGN §3.2 default).
     case fit
+    /// Preferred transform, then a uniform scale to cover the render size, centred (overhang cropped).
+    case fill
     /// A transform from encoded source pixels to render coordinates.
     case explicit(AffineTransform)
 }

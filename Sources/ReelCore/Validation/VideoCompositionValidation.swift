@@ -87,6 +87,8 @@ extension ValidationRun {
                 let transform: LayerTransform
                 switch layer.transform {
                 case .preferred: transform = .preferred
+                case .fit: transform = .fit
+                case .fill: transform = .fill
                 case .matrix(let m): transform = .explicit(m)
                 }
                 layers.append(PlannedLayer(trackID: layer.track, transform: transform, transformRamps: transformRamps,
