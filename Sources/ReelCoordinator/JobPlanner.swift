@@ -43,7 +43,8 @@ struct JobPlanner: Sendable {
                 composition.assets[id]?.url = storage.assetPath(entry.sha256)
             }
             let root = storage.root
-            let plan = try await offload { [composition] in try CompositionLoader.plan(composition, directory: root) }
+            var plan = try await offload { [composition] in try CompositionLoader.plan(composition, directory: root) }
+            if composition.export.fileType == nil, let fileType = stored.settings.fileType { plan.export.fileType = fileType }
             let finaliser = configuration.finaliserAgentName
             let liveAgents = try await pool.run { store in
                 try store.agents().filter { $0.state == .online && $0.name != finaliser }.count

@@ -17,6 +17,8 @@ import ServiceLifecycle
 struct AllInOneRender {
     var composition: String
     var output: String
+    /// The container, from the composition or the output name (`OutputContainer`).
+    var fileType: FileType
     var agents: Int
     var chunkSeconds: Rational
     var encoderThreads: Int
@@ -97,7 +99,8 @@ struct AllInOneRender {
         guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
         let parsed = try Composition.parse(Array(data))
         let manifest = try AssetManifest(composition: parsed, directory: URL(fileURLWithPath: composition).deletingLastPathComponent().path)
-        let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: URL(fileURLWithPath: composition).lastPathComponent)
+        let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: URL(fileURLWithPath: composition).lastPathComponent,
+                                   fileType: fileType)
         let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
                                                           manifest: manifest, client: client, quiet: quiet)
         let waiter = JobWaiter(client: client, connection: connection, job: job, quiet: quiet)

@@ -28,7 +28,9 @@ struct RecipeOptions: ParsableArguments {
     /// Prints or renders the composition built by a recipe.
     func finish(_ json: [String: Any]) throws {
         var root = json
-        var export: [String: Any] = ["preset": preset, "fileType": fileType, "optimizeForNetworkUse": true]
+        var export: [String: Any] = ["preset": preset, "optimizeForNetworkUse": true]
+        // Printed without -o, the composition leaves the container to the name it is rendered to.
+        if output != nil { export["fileType"] = try fileType().rawValue }
         if root["export"] != nil { export = root["export"] as! [String: Any] }
         root["export"] = export
         if let size, let (w, h) = parsedSize(size) {
@@ -48,7 +50,11 @@ struct RecipeOptions: ParsableArguments {
         print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
     }
 
-    var fileType: String { output.map { $0.lowercased().hasSuffix(".mov") ? "mov" : "mp4" } ?? "mp4" }
+    /// The container `-o`'s extension names.
+    func fileType() throws -> FileType {
+        guard let output else { return .mp4 }
+        return try OutputContainer.fileType(forOutput: output, written: nil).mapError { UserError($0.message) }.get()
+    }
 }
 
 /// Probes an input and turns a failure into a message naming the file.

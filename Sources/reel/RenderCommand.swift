@@ -40,8 +40,11 @@ struct RenderCommand: AsyncParsableCommand {
             try requireReadableFile(composition, what: "the composition")
             try requireWritableOutput(output)
             let seconds = Rational(parsing: chunkSeconds)!
+            let written = try? Composition.parse(Array(Data(contentsOf: URL(fileURLWithPath: composition)))).export.fileType
+            let fileType = try OutputContainer.fileType(forOutput: output, written: written ?? nil).mapError { UserError($0.message) }.get()
             if inProcess {
-                let plan = try CompositionLoader.load(path: composition)
+                var plan = try CompositionLoader.load(path: composition)
+                plan.export.fileType = fileType
                 let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks)
                 let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
                 try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
@@ -49,7 +52,7 @@ struct RenderCommand: AsyncParsableCommand {
                 return
             }
             let environmentDatabase = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-            try await AllInOneRender(composition: composition, output: output, agents: agents, chunkSeconds: seconds,
+            try await AllInOneRender(composition: composition, output: output, fileType: fileType, agents: agents, chunkSeconds: seconds,
                                      encoderThreads: encoderThreads, database: database ?? environmentDatabase, quiet: quiet).run()
         }
     }

@@ -120,3 +120,23 @@ import Testing
         #expect(TimeFormatting.seconds(t) == text)
     }
 }
+
+/// Issue 10: the container follows `-o` when the composition does not name one.
+@Suite struct OutputContainerTests {
+    @Test(arguments: [("out.mp4", nil, FileType.mp4), ("a/b/OUT.M4V", nil, .mp4), ("clip.mov", nil, .mov),
+                      ("clip.mov", FileType.mov, .mov), ("x.mp4", FileType.mp4, .mp4)])
+    func extensionDecides(_ path: String, _ written: FileType?, _ expected: FileType) throws {
+        #expect(try OutputContainer.fileType(forOutput: path, written: written).get() == expected)
+    }
+
+    @Test func unknownOrConflictingNamesAreErrorsNamingBoth() {
+        guard case .failure(let mkv) = OutputContainer.fileType(forOutput: "/tmp/out.mkv", written: nil),
+              case .failure(let bare) = OutputContainer.fileType(forOutput: "out", written: .mov),
+              case .failure(let conflict) = OutputContainer.fileType(forOutput: "out.mov", written: .mp4) else {
+            Issue.record("a bad output name was accepted"); return
+        }
+        #expect(mkv.message == "the output name out.mkv ends in .mkv; Reel writes .mp4, .m4v, .mov")
+        #expect(bare.message == "the output name out has no extension; Reel writes .mp4, .m4v, .mov (this composition's export.fileType is \"mov\")")
+        #expect(conflict.message == "export.fileType is \"mp4\" but the output name out.mov ends in .mov (mov): change the name's extension or the fileType so they agree")
+    }
+}

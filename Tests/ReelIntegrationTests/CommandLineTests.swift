@@ -182,4 +182,41 @@ import Glibc
         #expect(t.status == 1)
         #expect(t.stderr.contains("--at takes seconds"), "\(t.stderr)")
     }
+
+    /// Issue 10: `-o out.mov` writes QuickTime, `-o out.mkv` is refused (it used to be MP4 under
+    /// another name), and a contradiction with `export.fileType` names both.
+    @Test func theContainerFollowsTheOutputName() throws {
+        let dir = try Media.tempDirectory()
+        let clip = try Fixtures.numberedClip(in: dir)
+        let json = dir.appendingPathComponent("c.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}}, "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "n", "at": 0}]}],
+             "export": {"preset": "low"}}
+            """.write(toFile: json, atomically: true, encoding: .utf8)
+        func brand(_ path: String) throws -> String {
+            let probe = try Media.probe(path)
+            let tags = (probe["format"] as? [String: Any])?["tags"] as? [String: Any]
+            return tags?["major_brand"] as? String ?? "?"
+        }
+        let mov = dir.appendingPathComponent("out.mov").path
+        try Media.run(Media.reel, ["render", json, "-o", mov, "--in-process", "--quiet"])
+        #expect(try brand(mov) == "qt  ")
+        let concat = dir.appendingPathComponent("joined.mov").path
+        try Media.run(Media.reel, ["concat", clip, clip, "-o", concat, "--quiet"])
+        #expect(try brand(concat) == "qt  ")
+
+        let mkv = try Media.run(Media.reel, ["render", json, "-o", dir.appendingPathComponent("out.mkv").path, "--in-process"], allowFailure: true)
+        #expect(mkv.status == 1 && mkv.stderr.contains("the output name out.mkv ends in .mkv; Reel writes .mp4, .m4v, .mov"), "\(mkv.stderr)")
+        let slideshow = try Media.run(Media.reel, ["concat", clip, "-o", dir.appendingPathComponent("x.webm").path], allowFailure: true)
+        #expect(slideshow.status == 1 && slideshow.stderr.contains("ends in .webm"), "\(slideshow.stderr)")
+
+        let typed = dir.appendingPathComponent("typed.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}}, "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "n", "at": 0}]}],
+             "export": {"fileType": "mp4"}}
+            """.write(toFile: typed, atomically: true, encoding: .utf8)
+        let conflict = try Media.run(Media.reel, ["render", typed, "-o", dir.appendingPathComponent("typed.mov").path, "--in-process"], allowFailure: true)
+        #expect(conflict.status == 1 && conflict.stderr.contains("export.fileType is \"mp4\" but the output name typed.mov ends in .mov"), "\(conflict.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("typed.mov").path))
+    }
 }

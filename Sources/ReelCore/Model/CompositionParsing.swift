@@ -239,7 +239,7 @@ struct CompositionDecoding {
         let fast = r.optional(o, "optimizeForNetworkUse", at: path, r.bool)
         let video = r.optional(o, "video", at: path, videoOverrides)
         let audio = r.optional(o, "audio", at: path, audioOverrides)
-        return ExportOptions(preset: preset ?? .highest, fileType: fileType ?? .mp4, optimizeForNetworkUse: fast ?? false,
+        return ExportOptions(preset: preset ?? .highest, fileType: fileType, optimizeForNetworkUse: fast ?? false,
                              video: video ?? .init(), audio: audio ?? .init())
     }
 

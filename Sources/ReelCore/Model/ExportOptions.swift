@@ -14,12 +14,13 @@ public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
 /// `optimizeForNetworkUse` false (AVAssetExportSession's default).
 public struct ExportOptions: Hashable, Sendable, Codable {
     public var preset: ExportPreset
-    public var fileType: FileType
+    /// nil when the file does not say: the output name's extension decides (`OutputContainer`), else MP4.
+    public var fileType: FileType?
     public var optimizeForNetworkUse: Bool
     public var video: VideoExportOverrides
     public var audio: AudioExportOverrides
 
-    public init(preset: ExportPreset = .highest, fileType: FileType = .mp4, optimizeForNetworkUse: Bool = false,
+    public init(preset: ExportPreset = .highest, fileType: FileType? = nil, optimizeForNetworkUse: Bool = false,
                 video: VideoExportOverrides = .init(), audio: AudioExportOverrides = .init()) {
         self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
         self.video = video; self.audio = audio

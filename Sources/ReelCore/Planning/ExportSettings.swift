@@ -41,7 +41,7 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             bitRate: a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][preset]!,
             sampleRate: a.sampleRate ?? 48_000,
             channels: a.channels ?? 2)
-        self.init(preset: preset, fileType: options.fileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
+        self.init(preset: preset, fileType: options.fileType ?? .mp4, optimizeForNetworkUse: options.optimizeForNetworkUse,
                   video: video, audio: audio)
     }
 }

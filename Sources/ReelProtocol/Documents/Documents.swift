@@ -21,8 +21,11 @@ public struct JobSettings: Codable, Sendable, Hashable {
     public var encoderThreads: Int?
     /// A human label for `reel status` (default: the composition's file name).
     public var name: String?
-    public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil) {
-        self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name
+    /// The container when the composition's `export.fileType` is absent: the client derives it
+    /// from its output name (`OutputContainer`). Default MP4.
+    public var fileType: FileType?
+    public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil) {
+        self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name; self.fileType = fileType
     }
 }
 

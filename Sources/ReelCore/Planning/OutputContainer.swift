@@ -1,0 +1,32 @@
+/// Which container an output file gets: `export.fileType` when the composition says, else the
+/// output name's extension (`.mp4`, `.m4v` → MP4; `.mov` → QuickTime), as AVAssetExportSession
+/// users expect from `outputURL`. An unknown extension, or one that contradicts
+/// `export.fileType`, is an error naming both, never a silent MP4 under another name.
+public enum OutputContainer {
+    /// The extensions Reel writes, and the container each means.
+    public static let extensions: [(suffix: String, fileType: FileType)] = [("mp4", .mp4), ("m4v", .mp4), ("mov", .mov)]
+
+    /// The container for `outputPath`, given the composition's `export.fileType` (nil = not written).
+    /// The error says what to change.
+    public static func fileType(forOutput outputPath: String, written: FileType?) -> Result<FileType, OutputNameError> {
+        let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
+        let suffix = name.contains(".") ? String(name.split(separator: ".").last!).lowercased() : ""
+        guard let implied = extensions.first(where: { $0.suffix == suffix })?.fileType else {
+            let known = extensions.map { ".\($0.suffix)" }.joined(separator: ", ")
+            let given = suffix.isEmpty ? "has no extension" : "ends in .\(suffix)"
+            return .failure(OutputNameError(message: "the output name \(name) \(given); Reel writes \(known)"
+                + (written.map { " (this composition's export.fileType is \"\($0.rawValue)\")" } ?? "")))
+        }
+        if let written, written != implied {
+            return .failure(OutputNameError(message: "export.fileType is \"\(written.rawValue)\" but the output name \(name) ends in .\(suffix) "
+                + "(\(implied.rawValue)): change the name's extension or the fileType so they agree"))
+        }
+        return .success(written ?? implied)
+    }
+}
+
+/// An output name Reel cannot write the composition to; `message` says what to change.
+public struct OutputNameError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
