@@ -15,7 +15,15 @@ struct RecipeOptions: ParsableArguments {
 
     func validate() throws {
         guard ["highest", "medium", "low"].contains(preset) else { throw ValidationError("--preset must be highest, medium or low") }
-        if let size, parsedSize(size) == nil { throw ValidationError("--size must look like 1280x720") }
+        if let size {
+            // Checked here, in the option's own words: the composition's JSON path would name a
+            // key the user never wrote.
+            guard let (w, h) = parsedSize(size) else { throw ValidationError("--size must look like 1280x720") }
+            let limit = RenderDefaults.maximumDimension
+            guard w > 0, h > 0, w % 2 == 0, h % 2 == 0, w <= limit, h <= limit else {
+                throw ValidationError("--size \(size): width and height must be even numbers from 2 to \(limit) (H.264 4:2:0 needs even sizes), e.g. 640x360")
+            }
+        }
         if output == nil && !printComposition { throw ValidationError("give the output file with -o OUT.mp4 (or use --print-composition)") }
     }
 

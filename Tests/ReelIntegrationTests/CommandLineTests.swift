@@ -207,6 +207,9 @@ import Glibc
 
         let mkv = try Media.run(Media.reel, ["render", json, "-o", dir.appendingPathComponent("out.mkv").path, "--in-process"], allowFailure: true)
         #expect(mkv.status == 1 && mkv.stderr.contains("the output name out.mkv ends in .mkv; Reel writes .mp4, .m4v, .mov"), "\(mkv.stderr)")
+        let odd = try Media.run(Media.reel, ["concat", clip, "--size", "641x360", "-o", dir.appendingPathComponent("odd.mp4").path], allowFailure: true)
+        #expect(odd.status == 1 && odd.stderr.contains("--size 641x360: width and height must be even") && !odd.stderr.contains("videoComposition"),
+                "\(odd.stderr)")
         let slideshow = try Media.run(Media.reel, ["concat", clip, "-o", dir.appendingPathComponent("x.webm").path], allowFailure: true)
         #expect(slideshow.status == 1 && slideshow.stderr.contains("ends in .webm"), "\(slideshow.stderr)")
 
