@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "reel", targets: ["reel"]),
         .executable(name: "reel-chunkbench", targets: ["reel-chunkbench"]),
+        .executable(name: "reel-dispatchbench", targets: ["reel-dispatchbench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -82,6 +83,13 @@ let package = Package(
 
         // Times the finaliser alone on kept chunks for ops/bench-chunks.sh; not part of the public CLI.
         .executableTarget(name: "reel-chunkbench", dependencies: ["ReelCore", "ReelMedia"]),
+
+        // N simulated agents speaking reel/1 for ops/bench-dispatch.sh; not part of the public CLI.
+        .executableTarget(name: "reel-dispatchbench", dependencies: [
+            "ReelProtocol",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
 
         // Single-threaded compositor benchmark (ops/bench-compositor.sh runs it in release).
         .executableTarget(name: "reel-bench", dependencies: ["ReelMedia", "ReelCore"], path: "Sources/reel-bench",

@@ -1,0 +1,151 @@
+import Crypto
+import Foundation
+import NIOCore
+import ReelProtocol
+
+/// A load client for `ops/bench-dispatch.sh`: N simulated agents speaking `reel/1` against a
+/// real coordinator. Each connects and authenticates as an agent, sends `CAPS`, then loops:
+/// `CLAIM` → (optionally "render" for `--render-ms`) → `RESULT` with a small payload, for
+/// `--seconds`. With `--render-ms 0` agents claim back to back (throughput); with
+/// `--render-ms 1000` each offers about one claim per second (latency under a steady load —
+/// in a saturated closed loop, latency is just agents ÷ throughput). Not part of the CLI.
+///
+///   reel-dispatchbench --host H --port P --secret-file F --agents N --seconds S [--render-ms M]
+@main
+struct DispatchBench {
+    struct Options {
+        var host = "127.0.0.1"
+        var port = 7400
+        var secretFile = ""
+        var agents = 200
+        var seconds = 20.0
+        var renderMilliseconds = 0
+        var resultBytes = 1024
+    }
+
+    static func main() async {
+        do {
+            let options = try parse(Array(CommandLine.arguments.dropFirst()))
+            let report = try await run(options)
+            print(report)
+        } catch {
+            FileHandle.standardError.write(Data("reel-dispatchbench: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var o = Options()
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw BenchError("\(arguments[i - 1]) needs a value") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--host": o.host = try value()
+            case "--port": o.port = Int(try value()) ?? -1
+            case "--secret-file": o.secretFile = try value()
+            case "--agents": o.agents = Int(try value()) ?? 0
+            case "--seconds": o.seconds = Double(try value()) ?? 0
+            case "--render-ms": o.renderMilliseconds = Int(try value()) ?? -1
+            case "--result-bytes": o.resultBytes = Int(try value()) ?? 0
+            default: throw BenchError("unknown argument \(arguments[i])")
+            }
+            i += 1
+        }
+        guard (1...65_535).contains(o.port), !o.secretFile.isEmpty, o.agents >= 1, o.seconds > 0, o.renderMilliseconds >= 0,
+              o.resultBytes >= 1 else {
+            throw BenchError("usage: reel-dispatchbench --host H --port P --secret-file F --agents N --seconds S [--render-ms M] [--result-bytes B]")
+        }
+        return o
+    }
+
+    /// Per-agent measurements, merged at the end.
+    struct Samples: Sendable {
+        var claimMilliseconds: [Double] = []
+        var resultMilliseconds: [Double] = []
+        var empty = 0
+        var errors: [String] = []
+    }
+
+    static func run(_ o: Options) async throws -> String {
+        let authenticator = try Authenticator(secretFile: o.secretFile)
+        let payload = (0..<o.resultBytes).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let digest = SHA256.hash(data: payload).map { String(format: "%02x", $0) }.joined()
+        let clock = ContinuousClock()
+
+        // Connect everyone first: the measured window starts with all agents ready.
+        var clients: [ReelClient] = []
+        for n in 0..<o.agents {
+            let configuration = ReelClientConfiguration(host: o.host, port: o.port, role: .agent, name: "bench-\(n)")
+            let client = try await ReelClient.connect(configuration: configuration, authenticator: authenticator)
+            _ = try await client.request(.capabilities(AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 0, host: "bench")))
+            clients.append(client)
+        }
+        let start = clock.now
+        let deadline = start + .milliseconds(Int(o.seconds * 1000))
+        let merged = await withTaskGroup(of: Samples.self) { group in
+            for client in clients {
+                group.addTask {
+                    var samples = Samples()
+                    while clock.now < deadline {
+                        let asked = clock.now
+                        do {
+                            let reply = try await client.request(.claim(waitSeconds: 1), timeout: .seconds(30))
+                            guard case .task(let assignment, _) = reply else { samples.empty += 1; continue }
+                            samples.claimMilliseconds.append(milliseconds(clock.now - asked))
+                            if o.renderMilliseconds > 0 { try await Task.sleep(for: .milliseconds(o.renderMilliseconds)) }
+                            let sent = clock.now
+                            _ = try await client.request(.result(task: assignment.task, epoch: assignment.epoch, sha256: digest, data: payload),
+                                                         timeout: .seconds(30))
+                            samples.resultMilliseconds.append(milliseconds(clock.now - sent))
+                        } catch {
+                            samples.errors.append("\(error)")
+                            if samples.errors.count > 20 { break }
+                        }
+                    }
+                    return samples
+                }
+            }
+            var all = Samples()
+            for await s in group {
+                all.claimMilliseconds += s.claimMilliseconds
+                all.resultMilliseconds += s.resultMilliseconds
+                all.empty += s.empty
+                all.errors += s.errors
+            }
+            return all
+        }
+        let elapsed = clock.now - start
+        for client in clients { await client.close() }
+
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let claims = merged.claimMilliseconds.count
+        func line(_ name: String, _ values: [Double]) -> String {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return "\(name): none" }
+            func p(_ q: Double) -> String { String(format: "%.1f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) }
+            return "\(name) ms: p50 \(p(0.5)), p99 \(p(0.99)), max \(String(format: "%.1f", sorted.last!))"
+        }
+        var lines = [
+            "agents: \(o.agents), render: \(o.renderMilliseconds) ms per task, window: \(String(format: "%.1f", seconds)) s",
+            "claims: \(claims) (\(String(format: "%.0f", Double(claims) / seconds)) per second), empty claims (NONE): \(merged.empty)",
+            line("claim latency", merged.claimMilliseconds),
+            line("result latency", merged.resultMilliseconds),
+            "errors: \(merged.errors.count)",
+        ]
+        if let first = merged.errors.first { lines.append("first error: \(first)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func milliseconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Issue 7's dispatch figures: how fast one coordinator + PostgreSQL hands out tasks to many
+# agents, what the job's tasks cost in the database, and the coordinator's memory.
+#
+#   ops/bench-dispatch.sh [OUTPUT.md]       (default: print to stdout; KEEP_WORK=1 keeps the work dir)
+#   env: AGENTS (200) simulated agents · RUN_SECONDS (20) per measurement · JOBS (4) jobs queued
+#        HOURS (4) timeline length · SEGMENTS (1440) still segments per timeline · CHUNK_SECONDS (2)
+#        REEL_BIN_DIR: use these binaries instead of building release ones into .build-release
+#
+# 1. builds reel and reel-dispatchbench (release) unless REEL_BIN_DIR is given;
+# 2. starts a private PostgreSQL and a coordinator on loopback (storage and data in a temp dir);
+# 3. generates a still and a HOURS-long composition of SEGMENTS still segments, and submits it
+#    JOBS times with --chunk-seconds CHUNK_SECONDS (4 h in 2 s chunks: 7,200 tasks a job);
+# 4. reports the tasks' database footprint (spec bytes per task, table and database size);
+# 5. runs reel-dispatchbench twice: agents claiming back to back (throughput), then agents that
+#    "render" 1 s per task (latency under a steady load of about AGENTS claims per second);
+# 6. reports the coordinator's peak and current RSS.
+# Results go in BENCHMARKS.md with the command and the machine. Nothing here is a test: no
+# figure is asserted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+report=${1:-/dev/stdout}
+agents=${AGENTS:-200}
+run_seconds=${RUN_SECONDS:-20}
+jobs=${JOBS:-4}
+hours=${HOURS:-4}
+segments=${SEGMENTS:-1440}
+chunk_seconds=${CHUNK_SECONDS:-2}
+
+log() { echo "== $*" >&2; }
+if [ -n "${REEL_BIN_DIR:-}" ]; then
+  bin=$(cd "$REEL_BIN_DIR" && pwd)
+else
+  log "building reel and reel-dispatchbench (release, .build-release)"
+  swift build -c release --scratch-path .build-release --product reel >&2
+  swift build -c release --scratch-path .build-release --product reel-dispatchbench >&2
+  bin=$root/.build-release/release
+fi
+
+# Under /var/tmp: the postgres user must reach the data directory when this runs as root.
+work=$(mktemp -d /var/tmp/reel-bench-dispatch.XXXXXX)
+chmod 755 "$work"
+coordinator=""
+cleanup() {
+  [ -n "$coordinator" ] && { kill -TERM "$coordinator" 2>/dev/null; wait "$coordinator" 2>/dev/null; }
+  "$root/ops/postgres.sh" stop "$work/pg" >/dev/null 2>&1 || true
+  if [ "${KEEP_WORK:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+pg_port=${PG_PORT:-54391}
+database=$("$root/ops/postgres.sh" start "$work/pg" "$pg_port")
+sql() { psql "$database" -tAc "$1"; }
+head -c 32 /dev/urandom | base64 > "$work/secret"
+chmod 600 "$work/secret"
+
+log "composition: $hours h of $segments still segments, submitted $jobs times in $chunk_seconds s chunks"
+ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=s=320x180 -frames:v 1 "$work/still.png"
+python3 - "$work/timeline.json" "$hours" "$segments" <<'EOF'
+import json, sys
+path, hours, segments = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+each = hours * 3600 / segments
+assert each == int(each), "HOURS*3600 must divide evenly into SEGMENTS"
+json.dump({"formatVersion": 1, "assets": {"still": {"url": "still.png"}},
+           "tracks": [{"id": 1, "mediaType": "video",
+                       "segments": [{"asset": "still", "at": int(i * each), "duration": int(each)} for i in range(segments)]}],
+           "videoComposition": {"renderSize": {"width": 320, "height": 180}, "frameDuration": "1/30"},
+           "export": {"preset": "low"}}, open(path, "w"))
+EOF
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
+  --secret-file "$work/secret" --lease-seconds 300 >"$work/coordinator.log" 2>&1 &
+coordinator=$!
+for i in $(seq 1 150); do
+  if bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then break; fi
+  kill -0 "$coordinator" 2>/dev/null || { cat "$work/coordinator.log" >&2; exit 1; }
+  [ "$i" -lt 150 ] || { log "the coordinator did not start listening"; exit 1; }
+  sleep 0.2
+done
+
+export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
+for j in $(seq 1 "$jobs"); do
+  "$bin/reel" submit "$work/timeline.json" --chunk-seconds "$chunk_seconds" --quiet >>"$work/job-ids"
+done
+log "waiting for $jobs job(s) to be planned"
+for i in $(seq 1 600); do
+  planned=$(sql "SELECT count(DISTINCT job_id) FROM tasks")
+  [ "$planned" -ge "$jobs" ] && break
+  [ "$i" -lt 600 ] || { log "only $planned of $jobs jobs were planned"; exit 1; }
+  sleep 0.5
+done
+tasks=$(sql "SELECT count(*) FROM tasks")
+spec_bytes=$(sql "SELECT coalesce(sum(length(spec)), 0) FROM tasks")
+tasks_size=$(sql "SELECT pg_total_relation_size('tasks')")
+database_size=$(sql "SELECT pg_database_size(current_database())")
+
+log "throughput: $agents agents claiming back to back for $run_seconds s"
+closed=$("$bin/reel-dispatchbench" --host 127.0.0.1 --port "$port" --secret-file "$work/secret" \
+  --agents "$agents" --seconds "$run_seconds" --render-ms 0)
+log "latency: $agents agents rendering 1 s per task for $run_seconds s"
+paced=$("$bin/reel-dispatchbench" --host 127.0.0.1 --port "$port" --secret-file "$work/secret" \
+  --agents "$agents" --seconds "$run_seconds" --render-ms 1000)
+rss_peak=$(awk '/VmHWM/ {print $2}' "/proc/$coordinator/status")
+rss_now=$(awk '/VmRSS/ {print $2}' "/proc/$coordinator/status")
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+
+{
+  echo "### Dispatch: $agents agents, $jobs × ${hours} h timeline ($segments stills) in ${chunk_seconds} s chunks"
+  echo
+  echo "Command: \`AGENTS=$agents RUN_SECONDS=$run_seconds JOBS=$jobs HOURS=$hours SEGMENTS=$segments CHUNK_SECONDS=$chunk_seconds ops/bench-dispatch.sh\`"
+  echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)"
+  echo
+  echo "| figure | value |"
+  echo "|---|---|"
+  echo "| tasks stored | $tasks |"
+  echo "| task specifications | $(mb "$spec_bytes") ($(( spec_bytes / (tasks > 0 ? tasks : 1) )) bytes per task) |"
+  echo "| tasks table (with indexes) | $(mb "$tasks_size") |"
+  echo "| database | $(mb "$database_size") |"
+  echo "| coordinator RSS, peak / at the end | $(( rss_peak / 1024 )) MB / $(( rss_now / 1024 )) MB |"
+  echo
+  echo "Agents claiming back to back:"
+  echo '```text'
+  echo "$closed"
+  echo '```'
+  echo "Agents rendering 1 s per task:"
+  echo '```text'
+  echo "$paced"
+  echo '```'
+} >"$report"
