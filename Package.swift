@@ -49,6 +49,8 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // PostgreSQL through libpq: connection, migrations, job/task queries.
+        // The task/lease rules as pure values (no I/O): the store executes them.
+        .target(name: "ReelScheduling"),
         .target(name: "ReelStore", dependencies: ["ReelCore", "CLibPQ"]),
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
@@ -95,6 +97,7 @@ let package = Package(
         .executableTarget(name: "reel-bench", dependencies: ["ReelMedia", "ReelCore"], path: "Sources/reel-bench",
                           swiftSettings: fastMath),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
+        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling"]),
         .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore"]),
         .testTarget(name: "ReelProtocolTests", dependencies: [
             "ReelProtocol",
