@@ -85,8 +85,8 @@ import Testing
     }
 
     /// What `reel probe --json` says Reel sees in `file`: kind, display size, frame duration,
-    /// duration and audio channels.
-    static func reelProbe(_ file: URL) throws -> (kind: String, display: [Int]?, frameDuration: String?, duration: String?, channels: Int?) {
+    /// duration, audio channels and preferred transform.
+    static func reelProbe(_ file: URL) throws -> (kind: String, display: [Int]?, frameDuration: String?, duration: String?, channels: Int?, transform: [Double]?) {
         let r = try Media.run(Media.reel, ["probe", file.path, "--json"])
         let json = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
         let streams = json["streams"] as? [[String: Any]] ?? []
@@ -95,8 +95,9 @@ import Testing
         let asset = json["asset"] as? [String: Any] ?? [:]
         let assetVideo = asset["video"] as? [String: Any]
         let assetAudio = asset["audio"] as? [String: Any]
+        let transform = (assetVideo?["preferredTransform"] as? [String: Double]).map { t in ["a", "b", "c", "d", "tx", "ty"].map { t[$0] ?? .nan } }
         return (asset["kind"] as? String ?? "?", display, assetVideo?["frameDuration"] as? String,
-                asset["duration"] as? String, assetAudio?["channels"] as? Int)
+                asset["duration"] as? String, assetAudio?["channels"] as? Int, transform)
     }
 
     // MARK: - Tests
@@ -109,6 +110,8 @@ import Testing
         let portrait = try Self.reelProbe(dir.appendingPathComponent("portrait.mp4"))
         #expect(portrait.kind == "movie" && portrait.display == [1080, 1920] && portrait.frameDuration == "1/30" && portrait.channels == 2, "\(portrait)")
         #expect(portrait.duration == "6", "portrait.mp4 lasts \(portrait.duration ?? "?") s")
+        // The preferred transform docs/composition.md quotes (and halves in its matrix example).
+        #expect(portrait.transform == [0, -1, 1, 0, 0, 1920], "\(portrait)")
         let music = try Self.reelProbe(dir.appendingPathComponent("music.m4a"))
         #expect(music.kind == "audio" && music.channels == 2 && music.duration == "30", "\(music)")
         let logo = try Self.reelProbe(dir.appendingPathComponent("logo.png"))
