@@ -108,9 +108,13 @@ public final class Coordinator: Service, Sendable {
         markStarted()
 
         let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger)
+        // Its own connection: a sweep over a large storage directory must not delay lease expiry.
+        let sweeper = StorageSweeper(worker: try StoreWorker(conninfo: configuration.database, label: "sweep"), storage: storage,
+                                     configuration: configuration, logger: logger, now: { StorageSweeper.wallClockMillis() })
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.reaperLoop(worker: worker, planner: planner) }
             group.addTask { await finaliser.run() }
+            group.addTask { await sweeper.run() }
             // Whichever comes first: graceful shutdown or cancellation of `run()`.
             try? await gracefulShutdown()
             handler.draining.withValue { $0 = true }

@@ -61,6 +61,14 @@ public struct CoordinatorConfiguration: Sendable {
     /// The name under which the coordinator itself holds finalise leases (an `agents` row,
     /// hidden from `AGENTS` reports).
     public var finaliserAgentName: String = "@coordinator"
+    /// When an agent that keeps failing stops getting work (default: 3 FAILs in 10 min → 10 min).
+    public var quarantine: QuarantinePolicy = QuarantinePolicy()
+    /// Offline agents leave `reel agents` after this long offline, seconds; `nil` keeps them. Default 24 h.
+    public var forgetOfflineAgentsAfterSeconds: Double? = 86_400
+    /// What the storage sweep deletes, and after how long (`RetentionPolicy`).
+    public var retention: RetentionPolicy = RetentionPolicy()
+    /// Period of the storage sweep (retention, garbage collection, abandoned uploads).
+    public var storageSweepInterval: Duration = .seconds(60)
 
     public init() {}
 }

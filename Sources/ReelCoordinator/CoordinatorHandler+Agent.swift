@@ -20,12 +20,16 @@ extension CoordinatorHandler {
         guard let agent = agentID(peer) else { throw ReelProtocolError(.noCapabilities, "send CAPS before CLAIM") }
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(max(0, min(waitSeconds, configuration.maxClaimWaitSeconds)))
-        let leaseSeconds = configuration.leaseSeconds
+        let leaseSeconds = configuration.leaseSeconds, finaliser = configuration.finaliserAgentName
+        // An agent counts as live for "someone else can take this task" while it heartbeats
+        // within two leases (idle agents heartbeat with every claim poll, busy ones every lease/3).
+        let liveSeconds = 2 * leaseSeconds
         while true {
             if draining.current { return .noTask }
             let claimed = try await pool.run { store -> ClaimedTask? in
                 try store.agentHeartbeat(agent)
-                return try store.claimTask(agent: agent, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio])
+                return try store.claimTask(agent: agent, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio],
+                                           liveSeconds: liveSeconds, excludingAgentNamed: finaliser)
             }
             if let claimed {
                 metrics.claims.increment()
@@ -100,8 +104,14 @@ extension CoordinatorHandler {
     func fail(task: Int64, epoch: Int64, reason: String, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         do {
-            let outcome = try await pool.run { try $0.fail(Lease(task: task, epoch: epoch, agent: agent), message: reason) }
-            logger.warning("task failed", metadata: ["agent": "\(peer.name)", "task": "\(task)", "reason": "\(reason)", "outcome": "\(outcome)"])
+            let policy = configuration.quarantine
+            let report = try await pool.run { try $0.fail(Lease(task: task, epoch: epoch, agent: agent), message: reason, policy: policy) }
+            logger.warning("task failed", metadata: ["agent": "\(peer.name)", "task": "\(task)", "reason": "\(reason)",
+                                                     "outcome": "\(report.outcome)"])
+            if let until = report.quarantinedUntilMillis {
+                logger.warning("agent quarantined: it failed \(policy.failures) tasks within \(Int(policy.windowSeconds)) s",
+                               metadata: ["agent": "\(peer.name)", "untilMillis": "\(until)"])
+            }
             return .ok
         } catch JobStoreError.staleEpoch {
             return .lost(task: task)

@@ -43,6 +43,7 @@ extension CoordinatorHandler {
         let used = request.assets.filter { composition.assets[$0.key] != nil }
         let settings = try CoordinatorJSON.encode(StoredJobSettings(settings: request.settings, assets: used))
         let text = request.composition
+        try await forgetDamagedAssets(hashes.sorted())
         let (job, missing) = try await pool.run { [hashes] store in
             let job = try store.createJob(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
                                                  waitingForAssets: true))
@@ -51,6 +52,24 @@ extension CoordinatorHandler {
         logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name)", "missing": "\(missing.count)"])
         if missing.isEmpty { await planner.plan(job: job) }
         return .job(id: job, missing: missing)
+    }
+
+    /// Assets the database thinks are stored but whose file is missing or the wrong size are
+    /// forgotten (and a wrong-sized file removed), so `SUBMIT` reports them missing and the
+    /// submitter uploads them again instead of every render failing on them.
+    func forgetDamagedAssets(_ hashes: [String]) async throws {
+        let records = try await pool.run { try $0.storedAssets(hashes) }
+        let storage = storage
+        let damaged = try await offload {
+            records.compactMap { record in
+                CoordinatorStorage.problem(path: storage.assetPath(record.sha256), size: record.size, sha256: nil).map { (record.sha256, $0) }
+            }
+        }
+        for (hash, problem) in damaged {
+            logger.warning("stored asset is damaged; asking for it again", metadata: ["sha256": "\(hash)", "problem": "\(problem)"])
+            storage.removeAsset(hash)
+            try await pool.run { try $0.forgetAsset(sha256: hash) }
+        }
     }
 
     func put(sha256: String, offset: Int64, total: Int64, bytes: [UInt8]) async throws -> Message {
@@ -78,7 +97,12 @@ extension CoordinatorHandler {
             }
             return try summaries.map { try Self.jobStatus($0, store: store, nowMillis: now) }
         }
-        return .report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs)).utf8))
+        // Storage use only in the overview: walking the directories on every `STATUS job=` poll
+        // (`reel submit` waiting) would cost more than it tells.
+        let storage = storage
+        var usage: StorageUsage?
+        if job == nil { usage = try await offload { storage.usage() } }
+        return .report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8))
     }
 
     static func jobStatus(_ summary: JobSummary, store: JobStore, nowMillis: Int64) throws -> JobStatus {
@@ -131,11 +155,13 @@ extension CoordinatorHandler {
                 let state: String = switch record.state {
                 case .offline: "offline"
                 case .draining: "draining"
+                case .online where record.quarantinedUntilMillis != nil: "quarantined"
                 case .online: record.currentTask == nil ? "idle" : "busy"
                 }
                 return AgentStatus(name: record.name, host: record.host, state: state, threads: caps?.threads ?? 0,
                                    heartbeatAgeSeconds: Double(record.heartbeatAgeMillis) / 1000,
-                                   currentTask: record.currentTask.map { taskInfo[$0] ?? "task \($0)" })
+                                   currentTask: record.currentTask.map { taskInfo[$0] ?? "task \($0)" },
+                                   quarantinedUntilMillis: record.quarantinedUntilMillis, lastError: record.lastError)
             }
         }
         return .report(json: Array(try CoordinatorJSON.encode(AgentsReport(agents: agents)).utf8))
@@ -155,8 +181,25 @@ extension CoordinatorHandler {
         return .ok
     }
 
+    /// Deletes an ended job: its rows (tasks, events, asset references), its output, and the
+    /// chunk results no other job references. Assets it alone used go at the next sweep.
+    func delete(job: Int64) async throws -> Message {
+        let deleted = try await pool.run { try $0.deleteJob(job) }
+        let storage = storage
+        try await offload {
+            if let output = deleted.outputKey, output.hasPrefix(storage.root + "/outputs/") { unlink(output) }
+            for hash in deleted.unreferencedResults where CoordinatorStorage.isValidHash(hash) { unlink(storage.resultPath(hash)) }
+        }
+        logger.info("job deleted", metadata: ["job": "\(job)", "results": "\(deleted.unreferencedResults.count)"])
+        return .ok
+    }
+
     func output(job: Int64, offset: Int64, length: Int64) async throws -> Message {
         guard let summary = try await pool.run({ try $0.jobSummary(job) }) else { throw ReelProtocolError(.notFound, "no job \(job)") }
+        if summary.state == .done, summary.outputKey == nil {
+            let keep = configuration.retention.keepOutputsSeconds.map { " after \(Int($0 / 3600)) h (reel coordinator --keep-outputs)" } ?? ""
+            throw ReelProtocolError(.notFound, "job \(job)'s output was deleted by retention\(keep); submit the job again to render it anew")
+        }
         guard summary.state == .done, let path = summary.outputKey else {
             throw ReelProtocolError(.notReady, "job \(job) is \(summary.state.rawValue); its output does not exist yet")
         }

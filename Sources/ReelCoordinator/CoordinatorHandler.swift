@@ -47,6 +47,7 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .agents: return try await agents()
             case .cancel(let job): return try await cancel(job: job)
             case .retry(let job): return try await retry(job: job)
+            case .delete(let job): return try await delete(job: job)
             case .output(let job, let offset, let length): return try await output(job: job, offset: offset, length: length)
             default:
                 throw ReelProtocolError(.malformed, "\(request.verb) is not a request")
@@ -56,6 +57,8 @@ final class CoordinatorHandler: ReelRequestHandler {
         } catch let error as JobStoreError {
             switch error {
             case .jobNotFound(let job): throw ReelProtocolError(.notFound, "no job \(job)")
+            case .conflict(let job, let state) where request.verb == "DELETE":
+                throw ReelProtocolError(.conflict, "job \(job) is \(state.rawValue); cancel it first (reel cancel \(job)), then delete it")
             case .conflict(let job, let state): throw ReelProtocolError(.conflict, "job \(job) is already \(state.rawValue)")
             case .staleEpoch(let task, let epoch): throw ReelProtocolError(.staleEpoch, "task \(task) is not held under epoch \(epoch)")
             }

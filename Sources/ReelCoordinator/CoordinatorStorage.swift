@@ -16,6 +16,13 @@ struct CoordinatorStorage: Sendable {
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
     }
 
+    /// Runs `body` while no `PUT` can touch an asset file: the sweep deletes assets and
+    /// `SUBMIT` removes damaged ones under it, so an upload never completes onto a file that is
+    /// about to be deleted.
+    func withUploadLock<T>(_ body: () throws -> T) rethrows -> T {
+        try appendLock.withValue { _ in try body() }
+    }
+
     func prepare() throws {
         for sub in ["assets", "results", "outputs", "tmp"] {
             try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)

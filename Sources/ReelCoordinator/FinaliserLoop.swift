@@ -33,6 +33,32 @@ struct FinaliserLoop: Sendable {
         }
     }
 
+    /// Checks every done task's stored result (exists, size, SHA-256). A missing or damaged
+    /// one is not the job's fault: those tasks alone are rendered again (fresh attempts, new
+    /// epochs), the damaged files removed, and the finalise task handed back to wait for them.
+    /// - Returns: whether anything was re-queued (then this finalise attempt is over).
+    func requeueDamagedResults(_ tasks: [TaskRecord], job: Int64, lease: Lease) async throws -> Bool {
+        let storage = storage
+        let damaged = try await offload {
+            tasks.compactMap { task -> (TaskRecord, String)? in
+                guard task.kind != .finalise, task.state == .done, let result = task.result else { return nil }
+                guard CoordinatorStorage.isValidHash(result.sha256) else { return (task, "not a content hash") }
+                return CoordinatorStorage.problem(path: storage.resultPath(result.sha256), size: result.size, sha256: result.sha256)
+                    .map { (task, $0) }
+            }
+        }
+        guard !damaged.isEmpty else { return false }
+        for (task, problem) in damaged {
+            logger.warning("stored result is missing or damaged; rendering the task again",
+                           metadata: ["job": "\(job)", "task": "\(task.id)", "problem": "\(problem)"])
+            if let hash = task.result?.sha256, CoordinatorStorage.isValidHash(hash) { unlink(storage.resultPath(hash)) }
+        }
+        let ids = damaged.map { $0.0.id }
+        let reason = "stored result " + damaged.map { "of task \($0.0.id): \($0.1)" }.joined(separator: "; ") + "; rendering again"
+        try await worker.run { try $0.requeueDamagedResults(finalise: lease, tasks: ids, reason: reason) }
+        return true
+    }
+
     /// Finalises one claimable job; `false` when there was none.
     func finaliseNext() async throws -> Bool {
         let agent = agent, leaseSeconds = configuration.leaseSeconds
@@ -55,6 +81,7 @@ struct FinaliserLoop: Sendable {
                 guard let documents = try store.jobDocuments(job) else { throw JobStoreError.jobNotFound(job) }
                 return (documents.plan, try store.tasks(ofJob: job))
             }
+            if try await requeueDamagedResults(tasks, job: job, lease: lease) { return true }
             let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
             var chunks: [ChunkArtifact] = []
             var audio: ChunkArtifact?

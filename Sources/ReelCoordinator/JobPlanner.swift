@@ -30,6 +30,30 @@ struct JobPlanner: Sendable {
         }
     }
 
+    /// Existence and size of the job's asset files (SHA-256 was verified when each upload
+    /// completed; re-hashing every source at every plan would cost more than the check is
+    /// worth). A missing or wrong-sized file is forgotten and the job goes back to waiting for
+    /// its assets, with an error that says how to get them back: submitting again re-uploads
+    /// them, which releases this job too. - Returns: whether the job went back to waiting.
+    private func returnToWaitingIfAssetsAreDamaged(job: Int64, assets: [String: AssetManifestEntry]) async throws -> Bool {
+        let storage = storage
+        let damaged = try await offload {
+            assets.sorted { $0.key < $1.key }.compactMap { id, entry in
+                CoordinatorStorage.problem(path: storage.assetPath(entry.sha256), size: entry.size, sha256: nil).map { (id, entry.sha256, $0) }
+            }
+        }
+        guard !damaged.isEmpty else { return false }
+        for (_, hash, _) in damaged {
+            storage.removeAsset(hash)
+            try await pool.run { try $0.forgetAsset(sha256: hash) }
+        }
+        let list = damaged.map { "\($0.0) (sha256 \($0.1.prefix(12))…: \($0.2))" }.joined(separator: ", ")
+        let reason = "stored asset \(list) is missing or damaged in the coordinator's storage; submit the job again to re-upload it"
+        logger.warning("job waits for assets again", metadata: ["job": "\(job)", "reason": "\(reason)"])
+        try await pool.run { try $0.returnJobToWaiting(job, reason: reason) }
+        return true
+    }
+
     /// Plans one job; a composition that does not validate against its stored assets fails the job.
     func plan(job: Int64) async {
         do {
@@ -41,6 +65,9 @@ struct JobPlanner: Sendable {
                     throw CompositionError(problems: [Problem(path: "assets.\(id)", message: "not in the submitted asset manifest")])
                 }
                 composition.assets[id]?.url = storage.assetPath(entry.sha256)
+            }
+            if try await returnToWaitingIfAssetsAreDamaged(job: job, assets: stored.assets.filter { composition.assets[$0.key] != nil }) {
+                return
             }
             let root = storage.root
             var plan = try await offload { [composition] in try CompositionLoader.plan(composition, directory: root) }

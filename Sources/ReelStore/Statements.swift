@@ -30,7 +30,7 @@ enum Statements {
 
     /// A waiting job whose every asset is stored becomes queued.
     static let releaseWaitingJob = """
-        UPDATE jobs SET state = 'queued', updated_at = now()
+        UPDATE jobs SET state = 'queued', error = NULL, updated_at = now()
         WHERE id = $1::bigint AND state = 'waiting'
           AND NOT EXISTS (SELECT 1 FROM job_assets ja LEFT JOIN assets a ON a.sha256 = ja.sha256
                           WHERE ja.job_id = jobs.id AND a.sha256 IS NULL)
@@ -199,7 +199,8 @@ enum Statements {
     static let setAgentState = "UPDATE agents SET state = $2, current_task = CASE WHEN $2 = 'offline' THEN NULL ELSE current_task END WHERE id = $1::bigint"
     static let listAgents = """
         SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,
-               (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms, current_task
+               (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms, current_task,
+               CASE WHEN quarantined_until > now() THEN \(ms("quarantined_until")) END AS quarantined_ms, last_error
         FROM agents ORDER BY name
         """
 
@@ -238,4 +239,114 @@ enum Statements {
     static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
 
     static let waitingJobsForAsset = "SELECT job_id FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = $1 AND j.state = 'waiting'"
+
+    // MARK: Quarantine and failure history (issue 8)
+
+    /// `claimTaskOfKinds` for a render agent: nothing while the agent is quarantined, and a
+    /// render task it already failed only when no other live agent ($4: heartbeat within that
+    /// many seconds; $5: the coordinator's own finaliser row, never "another agent") could
+    /// take it instead — so a job's attempts spread over different agents.
+    static let claimTaskForAgent = claimTaskOfKinds.replacingOccurrences(
+        of: "WHERE t.state = 'queued' AND t.kind = ANY($3::text[])",
+        with: """
+            WHERE t.state = 'queued' AND t.kind = ANY($3::text[])
+              AND NOT EXISTS (SELECT 1 FROM agents me WHERE me.id = $1::bigint AND me.quarantined_until > now())
+              AND (t.kind = 'finalise'
+                   OR NOT EXISTS (SELECT 1 FROM task_failures f WHERE f.task_id = t.id AND f.agent_id = $1::bigint)
+                   OR NOT EXISTS (
+                        SELECT 1 FROM agents other
+                        WHERE other.id <> $1::bigint AND other.name <> $5 AND other.state = 'online'
+                          AND (other.quarantined_until IS NULL OR other.quarantined_until <= now())
+                          AND other.last_heartbeat > now() - $4::double precision * interval '1 second'
+                          AND NOT EXISTS (SELECT 1 FROM task_failures g WHERE g.task_id = t.id AND g.agent_id = other.id)))
+            """)
+    static let recordTaskFailure = """
+        INSERT INTO task_failures (task_id, agent_id, agent_name, message)
+        VALUES ($1::bigint, $2::bigint, (SELECT name FROM agents WHERE id = $2::bigint), $3)
+        """
+    /// Who failed a task and why, oldest first (for the job's failure message).
+    static let taskFailures = "SELECT agent_name, message FROM task_failures WHERE task_id = $1::bigint ORDER BY id"
+    static let taskLabel = "SELECT kind, ordinal FROM tasks WHERE id = $1::bigint"
+    /// The agent's FAILs since `$2` (ms since the Unix epoch), and the database's now and the
+    /// agent's previous quarantine end, for `QuarantinePolicy`.
+    static let agentFailuresSince = """
+        SELECT \(ms("f.at")) AS at_ms FROM task_failures f
+        WHERE f.agent_id = $1::bigint AND f.at > to_timestamp($2::double precision / 1000) ORDER BY f.at
+        """
+    static let agentQuarantineState = """
+        SELECT \(ms("now()")) AS now_ms, \(ms("quarantined_until")) AS until_ms FROM agents WHERE id = $1::bigint
+        """
+    static let quarantineAgent = """
+        UPDATE agents SET quarantined_until = to_timestamp($2::double precision / 1000), last_error = $3 WHERE id = $1::bigint
+        """
+    static let setAgentLastError = "UPDATE agents SET last_error = $2 WHERE id = $1::bigint"
+    /// Agents offline since before `$1` (ms) and holding no lease; `$2` (the finaliser row) is kept.
+    static let forgetOfflineAgents = """
+        DELETE FROM agents a
+        WHERE a.state = 'offline' AND a.last_heartbeat < to_timestamp($1::double precision / 1000) AND a.name <> $2
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.lease_owner = a.id)
+        RETURNING a.name
+        """
+
+    // MARK: Stored files: verification, retention, deletion (issue 8)
+
+    static let storedAssets = "SELECT sha256, size, stored_key FROM assets WHERE sha256 = ANY($1::text[])"
+    static let forgetAsset = "DELETE FROM assets WHERE sha256 = $1"
+    /// A queued job not yet planned goes back to waiting (an asset file turned out missing);
+    /// `$2` says what to do about it.
+    static let returnJobToWaiting = """
+        UPDATE jobs SET state = 'waiting', error = $2, updated_at = now()
+        WHERE id = $1::bigint AND state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id)
+        """
+    /// A done render task whose stored result is missing or damaged is rendered again: queued
+    /// with a fresh set of attempts (its next claim bumps the epoch).
+    static let requeueDamagedTask = """
+        UPDATE tasks SET state = 'queued', attempts = 0, result_sha256 = NULL, result_size = NULL, result_key = NULL,
+                         progress_frames = 0, finished_at = NULL, error = $2, updated_at = now()
+        WHERE id = $1::bigint AND state = 'done' AND kind <> 'finalise'
+        RETURNING job_id
+        """
+    static let reopenFinalisingJob = """
+        UPDATE jobs SET state = 'running', updated_at = now() WHERE id = $1::bigint AND state = 'finalising'
+        """
+
+    /// Whether jobs that ended before `$1` (ms; NULL keeps every ended job) still count as
+    /// needing their files: unfinished jobs always do.
+    private static func stillNeeds(_ job: String) -> String {
+        """
+        (\(job).state NOT IN ('done', 'failed', 'cancelled') OR $1::double precision IS NULL
+         OR coalesce(\(job).finished_at, \(job).updated_at) >= to_timestamp($1::double precision / 1000))
+        """
+    }
+    /// Done jobs whose output is older than the cutoff `$1` (ms).
+    static let expiredOutputs = """
+        SELECT id, output_key FROM jobs
+        WHERE state = 'done' AND output_key IS NOT NULL AND finished_at < to_timestamp($1::double precision / 1000)
+        ORDER BY id
+        """
+    static let clearOutput = "UPDATE jobs SET output_key = NULL, updated_at = now() WHERE id = $1::bigint AND output_key = $2"
+    /// Chunk results still needed: tasks of unfinished jobs, and of failed or cancelled jobs
+    /// ended after the cutoff `$1` (a retry reuses them). A done job needs none: its output is
+    /// the product, and a result deleted here is simply rendered again if ever needed.
+    static let neededResultHashes = """
+        SELECT DISTINCT t.result_sha256 AS h FROM tasks t JOIN jobs j ON j.id = t.job_id
+        WHERE t.result_sha256 IS NOT NULL AND t.kind <> 'finalise' AND j.state <> 'done' AND \(stillNeeds("j"))
+        """
+    /// Assets still needed: those of unfinished jobs and of jobs ended after the cutoff `$1`.
+    static let neededAssetHashes = """
+        SELECT DISTINCT ja.sha256 AS h FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE \(stillNeeds("j"))
+        """
+    /// Forgets the asset `$2` unless a job still needs it (cutoff `$1`); returns whether it is
+    /// now unneeded (its file may go).
+    static let forgetUnneededAsset = """
+        WITH needed AS (SELECT 1 FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = $2 AND \(stillNeeds("j"))),
+             gone AS (DELETE FROM assets WHERE sha256 = $2 AND NOT EXISTS (SELECT 1 FROM needed) RETURNING 1)
+        SELECT NOT EXISTS (SELECT 1 FROM needed) AS unneeded
+        """
+    static let jobOutputKey = "SELECT output_key FROM jobs WHERE id = $1::bigint"
+    static let jobResultHashes = """
+        SELECT DISTINCT result_sha256 AS h FROM tasks WHERE job_id = $1::bigint AND result_sha256 IS NOT NULL AND kind <> 'finalise'
+        """
+    static let deleteJob = "DELETE FROM jobs WHERE id = $1::bigint"
+    static let referencedResultHashes = "SELECT DISTINCT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])"
 }

@@ -32,6 +32,17 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: "TLS certificate chain (PEM); needs --tls-key.") var tlsCert: String?
     @Option(help: "TLS private key (PEM); needs --tls-cert.") var tlsKey: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
+    @Option(help: ArgumentHelp("Delete done jobs' outputs (and failed or cancelled jobs' chunks) this long after they end: 30m, 12h, 7d; 0 or forever keeps them.",
+                               valueName: "duration"))
+    var keepOutputs: String = "7d"
+    @Option(help: ArgumentHelp("Quarantine an agent after this many FAILs within --quarantine-window (0: never).", valueName: "n"))
+    var quarantineAfter: Int = 3
+    @Option(help: ArgumentHelp("The window in which --quarantine-after failures count: 10m.", valueName: "duration"))
+    var quarantineWindow: String = "10m"
+    @Option(help: ArgumentHelp("How long a quarantined agent gets no work: 10m.", valueName: "duration"))
+    var quarantineFor: String = "10m"
+    @Option(help: ArgumentHelp("Forget agents offline this long (they leave reel agents): 24h; 0 or forever keeps them.", valueName: "duration"))
+    var forgetOfflineAgents: String = "24h"
 
     func validate() throws {
         guard HostPort(parsing: listen) != nil else { throw ValidationError("--listen must be HOST:PORT, like 0.0.0.0:7400") }
@@ -43,6 +54,13 @@ struct CoordinatorCommand: ParsableCommand {
         }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace … critical") }
+        guard DurationText.retention(keepOutputs) != nil else { throw ValidationError("--keep-outputs must be a duration like 30m, 12h or 7d, or forever") }
+        guard quarantineAfter >= 0 else { throw ValidationError("--quarantine-after must be 0 (off) or more failures") }
+        guard (DurationText.seconds(quarantineWindow) ?? 0) > 0 else { throw ValidationError("--quarantine-window must be a duration like 10m") }
+        guard (DurationText.seconds(quarantineFor) ?? 0) > 0 else { throw ValidationError("--quarantine-for must be a duration like 10m") }
+        guard DurationText.retention(forgetOfflineAgents) != nil else {
+            throw ValidationError("--forget-offline-agents must be a duration like 24h, or forever")
+        }
     }
 
     func run() throws {
@@ -58,6 +76,10 @@ struct CoordinatorCommand: ParsableCommand {
             configuration.metrics = metrics.flatMap(HostPort.init(parsing:))
             configuration.tlsCertificateFile = tlsCert
             configuration.tlsKeyFile = tlsKey
+            configuration.retention.keepOutputsSeconds = DurationText.retention(keepOutputs)!
+            configuration.quarantine = QuarantinePolicy(failures: quarantineAfter, windowSeconds: DurationText.seconds(quarantineWindow)!,
+                                                        durationSeconds: DurationText.seconds(quarantineFor)!)
+            configuration.forgetOfflineAgentsAfterSeconds = DurationText.retention(forgetOfflineAgents)!
 
             // Fail fast, with what to fix, before anything listens.
             do {

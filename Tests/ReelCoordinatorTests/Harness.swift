@@ -91,11 +91,13 @@ final class CoordinatorHarness: Sendable {
     let group: ServiceGroup
     let task: Task<Void, Error>
     let port: Int
+    let configuration: CoordinatorConfiguration
 
     static let secret = "coordinator tests shared secret"
 
     /// Starts a coordinator; pass `reusing` to start a new one on the same database and storage.
-    init(leaseSeconds: Double = 30, reusing previous: CoordinatorHarness? = nil) async throws {
+    init(leaseSeconds: Double = 30, reusing previous: CoordinatorHarness? = nil,
+         configure: (inout CoordinatorConfiguration) -> Void = { _ in }) async throws {
         schema = try previous?.schema ?? TestDatabase.Schema()
         if let previous {
             storage = previous.storage; secretFile = previous.secretFile
@@ -115,6 +117,8 @@ final class CoordinatorHarness: Sendable {
         configuration.reaperInterval = .milliseconds(300)
         configuration.drainTimeout = .seconds(5)
         configuration.metrics = HostPort(host: "127.0.0.1", port: 0)
+        configure(&configuration)
+        self.configuration = configuration
         var logger = Logger(label: "reel.coordinator.test")
         logger.logLevel = .warning
         coordinator = Coordinator(configuration: configuration, logger: logger)

@@ -104,9 +104,10 @@ import Testing
     }
 }
 
-/// A finalise that cannot verify its inputs fails its task; after the attempt limit the job fails.
+/// A stored chunk result that is damaged or missing by finalise time is not the job's fault:
+/// just that chunk is rendered again and the job still ends done, with every frame.
 @Suite struct FinaliseFailureTests {
-    @Test func aCorruptStoredChunkFailsTheJobWithTheFinalisersMessage() async throws {
+    @Test func aCorruptStoredChunkIsRenderedAgainAndTheJobSucceeds() async throws {
         let media = try TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
@@ -123,11 +124,22 @@ import Testing
         #expect(results.count == 1)
         let damaged = harness.storage + "/results/" + results[0]
         try Data("damaged".utf8).write(to: URL(fileURLWithPath: damaged))
-        try await agent.work()
+        // The other four chunks; the finaliser then finds the damage and re-queues that chunk
+        // alone, under a new epoch (it may already come back within this same claim loop).
+        var rendered = try await agent.work()
+        let deadline = Date().addingTimeInterval(30)
+        while !rendered.contains(where: { $0.task == first.task }), Date() < deadline {
+            rendered += try await agent.work(claimWait: 1)
+        }
+        #expect(rendered.count == 5, "four chunks once, the damaged one again: \(rendered.map(\.task))")
+        #expect(Set(rendered.map(\.task)).count == 5)
+        #expect(rendered.filter { $0.task == first.task }.map { $0.epoch > first.epoch } == [true])
 
-        let failed = try await client.waitForState(job: job, "failed", seconds: 30)
-        #expect(failed.error?.contains("finalise failed") == true, "\(String(describing: failed.error))")
-        await expectNoOutput(client, job)
+        let done = try await client.waitForState(job: job, "done", seconds: 30)
+        #expect(done.tasks.done == 5 && done.framesDone == 50)
+        let output = media.directory.appendingPathComponent("output.mp4").path
+        try await client.download(job: job, to: output)
+        #expect(try countFrames(output) == 50)
         await agentClient.close(); await client.close()
         try await harness.stop()
     }

@@ -45,7 +45,7 @@ enum Samples {
         .stored(sha256: hashB, have: 8, total: 8),
         .status(job: nil), .status(job: 42),
         .report(json: Array("[]".utf8)),
-        .cancel(job: 41), .retry(job: 40),
+        .cancel(job: 41), .retry(job: 40), .delete(job: 39),
         .output(job: 42, offset: 67_108_864, length: 67_108_864),
     ]
 }

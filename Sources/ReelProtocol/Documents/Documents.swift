@@ -107,22 +107,44 @@ public struct JobStatus: Codable, Sendable, Hashable {
 /// `STATUS`'s payload: the requested job, or the recent jobs (newest first).
 public struct StatusReport: Codable, Sendable, Hashable {
     public var jobs: [JobStatus]
-    public init(jobs: [JobStatus]) { self.jobs = jobs }
+    /// The coordinator's storage use; in the farm overview (`STATUS` without `job=`) only.
+    public var storage: StorageUsage?
+    public init(jobs: [JobStatus], storage: StorageUsage? = nil) { self.jobs = jobs; self.storage = storage }
+}
+
+/// Bytes the coordinator's storage directory holds, by kind.
+public struct StorageUsage: Codable, Sendable, Hashable {
+    /// Uploaded sources, including uploads in progress.
+    public var assetBytes: Int64
+    /// Verified chunk and audio results.
+    public var resultBytes: Int64
+    /// Finished jobs' outputs.
+    public var outputBytes: Int64
+    public init(assetBytes: Int64, resultBytes: Int64, outputBytes: Int64) {
+        self.assetBytes = assetBytes; self.resultBytes = resultBytes; self.outputBytes = outputBytes
+    }
 }
 
 /// One agent in an `AGENTS` report.
 public struct AgentStatus: Codable, Sendable, Hashable {
     public var name: String
     public var host: String
-    /// idle, busy, draining, offline.
+    /// idle, busy, draining, offline, quarantined (failed too often lately; gets no work until
+    /// `quarantinedUntilMillis`).
     public var state: String
     public var threads: Int
     public var heartbeatAgeSeconds: Double?
     /// "job J task T frames [a, b)" while it holds a lease.
     public var currentTask: String?
-    public init(name: String, host: String, state: String, threads: Int, heartbeatAgeSeconds: Double?, currentTask: String?) {
+    /// While quarantined: when it gets work again, ms since the Unix epoch.
+    public var quarantinedUntilMillis: Int64?
+    /// Its latest `FAIL` reason.
+    public var lastError: String?
+    public init(name: String, host: String, state: String, threads: Int, heartbeatAgeSeconds: Double?, currentTask: String?,
+                quarantinedUntilMillis: Int64? = nil, lastError: String? = nil) {
         self.name = name; self.host = host; self.state = state; self.threads = threads
         self.heartbeatAgeSeconds = heartbeatAgeSeconds; self.currentTask = currentTask
+        self.quarantinedUntilMillis = quarantinedUntilMillis; self.lastError = lastError
     }
 }
 

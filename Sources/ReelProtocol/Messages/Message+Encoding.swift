@@ -84,7 +84,7 @@ extension Message {
             if let job { line.add("job", job) }
         case let .report(json):
             line.add("size", json.count)
-        case let .cancel(job), let .retry(job):
+        case let .cancel(job), let .retry(job), let .delete(job):
             line.add("job", job)
         case let .output(job, offset, length):
             line.add("job", job)

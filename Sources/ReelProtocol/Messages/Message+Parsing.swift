@@ -133,6 +133,7 @@ extension Message {
         case "REPORT": return .report(json: try body(&line))
         case "CANCEL": return .cancel(job: try line.integer("job", in: id))
         case "RETRY": return .retry(job: try line.integer("job", in: id))
+        case "DELETE": return .delete(job: try line.integer("job", in: id))
         case "OUTPUT":
             return .output(job: try line.integer("job", in: id), offset: try line.integer("offset"),
                            length: try line.integer("length", in: 1...Int64(ProtocolLimits.maxPayloadLength)))

@@ -81,6 +81,8 @@ public enum Message: Hashable, Sendable {
     case cancel(job: Int64)
     /// `RETRY job=`.
     case retry(job: Int64)
+    /// `DELETE job=` — remove an ended job with its files.
+    case delete(job: Int64)
     /// `OUTPUT job= offset= length=` — read a range of a finished job's output.
     case output(job: Int64, offset: Int64, length: Int64)
 }
@@ -165,6 +167,7 @@ extension Message {
         case .report: "REPORT"
         case .cancel: "CANCEL"
         case .retry: "RETRY"
+        case .delete: "DELETE"
         case .output: "OUTPUT"
         }
     }
@@ -175,7 +178,7 @@ extension Message {
         switch self {
         case .ping, .quit: [.agent, .client]
         case .capabilities, .claim, .heartbeat, .progress, .result, .fail, .release, .fetch: [.agent]
-        case .submit, .put, .status, .agents, .cancel, .retry, .output: [.client]
+        case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,
              .accepted, .data, .job, .stored, .report:
             nil

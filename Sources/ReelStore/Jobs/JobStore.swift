@@ -308,7 +308,8 @@ public final class JobStore: @unchecked Sendable {
             AgentRecord(id: try row.int64("id"), name: try row.string("name"), host: try row.string("host"),
                         capabilities: try row.string("capabilities"), state: AgentState(rawValue: try row.string("state")) ?? .offline,
                         lastHeartbeatMillis: try row.int64("heartbeat_ms"), heartbeatAgeMillis: try row.int64("age_ms"),
-                        currentTask: try row.optionalInt64("current_task"))
+                        currentTask: try row.optionalInt64("current_task"),
+                        quarantinedUntilMillis: try row.optionalInt64("quarantined_ms"), lastError: row["last_error"])
         }
     }
 
@@ -360,11 +361,11 @@ public final class JobStore: @unchecked Sendable {
 
     // MARK: Helpers
 
-    private func fenced(_ lease: Lease) -> [String?] {
+    func fenced(_ lease: Lease) -> [String?] {
         [String(lease.task), String(lease.epoch), String(lease.agent)]
     }
 
-    private func lockedJobState(_ db: PGConnection, _ job: Int64) throws -> JobState {
+    func lockedJobState(_ db: PGConnection, _ job: Int64) throws -> JobState {
         guard let row = try db.query(Statements.jobState, [String(job)]).singleRow() else { throw JobStoreError.jobNotFound(job) }
         guard let state = JobState(rawValue: try row.string("state")) else {
             throw PGError(sqlState: nil, message: "unknown job state \(row["state"] ?? "")")
@@ -372,13 +373,13 @@ public final class JobStore: @unchecked Sendable {
         return state
     }
 
-    private func failJob(_ db: PGConnection, job: Int64, message: String) throws {
+    func failJob(_ db: PGConnection, job: Int64, message: String) throws {
         try db.query(Statements.failJob, [String(job), message])
         try db.query(Statements.cancelOpenTasks, [String(job)])
         try appendEvent(db, job: job, kind: "job_failed", message: message)
     }
 
-    private func appendEvent(_ db: PGConnection, job: Int64?, task: Int64? = nil, agent: Int64? = nil, kind: String, message: String) throws {
+    func appendEvent(_ db: PGConnection, job: Int64?, task: Int64? = nil, agent: Int64? = nil, kind: String, message: String) throws {
         try db.query(Statements.appendEvent, [job.map(String.init), task.map(String.init), agent.map(String.init), kind, message])
     }
 

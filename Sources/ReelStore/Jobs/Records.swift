@@ -210,6 +210,10 @@ public struct AgentRecord: Hashable, Sendable {
     /// Milliseconds since the last heartbeat, by the database clock.
     public var heartbeatAgeMillis: Int64
     public var currentTask: Int64?
+    /// Set while the agent is quarantined (gets no work): when it is let back, ms since the Unix epoch.
+    public var quarantinedUntilMillis: Int64? = nil
+    /// The agent's latest `FAIL` reason.
+    public var lastError: String? = nil
 }
 
 /// One line of a job's history.

@@ -99,5 +99,30 @@ CREATE TABLE job_assets (
     PRIMARY KEY (job_id, sha256)
 );
 """#),
+        Migration(version: 2, name: "storage_and_quarantine", sql: #"""
+-- Issue 8: bad agents are quarantined, a task is not re-offered to an agent that failed it,
+-- and a job's failure quotes every agent's error (task_failures); offline agents are
+-- forgotten after a while (last_heartbeat already says since when).
+
+ALTER TABLE agents ADD COLUMN quarantined_until timestamptz;
+ALTER TABLE agents ADD COLUMN last_error text;
+
+-- One row per FAIL. Kept with the task (and deleted with it); agent_name survives the agent
+-- row so a job's error can still name who failed it.
+CREATE TABLE task_failures (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    task_id    bigint NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    agent_id   bigint REFERENCES agents (id) ON DELETE SET NULL,
+    agent_name text NOT NULL,
+    message    text NOT NULL,
+    at         timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX task_failures_task ON task_failures (task_id, agent_id);
+CREATE INDEX task_failures_agent ON task_failures (agent_id, at);
+
+-- Retention and GC look results and assets up by hash.
+CREATE INDEX tasks_result_sha256 ON tasks (result_sha256) WHERE result_sha256 IS NOT NULL;
+CREATE INDEX job_assets_sha256 ON job_assets (sha256);
+"""#),
     ]
 }

@@ -9,7 +9,7 @@ enum ClientFormatting {
 
     /// One row per job: id, name, state, task counts, progress, speed, ETA.
     static func jobsTable(_ report: StatusReport) -> String {
-        guard !report.jobs.isEmpty else { return "no jobs\n" }
+        guard !report.jobs.isEmpty else { return "no jobs\n" + storageLine(report.storage) }
         var table = TextTable(headers: ["JOB", "NAME", "STATE", "CHUNKS done/run/queue/fail", "PROGRESS", "FPS", "ETA"],
                               rightAligned: [0, 3, 4, 5, 6])
         for job in report.jobs {
@@ -26,7 +26,13 @@ enum ClientFormatting {
         for job in report.jobs {
             if let error = job.error, !error.isEmpty { text += "job \(job.id) \(job.state): \(error)\n" }
         }
-        return text
+        return text + storageLine(report.storage)
+    }
+
+    /// `storage: assets 1.2 GiB, results 300.0 MiB, outputs 4.0 GiB` (when the report has it).
+    static func storageLine(_ usage: StorageUsage?) -> String {
+        guard let usage else { return "" }
+        return "storage: assets \(bytes(usage.assetBytes)), results \(bytes(usage.resultBytes)), outputs \(bytes(usage.outputBytes))\n"
     }
 
     /// One row per agent: name, host, state, threads, heartbeat age, current task.
@@ -40,7 +46,16 @@ enum ClientFormatting {
                 agent.currentTask ?? "-",
             ])
         }
-        return table.render()
+        var text = table.render()
+        for agent in report.agents where agent.state == "quarantined" || agent.lastError != nil {
+            var line = "agent \(agent.name)"
+            if agent.state == "quarantined", let until = agent.quarantinedUntilMillis {
+                line += " quarantined until \(timeOfDay(until))"
+            }
+            if let error = agent.lastError { line += (agent.state == "quarantined" ? "; " : " ") + "last error: \(error)" }
+            text += line + "\n"
+        }
+        return text
     }
 
     /// The one-line progress of a job being waited for (`submit --wait`).
@@ -52,6 +67,13 @@ enum ClientFormatting {
         if let fps = job.framesPerSecond { line += "  \(String(format: "%.1f", fps)) fps" }
         if !finishedStates.contains(job.state), let eta = job.etaSeconds { line += "  ETA \(clock(eta))" }
         return line
+    }
+
+    /// An instant as local `HH:mm:ss` (quarantine ends are minutes away, so the day is implied).
+    static func timeOfDay(_ millis: Int64) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
     }
 
     /// `42%`: whole percent, never rounding an unfinished job up to 100.

@@ -63,6 +63,28 @@ struct RetryCommand: AsyncParsableCommand {
     }
 }
 
+/// `reel delete JOB`.
+struct DeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete a finished, failed or cancelled job with its output, chunks and history.",
+        discussion: "A job that has not ended is refused: cancel it first. Sources only it used are removed by the next storage sweep.")
+
+    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
+
+    func run() async throws {
+        try await reportingErrorsAsync {
+            let client = try await OperatorClient.connect(connection)
+            try await client.delete(job: job)
+            await client.close()
+            print("job \(job) deleted")
+        }
+    }
+}
+
 /// `reel fetch JOB -o OUT`.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -170,6 +170,12 @@ final class OperatorClient: Sendable {
         guard case .ok = reply else { throw unexpected(reply, to: "RETRY") }
     }
 
+    /// `DELETE job=`.
+    func delete(job: Int64) async throws {
+        let reply = try await call(.delete(job: job))
+        guard case .ok = reply else { throw unexpected(reply, to: "DELETE") }
+    }
+
     /// Reads `OUTPUT job=` range by range into `sink`, from byte 0 to the end.
     /// - Parameter progress: called after every range with (bytes so far, total).
     func output(job: Int64, into sink: (ArraySlice<UInt8>) throws -> Void, progress: (Int64, Int64) -> Void) async throws {

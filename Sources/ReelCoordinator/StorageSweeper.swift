@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import ReelStore
+
+/// What one sweep deleted.
+public struct SweepReport: Hashable, Sendable {
+    public var outputs = 0
+    public var results = 0
+    public var assets = 0
+    public var abandonedUploads = 0
+    public var temporaries = 0
+    public var agents: [String] = []
+    public var bytesFreed: Int64 = 0
+}
+
+/// The periodic storage sweep (every `storageSweepInterval`): expires done jobs' outputs,
+/// deletes chunk results and assets no job needs any more, abandoned `.partial` uploads and
+/// `tmp/` leftovers (`RetentionPolicy`), and forgets agents long offline. The decisions are
+/// `StorageSweep`'s (pure); this lists directories, asks the store, deletes. `now` is injected
+/// so tests sweep "a week later" without waiting.
+public final class StorageSweeper: Sendable {
+    private let worker: StoreWorker
+    private let storage: CoordinatorStorage
+    private let configuration: CoordinatorConfiguration
+    private let logger: Logger
+    private let now: @Sendable () -> Int64
+
+    init(worker: StoreWorker, storage: CoordinatorStorage, configuration: CoordinatorConfiguration, logger: Logger,
+         now: @escaping @Sendable () -> Int64) {
+        self.worker = worker; self.storage = storage; self.configuration = configuration; self.logger = logger; self.now = now
+    }
+
+    /// A sweeper on its own database connection, for running a sweep outside a coordinator (tests, tools).
+    public convenience init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.sweep"),
+                            now: @escaping @Sendable () -> Int64 = { StorageSweeper.wallClockMillis() }) throws {
+        self.init(worker: try StoreWorker(conninfo: configuration.database, label: "sweep"),
+                  storage: CoordinatorStorage(root: configuration.storageDirectory), configuration: configuration, logger: logger, now: now)
+    }
+
+    public static func wallClockMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    func run() async {
+        while !Task.isCancelled {
+            do {
+                let report = try await sweep()
+                if report != SweepReport() {
+                    logger.info("storage swept", metadata: [
+                        "outputs": "\(report.outputs)", "results": "\(report.results)", "assets": "\(report.assets)",
+                        "abandonedUploads": "\(report.abandonedUploads)", "temporaries": "\(report.temporaries)",
+                        "agentsForgotten": "\(report.agents)", "bytesFreed": "\(report.bytesFreed)"])
+                }
+            } catch {
+                logger.error("storage sweep failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.storageSweepInterval)
+        }
+    }
+
+    /// One pass; returns what it deleted.
+    @discardableResult
+    public func sweep() async throws -> SweepReport {
+        let nowMillis = now(), policy = configuration.retention, storage = storage
+        let cutoff = policy.endedCutoffMillis(nowMillis: nowMillis)
+        var report = SweepReport()
+        let outputs = storage.root + "/outputs/"
+
+        // Outputs first: a job's row stops pointing at its file before the file goes.
+        if let cutoff {
+            for (job, key) in try await worker.run({ try $0.expiredOutputs(before: cutoff) }) {
+                try await worker.run { try $0.clearOutput(job: job, key: key) }
+                // Only files inside our own outputs directory are ever deleted.
+                if key.hasPrefix(outputs) { report.bytesFreed += Self.remove(key) }
+                report.outputs += 1
+            }
+        }
+
+        let neededResults = try await worker.run { try $0.neededResultHashes(endedAfter: cutoff) }
+        for name in StorageSweep.resultsToDelete(storage.list("results"), needed: neededResults, nowMillis: nowMillis, policy: policy) {
+            report.bytesFreed += Self.remove(storage.resultPath(name))
+            report.results += 1
+        }
+
+        let neededAssets = try await worker.run { try $0.neededAssetHashes(endedAfter: cutoff) }
+        let assets = StorageSweep.assetsToDelete(storage.list("assets"), needed: neededAssets, nowMillis: nowMillis, policy: policy)
+        for hash in assets.unneeded {
+            // Re-checked in the database, under the upload lock, at the moment of deletion.
+            let freed = try await worker.run { store -> Int64? in
+                try storage.withUploadLock {
+                    try store.forgetAssetIfUnneeded(sha256: hash, endedAfter: cutoff) ? Self.remove(storage.assetPath(hash)) : nil
+                }
+            }
+            if let freed { report.bytesFreed += freed; report.assets += 1 }
+        }
+        for name in assets.abandonedUploads {
+            report.bytesFreed += storage.withUploadLock { Self.remove(storage.root + "/assets/" + name) }
+            report.abandonedUploads += 1
+        }
+        for name in StorageSweep.temporariesToDelete(storage.list("tmp"), nowMillis: nowMillis, policy: policy) {
+            report.bytesFreed += Self.remove(storage.root + "/tmp/" + name)
+            report.temporaries += 1
+        }
+
+        if let after = configuration.forgetOfflineAgentsAfterSeconds {
+            let finaliser = configuration.finaliserAgentName
+            report.agents = try await worker.run { try $0.forgetOfflineAgents(before: nowMillis - Int64(after * 1000), keeping: finaliser) }
+        }
+        return report
+    }
+
+    /// Deletes a file; returns the bytes it held (0 if it was already gone).
+    private static func remove(_ path: String) -> Int64 {
+        let size = CoordinatorStorage.fileSize(path) ?? 0
+        return unlink(path) == 0 ? size : 0
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Logging
+import ReelCoordinator
+import ReelMedia
+import ReelProtocol
+import Testing
+
+/// Retention decisions without any I/O.
+@Suite struct StorageSweepDecisionTests {
+    let policy = RetentionPolicy(keepOutputsSeconds: 7 * 86_400, uploadGraceSeconds: 86_400, unreferencedGraceSeconds: 3_600)
+    let now: Int64 = 1_000_000_000_000
+    let a = String(repeating: "a", count: 64), b = String(repeating: "b", count: 64), c = String(repeating: "c", count: 64)
+
+    @Test func resultsGoWhenUnneededAndPastTheGrace() {
+        let old = now - 2 * 3_600_000, fresh = now - 60_000
+        let files = [StoredFile(name: a, modifiedMillis: old), StoredFile(name: b, modifiedMillis: old),
+                     StoredFile(name: c, modifiedMillis: fresh), StoredFile(name: "README", modifiedMillis: old)]
+        #expect(StorageSweep.resultsToDelete(files, needed: [a], nowMillis: now, policy: policy) == [b],
+                "a is needed, c was written just now (its row may be on its way), README is not ours")
+    }
+
+    @Test func assetsAndAbandonedUploads() {
+        let day = Int64(86_400_000)
+        let files = [StoredFile(name: a, modifiedMillis: now - day), StoredFile(name: b, modifiedMillis: now - day),
+                     StoredFile(name: c + ".partial", modifiedMillis: now - 2 * day),
+                     StoredFile(name: a + ".partial", modifiedMillis: now - 60_000),
+                     StoredFile(name: "notes.partial", modifiedMillis: now - 9 * day)]
+        let decision = StorageSweep.assetsToDelete(files, needed: [b], nowMillis: now, policy: policy)
+        #expect(decision.unneeded == [a])
+        #expect(decision.abandonedUploads == [c + ".partial"])
+        #expect(StorageSweep.temporariesToDelete([StoredFile(name: "result-1", modifiedMillis: now - 2 * day),
+                                                  StoredFile(name: "result-2", modifiedMillis: now)], nowMillis: now, policy: policy) == ["result-1"])
+    }
+
+    @Test func retentionCutoffAndDurations() {
+        #expect(policy.endedCutoffMillis(nowMillis: now) == now - 7 * 86_400_000)
+        #expect(RetentionPolicy(keepOutputsSeconds: nil).endedCutoffMillis(nowMillis: now) == nil)
+        #expect(DurationText.seconds("7d") == 604_800)
+        #expect(DurationText.seconds("12h") == 43_200)
+        #expect(DurationText.seconds("30m") == 1_800)
+        #expect(DurationText.seconds("45") == 45 && DurationText.seconds("45s") == 45)
+        #expect(DurationText.seconds("-1d") == nil && DurationText.seconds("d") == nil && DurationText.seconds("7w") == nil)
+        #expect(DurationText.retention("forever") == .some(nil))
+        #expect(DurationText.retention("0") == .some(nil))
+        #expect(DurationText.retention("2h") == .some(7_200))
+        #expect(DurationText.retention("soon") == nil)
+    }
+}
+
+/// Stored files against the database, through a running coordinator.
+@Suite struct StorageLifecycleTests {
+    @Test func aMissingOrTruncatedStoredAssetIsReportedMissingAgain() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        try await client.upload(media.video)
+        try await client.upload(media.audio)
+        let manifest = try media.manifest()
+        let clip = manifest["clip"]!.sha256, tone = manifest["tone"]!.sha256
+        unlink(harness.assetPath(clip))
+        try Data("short".utf8).write(to: URL(fileURLWithPath: harness.assetPath(tone)))
+
+        guard case .job(let job, let missing) = try await client.send(.submit(document: try media.submission())) else {
+            Issue.record("SUBMIT did not answer JOB"); return
+        }
+        #expect(Set(missing) == [clip, tone])
+        #expect(try await client.status(job: job).state == "waiting_for_assets")
+        try await client.upload(media.video)
+        try await client.upload(media.audio)
+        #expect(try await client.status(job: job).state == "queued")
+        await client.close()
+        try await harness.stop()
+    }
+
+    @Test func aDoneJobsFilesGoAfterRetentionAndAbandonedUploadsToo() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+        let agentClient = try await harness.connect(role: .agent, name: "render-01")
+        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work()
+        _ = try await client.waitForState(job: job, "done", seconds: 30)
+
+        guard case .report(let json) = try await client.send(.status(job: nil)) else { Issue.record("no REPORT"); return }
+        let before = try #require(try JSONDecoder().decode(StatusReport.self, from: Data(json)).storage)
+        #expect(before.assetBytes > 0 && before.resultBytes > 0 && before.outputBytes > 0)
+
+        // An upload abandoned long ago, and one still in progress ("now" is a week and a day on).
+        let later = Date().addingTimeInterval(8 * 86_400)
+        let abandoned = harness.storage + "/assets/" + String(repeating: "e", count: 64) + ".partial"
+        let inProgress = harness.storage + "/assets/" + String(repeating: "f", count: 64) + ".partial"
+        for path in [abandoned, inProgress] { try Data("partial".utf8).write(to: URL(fileURLWithPath: path)) }
+        try FileManager.default.setAttributes([.modificationDate: later.addingTimeInterval(-3_600)], ofItemAtPath: inProgress)
+
+        // A sweep a day too early deletes the done job's chunks (its output is the product) but keeps the output and sources.
+        let early = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(2 * 3_600).timeIntervalSince1970 * 1000) })
+        let first = try await early.sweep()
+        #expect(first.results == 5 && first.outputs == 0 && first.assets == 0)
+        let output = media.directory.appendingPathComponent("kept.mp4").path
+        try await client.download(job: job, to: output)
+        #expect(try countFrames(output) == 50)
+
+        let sweeper = try StorageSweeper(configuration: harness.configuration, now: { Int64(later.timeIntervalSince1970 * 1000) })
+        let report = try await sweeper.sweep()
+        #expect(report.outputs == 1 && report.assets == 2 && report.abandonedUploads == 1)
+        #expect(!FileManager.default.fileExists(atPath: abandoned))
+        #expect(FileManager.default.fileExists(atPath: inProgress))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/outputs").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
+        do {
+            _ = try await client.send(.output(job: job, offset: 0, length: 1))
+            Issue.record("an expired output was served")
+        } catch let error as ReelProtocolError {
+            #expect(error.code == .notFound && error.message.contains("retention"), "\(error)")
+        }
+        // The sources are forgotten too: submitting again asks for them.
+        guard case .job(_, let missing) = try await client.send(.submit(document: try media.submission(withAudio: false))) else {
+            Issue.record("SUBMIT did not answer JOB"); return
+        }
+        #expect(missing.count == 2, "clip and tone (the composition names both)")
+        await agentClient.close(); await client.close()
+        try await harness.stop()
+    }
+
+    @Test func deleteRemovesAnEndedJobAndRefusesARunningOne() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+        let agentClient = try await harness.connect(role: .agent, name: "render-01")
+        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work(limit: 2)
+
+        await expectCode(.conflict) { _ = try await client.send(.delete(job: job)) }
+        #expect(try await client.send(.cancel(job: job)) == .ok)
+        #expect(try await client.send(.delete(job: job)) == .ok)
+        await expectCode(.notFound) { _ = try await client.status(job: job) }
+        await expectCode(.notFound) { _ = try await client.send(.delete(job: job)) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
+        await agentClient.close(); await client.close()
+        try await harness.stop()
+    }
+
+    func expectCode(_ code: ReelProtocolError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+                    _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            Issue.record("expected ERR \(code)", sourceLocation: sourceLocation)
+        } catch let error as ReelProtocolError {
+            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("expected ERR \(code), got \(error)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+/// An agent that keeps failing is quarantined, and its tasks go to the agent that works.
+@Suite struct QuarantineFlowTests {
+    @Test func aFailingAgentIsQuarantinedAndTheJobFinishesOnTheOther() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+        let bad = try await harness.connect(role: .agent, name: "agent-bad")
+        let good = try await harness.connect(role: .agent, name: "agent-good")
+        #expect(try await bad.send(.capabilities(agentCaps)) == .ok)
+        #expect(try await good.send(.capabilities(agentCaps)) == .ok)
+
+        // The bad agent fails three different chunks: it never gets one it already failed
+        // while the good agent is live, and after the third it is quarantined.
+        var failed: [Int64] = []
+        for _ in 0..<3 {
+            guard case .task(let task, _) = try await bad.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK for the bad agent"); break }
+            #expect(!failed.contains(task.task))
+            #expect(try await bad.send(.fail(task: task.task, epoch: task.epoch, reason: "libx264 missing")) == .ok)
+            failed.append(task.task)
+        }
+        #expect(try await bad.send(.claim(waitSeconds: 1)) == .noTask, "a quarantined agent gets no work")
+        guard case .report(let json) = try await client.send(.agents) else { Issue.record("no REPORT"); return }
+        let agents = try JSONDecoder().decode(AgentsReport.self, from: Data(json)).agents
+        let badStatus = try #require(agents.first { $0.name == "agent-bad" })
+        #expect(badStatus.state == "quarantined")
+        #expect(badStatus.lastError == "libx264 missing")
+        #expect((badStatus.quarantinedUntilMillis ?? 0) > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
+        #expect(agents.first { $0.name == "agent-good" }?.state == "idle")
+
+        let rendered = try await RenderingAgent(client: good, harness: harness, workDirectory: try makeWorkDirectory()).work()
+        #expect(rendered.count == 5 && Set(failed).isSubset(of: Set(rendered.map(\.task))))
+        let done = try await client.waitForState(job: job, "done", seconds: 30)
+        #expect(done.framesDone == 50)
+        await bad.close(); await good.close(); await client.close()
+        try await harness.stop()
+    }
+}

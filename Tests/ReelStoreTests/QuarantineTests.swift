@@ -1,0 +1,189 @@
+import ReelStoreTesting
+import Foundation
+import Testing
+@testable import ReelStore
+
+@Suite("Quarantine decisions (pure)")
+struct QuarantinePolicyTests {
+    let policy = QuarantinePolicy(failures: 3, windowSeconds: 600, durationSeconds: 300)
+    let now: Int64 = 10_000_000
+
+    @Test func threeFailuresWithinTheWindowQuarantine() {
+        let times = [now - 500_000, now - 100_000, now]
+        #expect(policy.quarantineUntil(failureMillis: times, nowMillis: now, previousQuarantineEndMillis: nil) == now + 300_000)
+    }
+
+    @Test func failuresOutsideTheWindowDoNotCount() {
+        let times = [now - 700_000, now - 100_000, now]
+        #expect(policy.quarantineUntil(failureMillis: times, nowMillis: now, previousQuarantineEndMillis: nil) == nil)
+    }
+
+    @Test func failuresBeforeTheLastQuarantineEndedDoNotCountAgain() {
+        // Served its time for the first three; one more failure right after release is not three.
+        let released = now - 10_000
+        let times = [now - 400_000, now - 350_000, now - 320_000, now]
+        #expect(policy.quarantineUntil(failureMillis: times, nowMillis: now, previousQuarantineEndMillis: released) == nil)
+        #expect(policy.quarantineUntil(failureMillis: times + [now - 5_000, now - 1_000], nowMillis: now,
+                                       previousQuarantineEndMillis: released) == now + 300_000)
+    }
+
+    @Test func zeroFailuresTurnsQuarantineOff() {
+        #expect(QuarantinePolicy.off.quarantineUntil(failureMillis: Array(repeating: now, count: 50), nowMillis: now,
+                                                     previousQuarantineEndMillis: nil) == nil)
+    }
+
+    @Test func theJobsFailureQuotesEveryAgentOnce() {
+        let text = TaskFailureMessage.text(kind: .videoChunk, ordinal: 3, failures: [
+            ("agent-a", "decoder error"), ("agent-b", "out of memory"), ("agent-a", "disk full"),
+        ])
+        #expect(text == "chunk 3 failed on agent-a (2×): disk full; agent-b: out of memory")
+        #expect(TaskFailureMessage.text(kind: .audio, ordinal: 0, failures: [("x", "boom")]) == "audio failed on x: boom")
+    }
+}
+
+@Suite("JobStore: failure-aware claims, quarantine, retention, deletion")
+struct StoreQuarantineTests {
+    static let finaliser = "@coordinator"
+
+    func claim(_ store: JobStore, _ agent: Int64) throws -> ClaimedTask? {
+        try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk, .audio], liveSeconds: 60, excludingAgentNamed: Self.finaliser)
+    }
+
+    @Test func aTaskIsNotReofferedToTheAgentThatFailedItWhileAnotherLiveAgentExists() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        _ = try store.registerAgent(name: Self.finaliser, host: "h", capabilities: "{}")
+        let a = try store.registerAgent(name: "agent-a", host: "h", capabilities: "{}")
+        let job = try store.createJob(JobStoreTests.job(chunks: 1, audio: false))
+        let first = try #require(try claim(store, a))
+        _ = try store.fail(first.lease, message: "boom on a", policy: .off)
+
+        // Alone on the farm, a gets the task again (else the job could never finish).
+        let again = try #require(try claim(store, a))
+        #expect(again.id == first.id && again.epoch == first.epoch + 1)
+        _ = try store.fail(again.lease, message: "boom on a again", policy: .off)
+
+        // With b live, a is skipped and b gets it.
+        let b = try store.registerAgent(name: "agent-b", host: "h", capabilities: "{}")
+        #expect(try claim(store, a) == nil)
+        let onB = try #require(try claim(store, b))
+        #expect(onB.id == first.id)
+        let report = try store.fail(onB.lease, message: "boom on b", policy: .off)
+        #expect(report.outcome == .jobFailed(jobID: job))
+        #expect(try store.jobSummary(job)?.error == "chunk 0 failed on agent-a (2×): boom on a again; agent-b: boom on b")
+    }
+
+    @Test func anOfflineOrQuarantinedAgentDoesNotCountAsAnotherAgent() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let a = try store.registerAgent(name: "agent-a", host: "h", capabilities: "{}")
+        let b = try store.registerAgent(name: "agent-b", host: "h", capabilities: "{}")
+        _ = try store.createJob(JobStoreTests.job(chunks: 1, audio: false))
+        let first = try #require(try claim(store, a))
+        _ = try store.fail(first.lease, message: "boom", policy: .off)
+        try store.setAgentState(b, .offline)
+        #expect(try claim(store, a)?.id == first.id, "b is offline, so a may retry")
+    }
+
+    @Test func repeatedFailuresQuarantineTheAgentAndItGetsNoWork() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let a = try store.registerAgent(name: "agent-a", host: "h", capabilities: "{}")
+        _ = try store.createJob(JobStoreTests.job(chunks: 3, audio: false, maxAttempts: 5))
+        let policy = QuarantinePolicy(failures: 2, windowSeconds: 600, durationSeconds: 600)
+        let first = try #require(try claim(store, a))
+        #expect(try store.fail(first.lease, message: "no codec", policy: policy).quarantinedUntilMillis == nil)
+        let second = try #require(try claim(store, a))
+        let report = try store.fail(second.lease, message: "no codec either", policy: policy)
+        let until = try #require(report.quarantinedUntilMillis)
+        #expect(try claim(store, a) == nil, "quarantined agents get nothing")
+        let record = try #require(try store.agents().first { $0.id == a })
+        #expect(record.quarantinedUntilMillis == until)
+        #expect(record.lastError == "no codec either")
+
+        // Let back (quarantine over): claims work again.
+        try schema.connect().query("UPDATE agents SET quarantined_until = now() - interval '1 second' WHERE id = $1::bigint", [String(a)])
+        #expect(try claim(store, a) != nil)
+        #expect(try store.agents().first { $0.id == a }?.quarantinedUntilMillis == nil)
+    }
+
+    @Test func longOfflineAgentsAreForgotten() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let old = try store.registerAgent(name: "old", host: "h", capabilities: "{}")
+        _ = try store.registerAgent(name: "fresh", host: "h", capabilities: "{}")
+        try store.setAgentState(old, .offline)
+        try schema.connect().query("UPDATE agents SET last_heartbeat = now() - interval '2 days' WHERE id = $1::bigint", [String(old)])
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        #expect(try store.forgetOfflineAgents(before: now - 86_400_000, keeping: Self.finaliser) == ["old"])
+        #expect(try store.agents().map(\.name) == ["fresh"])
+    }
+
+    @Test func damagedResultsAreRequeuedAndFinaliseWaits() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let agent = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
+        let job = try store.createJob(JobStoreTests.job(chunks: 2, audio: false))
+        for n in 0..<2 {
+            let task = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk]))
+            try store.complete(task.lease, result: TaskResult(sha256: String(repeating: "\(n)", count: 64), size: 10, key: "k\(n)"))
+        }
+        let finalise = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.finalise]))
+        let damaged = try store.tasks(ofJob: job).first { $0.kind == .videoChunk && $0.ordinal == 1 }!
+        try store.requeueDamagedResults(finalise: finalise.lease, tasks: [damaged.id], reason: "damaged")
+        #expect(try store.jobSummary(job)?.state == .running)
+        let tasks = try store.tasks(ofJob: job)
+        #expect(tasks.map(\.state) == [.done, .queued, .queued])
+        #expect(tasks[1].result == nil && tasks[1].attempts == 0)
+        #expect(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.finalise]) == nil, "finalise waits for the re-render")
+        let again = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk]))
+        #expect(again.id == damaged.id && again.epoch == damaged.epoch + 1)
+        // The old finalise lease is gone.
+        #expect(throws: JobStoreError.self) { try store.requeueDamagedResults(finalise: finalise.lease, tasks: [], reason: "x") }
+    }
+
+    @Test func deletingAJobFreesOnlyResultsNoOtherJobUses() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let agent = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
+        let shared = String(repeating: "a", count: 64), own = String(repeating: "b", count: 64)
+        let first = try store.createJob(JobStoreTests.job(chunks: 2, audio: false))
+        let second = try store.createJob(JobStoreTests.job(chunks: 1, audio: false))
+        for hash in [shared, own, shared] {
+            let task = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk]))
+            try store.complete(task.lease, result: TaskResult(sha256: hash, size: 1, key: hash))
+        }
+        #expect(throws: JobStoreError.conflict(job: first, state: .running)) { try store.deleteJob(first) }
+        try store.cancelJob(first)
+        let deleted = try store.deleteJob(first)
+        #expect(deleted.unreferencedResults == [own])
+        #expect(try store.jobSummary(first) == nil)
+        #expect(try store.events(job: first).isEmpty)
+        #expect(try store.jobSummary(second) != nil)
+        #expect(throws: JobStoreError.jobNotFound(first)) { try store.deleteJob(first) }
+    }
+
+    @Test func neededFilesFollowJobStatesAndRetention() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let agent = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
+        let hash = String(repeating: "c", count: 64), asset = String(repeating: "d", count: 64)
+        var spec = JobStoreTests.job(chunks: 1, audio: false)
+        spec.assets = [asset]
+        let job = try store.createJob(spec)
+        try store.assetStored(sha256: asset, size: 1, storedKey: "x")
+        let task = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk]))
+        try store.complete(task.lease, result: TaskResult(sha256: hash, size: 1, key: hash))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        #expect(try store.neededResultHashes(endedAfter: now) == [hash], "a running job needs its chunks")
+        #expect(try store.forgetAssetIfUnneeded(sha256: asset, endedAfter: now) == false)
+
+        try store.cancelJob(job)
+        #expect(try store.neededResultHashes(endedAfter: now - 60_000) == [hash], "a recently cancelled job may be retried")
+        #expect(try store.neededResultHashes(endedAfter: now + 60_000) == [], "…until retention ends")
+        #expect(try store.neededResultHashes(endedAfter: nil) == [hash], "keep forever")
+        #expect(try store.neededAssetHashes(endedAfter: now + 60_000) == [])
+        #expect(try store.forgetAssetIfUnneeded(sha256: asset, endedAfter: now + 60_000) == true)
+        #expect(try store.asset(sha256: asset) == nil)
+    }
+}
