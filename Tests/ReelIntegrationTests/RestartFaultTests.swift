@@ -125,7 +125,13 @@ struct PrivateCluster {
         for _ in 0..<3 {
             let result = try shell([script, "start", data, "\(freeLoopbackPort())"])
             if result.status == 0 {
-                return PrivateCluster(directory: directory, url: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+                let url = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                // ops/postgres.sh runs with synchronous_commit=off: fine for tests, but a crash then
+                // loses commits already acknowledged (a result "accepted" that the database forgot,
+                // so its chunk is rendered twice). A crash test needs what production has: commits
+                // that survive. A role setting overrides the server's command line.
+                try Media.run("psql", [url, "-qc", "ALTER ROLE postgres SET synchronous_commit = on"])
+                return PrivateCluster(directory: directory, url: url)
             }
             lastError = result.stderr
         }
