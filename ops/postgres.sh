@@ -3,12 +3,15 @@
 #   ops/postgres.sh start DATADIR PORT   initdb if needed, start if not running, create database
 #                                        `reel`, print its connection URL (the only stdout line)
 #   ops/postgres.sh stop DATADIR         fast shutdown if running
+#   ops/postgres.sh crash-restart DATADIR  immediate shutdown (as a crash: no checkpoint, every
+#                                        connection cut) and start again with the same options;
+#                                        for fault-injection tests
 # Listens on 127.0.0.1:PORT with its unix socket inside DATADIR, trust authentication: for
 # local test use only. initdb and postgres refuse to run as root, so as root they run as the
 # `postgres` user (and DATADIR is chowned to it).
 set -eu
 
-usage() { echo "usage: $0 start DATADIR PORT | stop DATADIR" >&2; exit 2; }
+usage() { echo "usage: $0 start DATADIR PORT | stop DATADIR | crash-restart DATADIR" >&2; exit 2; }
 
 bindir() {
     for dir in "${PG_BINDIR:-}" "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/15/bin \
@@ -61,6 +64,11 @@ stop)
     if [ -f "$datadir/PG_VERSION" ] && as_owner "$bin/pg_ctl" -D "$datadir" status >/dev/null 2>&1; then
         as_owner "$bin/pg_ctl" -D "$datadir" -m fast -w stop >/dev/null
     fi
+    ;;
+crash-restart)
+    # pg_ctl restart reuses the options the server was started with (postmaster.opts).
+    as_owner "$bin/pg_ctl" -D "$datadir" -l "$datadir/server.log" -m immediate -w -t 60 restart >/dev/null \
+        || { tail -20 "$datadir/server.log" >&2; exit 1; }
     ;;
 *)
     usage

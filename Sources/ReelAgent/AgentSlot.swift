@@ -8,7 +8,8 @@ import ReelProtocol
 /// heartbeats or fetches), its own render thread, one task at a time.
 ///
 /// Loop: connect → `CAPS` → `CLAIM` → run the task → `CLAIM` … On connection loss it
-/// reconnects with jittered exponential backoff; when draining it stops claiming, lets
+/// reconnects with jittered exponential backoff — a rendered result the lost connection could
+/// not deliver is kept and sent first on the next one; when draining it stops claiming, lets
 /// `TaskExecution` finish or release the task in flight, says `QUIT` and returns.
 struct AgentSlot {
     let name: String
@@ -20,11 +21,20 @@ struct AgentSlot {
     let group: any EventLoopGroup
     let logger: Logger
 
-    private enum SessionEnd { case drained, connectionLost }
+    private enum SessionEnd { case drained, connectionLost(PendingResult?) }
 
     func run() async {
         var backoff = Backoff(initial: configuration.reconnectInitial, maximum: configuration.reconnectMaximum)
-        while !drain.isDraining && !Task.isCancelled {
+        var pending: PendingResult?
+        // A result waiting for delivery keeps the slot reconnecting through a drain, until the
+        // grace period ends: it is finished work the farm would otherwise render again.
+        while (!drain.isDraining || (pending != nil && !drain.graceExpired)) && !Task.isCancelled {
+            if let result = pending, result.leaseExpiresAtMillis <= Self.nowMillis {
+                logger.warning("result discarded: its lease expired before the coordinator was reachable again",
+                               metadata: ["task": "\(result.assignment.task)", "epoch": "\(result.assignment.epoch)"])
+                pending = nil
+                continue
+            }
             let session: CoordinatorSession
             do {
                 session = try await CoordinatorSession.connect(configuration, name: name, authenticator: authenticator, group: group)
@@ -39,22 +49,34 @@ struct AgentSlot {
                 } else {
                     logger.warning("cannot reach the coordinator; retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
                 }
-                await sleepUnlessDraining(delay)
+                await sleepUnlessDraining(pending.map { Self.capped(delay, by: $0) } ?? delay, keepGoing: pending != nil)
                 continue
             }
             backoff.reset()
-            switch await serve(session) {
+            switch await serve(session, pending: pending) {
             case .drained:
                 await session.close()
                 logger.info("drained; said goodbye")
                 return
-            case .connectionLost:
+            case .connectionLost(let undelivered):
+                pending = undelivered
                 await session.close()
                 let delay = backoff.next()
                 logger.warning("connection to the coordinator lost; reconnecting", metadata: ["in": "\(delay)"])
-                await sleepUnlessDraining(delay)
+                await sleepUnlessDraining(pending.map { Self.capped(delay, by: $0) } ?? delay, keepGoing: pending != nil)
             }
         }
+        if let pending {
+            logger.error("shutting down with a result the coordinator never accepted; it will be rendered again",
+                         metadata: ["task": "\(pending.assignment.task)"])
+        }
+    }
+
+    static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// A reconnect delay that leaves time to deliver `pending` before its lease runs out.
+    static func capped(_ delay: Duration, by pending: PendingResult) -> Duration {
+        max(.milliseconds(50), min(delay, .milliseconds((pending.leaseExpiresAtMillis - nowMillis) / 3)))
     }
 
     private var capabilities: AgentCapabilities {
@@ -62,17 +84,25 @@ struct AgentSlot {
                           cacheBytes: configuration.cacheByteLimit, host: configuration.host)
     }
 
-    /// The claim loop on one live connection.
-    private func serve(_ session: CoordinatorSession) async -> SessionEnd {
+    /// The claim loop on one live connection, after delivering `pending` (a result the previous
+    /// connection could not).
+    private func serve(_ session: CoordinatorSession, pending: PendingResult?) async -> SessionEnd {
         let execution = TaskExecution(configuration: configuration, session: session, cache: cache, drain: drain,
                                       workDirectory: workDirectory, logger: logger)
+        if let pending {
+            switch await execution.deliver(pending, logger: logger) {
+            case .finished: break
+            case .released: return .drained
+            case .connectionLost(let undelivered): return .connectionLost(undelivered)
+            }
+        }
         while true {
             if drain.isDraining || Task.isCancelled { return .drained }
             let claimed: (TaskAssignment, [UInt8])?
             do {
                 claimed = try await session.claim(waitSeconds: configuration.claimWaitSeconds)
             } catch {
-                if session.isClosed { return .connectionLost }
+                if session.isClosed { return .connectionLost(nil) }
                 logger.warning("claim refused", metadata: ["error": "\(error)"])
                 if let error = error as? ReelProtocolError, error.code == .noCapabilities {
                     try? await session.capabilities(capabilities)
@@ -91,15 +121,16 @@ struct AgentSlot {
             switch await execution.run(assignment, specification: specification) {
             case .finished: continue
             case .released: return .drained
-            case .connectionLost: return .connectionLost
+            case .connectionLost(let undelivered): return .connectionLost(undelivered)
             }
         }
     }
 
-    /// Sleeps `duration`, waking early when draining starts or the task is cancelled.
-    private func sleepUnlessDraining(_ duration: Duration) async {
+    /// Sleeps `duration`, waking early when draining starts (or, with `keepGoing`, when its
+    /// grace period ends) or the task is cancelled.
+    private func sleepUnlessDraining(_ duration: Duration, keepGoing: Bool = false) async {
         let deadline = ContinuousClock.now + duration
-        while ContinuousClock.now < deadline, !drain.isDraining {
+        while ContinuousClock.now < deadline, keepGoing ? !drain.graceExpired : !drain.isDraining {
             do { try await Task.sleep(for: min(.milliseconds(100), deadline - .now)) } catch { return }
         }
     }

@@ -8,13 +8,16 @@ import ReelProtocol
 /// source through the cache (`reel-asset:<sha256>`, fetched with `FETCH` on this connection),
 /// render on a dedicated thread while heartbeating every lease/3 and reporting progress,
 /// then upload the result — or abandon it (`LOST`, connection lost, shutdown grace over).
+/// A rendered result is never thrown away for the coordinator's trouble: `deliver` retries it
+/// (`ResultRetry`), and hands it back to the slot to re-send after reconnecting.
 struct TaskExecution {
     /// How a task ended, as far as the slot's loop cares.
-    enum Ending: Equatable {
+    enum Ending {
         /// Accepted, refused as stale, failed or lost: the connection is fine, claim again.
         case finished
-        /// The connection died; the task (if not uploaded) is abandoned.
-        case connectionLost
+        /// The connection died. A rendered result not yet accepted comes back to be re-sent on
+        /// the next connection; any other task in flight is abandoned.
+        case connectionLost(PendingResult?)
         /// Released (or finished) because the agent is shutting down.
         case released
     }
@@ -45,23 +48,24 @@ struct TaskExecution {
             for url in job.registeredURLs { RemoteMedia.unregister(url: url) }
         }
 
-        let outcome = await renderSupervised(assignment, job: job, control: control, logger: logger)
+        let lease = LeaseExpiry(assignment.expiresAtMillis)
+        let outcome = await renderSupervised(assignment, job: job, control: control, lease: lease, logger: logger)
         switch outcome {
         case .abandoned(.lost):
             logger.warning("lease lost; render abandoned and discarded")
             return .finished
         case .abandoned(.connectionLost):
             logger.warning("connection lost during the task; render abandoned")
-            return .connectionLost
+            return .connectionLost(nil)
         case .abandoned(.shutdown):
             logger.notice("shutdown grace period over; releasing the task")
             return await release(assignment, logger: logger)
         case .rendered(.failure(let error)):
-            if session.isClosed { return .connectionLost }
+            if session.isClosed { return .connectionLost(nil) }
             logger.error("render failed", metadata: ["error": "\(error)"])
             return await fail(assignment, reason: "\(error)", logger: logger)
         case .rendered(.success(let artifact)):
-            return await upload(assignment, artifact: artifact, logger: logger)
+            return await upload(assignment, artifact: artifact, leaseExpiresAtMillis: lease.value, logger: logger)
         }
     }
 
@@ -130,13 +134,13 @@ struct TaskExecution {
     /// supervisor decides to abandon, the render is cancelled and awaited (it stops at its next
     /// frame or fetch) so no thread keeps writing after the task is gone.
     private func renderSupervised(_ assignment: TaskAssignment, job: RenderJob, control: RenderControl,
-                                  logger: Logger) async -> Outcome {
+                                  lease: LeaseExpiry, logger: Logger) async -> Outcome {
         let threadName = "reel-render-\(assignment.task)"
         return await withTaskGroup(of: Outcome.self) { group in
             group.addTask {
                 .rendered(await ThreadBridge.runOnDedicatedThread(name: threadName) { try Self.render(job, control: control) })
             }
-            group.addTask { await supervise(assignment, control: control, logger: logger) }
+            group.addTask { await supervise(assignment, control: control, lease: lease, logger: logger) }
             let first = await group.next()!
             if case .abandoned = first { control.cancel() }
             group.cancelAll()
@@ -166,7 +170,7 @@ struct TaskExecution {
 
     /// Heartbeats every lease/3 and sends `PROGRESS` every `progressInterval` until cancelled
     /// (the render finished) or until the task must be abandoned, which it returns.
-    private func supervise(_ assignment: TaskAssignment, control: RenderControl, logger: Logger) async -> Outcome {
+    private func supervise(_ assignment: TaskAssignment, control: RenderControl, lease: LeaseExpiry, logger: Logger) async -> Outcome {
         let clock = ContinuousClock()
         var nextHeartbeat = clock.now + heartbeatInterval(expiresAtMillis: assignment.expiresAtMillis)
         var nextProgress = clock.now + configuration.progressInterval
@@ -188,6 +192,7 @@ struct TaskExecution {
                     switch try await session.heartbeat(assignment) {
                     case .lost: return .abandoned(.lost)
                     case .held(let expires):
+                        if let expires { lease.renewed(expires) }
                         nextHeartbeat = clock.now + heartbeatInterval(expiresAtMillis: expires ?? assignment.expiresAtMillis)
                     }
                 }
@@ -208,7 +213,7 @@ struct TaskExecution {
 
     // MARK: Endings
 
-    private func upload(_ assignment: TaskAssignment, artifact: ChunkArtifact, logger: Logger) async -> Ending {
+    private func upload(_ assignment: TaskAssignment, artifact: ChunkArtifact, leaseExpiresAtMillis: Int64, logger: Logger) async -> Ending {
         let bytes: [UInt8]
         do {
             bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: artifact.path)))
@@ -218,16 +223,66 @@ struct TaskExecution {
         } catch {
             return await fail(assignment, reason: "cannot read the rendered output: \(error)", logger: logger)
         }
-        do {
-            try await session.result(assignment, sha256: artifact.sha256, bytes: bytes)
-            logger.info("result accepted", metadata: ["bytes": "\(bytes.count)", "sha256": "\(artifact.sha256)"])
-        } catch let error as ReelProtocolError where error.code == .staleEpoch {
-            logger.warning("result refused as stale; discarded", metadata: ["error": "\(error.message)"])
-        } catch {
-            if session.isClosed { return .connectionLost }
-            logger.error("result refused", metadata: ["error": "\(error)"])
+        return await deliver(PendingResult(assignment: assignment, sha256: artifact.sha256, bytes: bytes,
+                                           leaseExpiresAtMillis: leaseExpiresAtMillis), logger: logger)
+    }
+
+    /// Sends `RESULT` until it is accepted or can no longer count (`ResultRetry`). Between
+    /// attempts it heartbeats: that renews the lease and learns of its loss before the bytes
+    /// are sent again. Returns `.connectionLost(pending)` when a new connection is needed.
+    func deliver(_ pending: PendingResult, logger: Logger) async -> Ending {
+        var pending = pending
+        var logger = logger
+        logger[metadataKey: "task"] = "\(pending.assignment.task)"
+        logger[metadataKey: "epoch"] = "\(pending.assignment.epoch)"
+        var retry = ResultRetry(initial: configuration.reconnectInitial, maximum: configuration.reconnectMaximum)
+        var attempt: ResultRetry.Attempt
+        while true {
+            do {
+                try await session.result(pending.assignment, sha256: pending.sha256, bytes: pending.bytes)
+                attempt = .accepted
+            } catch let error as ReelProtocolError {
+                attempt = session.isClosed ? .connectionLost : .refused(error)
+            } catch {
+                attempt = session.isClosed ? .connectionLost : .refused(ReelProtocolError(.malformed, "\(error)"))
+            }
+            while true {
+                let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
+                switch retry.decide(after: attempt, leaseExpiresAtMillis: pending.leaseExpiresAtMillis, nowMillis: nowMillis) {
+                case .delivered:
+                    logger.info("result accepted", metadata: ["bytes": "\(pending.bytes.count)", "sha256": "\(pending.sha256)"])
+                    return drain.isDraining ? .released : .finished
+                case .discard(let reason):
+                    logger.warning("result discarded", metadata: ["reason": "\(reason)"])
+                    return drain.isDraining ? .released : .finished
+                case .reconnect:
+                    logger.warning("connection lost while delivering the result; it is kept to be sent again after reconnecting")
+                    return .connectionLost(pending)
+                case .retry(let delay):
+                    if case .refused(let error) = attempt {
+                        logger.warning("result not accepted; sending it again", metadata: ["error": "\(error)", "in": "\(delay)"])
+                    }
+                    do { try await Task.sleep(for: delay) } catch {}
+                    if drain.graceExpired || Task.isCancelled {
+                        logger.error("shutdown grace period over before the coordinator accepted the result; discarded")
+                        return .released
+                    }
+                    do {
+                        switch try await session.heartbeat(pending.assignment) {
+                        case .lost:
+                            attempt = .leaseLost
+                            continue
+                        case .held(let expires):
+                            if let expires { pending.leaseExpiresAtMillis = max(pending.leaseExpiresAtMillis, expires) }
+                        }
+                    } catch {
+                        // Still unwell (e.g. ERR internal): the RESULT itself is the next probe.
+                        if session.isClosed { attempt = .connectionLost; continue }
+                    }
+                }
+                break
+            }
         }
-        return drain.isDraining ? .released : .finished
     }
 
     private func fail(_ assignment: TaskAssignment, reason: String, logger: Logger) async -> Ending {
@@ -236,7 +291,7 @@ struct TaskExecution {
             return drain.isDraining ? .released : .finished
         } catch {
             logger.error("FAIL not delivered", metadata: ["error": "\(error)"])
-            return session.isClosed ? .connectionLost : .finished
+            return session.isClosed ? .connectionLost(nil) : .finished
         }
     }
 
@@ -247,7 +302,7 @@ struct TaskExecution {
             return .released
         } catch {
             logger.error("RELEASE not delivered", metadata: ["error": "\(error)"])
-            return session.isClosed ? .connectionLost : .released
+            return session.isClosed ? .connectionLost(nil) : .released
         }
     }
 }

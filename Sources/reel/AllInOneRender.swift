@@ -103,14 +103,14 @@ struct AllInOneRender {
                                    fileType: fileType)
         let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
                                                           manifest: manifest, client: client, quiet: quiet)
-        let waiter = JobWaiter(client: client, connection: connection, job: job, quiet: quiet)
-        let final = try await waiter.waitUntilFinished()
+        let following = ReconnectingClient(client, options: connection)
+        let final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
         guard final.state == "done" else {
-            await waiter.client.close()
+            await following.close()
             throw UserError("the render failed: \(final.error ?? final.state)")
         }
-        try await JobWaiter.download(job: job, to: output, client: waiter.client, quiet: true)
-        await waiter.client.close()
+        try await OutputDownload.run(job: job, to: output, via: following, quiet: true)
+        await following.close()
 
         for g in agentServices { await g.triggerGracefulShutdown() }
         for t in agentTasks { _ = try? await t.value }

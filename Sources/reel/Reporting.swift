@@ -6,7 +6,10 @@ import ReelMedia
 /// A mistake the user can fix; printed as one sentence, exit status 1.
 struct UserError: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    /// Set when the coordinator, not the request, is the problem (it restarts, its database is
+    /// down): the same request may succeed later, so `ReconnectingClient` tries again.
+    var transient: CoordinatorTrouble?
+    init(_ description: String, transient: CoordinatorTrouble? = nil) { self.description = description; self.transient = transient }
 }
 
 enum Terminal {

@@ -159,6 +159,77 @@ import ReelProtocol
         #expect(coordinator.fails.isEmpty)
     }
 
+    @Test func aResultRefusedWithAnInternalErrorIsSentAgainNotRenderedAgain() async throws {
+        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        defer { fixture.remove() }
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start()
+        fixture.serve(on: coordinator)
+        // The coordinator's database is down for the first RESULT.
+        coordinator.refuseResults = [ReelProtocolError(.internal, "internal error handling RESULT; see the coordinator's log")]
+        let frames = FrameRange(start: 0, end: 25)
+        try coordinator.enqueue(fixture.specification(task: 51, kind: .videoChunk, frames: frames))  // queued once: no second render possible
+        let running = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
+        #expect(await eventually { coordinator.results.count == 1 }, "attempts: \(coordinator.resultAttempts.count)")
+        #expect(try await running.group.shutDownGracefully())
+        await coordinator.stop()
+
+        let attempts = coordinator.resultAttempts
+        #expect(attempts.count == 2, "refused once, then sent again and accepted")
+        #expect(attempts.map(\.task) == [51, 51] && attempts.map(\.epoch) == [1, 1])
+        #expect(attempts[0].bytes == attempts[1].bytes && attempts[0].sha256 == attempts[1].sha256, "the same artifact both times")
+        #expect(attempts[0].connection == attempts[1].connection, "ERR internal keeps the connection")
+        #expect(coordinator.heartbeats >= 1, "the lease is renewed before re-sending")
+        // The accepted bytes are the chunk itself, as rendered directly from the local files.
+        let direct = fixture.directory.appendingPathComponent("direct.mp4").path
+        _ = try ChunkRenderer.renderVideo(fixture.localPlan, frames: frames, to: direct, encoderThreads: 1)
+        #expect(coordinator.results.first?.bytes == [UInt8](try Data(contentsOf: URL(fileURLWithPath: direct))))
+        #expect(coordinator.fails.isEmpty && coordinator.releases.isEmpty && coordinator.queuedTasks == 0)
+        #expect(running.workFiles.isEmpty)
+    }
+
+    @Test func aResultWhoseConnectionClosesIsSentAgainOnTheNextConnection() async throws {
+        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        defer { fixture.remove() }
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start()
+        fixture.serve(on: coordinator)
+        // As a coordinator going down answers: ERR shutting_down, then it closes the connection.
+        coordinator.refuseResults = [ReelProtocolError(.shuttingDown, "the coordinator is shutting down")]
+        try coordinator.enqueue(fixture.specification(task: 52, kind: .videoChunk, frames: FrameRange(start: 25, end: 50)))
+        let running = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
+        #expect(await eventually { coordinator.results.count == 1 })
+        #expect(try await running.group.shutDownGracefully())
+        await coordinator.stop()
+
+        let attempts = coordinator.resultAttempts
+        #expect(attempts.count == 2, "refused with the connection, then sent again and accepted")
+        #expect(attempts.count == 2 && attempts[0].bytes == attempts[1].bytes && attempts[1].epoch == 1)
+        #expect(attempts.count == 2 && attempts[0].connection != attempts[1].connection, "re-sent on a new connection")
+        #expect(coordinator.capabilities.count >= 2, "reconnected and re-advertised before re-sending")
+        #expect(coordinator.fails.isEmpty && coordinator.queuedTasks == 0)
+    }
+
+    @Test func aRefusedResultWhoseLeaseIsLostIsDiscarded() async throws {
+        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        defer { fixture.remove() }
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start()
+        fixture.serve(on: coordinator)
+        coordinator.refuseResults = [ReelProtocolError(.internal, "internal error")]
+        coordinator.loseLeaseOnRefusal = true  // the heartbeat before the retry answers LOST
+        try coordinator.enqueue(fixture.specification(task: 53, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
+        let running = try RunningAgent.start(on: coordinator)
+        defer { try? FileManager.default.removeItem(at: running.cacheDirectory) }
+        #expect(await eventually { coordinator.lostSent >= 1 && coordinator.claims >= 2 }, "back to claiming after LOST")
+        #expect(try await running.group.shutDownGracefully())
+        await coordinator.stop()
+        #expect(coordinator.resultAttempts.count == 1, "no RESULT after LOST")
+        #expect(coordinator.results.isEmpty && coordinator.fails.isEmpty)
+    }
+
     @Test func gracefulShutdownLetsTheTaskInFlightFinish() async throws {
         let fixture = try RenderFixture.make(seconds: 30, audio: false)
         defer { fixture.remove() }

@@ -8,7 +8,7 @@ import ReelProtocol
 /// `FETCH` from in-memory asset bytes and records everything the agent says. Knobs make it
 /// lose leases, drop connections or refuse results, so each test drives one agent path.
 final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
-    struct Result: Sendable { var task: Int64; var epoch: Int64; var sha256: String; var bytes: [UInt8] }
+    struct Result: Sendable { var task: Int64; var epoch: Int64; var sha256: String; var bytes: [UInt8]; var connection: UInt64 }
     struct Failure: Sendable { var task: Int64; var epoch: Int64; var reason: String }
 
     private let lock = NSLock()
@@ -16,6 +16,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     private var assets: [String: [UInt8]] = [:]
     private var queue: [(TaskAssignment, [UInt8])] = []
     private(set) var _results: [Result] = []
+    private var _resultAttempts: [Result] = []
     private var _fails: [Failure] = []
     private var _releases: [(task: Int64, epoch: Int64)] = []
     private var _progress: [Int64] = []
@@ -35,6 +36,13 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     /// Drop the connection (`ERR shutting_down`) at the n-th `FETCH` (1-based), once.
     var dropConnectionAtFetch: Int? { get { lock.withLock { _dropAt } } set { lock.withLock { _dropAt = newValue } } }
     private var _dropAt: Int?
+    /// Refuse the next `RESULT`s with these errors, in order, before accepting again
+    /// (`shutting_down` also closes the connection, as a draining coordinator does).
+    var refuseResults: [ReelProtocolError] { get { lock.withLock { _refuse } } set { lock.withLock { _refuse = newValue } } }
+    private var _refuse: [ReelProtocolError] = []
+    /// With `refuseResults`: the lease is lost as the result is refused (`LOST` from then on).
+    var loseLeaseOnRefusal: Bool { get { lock.withLock { _loseOnRefusal } } set { lock.withLock { _loseOnRefusal = newValue } } }
+    private var _loseOnRefusal = false
     /// Lease length handed out with `TASK` and `LEASE`.
     let leaseMillis: Int64
     /// How long an empty `CLAIM` is held before `NONE` (shorter than the agent's wait, to keep tests quick).
@@ -72,7 +80,10 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
         lock.withLock { queue.append((assignment, bytes)) }
     }
 
+    /// Accepted results.
     var results: [Result] { lock.withLock { _results } }
+    /// Every `RESULT` received, refused or accepted.
+    var resultAttempts: [Result] { lock.withLock { _resultAttempts } }
     var fails: [Failure] { lock.withLock { _fails } }
     var releases: [(task: Int64, epoch: Int64)] { lock.withLock { _releases } }
     var progressFrames: [Int64] { lock.withLock { _progress } }
@@ -117,7 +128,17 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 return .ok
             }
         case .result(let task, let epoch, let sha256, let data):
-            lock.withLock { _results.append(Result(task: task, epoch: epoch, sha256: sha256, bytes: data)) }
+            let refusal = lock.withLock { () -> ReelProtocolError? in
+                let result = Result(task: task, epoch: epoch, sha256: sha256, bytes: data, connection: peer.connectionID)
+                _resultAttempts.append(result)
+                if !_refuse.isEmpty {
+                    if _loseOnRefusal { _loseLeases = true }
+                    return _refuse.removeFirst()
+                }
+                _results.append(result)
+                return nil
+            }
+            if let refusal { throw refusal }
             return .accepted(task: task)
         case .fail(let task, let epoch, let reason):
             lock.withLock { _fails.append(Failure(task: task, epoch: epoch, reason: reason)) }

@@ -109,6 +109,73 @@ import Testing
         #expect(f.stderr.contains("job 42 failed: chunk 3: decoder error"), "\(f.stderr)")
     }
 
+    @Test func submitWaitRidesOutCoordinatorTroubleAndResumesTheDownloadWhereItWas() async throws {
+        let dir = try Media.tempDirectory()
+        let comp = try Self.makeComposition(in: dir)
+        let output = (0..<(9 << 20) + 5).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }
+        let handler = FakeCoordinator(outcome: ("done", nil, output))
+        // Its database is down for one STATUS, then it goes away (shutting_down closes the
+        // connection); later it drops the connection under the second OUTPUT range.
+        handler.inject(ReelProtocolError(.internal, "internal error handling STATUS; see the coordinator's log"), at: "STATUS", occurrence: 1)
+        handler.inject(ReelProtocolError(.shuttingDown, "the coordinator is shutting down"), at: "STATUS", occurrence: 2)
+        handler.inject(ReelProtocolError(.shuttingDown, "the coordinator is shutting down"), at: "OUTPUT", occurrence: 2)
+        let farm = try await FakeFarm.start(handler, in: dir)
+        let out = dir.appendingPathComponent("out.mp4").path
+        let r = await ReelRun.run(["submit", comp.path, "--wait", "-o", out] + farm.connectionArguments)
+        await farm.stop()
+
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "42\n")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: out))) == output)
+        let range: Int64 = 8 << 20
+        #expect(handler.outputOffsets == [0, range, range], "the download resumes at the byte it reached, not at 0")
+        let requests = handler.requests, connections = handler.requestConnections
+        let outputConnections = zip(requests, connections).filter { $0.0 == "OUTPUT" }.map(\.1)
+        #expect(outputConnections.count == 3 && outputConnections[0] != outputConnections[2], "a new connection after the drop")
+        let statusConnections = zip(requests, connections).filter { $0.0 == "STATUS" }.map(\.1)
+        #expect(statusConnections.count >= 3 && statusConnections[0] == statusConnections[1] && statusConnections[1] != statusConnections[2],
+                "ERR internal keeps the connection, shutting_down does not: \(statusConnections)")
+        // Said once per outage (STATUS ×2, then OUTPUT), not once per attempt.
+        let notices = r.stderr.components(separatedBy: "\n").filter { $0.contains("reconnecting for up to 5 min") }
+        #expect(notices.count == 2, "\(r.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(files.allSatisfy { !$0.contains("reel-partial") })
+        #expect(handler.submits.count == 1, "SUBMIT is never repeated")
+    }
+
+    @Test func fetchRetriesTheCoordinatorsTroubleButNotTheUsersMistakes() async throws {
+        let dir = try Media.tempDirectory()
+        let bytes = (0..<(8 << 20) + 100).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let handler = FakeCoordinator(jobs: Self.sampleJobs, outputs: [6: bytes])
+        handler.inject(ReelProtocolError(.internal, "internal error handling OUTPUT"), at: "OUTPUT", occurrence: 2)
+        let farm = try await FakeFarm.start(handler, in: dir)
+        let out = dir.appendingPathComponent("teaser.mp4").path
+        let ok = await ReelRun.run(["fetch", "6", "-o", out] + farm.connectionArguments)
+        let unknown = await ReelRun.run(["fetch", "99", "-o", dir.appendingPathComponent("nope.mp4").path] + farm.connectionArguments)
+        await farm.stop()
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: out))) == bytes)
+        #expect(ok.stderr.contains("reconnecting"), "\(ok.stderr)")
+        #expect(handler.outputOffsets.prefix(3) == [0, 8 << 20, 8 << 20])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("job 99 not found") && !unknown.stderr.contains("reconnecting"), "\(unknown.stderr)")
+        #expect(handler.outputOffsets.count == 4, "not_found is asked once, not retried")
+    }
+
+    @Test func statusWatchKeepsWatchingThroughAnInternalError() async throws {
+        let dir = try Media.tempDirectory()
+        let handler = FakeCoordinator(jobs: Self.sampleJobs, agents: Self.sampleAgents)
+        handler.inject(ReelProtocolError(.internal, "internal error handling STATUS"), at: "STATUS", occurrence: 2)
+        let farm = try await FakeFarm.start(handler, in: dir)
+        // Interrupted after 5 s, as Ctrl-C would; the retry costs a quarter second.
+        let r = await ReelRun.run(["status", "--watch"] + farm.connectionArguments, timeout: 5)
+        await farm.stop()
+        #expect(r.status == -2, "--watch survives ERR internal: \(r.stderr)")
+        #expect(r.stdout.components(separatedBy: "trailer.json").count - 1 >= 2, "\(r.stdout)")
+        #expect(r.stderr.components(separatedBy: "reconnecting").count - 1 == 1, "\(r.stderr)")
+        #expect(handler.requests.filter { $0 == "STATUS" }.count >= 3)
+    }
+
     static let sampleJobs = [
         JobStatus(id: 7, name: "trailer.json", state: "running", tasks: TaskCounts(done: 3, running: 2, queued: 5, failed: 1, total: 11),
                   frameCount: 1000, framesDone: 420, progress: 0.42, framesPerSecond: 61.5, etaSeconds: 94.3,

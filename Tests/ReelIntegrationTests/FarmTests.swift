@@ -10,26 +10,51 @@ import Testing
         let dir: URL
         let port: Int
         let secret: String
-        let coordinator: BackgroundProcess
+        /// The farm's own database.
+        let databaseURL: String
+        private(set) var coordinator: BackgroundProcess
+        private let coordinatorArguments: [String]
         var agents: [String: BackgroundProcess] = [:]
 
-        init(agents count: Int, leaseSeconds: Int = 3) throws {
-            guard let base = ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else {
+        /// - Parameter server: the PostgreSQL to create the farm's database in (default:
+        ///   `REEL_TEST_DATABASE_URL`); a test that restarts PostgreSQL passes its own cluster.
+        init(agents count: Int, leaseSeconds: Int = 3, server: String? = nil) throws {
+            guard let base = server ?? ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else {
                 throw Media.Failure(description: "REEL_TEST_DATABASE_URL is not set: run the tests with ops/test.sh")
             }
             dir = try Media.tempDirectory()
             let database = "farm_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
             try Media.run("psql", [base, "-qc", "CREATE DATABASE \(database)"])
             let url = base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(database)$1", options: .regularExpression)
+            databaseURL = url
             secret = dir.appendingPathComponent("secret").path
             try Data((0..<32).map { _ in UInt8.random(in: 97...122) }).write(to: URL(fileURLWithPath: secret))
             port = freeLoopbackPort()
-            coordinator = try BackgroundProcess([Media.reel, "coordinator", "--listen", "127.0.0.1:\(port)", "--database", url,
-                                                 "--storage", dir.appendingPathComponent("storage").path, "--secret-file", secret,
-                                                 "--lease-seconds", "\(leaseSeconds)"],
-                                                log: dir.appendingPathComponent("coordinator.log").path)
+            coordinatorArguments = [Media.reel, "coordinator", "--listen", "127.0.0.1:\(port)", "--database", url,
+                                    "--storage", dir.appendingPathComponent("storage").path, "--secret-file", secret,
+                                    "--lease-seconds", "\(leaseSeconds)"]
+            coordinator = try BackgroundProcess(coordinatorArguments, log: dir.appendingPathComponent("coordinator.log").path)
             for i in 1...count { try startAgent("agent-\(i)") }
             try waitForAgents(count)
+        }
+
+        /// Kills the coordinator with SIGKILL (no drain, no goodbye) and starts it again on the
+        /// same port, database and storage, as a supervisor would after a crash.
+        func crashAndRestartCoordinator() throws {
+            coordinator.stop(SIGKILL)
+            coordinator = try BackgroundProcess(coordinatorArguments, log: dir.appendingPathComponent("coordinator.log").path)
+        }
+
+        /// Runs a client command in the background (e.g. `submit --wait`), its stdout in `name.out`.
+        func reelInBackground(_ arguments: [String], name: String) throws -> BackgroundProcess {
+            try BackgroundProcess([Media.reel] + arguments + ["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret],
+                                  log: dir.appendingPathComponent("\(name).log").path, stdout: dir.appendingPathComponent("\(name).out").path)
+        }
+
+        /// One `psql -tA` query on the farm's database: rows of `|`-separated fields.
+        func query(_ sql: String) throws -> [[String]] {
+            let out = String(decoding: try Media.run("psql", [databaseURL, "-tAc", sql]).stdout, as: UTF8.self)
+            return out.split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
         }
 
         func startAgent(_ name: String) throws {

@@ -90,7 +90,11 @@ struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
         abstract: "Download a finished job's output.",
-        discussion: "The file is written under a temporary name, flushed and renamed: OUT appears only when complete.")
+        discussion: """
+            The file is written under a temporary name, flushed and renamed: OUT appears only when complete. \
+            If the coordinator restarts meanwhile, fetch says so once, reconnects for up to 5 minutes and \
+            continues at the byte it reached.
+            """)
 
     @Argument(help: "The job id.") var job: Int64
     @Option(name: .shortAndLong, help: "Where to write the output.") var output: String
@@ -102,8 +106,9 @@ struct FetchCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrorsAsync {
             try requireWritableOutput(output)
-            let client = try await OperatorClient.connect(connection)
-            try await JobWaiter.download(job: job, to: output, client: client, quiet: quiet)
+            let client = ReconnectingClient(try await OperatorClient.connect(connection), options: connection)
+            client.giveUpHint = "run the same `reel fetch` again once the coordinator is back"
+            try await OutputDownload.run(job: job, to: output, via: client, quiet: quiet)
             await client.close()
             if !quiet { Terminal.error("\(output): job \(job)'s output") }
         }

@@ -2,21 +2,19 @@ import Foundation
 import ReelProtocol
 
 /// Follows one job until it is done, failed or cancelled (`submit --wait`), polling `STATUS`
-/// every `interval` and drawing its progress on stderr. A lost connection (a coordinator
-/// restart, which the farm survives) is retried for up to `reconnectWindow` before giving up.
-/// Used from one task at a time.
+/// every `interval` and drawing its progress on stderr. The coordinator going away (a restart,
+/// its database restarting — the farm survives both) is retried through `ReconnectingClient`
+/// for up to `RetryPolicy.window`. Used from one task at a time.
 final class JobWaiter {
-    private(set) var client: OperatorClient
-    private let connection: ConnectionOptions
+    let client: ReconnectingClient<OperatorClient>
     private let job: Int64
     private let quiet: Bool
     private let tty = Terminal.stderrIsTTY
 
     static let interval: Duration = .milliseconds(500)
-    static let reconnectWindow: TimeInterval = 120
 
-    init(client: OperatorClient, connection: ConnectionOptions, job: Int64, quiet: Bool) {
-        self.client = client; self.connection = connection; self.job = job; self.quiet = quiet
+    init(client: ReconnectingClient<OperatorClient>, job: Int64, quiet: Bool) {
+        self.client = client; self.job = job; self.quiet = quiet
     }
 
     /// Polls until the job reaches a final state and returns that status.
@@ -43,30 +41,31 @@ final class JobWaiter {
     }
 
     private func pollOnce() async throws -> JobStatus {
-        let deadline = Date().addingTimeInterval(Self.reconnectWindow)
-        while true {
-            do {
-                let (report, _) = try await client.status(job: job)
-                guard let status = report.jobs.first(where: { $0.id == job }) else {
-                    throw UserError("the coordinator no longer knows job \(job)")
-                }
-                return status
-            } catch let error as UserError where error.description.hasPrefix("lost the connection") && Date() < deadline {
-                if !quiet { Terminal.error("\n\(error.description); reconnecting…") }
-                try await Task.sleep(for: .seconds(2))
-                if let fresh = try? await OperatorClient.connect(connection) { client = fresh }
-            }
+        let job = job
+        let (report, _) = try await client.perform { try await $0.status(job: job) }
+        guard let status = report.jobs.first(where: { $0.id == job }) else {
+            throw UserError("the coordinator no longer knows job \(job)")
         }
+        return status
     }
+}
 
-    /// `OUTPUT` in ranges into `path` (temporary name, fsync, rename).
-    static func download(job: Int64, to path: String, client: OperatorClient, quiet: Bool) async throws {
+/// Downloads a finished job's output with `OUTPUT` in ranges into `path` (temporary name,
+/// fsync, rename). Each range is one retried request: after a reconnection the download
+/// continues at the first byte it does not hold, and the partial file keeps what it has.
+enum OutputDownload {
+    static func run(job: Int64, to path: String, via client: ReconnectingClient<OperatorClient>, quiet: Bool) async throws {
         let file = try OutputFile(path: path)
+        var cursor = DownloadCursor()
         var progress: TransferProgress?
-        try await client.output(job: job, into: { try file.write($0) }) { done, total in
-            if progress == nil { progress = TransferProgress(label: "download", total: total, quiet: quiet) }
-            progress?.update(done)
-        }
+        repeat {
+            let offset = cursor.offset
+            let range = try await client.perform { try await $0.outputRange(job: job, offset: offset) }
+            try cursor.accept(at: range.at, total: range.total, count: range.bytes.count, job: job)
+            try file.write(range.bytes[...])
+            if progress == nil { progress = TransferProgress(label: "download", total: range.total, quiet: quiet) }
+            progress?.update(cursor.offset)
+        } while !cursor.isComplete
         try file.commit()
     }
 }

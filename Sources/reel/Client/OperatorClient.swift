@@ -9,10 +9,11 @@ import ReelProtocol
 ///
 /// One request at a time, as the protocol requires; every request has a timeout so a wedged
 /// coordinator never hangs a script. Close it with `close()` (best-effort `QUIT`).
-final class OperatorClient: Sendable {
+final class OperatorClient: CoordinatorConnection, Sendable {
     let endpoint: Endpoint
     let secretPath: String
     private let client: ReelClient
+    private let closed = ConnectionClosedFlag()
 
     /// Timeout for small requests (SUBMIT, STATUS, CANCEL, …).
     static let requestTimeout: TimeAmount = .seconds(60)
@@ -23,7 +24,12 @@ final class OperatorClient: Sendable {
 
     private init(endpoint: Endpoint, secretPath: String, client: ReelClient) {
         self.endpoint = endpoint; self.secretPath = secretPath; self.client = client
+        let closed = self.closed
+        client.closeFuture.whenComplete { _ in closed.set() }
     }
+
+    /// Whether the connection has closed (the coordinator went away, or a reply timed out).
+    var isClosed: Bool { closed.isSet }
 
     /// Reads the secret, connects and authenticates.
     /// - Throws: `UserError` for a missing/short secret file, an unreachable coordinator or a refused secret.
@@ -65,13 +71,20 @@ final class OperatorClient: Sendable {
                 throw UserError("whatever answers at \(endpoint) does not speak the Reel protocol (\(error.message)); "
                                 + "is that the port of `reel coordinator --listen`?")
             case .internal:
+                // Also what a coordinator that is still starting up looks like: worth retrying.
                 throw UserError("cannot reach the coordinator at \(endpoint) (the connection closed during the handshake: "
-                                + "\(error.message)); is `reel coordinator` running there, and is TLS set up alike on both sides?")
+                                + "\(error.message)); is `reel coordinator` running there, and is TLS set up alike on both sides?",
+                                transient: .connectionLost)
+            case .shuttingDown, .timeout:
+                throw UserError("the coordinator at \(endpoint) refused the connection: \(error.message) (\(error.code))",
+                                transient: .connectionLost)
             default:
                 throw UserError("the coordinator at \(endpoint) refused the connection: \(error.message) (\(error.code))")
             }
         } catch {
-            throw UserError("cannot reach the coordinator at \(endpoint) (\(describeConnectError(error))); is `reel coordinator` running?")
+            // Refused or unreachable: a coordinator being restarted looks exactly like this.
+            throw UserError("cannot reach the coordinator at \(endpoint) (\(describeConnectError(error))); is `reel coordinator` running?",
+                            transient: .connectionLost)
         }
     }
 
@@ -95,18 +108,25 @@ final class OperatorClient: Sendable {
         return "\(user)@\(host)"
     }
 
-    /// Sends one request; an `ERR` reply, a timeout or a lost connection becomes a `UserError`.
+    /// Sends one request; an `ERR` reply, a timeout or a lost connection becomes a `UserError`,
+    /// marked `transient` when the coordinator rather than the request is at fault.
     func call(_ request: Message, timeout: TimeAmount = OperatorClient.requestTimeout) async throws -> Message {
         do {
             return try await client.request(request, timeout: timeout)
         } catch let error as ReelProtocolError {
             switch error.code {
             case .timeout:
-                throw UserError("no reply from the coordinator at \(endpoint) to \(request.verb) within \(timeout.nanoseconds / 1_000_000_000) s")
-            case .internal where error.message.hasPrefix("connection closed"):
-                throw UserError("lost the connection to the coordinator at \(endpoint) (\(error.message))")
+                // ReelClient closes the connection on a timeout (a late reply would desynchronise it).
+                throw UserError("no reply from the coordinator at \(endpoint) to \(request.verb) within \(timeout.nanoseconds / 1_000_000_000) s",
+                                transient: .connectionLost)
+            case .internal where error.message.hasPrefix("connection closed") || isClosed:
+                throw UserError("lost the connection to the coordinator at \(endpoint) (\(error.message))", transient: .connectionLost)
+            case .internal:
+                // The coordinator's own trouble, most often its database restarting; it recovers by itself.
+                throw UserError("the coordinator at \(endpoint) failed to handle \(request.verb): \(error.message) (\(error.code))",
+                                transient: .internalError)
             case .shuttingDown:
-                throw UserError("the coordinator at \(endpoint) is shutting down; try again when it is back")
+                throw UserError("the coordinator at \(endpoint) is shutting down; try again when it is back", transient: .connectionLost)
             default:
                 throw UserError("\(error.message) (\(error.code))")
             }
@@ -176,22 +196,12 @@ final class OperatorClient: Sendable {
         guard case .ok = reply else { throw unexpected(reply, to: "DELETE") }
     }
 
-    /// Reads `OUTPUT job=` range by range into `sink`, from byte 0 to the end.
-    /// - Parameter progress: called after every range with (bytes so far, total).
-    func output(job: Int64, into sink: (ArraySlice<UInt8>) throws -> Void, progress: (Int64, Int64) -> Void) async throws {
-        var offset: Int64 = 0
-        var total: Int64 = -1
-        repeat {
-            let reply = try await call(.output(job: job, offset: offset, length: Int64(Self.rangeLength)), timeout: Self.transferTimeout)
-            guard case let .data(at, size, bytes) = reply else { throw unexpected(reply, to: "OUTPUT") }
-            guard at == offset, total == -1 || total == size, !bytes.isEmpty || offset == size else {
-                throw UserError("the coordinator sent an inconsistent range of job \(job)'s output (offset \(at), total \(size)); fetch again")
-            }
-            total = size
-            try sink(bytes[...])
-            offset += Int64(bytes.count)
-            progress(offset, total)
-        } while offset < total
+    /// `OUTPUT job= offset=`: up to `rangeLength` bytes of the job's output from `offset`, with
+    /// the offset the coordinator answered for and the output's total size.
+    func outputRange(job: Int64, offset: Int64) async throws -> (at: Int64, total: Int64, bytes: [UInt8]) {
+        let reply = try await call(.output(job: job, offset: offset, length: Int64(Self.rangeLength)), timeout: Self.transferTimeout)
+        guard case let .data(at, total, bytes) = reply else { throw unexpected(reply, to: "OUTPUT") }
+        return (at, total, bytes)
     }
 
     /// Best-effort `QUIT`, then close.
@@ -217,4 +227,12 @@ enum JSONCoding {
             throw UserError("cannot read the coordinator's \(what) (\(error)); are client and coordinator the same Reel version?")
         }
     }
+}
+
+/// Set once when a connection closes (from an event loop), read from the client's task.
+final class ConnectionClosedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }

@@ -11,7 +11,8 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             Without JOB: the coordinator's recent jobs, newest first. --json prints \
             {"status": <STATUS report>, "agents": <AGENTS report>}, the reports exactly as the coordinator \
-            sent them. --watch redraws every second until interrupted (Ctrl-C).
+            sent them. --watch redraws every second until interrupted (Ctrl-C); it rides out a coordinator or \
+            database restart, saying once that it is reconnecting and giving up after 5 minutes.
             """)
 
     @Argument(help: "Show only this job.") var job: Int64?
@@ -26,10 +27,19 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrorsAsync {
             let client = try await OperatorClient.connect(connection)
+            // --watch keeps watching through a coordinator or database restart; a one-shot
+            // status reports the trouble at once.
+            let watching = watch ? ReconnectingClient(client, options: connection) : nil
             let tty = isatty(STDOUT_FILENO) == 1
+            let job = job
             repeat {
-                let (status, statusJSON) = try await client.status(job: job)
-                let (agents, agentsJSON) = try await client.agents()
+                let reports: ((report: StatusReport, raw: [UInt8]), (report: AgentsReport, raw: [UInt8]))
+                if let watching {
+                    reports = try await watching.perform { (try await $0.status(job: job), try await $0.agents()) }
+                } else {
+                    reports = (try await client.status(job: job), try await client.agents())
+                }
+                let ((status, statusJSON), (agents, agentsJSON)) = reports
                 var text: String
                 if json {
                     text = "{\"status\":" + String(decoding: statusJSON, as: UTF8.self)
@@ -42,7 +52,7 @@ struct StatusCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data(text.utf8))
                 if watch { try await Task.sleep(for: .seconds(1)) }
             } while watch
-            await client.close()
+            if let watching { await watching.close() } else { await client.close() }
         }
     }
 }

@@ -15,7 +15,9 @@ struct SubmitCommand: AsyncParsableCommand {
             in ranges. Prints the job id alone on stdout, so scripts can capture it: \
             JOB=$(reel submit comp.json). With --wait it then shows the job's progress and, with -o, \
             downloads the result (written under a temporary name, flushed and renamed); it exits 1 with \
-            the job's error if the job failed or was cancelled.
+            the job's error if the job failed or was cancelled. While waiting and downloading it rides out \
+            a coordinator or database restart: it says once that it is reconnecting, retries for up to \
+            5 minutes and resumes the download at the byte it reached.
             """)
 
     @Argument(help: "The composition JSON file.") var composition: String
@@ -57,19 +59,24 @@ struct SubmitCommand: AsyncParsableCommand {
             // Unbuffered, at once: a script capturing the id must not wait for --wait to finish.
             FileHandle.standardOutput.write(Data("\(job)\n".utf8))
             guard wait else { await client.close(); return }
-            let final = try await JobWaiter(client: client, connection: connection, job: job, quiet: quiet).waitUntilFinished()
+            // From here the job lives on the farm whatever happens to this process: waiting and
+            // downloading ride out coordinator and database restarts (RetryPolicy.window).
+            let following = ReconnectingClient(client, options: connection)
+            following.giveUpHint = "job \(job) goes on without us: follow it with `reel status \(job)`"
+                + (output.map { " and download it with `reel fetch \(job) -o \($0)`" } ?? "")
+            let final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
             switch final.state {
             case "done":
                 if let output {
-                    try await JobWaiter.download(job: job, to: output, client: client, quiet: quiet)
+                    try await OutputDownload.run(job: job, to: output, via: following, quiet: quiet)
                     if !quiet { Terminal.error("\(output): \(ClientFormatting.bytes(final.outputBytes ?? 0)), job \(job) done") }
                 }
-                await client.close()
+                await following.close()
             case "cancelled":
-                await client.close()
+                await following.close()
                 throw UserError("job \(job) was cancelled")
             default:
-                await client.close()
+                await following.close()
                 throw UserError("job \(job) failed: \(final.error ?? "no reason given (see `reel status \(job)`)")")
             }
         }

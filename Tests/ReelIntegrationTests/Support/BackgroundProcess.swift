@@ -6,14 +6,17 @@ final class BackgroundProcess: @unchecked Sendable {
     let pid: pid_t
     let log: String
     private var reaped = false
+    /// The exit status once reaped (-1 when killed by a signal).
+    private(set) var exitStatus: Int32?
 
-    init(_ argv: [String], log: String, environment: [String: String] = [:]) throws {
+    /// - Parameter stdout: where standard output goes, when not into `log` with stderr.
+    init(_ argv: [String], log: String, stdout: String? = nil, environment: [String: String] = [:]) throws {
         self.log = log
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
         let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
@@ -30,8 +33,18 @@ final class BackgroundProcess: @unchecked Sendable {
     var hasExited: Bool {
         guard !reaped else { return true }
         var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid { reaped = true }
+        if waitpid(pid, &status, WNOHANG) == pid {
+            reaped = true
+            exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
+        }
         return reaped
+    }
+
+    /// Waits (polling) until the process exits or `timeout` passes; returns whether it exited.
+    func waitForExit(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !hasExited && Date() < deadline { usleep(50_000) }
+        return hasExited
     }
 
     /// Sends `signal` and waits (up to `timeout`) for the process to exit; SIGKILL after that.
@@ -40,7 +53,7 @@ final class BackgroundProcess: @unchecked Sendable {
         kill(pid, signal)
         let deadline = Date().addingTimeInterval(timeout)
         while !hasExited && Date() < deadline { usleep(20_000) }
-        if !hasExited { kill(pid, SIGKILL); var s: Int32 = 0; waitpid(pid, &s, 0); reaped = true }
+        if !hasExited { kill(pid, SIGKILL); var s: Int32 = 0; waitpid(pid, &s, 0); reaped = true; exitStatus = -1 }
     }
 
     var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }

@@ -26,6 +26,11 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     /// What a submitted job becomes once all its assets are held: its final state, error and output.
     private let outcome: (state: String, error: String?, output: [UInt8]?)?
     private var submittedAssets: [Int64: Set<String>] = [:]
+    /// Errors to answer instead of the real reply: verb → (1-based occurrence → error).
+    private var injected: [String: [Int: ReelProtocolError]] = [:]
+    private var verbCounts: [String: Int] = [:]
+    private var _outputOffsets: [Int64] = []
+    private var _connections: [UInt64] = []
 
     init(held: Set<String> = [], jobs: [JobStatus] = [], outputs: [Int64: [UInt8]] = [:],
          agents: AgentsReport = AgentsReport(agents: []), nextJob: Int64 = 42,
@@ -38,6 +43,17 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
         self.nextJob = nextJob
     }
 
+    /// Answers the `occurrence`-th `verb` (1-based, counted over all connections) with `error`
+    /// instead — `internal` as a coordinator whose database is down, `shutting_down` (which
+    /// also closes the connection) as one going away.
+    func inject(_ error: ReelProtocolError, at verb: String, occurrence: Int) {
+        lock.withLock { injected[verb, default: [:]][occurrence] = error }
+    }
+
+    /// The `offset` of every `OUTPUT` request, in order (injected failures included).
+    var outputOffsets: [Int64] { lock.withLock { _outputOffsets } }
+    /// The connection of every request, in order.
+    var requestConnections: [UInt64] { lock.withLock { _connections } }
     var puts: [Put] { lock.withLock { _puts } }
     var submits: [SubmitRequest] { lock.withLock { _submits } }
     /// Verbs received, in order.
@@ -48,6 +64,10 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
         try lock.withLock {
             _requests.append(request.verb)
+            _connections.append(peer.connectionID)
+            if case let .output(_, offset, _) = request { _outputOffsets.append(offset) }
+            verbCounts[request.verb, default: 0] += 1
+            if let error = injected[request.verb]?[verbCounts[request.verb]!] { throw error }
             switch request {
             case let .submit(document):
                 let submission = try JSONDecoder().decode(SubmitRequest.self, from: Data(document))
