@@ -130,11 +130,14 @@ extension CoordinatorHandler {
         }
         let progress = summary.state == .done ? 1 : (total > 0 ? Double(done) / Double(total) : 0)
         let outputBytes = summary.state == .done ? summary.outputKey.flatMap(CoordinatorStorage.fileSize) : nil
-        return JobStatus(id: summary.id, name: name ?? "job \(summary.id)",
-                         state: summary.state == .waiting ? "waiting_for_assets" : summary.state.rawValue,
-                         tasks: counts, frameCount: total, framesDone: done, progress: progress, framesPerSecond: fps,
-                         etaSeconds: eta, submittedAtMillis: summary.createdAtMillis, updatedAtMillis: summary.updatedAtMillis,
-                         outputBytes: outputBytes, error: summary.error)
+        var status = JobStatus(id: summary.id, name: name ?? "job \(summary.id)",
+                               state: summary.state == .waiting ? "waiting_for_assets" : summary.state.rawValue,
+                               tasks: counts, frameCount: total, framesDone: done, progress: progress, framesPerSecond: fps,
+                               etaSeconds: eta, submittedAtMillis: summary.createdAtMillis, updatedAtMillis: summary.updatedAtMillis,
+                               outputBytes: outputBytes, error: summary.error)
+        // The finaliser names the output `outputs/<job>.<mp4|mov>`.
+        if outputBytes != nil, let key = summary.outputKey { status.outputFileType = key.split(separator: ".").last.map(String.init) }
+        return status
     }
 
     func agents() async throws -> Message {

@@ -127,6 +127,26 @@ import Testing
         return path
     }
 
+    /// Issue 10: `submit -o OUT.mov` makes a QuickTime file when the composition names no
+    /// container, and `fetch -o` refuses a name whose extension says otherwise.
+    @Test func submitAndFetchFollowTheOutputName() throws {
+        let farm = try LocalFarm(agents: 1)
+        let composition = try Self.makeComposition(in: farm.dir, size: "160x120", seconds: 2)
+        let mov = farm.dir.appendingPathComponent("out.mov").path
+        let submitted = try farm.reel(["submit", composition, "--wait", "-o", mov, "--quiet"])
+        let job = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let brand = ((try Media.probe(mov)["format"] as? [String: Any])?["tags"] as? [String: Any])?["major_brand"] as? String
+        #expect(brand == "qt  ", "\(String(describing: brand))")
+        let wrong = try farm.reel(["fetch", job, "-o", farm.dir.appendingPathComponent("again.mp4").path], allowFailure: true)
+        #expect(wrong.status == 1 && wrong.stderr.contains("job \(job)'s output is a QuickTime .mov file"), "\(wrong.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: farm.dir.appendingPathComponent("again.mp4").path))
+        let again = farm.dir.appendingPathComponent("again.mov").path
+        try farm.reel(["fetch", job, "-o", again, "--quiet"])
+        #expect(FileManager.default.contentsEqual(atPath: mov, andPath: again))
+        let mkv = try farm.reel(["submit", composition, "--wait", "-o", farm.dir.appendingPathComponent("x.mkv").path], allowFailure: true)
+        #expect(mkv.status == 1 && mkv.stderr.contains("ends in .mkv"), "\(mkv.stderr)")
+    }
+
     @Test func threeAgentsRenderWithoutTheSubmittersMedia() throws {
         let farm = try LocalFarm(agents: 3)
         let composition = try Self.makeComposition(in: farm.dir, size: "320x240", seconds: 6)

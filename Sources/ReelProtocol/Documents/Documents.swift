@@ -92,6 +92,8 @@ public struct JobStatus: Codable, Sendable, Hashable {
     public var updatedAtMillis: Int64
     /// Size of the finished output, when done.
     public var outputBytes: Int64?
+    /// `mp4` or `mov` once the output exists (so `fetch -o` can check the name's extension).
+    public var outputFileType: String?
     /// The first error, when failed.
     public var error: String?
     public init(id: Int64, name: String, state: String, tasks: TaskCounts, frameCount: Int, framesDone: Int,

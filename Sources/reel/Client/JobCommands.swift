@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReelCore
 import ReelProtocol
 
 /// `reel agents`: the agents the coordinator knows.
@@ -108,6 +109,14 @@ struct FetchCommand: AsyncParsableCommand {
             try requireWritableOutput(output)
             let client = ReconnectingClient(try await OperatorClient.connect(connection), options: connection)
             client.giveUpHint = "run the same `reel fetch` again once the coordinator is back"
+            // The name must say what the file is: MP4 under .mov (or .mkv) misleads every player.
+            let report = try await client.perform { try await $0.status(job: job).report }
+            if let type = report.jobs.first(where: { $0.id == job })?.outputFileType.flatMap(FileType.init(rawValue:)) {
+                if case .failure(let problem) = OutputContainer.fileType(forOutput: output, written: type) {
+                    throw UserError("job \(job)'s output is \(type == .mov ? "a QuickTime .mov" : "an MP4") file: "
+                                    + problem.message.replacingOccurrences(of: "export.fileType is", with: "its container is"))
+                }
+            }
             try await OutputDownload.run(job: job, to: output, via: client, quiet: quiet)
             await client.close()
             if !quiet { Terminal.error("\(output): job \(job)'s output") }

@@ -48,10 +48,14 @@ struct SubmitCommand: AsyncParsableCommand {
             let data = try Data(contentsOf: URL(fileURLWithPath: composition))
             guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
             let parsed = try Composition.parse(Array(data))
+            // With -o, the container follows its extension when the composition names none.
+            let fileType = try output.map {
+                try OutputContainer.fileType(forOutput: $0, written: parsed.export.fileType).mapError { UserError($0.message) }.get()
+            }
             let directory = URL(fileURLWithPath: composition).deletingLastPathComponent().path
             let manifest = try AssetManifest(composition: parsed, directory: directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
-                                       name: name ?? URL(fileURLWithPath: composition).lastPathComponent)
+                                       name: name ?? URL(fileURLWithPath: composition).lastPathComponent, fileType: fileType)
 
             let client = try await OperatorClient.connect(connection)
             let job = try await Self.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
