@@ -29,12 +29,13 @@ public struct ReelProtocolError: Error, Hashable, Sendable, CustomStringConverti
         public static let conflict = Code("conflict")
         public static let invalidComposition = Code("invalid_composition")
         public static let shuttingDown = Code("shutting_down")
+        public static let tooManyConnections = Code("too_many_connections")
         public static let `internal` = Code("internal")
 
         /// Codes after which the server closes the connection (§6 "closes").
         public var closesConnection: Bool {
             [.lineTooLong, .payloadTooLarge, .unsupportedVersion, .notAuthenticated, .authFailed,
-             .replayedNonce, .busy, .timeout, .shuttingDown].contains(self)
+             .replayedNonce, .busy, .timeout, .shuttingDown, .tooManyConnections].contains(self)
         }
     }
 

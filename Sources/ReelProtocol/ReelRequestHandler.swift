@@ -10,8 +10,15 @@ public protocol ReelRequestHandler: Sendable {
 
     /// The connection of an authenticated peer closed (an agent went away, for instance).
     func connectionClosed(_ peer: Peer) async
+
+    /// A connection was refused before `WELCOME` (bad MAC, replayed nonce, wrong version,
+    /// handshake timeout, a framing error, too many connections authenticating): log it.
+    /// `remoteAddress` is the peer's `host:port`. Called on the connection's event loop, once
+    /// per refused connection, so it must not block.
+    func handshakeFailed(_ failure: HandshakeFailure, remoteAddress: String)
 }
 
 extension ReelRequestHandler {
     public func connectionClosed(_ peer: Peer) async {}
+    public func handshakeFailed(_ failure: HandshakeFailure, remoteAddress: String) {}
 }

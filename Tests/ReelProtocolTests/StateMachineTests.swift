@@ -44,7 +44,9 @@ struct StateMachineTests {
         _ = server.received(.hello(version: "reel/1", role: .client, name: "m", clientNonce: nonce))
         let wrong = try Authenticator(secret: Array("not the shared secret at all".utf8))
         let mac = wrong.clientMAC(role: .client, name: "m", serverNonce: Self.serverNonce, clientNonce: nonce)
-        #expect(server.received(.auth(mac: mac)) == .sendAndClose(.error(code: .authFailed, message: "authentication failed")))
+        #expect(server.received(.auth(mac: mac)) == .refuse(
+            .error(code: .authFailed, message: "authentication failed"),
+            HandshakeFailure(role: .client, name: "m", error: ReelProtocolError(.authFailed, "authentication failed"))))
         #expect(server.state == .closed)
         #expect(server.received(.ping) == .none)
     }
@@ -71,8 +73,9 @@ struct StateMachineTests {
         var first = Self.server(cache: cache), second = Self.server(cache: cache)
         let hello = Message.hello(version: "reel/1", role: .agent, name: "a", clientNonce: Samples.hashA)
         #expect(first.received(hello) == .send(.challenge(nonce: Self.serverNonce)))
-        guard case let .sendAndClose(.error(code, _)) = second.received(hello) else { Issue.record("replay accepted"); return }
+        guard case let .refuse(.error(code, _), failure) = second.received(hello) else { Issue.record("replay accepted"); return }
         #expect(code == .replayedNonce)
+        #expect(failure.role == .agent && failure.name == "a" && failure.error.code == .replayedNonce)
     }
 
     @Test("anything but HELLO first, or an unknown version, closes", arguments: [
@@ -81,8 +84,11 @@ struct StateMachineTests {
     ])
     func beforeHello(_ message: Message) {
         var machine = Self.server()
-        guard case let .sendAndClose(.error(code, _)) = machine.received(message) else { Issue.record("accepted"); return }
+        guard case let .refuse(.error(code, _), failure) = machine.received(message) else { Issue.record("accepted"); return }
         #expect(code == (message.verb == "HELLO" ? .unsupportedVersion : .notAuthenticated))
+        #expect(failure.error.code == code)
+        // A refused HELLO still says who the peer claimed to be, for the log.
+        #expect(failure.name == (message.verb == "HELLO" ? "a" : nil))
         #expect(machine.state == .closed)
     }
 
@@ -131,17 +137,37 @@ struct StateMachineTests {
         var ready = Self.authenticated(.agent)
         #expect(ready.receivedMalformed(error) == .send(error.reply))
         var fresh = Self.server()
-        #expect(fresh.receivedMalformed(error) == .sendAndClose(error.reply))
+        #expect(fresh.receivedMalformed(error) == .refuse(error.reply, HandshakeFailure(role: nil, name: nil, error: error)))
         #expect(ready.framingFailed(ReelProtocolError(.lineTooLong, "y")) == .sendAndClose(.error(code: .lineTooLong, message: "y")))
     }
 
     @Test("timeouts")
     func timeouts() {
         var fresh = Self.server()
-        guard case .sendAndClose(.error(.timeout, _)) = fresh.handshakeTimedOut() else { Issue.record("no timeout"); return }
+        guard case let .refuse(.error(.timeout, _), failure) = fresh.handshakeTimedOut() else { Issue.record("no timeout"); return }
+        #expect(failure.error.code == .timeout)
+        var halfway = Self.server()
+        _ = halfway.received(.hello(version: "reel/1", role: .agent, name: "slow", clientNonce: Authenticator.makeNonce()))
+        guard case let .refuse(_, late) = halfway.handshakeTimedOut() else { Issue.record("no timeout"); return }
+        #expect(late == HandshakeFailure(role: .agent, name: "slow", error: ReelProtocolError(.timeout, "handshake not completed in time")))
         var ready = Self.authenticated(.client)
         #expect(ready.handshakeTimedOut() == .none)
         #expect(ready.idleTimedOut() == .close)
+    }
+
+    @Test("over the unauthenticated-connection cap: refused with too_many_connections, reported")
+    func tooManyConnections() {
+        var fresh = Self.server()
+        guard case let .refuse(.error(.tooManyConnections, _), failure) = fresh.tooManyConnections() else { Issue.record("not refused"); return }
+        #expect(failure.role == nil && failure.error.code == .tooManyConnections)
+        #expect(fresh.state == .closed)
+        #expect(fresh.received(.ping) == .none)
+    }
+
+    @Test("shutting down before WELCOME closes but is not a failed login")
+    func shutdownBeforeWelcome() {
+        var fresh = Self.server()
+        guard case .sendAndClose(.error(.shuttingDown, _)) = fresh.shuttingDown() else { Issue.record("not closed"); return }
     }
 
     @Test("a handler error whose code closes the connection closes it")

@@ -16,22 +16,34 @@ public struct ReelServerConfiguration: Sendable {
     public var handshakeTimeout: TimeAmount
     /// Time without a received byte after which a connection is closed.
     public var idleTimeout: TimeAmount
+    /// Longest line after `WELCOME`.
     public var maxLineLength: Int
+    /// Largest payload after `WELCOME` (none is accepted before).
     public var maxPayloadLength: Int
+    /// Longest line before `WELCOME` (`HELLO`, `AUTH`).
+    public var maxHandshakeLineLength: Int
+    /// Most connections at once that have not reached `WELCOME`; more are refused at accept.
+    public var maxUnauthenticatedConnections: Int
 
     public init(host: String = "0.0.0.0", port: Int = 7450, tls: NIOSSLContext? = nil,
                 handshakeTimeout: TimeAmount = .seconds(ProtocolLimits.handshakeTimeoutSeconds),
                 idleTimeout: TimeAmount = .seconds(ProtocolLimits.idleTimeoutSeconds),
-                maxLineLength: Int = ProtocolLimits.maxLineLength, maxPayloadLength: Int = ProtocolLimits.maxPayloadLength) {
+                maxLineLength: Int = ProtocolLimits.maxLineLength, maxPayloadLength: Int = ProtocolLimits.maxPayloadLength,
+                maxHandshakeLineLength: Int = ProtocolLimits.maxHandshakeLineLength,
+                maxUnauthenticatedConnections: Int = ProtocolLimits.maxUnauthenticatedConnections) {
         self.host = host; self.port = port; self.tls = tls
         self.handshakeTimeout = handshakeTimeout; self.idleTimeout = idleTimeout
         self.maxLineLength = maxLineLength; self.maxPayloadLength = maxPayloadLength
+        self.maxHandshakeLineLength = maxHandshakeLineLength
+        self.maxUnauthenticatedConnections = maxUnauthenticatedConnections
     }
 }
 
 /// A listening Reel protocol server: accepts agents and clients, authenticates them, and
 /// delegates their requests to a `ReelRequestHandler`. Each connection has its own pipeline
-/// (optional TLS → idle timer → frame decoder → message encoder → connection handler).
+/// (optional TLS → idle timer → message encoder → frame decoder → connection handler; the
+/// decoder sits after the encoder so it sees the outgoing `WELCOME` and lifts its handshake
+/// limits).
 public final class ReelServer: Sendable {
     private let channel: Channel
     private let quiesce: ServerQuiescingHelper
@@ -50,6 +62,7 @@ public final class ReelServer: Sendable {
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> ReelServer {
         let replayCache = NonceReplayCache()
         let connectionIDs = ConnectionCounter()
+        let handshakeSlots = HandshakeSlots(limit: configuration.maxUnauthenticatedConnections)
         let quiesce = ServerQuiescingHelper(group: group)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelInitializer { channel in
@@ -71,11 +84,13 @@ public final class ReelServer: Sendable {
                     }
                     // Idle detection sees raw bytes, so a large payload trickling in is not "idle".
                     try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
-                    try sync.addHandler(ByteToMessageHandler(ReelFrameDecoder(
-                        maxLineLength: configuration.maxLineLength, maxPayloadLength: configuration.maxPayloadLength)))
                     try sync.addHandler(MessageToByteHandler(ReelMessageEncoder()))
+                    try sync.addHandler(ByteToMessageHandler(ReelServerFrameDecoder(
+                        maxLineLength: configuration.maxLineLength, maxPayloadLength: configuration.maxPayloadLength,
+                        handshakeLineLength: configuration.maxHandshakeLineLength)))
                     try sync.addHandler(ReelServerConnectionHandler(
-                        machine: machine, requestHandler: handler, handshakeTimeout: configuration.handshakeTimeout))
+                        machine: machine, requestHandler: handler, handshakeTimeout: configuration.handshakeTimeout,
+                        handshakeSlots: handshakeSlots))
                 }
             }
             .bind(host: configuration.host, port: configuration.port)

@@ -4,7 +4,9 @@ import NIOCore
 /// out its actions, handing authenticated requests to the `ReelRequestHandler`.
 ///
 /// Lives on its channel's event loop; the request handler's async answer is brought back onto
-/// that loop before it touches the state machine. Errors close only this connection.
+/// that loop before it touches the state machine. Errors close only this connection. Holds one
+/// of the server's `HandshakeSlots` from accept until `WELCOME` (or close), and reports a
+/// refused login to the request handler with the peer's address.
 final class ReelServerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = Message
@@ -14,24 +16,36 @@ final class ReelServerConnectionHandler: ChannelInboundHandler {
     private let handshakeTimeout: TimeAmount
     private var handshakeTimer: Scheduled<Void>?
     private var peer: Peer?
+    private let handshakeSlots: HandshakeSlots?
+    private var holdsHandshakeSlot = false
 
-    init(machine: ServerConnectionStateMachine, requestHandler: any ReelRequestHandler, handshakeTimeout: TimeAmount) {
+    init(machine: ServerConnectionStateMachine, requestHandler: any ReelRequestHandler, handshakeTimeout: TimeAmount,
+         handshakeSlots: HandshakeSlots? = nil) {
         self.machine = machine
         self.requestHandler = requestHandler
         self.handshakeTimeout = handshakeTimeout
+        self.handshakeSlots = handshakeSlots
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        if let handshakeSlots {
+            guard handshakeSlots.acquire() else {
+                perform(machine.tooManyConnections(), context: context)
+                return
+            }
+            holdsHandshakeSlot = true
+        }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         handshakeTimer = context.eventLoop.scheduleTask(in: handshakeTimeout) {
             let (handler, context) = bound.value
             handler.perform(handler.machine.handshakeTimedOut(), context: context)
         }
-        context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         handshakeTimer?.cancel()
+        releaseHandshakeSlot()
         machine.closed()
         if let peer {
             let requestHandler = requestHandler
@@ -82,9 +96,14 @@ final class ReelServerConnectionHandler: ChannelInboundHandler {
             context.writeAndFlush(wrapOutboundOut(message)).whenComplete { _ in channel.close(promise: nil) }
         case .close:
             context.close(promise: nil)
+        case let .refuse(message, failure):
+            requestHandler.handshakeFailed(failure, remoteAddress: Self.describe(context.channel.remoteAddress))
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(message)).whenComplete { _ in channel.close(promise: nil) }
         case let .authenticated(peer, welcome):
             handshakeTimer?.cancel()
             handshakeTimer = nil
+            releaseHandshakeSlot()
             self.peer = peer
             context.writeAndFlush(wrapOutboundOut(welcome), promise: nil)
         case let .dispatch(request, peer):
@@ -102,6 +121,23 @@ final class ReelServerConnectionHandler: ChannelInboundHandler {
                 }
                 handler.perform(handler.machine.replyReady(reply), context: context)
             }
+        }
+    }
+
+    private func releaseHandshakeSlot() {
+        if holdsHandshakeSlot {
+            holdsHandshakeSlot = false
+            handshakeSlots?.release()
+        }
+    }
+
+    /// `host:port` (`[v6]:port`) for logs; NIO's own description repeats the host.
+    static func describe(_ address: SocketAddress?) -> String {
+        guard let address else { return "unknown" }
+        switch address {
+        case .v4: return "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        case .v6: return "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
+        case .unixDomainSocket: return address.pathname ?? "unix socket"
         }
     }
 }

@@ -18,6 +18,9 @@ public struct ServerConnectionStateMachine: Sendable {
         case send(Message)
         /// Write this message, then close the connection.
         case sendAndClose(Message)
+        /// A login failed: write this `ERR`, close the connection, and report the failure (the
+        /// server logs it with the peer's address).
+        case refuse(Message, HandshakeFailure)
         /// Write `WELCOME`: the peer is authenticated (stop the handshake timer).
         case authenticated(Peer, welcome: Message)
         /// Hand this request to the `ReelRequestHandler`; call `replyReady` with its answer.
@@ -57,10 +60,10 @@ public struct ServerConnectionStateMachine: Sendable {
                 return fail(.notAuthenticated, "expected HELLO")
             }
             guard version == ProtocolLimits.version else {
-                return fail(.unsupportedVersion, "server speaks \(ProtocolLimits.version)")
+                return fail(.unsupportedVersion, "server speaks \(ProtocolLimits.version)", claimed: (role, name))
             }
             guard replayCache.insert(clientNonce) else {
-                return fail(.replayedNonce, "client nonce already used")
+                return fail(.replayedNonce, "client nonce already used", claimed: (role, name))
             }
             state = .awaitingAuth(role: role, name: name, clientNonce: clientNonce)
             return .send(.challenge(nonce: serverNonce))
@@ -133,6 +136,12 @@ public struct ServerConnectionStateMachine: Sendable {
         return .send(reply)
     }
 
+    /// The server already holds its maximum of unauthenticated connections
+    /// (`ProtocolLimits.maxUnauthenticatedConnections`); called right after accept.
+    public mutating func tooManyConnections() -> Action {
+        fail(.tooManyConnections, "too many connections are authenticating; try again shortly")
+    }
+
     /// The handshake deadline passed.
     public mutating func handshakeTimedOut() -> Action {
         switch state {
@@ -165,9 +174,25 @@ public struct ServerConnectionStateMachine: Sendable {
         state = .closed
     }
 
-    private mutating func fail(_ code: ReelProtocolError.Code, _ message: String) -> Action {
-        guard state != .closed else { return .none }
+    /// Closes with `ERR code message`. Before `ready` that is a failed login, reported with
+    /// whatever identity the peer has claimed so far (`claimed`: a `HELLO` being refused).
+    private mutating func fail(_ code: ReelProtocolError.Code, _ message: String,
+                               claimed: (role: PeerRole, name: String)? = nil) -> Action {
+        let reply = Message.error(code: code, message: message)
+        let failure: HandshakeFailure
+        switch state {
+        case .closed:
+            return .none
+        case .ready, .processing:
+            state = .closed
+            return .sendAndClose(reply)
+        case .awaitingHello:
+            failure = HandshakeFailure(role: claimed?.role, name: claimed?.name, error: ReelProtocolError(code, message))
+        case let .awaitingAuth(role, name, _):
+            failure = HandshakeFailure(role: role, name: name, error: ReelProtocolError(code, message))
+        }
         state = .closed
-        return .sendAndClose(.error(code: code, message: message))
+        // A coordinator going down is not a failed login.
+        return code == .shuttingDown ? .sendAndClose(reply) : .refuse(reply, failure)
     }
 }
