@@ -10,7 +10,7 @@ extension CoordinatorHandler {
         let json = try CoordinatorJSON.encode(caps)
         let id = try await pool.run { try $0.registerAgent(name: peer.name, host: caps.host, capabilities: json) }
         agentSessions.withValue { $0[peer.connectionID] = id }
-        logger.info("agent registered", metadata: ["agent": "\(peer.name)", "host": "\(caps.host)", "threads": "\(caps.threads)"])
+        logger.info("agent registered", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "host": "\(caps.host.escapingControlCharacters)", "threads": "\(caps.threads)"])
         return .ok
     }
 
@@ -37,7 +37,7 @@ extension CoordinatorHandler {
                 specification.task = claimed.id
                 let payload = Array(try CoordinatorJSON.encode(specification).utf8)
                 let kind: TaskKind = claimed.kind == .audio ? .audio : .videoChunk
-                logger.info("task claimed", metadata: ["agent": "\(peer.name)", "task": "\(claimed.id)", "job": "\(claimed.jobID)",
+                logger.info("task claimed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(claimed.id)", "job": "\(claimed.jobID)",
                                                        "epoch": "\(claimed.epoch)"])
                 return .task(TaskAssignment(task: claimed.id, job: claimed.jobID, kind: kind, frameStart: claimed.frameStart,
                                             frameEnd: claimed.frameEnd, epoch: claimed.epoch, expiresAtMillis: claimed.leaseExpiresAtMillis),
@@ -97,7 +97,7 @@ extension CoordinatorHandler {
             throw ReelProtocolError(.staleEpoch, "task \(task) is no longer held under epoch \(epoch) by \(peer.name)")
         }
         metrics.framesRendered.increment(by: outcome.1)
-        logger.info("result accepted", metadata: ["agent": "\(peer.name)", "task": "\(task)", "job": "\(outcome.0.jobID)", "bytes": "\(data.count)"])
+        logger.info("result accepted", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "job": "\(outcome.0.jobID)", "bytes": "\(data.count)"])
         return .accepted(task: task)
     }
 
@@ -106,11 +106,11 @@ extension CoordinatorHandler {
         do {
             let policy = configuration.quarantine
             let report = try await pool.run { try $0.fail(Lease(task: task, epoch: epoch, agent: agent), message: reason, policy: policy) }
-            logger.warning("task failed", metadata: ["agent": "\(peer.name)", "task": "\(task)", "reason": "\(reason)",
+            logger.warning("task failed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "reason": "\(reason.escapingControlCharacters)",
                                                      "outcome": "\(report.outcome)"])
             if let until = report.quarantinedUntilMillis {
                 logger.warning("agent quarantined: it failed \(policy.failures) tasks within \(Int(policy.windowSeconds)) s",
-                               metadata: ["agent": "\(peer.name)", "untilMillis": "\(until)"])
+                               metadata: ["agent": "\(peer.name.escapingControlCharacters)", "untilMillis": "\(until)"])
             }
             return .ok
         } catch JobStoreError.staleEpoch {

@@ -49,7 +49,7 @@ extension CoordinatorHandler {
                                                  waitingForAssets: true))
             return (job, try store.missingAssets(hashes.sorted()))
         }
-        logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name)", "missing": "\(missing.count)"])
+        logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name.escapingControlCharacters)", "missing": "\(missing.count)"])
         if missing.isEmpty { await planner.plan(job: job) }
         return .job(id: job, missing: missing)
     }

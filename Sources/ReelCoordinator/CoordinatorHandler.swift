@@ -63,7 +63,8 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .staleEpoch(let task, let epoch): throw ReelProtocolError(.staleEpoch, "task \(task) is not held under epoch \(epoch)")
             }
         } catch {
-            logger.error("request failed", metadata: ["verb": "\(request.verb)", "peer": "\(peer.name)", "error": "\(error)"])
+            logger.error("request failed", metadata: ["verb": "\(request.verb)", "peer": "\(peer.name.escapingControlCharacters)",
+                                                   "error": "\("\(error)".escapingControlCharacters)"])
             throw ReelProtocolError(.internal, "internal error handling \(request.verb); see the coordinator's log")
         }
     }
@@ -74,10 +75,14 @@ final class CoordinatorHandler: ReelRequestHandler {
         guard !agentSessions.current.values.contains(agent) else { return }
         do {
             try await pool.run { try $0.setAgentState(agent, .offline) }
-            logger.info("agent disconnected", metadata: ["agent": "\(peer.name)"])
+            logger.info("agent disconnected", metadata: ["agent": "\(peer.name.escapingControlCharacters)"])
         } catch {
-            logger.warning("could not mark agent offline", metadata: ["agent": "\(peer.name)", "error": "\(error)"])
+            logger.warning("could not mark agent offline", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "error": "\(error)"])
         }
+    }
+
+    func handshakeFailed(_ failure: HandshakeFailure, remoteAddress: String) {
+        LoginFailureLog.record(failure, remoteAddress: remoteAddress, to: logger)
     }
 
     /// The agent id registered on this connection.

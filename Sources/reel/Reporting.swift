@@ -28,7 +28,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         for problem in error.problems { Terminal.error("\(problem)") }
         throw ExitCode(1)
     } catch let error as UserError {
-        Terminal.error("error: \(error.description)")
+        // Escaped: a job's error and the coordinator's ERR text can carry peer-chosen text.
+        Terminal.error("error: \(error.description.escapingControlCharacters)")
         throw ExitCode(1)
     } catch let error as ExitCode {
         throw error

@@ -95,9 +95,10 @@ final class CoordinatorHarness: Sendable {
 
     static let secret = "coordinator tests shared secret"
 
-    /// Starts a coordinator; pass `reusing` to start a new one on the same database and storage.
+    /// Starts a coordinator; pass `reusing` to start a new one on the same database and storage,
+    /// `logger` to see what it logs.
     init(leaseSeconds: Double = 30, reusing previous: CoordinatorHarness? = nil,
-         configure: (inout CoordinatorConfiguration) -> Void = { _ in }) async throws {
+         configure: (inout CoordinatorConfiguration) -> Void = { _ in }, logger: Logger? = nil) async throws {
         schema = try previous?.schema ?? TestDatabase.Schema()
         if let previous {
             storage = previous.storage; secretFile = previous.secretFile
@@ -119,8 +120,8 @@ final class CoordinatorHarness: Sendable {
         configuration.metrics = HostPort(host: "127.0.0.1", port: 0)
         configure(&configuration)
         self.configuration = configuration
-        var logger = Logger(label: "reel.coordinator.test")
-        logger.logLevel = .warning
+        var logger = logger ?? Logger(label: "reel.coordinator.test")
+        if logger.logLevel < .warning { logger.logLevel = .warning }
         coordinator = Coordinator(configuration: configuration, logger: logger)
         group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: coordinator)], logger: logger))
         let group = group

@@ -40,6 +40,27 @@ import Testing
         #expect(ClientFormatting.agentsTable(AgentsReport(agents: [])) == "no agents\n")
     }
 
+    @Test func peerChosenNamesCannotDriveTheTerminal() {
+        var job = ClientCommandTests.sampleJobs[0]
+        job.name = "evil\u{1B}]0;owned\u{07}\u{1B}[2J\nJOB 99 forged"
+        job.state = "failed"
+        job.error = "bad\u{1B}[31m\nline"
+        let jobs = ClientFormatting.jobsTable(StatusReport(jobs: [job]))
+        #expect(!jobs.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(jobs.split(separator: "\n").count == 3, "a name must not add lines: \(jobs)")
+        #expect(jobs.contains("evil\\u{1B}]0;owned\\u{7}\\u{1B}[2J\\u{A}JOB 99 forged"))
+        #expect(jobs.hasSuffix("job 7 failed: bad\\u{1B}[31m\\u{A}line\n"))
+
+        var agent = ClientCommandTests.sampleAgents.agents[0]
+        agent.name = "render\u{202E}10-"
+        agent.host = "host\u{9B}2J"
+        let agents = ClientFormatting.agentsTable(AgentsReport(agents: [agent]))
+        #expect(agents.contains("render\\u{202E}10-") && agents.contains("host\\u{9B}2J"))
+        // An ordinary non-ASCII name is shown as it is.
+        agent.name = "渲染节点-01"
+        #expect(ClientFormatting.agentsTable(AgentsReport(agents: [agent])).contains("渲染节点-01"))
+    }
+
     @Test(arguments: [(0.0, "0%"), (0.42, "42%"), (0.999, "99%"), (1.0, "100%"), (1.7, "100%"), (-0.5, "0%"), (.nan, "0%")])
     func percentNeverRoundsAnUnfinishedJobUpToAHundred(fraction: Double, expected: String) {
         #expect(ClientFormatting.percent(fraction) == expected)

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import ReelProtocol
 
 /// Plain-text tables and numbers for `reel status` and `reel agents`. Pure: reports in,
@@ -24,7 +25,9 @@ enum ClientFormatting {
         }
         var text = table.render()
         for job in report.jobs {
-            if let error = job.error, !error.isEmpty { text += "job \(job.id) \(job.state): \(error)\n" }
+            if let error = job.error, !error.isEmpty {
+                text += "job \(job.id) \(job.state): \(error.escapingControlCharacters)\n"
+            }
         }
         return text + storageLine(report.storage)
     }
@@ -120,8 +123,9 @@ struct TextTable {
 
     mutating func add(_ row: [String]) {
         precondition(row.count == headers.count, "a row has one cell per column")
-        // Cells stay on one line whatever a job name contains.
-        rows.append(row.map { $0.replacingOccurrences(of: "\n", with: " ") })
+        // Job and agent names are chosen by peers: escaped, a cell stays one line and cannot
+        // drive the operator's terminal (ESC sequences, bidi overrides).
+        rows.append(row.map(\.escapingControlCharacters))
     }
 
     func render() -> String {
