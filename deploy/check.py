@@ -52,6 +52,9 @@ for name, doc in objects:
             check(secret is not None, f"{name}: unknown Secret {volume['secret']['secretName']}")
             for item in volume["secret"].get("items", []):
                 check(secret and item["key"] in secret.get("stringData", {}), f"{name}: Secret has no key {item['key']}")
+            # reel refuses secret files other users can read; the Kubernetes default mode is 0644.
+            mode = volume["secret"].get("defaultMode", 0o644)
+            check(mode & 0o007 == 0, f"{name}: secret volume {volume['name']} has defaultMode {mode:o}; reel refuses world-readable secret files (use 0440)")
     for container in pod["containers"]:
         for mount in container.get("volumeMounts", []):
             check(mount["name"] in volumes or mount["name"] in claim_templates, f"{name}: mount of undeclared volume {mount['name']}")

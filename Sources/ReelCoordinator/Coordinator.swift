@@ -73,6 +73,8 @@ public final class Coordinator: Service, Sendable {
         let authenticator: Authenticator
         do {
             authenticator = try Authenticator(secretFile: configuration.secretFile)
+        } catch let error as SecretFileError {
+            throw CoordinatorStartupError(description: error.description)
         } catch {
             throw CoordinatorStartupError(description: "secret file \(configuration.secretFile): \((error as? ReelProtocolError)?.message ?? "\(error)")")
         }

@@ -54,7 +54,9 @@ struct AgentCommand: ParsableCommand {
             }
             try requireReadableFile(secretPath, what: "the secret file")
             let authenticator: Authenticator
-            do { authenticator = try Authenticator(secretFile: secretPath) } catch let error as ReelProtocolError {
+            do { authenticator = try Authenticator(secretFile: secretPath) } catch let error as SecretFileError {
+                throw UserError(error.description)
+            } catch let error as ReelProtocolError {
                 throw UserError("secret file \(secretPath): \(error.message); write at least \(Authenticator.minimumSecretLength) random bytes to it")
             }
             var tlsContext: AgentConfiguration.TLSContext?

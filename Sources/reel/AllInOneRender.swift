@@ -127,9 +127,16 @@ struct AllInOneRender {
         let path = dir.appendingPathComponent("secret-\(getpid())").path
         var bytes = [UInt8](repeating: 0, count: 32)
         for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        guard FileManager.default.createFile(atPath: path, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw UserError("cannot write a secret file under \(dir.path)")
+        let hex = Array(bytes.map { String(format: "%02x", $0) }.joined().utf8)
+        // Created 0600 by open(2) itself — never briefly readable by others, and private
+        // enough for the secret-file check (`SecretFileError`). A leftover of an earlier run
+        // with this pid is replaced.
+        unlink(path)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw UserError("cannot write a secret file under \(dir.path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fchmod(fd, 0o600) == 0, hex.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == hex.count else {
+            throw UserError("cannot write a secret file under \(dir.path): \(String(cString: strerror(errno)))")
         }
         return path
     }

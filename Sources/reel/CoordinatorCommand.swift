@@ -84,6 +84,8 @@ struct CoordinatorCommand: ParsableCommand {
             // Fail fast, with what to fix, before anything listens.
             do {
                 _ = try Authenticator(secretFile: configuration.secretFile)
+            } catch let error as SecretFileError {
+                throw UserError(error.description)
             } catch {
                 throw UserError("secret file \(configuration.secretFile): \((error as? ReelProtocolError)?.message ?? "\(error)") (it must exist and hold at least \(Authenticator.minimumSecretLength) bytes)")
             }

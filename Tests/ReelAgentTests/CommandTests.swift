@@ -9,6 +9,7 @@ import ReelCore
     static func secretFile(_ contents: String) throws -> String {
         let path = try RenderFixture.tempDirectory().appendingPathComponent("secret").path
         try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o600) // secret files must be private
         return path
     }
 
@@ -20,6 +21,15 @@ import ReelCore
         let r = try Spawn.run(Spawn.reel, ["agent"] + arguments, environment: ["REEL_SECRET_FILE": ""], allowFailure: true)
         #expect(r.status == 1, "\(r.stderr)")
         #expect(r.stderr.contains(mention), "\(r.stderr)")
+    }
+
+    @Test func aWorldReadableSecretExitsOneSayingChmod600() throws {
+        let path = try Self.secretFile("a-long-enough-shared-secret\n")
+        chmod(path, 0o644)
+        let r = try Spawn.run(Spawn.reel, ["agent", "--coordinator", "127.0.0.1:7450", "--secret-file", path], allowFailure: true)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("the secret file \(path) is accessible to other users (mode 0644)") && r.stderr.contains("chmod 600 \(path)"),
+                "\(r.stderr)")
     }
 
     @Test func shortSecretExitsOneSayingHowLong() throws {
@@ -61,6 +71,7 @@ import ReelCore
         defer { try? FileManager.default.removeItem(at: dir) }
         let secret = dir.appendingPathComponent("secret").path
         try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
         let out = dir.appendingPathComponent("out").path, err = dir.appendingPathComponent("err").path
         let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path, "--claim-wait", "1"],
                                   environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],

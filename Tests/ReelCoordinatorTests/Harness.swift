@@ -108,6 +108,7 @@ final class CoordinatorHarness: Sendable {
             storage = root + "/storage"
             secretFile = root + "/secret"
             try (Self.secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
+            chmod(secretFile, 0o600) // secret files must be private
         }
         var configuration = CoordinatorConfiguration()
         configuration.listen = HostPort(host: "127.0.0.1", port: 0)

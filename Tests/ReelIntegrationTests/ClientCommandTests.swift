@@ -237,6 +237,7 @@ import Testing
         let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs), in: dir)
         let wrong = dir.appendingPathComponent("wrong-secret").path
         try "not the farm's secret, but long enough\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        chmod(wrong, 0o600)
         let r = await ReelRun.run(["status", "--coordinator", farm.address, "--secret-file", wrong])
         // The environment works as well as the flags.
         let viaEnvironment = await ReelRun.run(["agents"], environment: ["REEL_COORDINATOR": farm.address, "REEL_SECRET_FILE": farm.secretFile])
@@ -245,6 +246,23 @@ import Testing
         #expect(r.stderr.contains("the coordinator refused the secret in \(wrong)"), "\(r.stderr)")
         #expect(farm.handler.requests == ["AGENTS"])
         #expect(viaEnvironment.status == 0, "\(viaEnvironment.stderr)")
+    }
+
+    @Test func aSecretFileOthersCanReadExitsOneSayingChmod600() async throws {
+        let dir = try Media.tempDirectory()
+        let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs), in: dir)
+        let exposed = dir.appendingPathComponent("exposed-secret").path
+        try FileManager.default.copyItem(atPath: farm.secretFile, toPath: exposed)
+        chmod(exposed, 0o644)
+        let flag = await ReelRun.run(["status", "--coordinator", farm.address, "--secret-file", exposed])
+        let environment = await ReelRun.run(["agents"], environment: ["REEL_COORDINATOR": farm.address, "REEL_SECRET_FILE": exposed])
+        await farm.stop()
+        for r in [flag, environment] {
+            #expect(r.status == 1)
+            #expect(r.stderr.contains("the secret file \(exposed) is accessible to other users (mode 0644)"), "\(r.stderr)")
+            #expect(r.stderr.contains("chmod 600 \(exposed)"), "\(r.stderr)")
+        }
+        #expect(farm.handler.requests.isEmpty, "the client must refuse before connecting")
     }
 
     @Test func anUnreachableCoordinatorOrAMissingSecretExitsOneSayingWhatToFix() async throws {

@@ -23,8 +23,29 @@ public struct Authenticator: Sendable {
     }
 
     /// Reads a secret file: its bytes, minus one trailing newline (as `echo > file` leaves).
+    ///
+    /// The file must be private (`SecretFileError.isPrivate`: 0600 or 0400; a root-owned file may
+    /// also be group-readable), else a `SecretFileError` says `chmod 600 PATH` — a secret other
+    /// users can read is a farm anyone on the host can join. The mode is checked on the open
+    /// descriptor (`fstat`), so the file checked is the file read; symbolic links (Kubernetes
+    /// secret volumes) are followed.
+    /// - Throws: `SecretFileError` for an exposed file, `ReelProtocolError(.authFailed)` for an
+    ///   unreadable or too short one.
     public init(secretFile path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw ReelProtocolError(.authFailed, "cannot read secret file \(path)")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw ReelProtocolError(.authFailed, "cannot read secret file \(path)")
+        }
+        let mode = UInt32(info.st_mode) & 0o7777
+        guard SecretFileError.isPrivate(mode: mode, ownerUID: UInt32(info.st_uid)) else {
+            throw SecretFileError(path: path, mode: mode)
+        }
+        guard let data = try? handle.readToEnd() ?? Data() else {
             throw ReelProtocolError(.authFailed, "cannot read secret file \(path)")
         }
         var bytes = [UInt8](data)

@@ -39,6 +39,8 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         let authenticator: Authenticator
         do {
             authenticator = try Authenticator(secretFile: secretPath)
+        } catch let error as SecretFileError {
+            throw UserError(error.description)
         } catch let error as ReelProtocolError {
             if FileManager.default.isReadableFile(atPath: secretPath) {
                 throw UserError("the secret file \(secretPath) is too short: \(error.message) (make one with `head -c 32 /dev/urandom | base64 > \(secretPath)`)")

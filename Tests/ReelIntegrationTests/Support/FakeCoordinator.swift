@@ -150,6 +150,7 @@ struct FakeFarm {
         let secret = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let secretFile = dir.appendingPathComponent("secret").path
         try (secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
+        chmod(secretFile, 0o600) // secret files must be private
         let server = try await ReelServer.start(configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, tls: tls),
                                                 authenticator: try Authenticator(secretFile: secretFile), handler: handler)
         return FakeFarm(server: server, handler: handler, address: "127.0.0.1:\(server.localAddress!.port!)", secretFile: secretFile)
