@@ -40,13 +40,17 @@ public final class Agent: Service, Sendable {
         self.logger = logger
         let root = configuration.cacheDirectory
         let files = FileManager.default
-        try files.createDirectory(at: root, withIntermediateDirectories: true)
+        // Owner-only, like the coordinator's storage: the cache holds the farm's source media.
+        // The root is 0700 when created here (an existing one, e.g. a volume, keeps its mode);
+        // `assets/` and `work/` are always 0700, so their files are private whatever their modes.
+        try Self.makePrivateDirectory(root, enforce: false)
         self.directoryLock = try CacheDirectoryLock(directory: root)
+        try Self.makePrivateDirectory(root.appendingPathComponent("assets"), enforce: true)
         self.cache = try RangeCache(directory: root.appendingPathComponent("assets"), byteLimit: configuration.cacheByteLimit)
         self.workDirectory = root.appendingPathComponent("work")
         // Renders left by a crashed run are worthless: their leases are long gone.
         try? files.removeItem(at: workDirectory)
-        try files.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+        try Self.makePrivateDirectory(workDirectory, enforce: true)
     }
 
     public func run() async throws {
@@ -74,5 +78,16 @@ public final class Agent: Service, Sendable {
     /// Starts a graceful shutdown without a `ServiceGroup` (same effect as its signal).
     public func shutdownGracefully() {
         drain.begin(gracePeriod: configuration.shutdownGracePeriod)
+    }
+
+    /// Creates `directory` (and missing parents) if needed; it is then mode 0700, and so is an
+    /// existing one if `enforce`.
+    static func makePrivateDirectory(_ directory: URL, enforce: Bool) throws {
+        let existed = FileManager.default.fileExists(atPath: directory.path)
+        if !existed { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
+        if !existed || enforce, chmod(directory.path, 0o700) != 0 {
+            throw AgentError.configuration("cannot make the cache folder \(directory.path) private (chmod 700): "
+                                           + "\(String(cString: strerror(errno))); is it owned by the agent's user?")
+        }
     }
 }

@@ -14,7 +14,7 @@ final class CacheDirectoryLock: @unchecked Sendable {
     /// Takes the lock or throws `AgentError.configuration` naming the directory in use.
     init(directory: URL) throws {
         let path = directory.appendingPathComponent("agent.lock").path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw AgentError.configuration("cannot create \(path): \(String(cString: strerror(errno)))")
         }

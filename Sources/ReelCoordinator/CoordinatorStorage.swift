@@ -8,6 +8,13 @@ import ReelProtocol
 ///
 /// Every file reaches its final name by rename after verification, so a crash never leaves a
 /// wrong file under a final name. Appends to partial uploads are serialised by a lock.
+///
+/// Owner-only: the sources, results and outputs are the farm's customers' media, so the four
+/// folders are mode 0700 (enforced at every start, which also fixes folders an older version
+/// created 0755) and the files written here 0600. The root is 0700 when this creates it; an
+/// existing root (a mount point, a systemd `StateDirectory`) keeps its mode — nothing in it is
+/// reachable through the private folders anyway. Files the finaliser's muxer writes into
+/// `outputs/` and `tmp/` get the process umask but sit behind those folders.
 struct CoordinatorStorage: Sendable {
     let root: String
     private let appendLock = Locked(())
@@ -23,9 +30,29 @@ struct CoordinatorStorage: Sendable {
         try appendLock.withValue { _ in try body() }
     }
 
+    /// The folders under the root, each private to the coordinator's user.
+    static let folders = ["assets", "results", "outputs", "tmp"]
+
+    /// Creates the root and the folders, owner-only (see the type's documentation).
     func prepare() throws {
-        for sub in ["assets", "results", "outputs", "tmp"] {
-            try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
+        try Self.makePrivateDirectory(root, enforce: false)
+        for sub in Self.folders {
+            try Self.makePrivateDirectory(root + "/" + sub, enforce: true)
+        }
+    }
+
+    /// Creates `path` (and missing parents, with default modes) if it does not exist; the
+    /// directory itself is then mode 0700, and so is an existing one if `enforce`.
+    static func makePrivateDirectory(_ path: String, enforce: Bool) throws {
+        var isDirectory: ObjCBool = false
+        let existed = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if existed && !isDirectory.boolValue {
+            throw CoordinatorStartupError(description: "the storage path \(path) is a file, not a folder; give --storage a folder")
+        }
+        if !existed { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        if !existed || enforce, chmod(path, 0o700) != 0 {
+            throw CoordinatorStartupError(description: "cannot make the storage folder \(path) private (chmod 700): "
+                                          + "\(String(cString: strerror(errno))); is it owned by the coordinator's user?")
         }
     }
 
@@ -114,7 +141,7 @@ struct CoordinatorStorage: Sendable {
     }
 
     private func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
         guard fd >= 0 else { throw ReelProtocolError(.internal, "cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var done = 0
