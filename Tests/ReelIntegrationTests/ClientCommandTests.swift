@@ -69,6 +69,24 @@ import Testing
         #expect(farm.handler.requests == ["SUBMIT", "PUT", "PUT", "PUT"])
     }
 
+    @Test func anOverLargeCompositionIsRefusedInPlainWordsBeforeAnythingIsSent() async throws {
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let comp = try Self.makeComposition(in: dir)
+        // The same valid composition, padded with whitespace to 70 MB.
+        let big = dir.appendingPathComponent("COMP.json").path
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: comp.path)))
+        bytes += [UInt8](repeating: UInt8(ascii: " "), count: 70_000_000 - bytes.count)
+        try Data(bytes).write(to: URL(fileURLWithPath: big))
+        let farm = try await FakeFarm.start(FakeCoordinator(), in: dir)
+        let r = await ReelRun.run(["submit", big] + farm.connectionArguments)
+        await farm.stop()
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(big) is 70.0 MB; a composition can be at most 64 MiB — move large data (e.g. embedded images) into asset files"),
+                "\(r.stderr)")
+        #expect(farm.handler.requests.isEmpty, "nothing may be sent")
+    }
+
     @Test func submitListsEveryProblemAndNeverContactsTheCoordinator() async throws {
         let dir = try Media.tempDirectory()
         let bad = dir.appendingPathComponent("bad.json").path

@@ -61,6 +61,18 @@ import Testing
         #expect(ClientFormatting.agentsTable(AgentsReport(agents: [agent])).contains("渲染节点-01"))
     }
 
+    @Test func submissionSizeLimitIsCheckedOnTheFileAndOnTheEncodedDocument() throws {
+        let limit = 64 << 20
+        try SubmissionSize.checkComposition("c.json", bytes: Int64(limit))
+        #expect { try SubmissionSize.checkComposition("c.json", bytes: Int64(limit) + 1) } throws: {
+            "\($0)" == "c.json is 67.1 MB; a composition can be at most 64 MiB — move large data (e.g. embedded images) into asset files"
+        }
+        try SubmissionSize.checkDocument(bytes: limit)
+        #expect { try SubmissionSize.checkDocument(bytes: 80_000_000) } throws: {
+            "\($0)".hasPrefix("the submission is 80.0 MB once the composition is escaped as JSON text; it can be at most 64 MiB")
+        }
+    }
+
     @Test(arguments: [(0.0, "0%"), (0.42, "42%"), (0.999, "99%"), (1.0, "100%"), (1.7, "100%"), (-0.5, "0%"), (.nan, "0%")])
     func percentNeverRoundsAnUnfinishedJobUpToAHundred(fraction: Double, expected: String) {
         #expect(ClientFormatting.percent(fraction) == expected)

@@ -137,7 +137,9 @@ final class OperatorClient: CoordinatorConnection, Sendable {
 
     /// `SUBMIT`: queues a job; returns its id and the asset hashes the coordinator lacks.
     func submit(_ request: SubmitRequest) async throws -> (job: Int64, missing: [String]) {
-        let reply = try await call(.submit(document: try JSONCoding.encode(request)))
+        let document = try JSONCoding.encode(request)
+        try SubmissionSize.checkDocument(bytes: document.count)
+        let reply = try await call(.submit(document: document))
         guard case let .job(id, missing) = reply else { throw unexpected(reply, to: "SUBMIT") }
         return (id, missing)
     }

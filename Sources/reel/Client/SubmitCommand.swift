@@ -43,6 +43,9 @@ struct SubmitCommand: AsyncParsableCommand {
         try await reportingErrorsAsync {
             try requireReadableFile(composition, what: "the composition")
             if let output { try requireWritableOutput(output) }
+            // Before reading or parsing it: one SUBMIT carries at most 64 MiB.
+            var info = stat()
+            if stat(composition, &info) == 0 { try SubmissionSize.checkComposition(composition, bytes: Int64(info.st_size)) }
             // The same validation the coordinator will run, but here every problem is listed at once.
             _ = try CompositionLoader.load(path: composition)
             let data = try Data(contentsOf: URL(fileURLWithPath: composition))
