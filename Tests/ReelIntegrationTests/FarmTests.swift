@@ -29,6 +29,7 @@ import Testing
             databaseURL = url
             secret = dir.appendingPathComponent("secret").path
             try Data((0..<32).map { _ in UInt8.random(in: 97...122) }).write(to: URL(fileURLWithPath: secret))
+            chmod(secret, 0o600) // reel refuses a secret file other users can read
             port = freeLoopbackPort()
             coordinatorArguments = [Media.reel, "coordinator", "--listen", "127.0.0.1:\(port)", "--database", url,
                                     "--storage", dir.appendingPathComponent("storage").path, "--secret-file", secret,
