@@ -19,8 +19,8 @@ public struct ReelFrameDecoder: ByteToMessageDecoder {
 
     private let maxLineLength: Int
     private let maxPayloadLength: Int
-    /// While the peer is not authenticated: the line cap. `nil` once `WELCOME` went out, or
-    /// when the decoder was made without a handshake phase (clients, tests).
+    /// While the peer is not authenticated: the line cap. `nil` after `endHandshake()`, or when
+    /// the decoder was made without a handshake phase (clients, tests).
     private var handshakeLineLength: Int?
     /// A header line whose payload is still arriving, and the payload's length.
     private var pending: (line: String, size: Int)?
@@ -29,7 +29,7 @@ public struct ReelFrameDecoder: ByteToMessageDecoder {
 
     /// - Parameter handshakeLineLength: when set, the decoder starts in the handshake phase
     ///   (servers: `ProtocolLimits.maxHandshakeLineLength`): lines at most this long, no payloads,
-    ///   until a `WELCOME` is written.
+    ///   until `endHandshake()`.
     public init(maxLineLength: Int = ProtocolLimits.maxLineLength, maxPayloadLength: Int = ProtocolLimits.maxPayloadLength,
                 handshakeLineLength: Int? = nil) {
         self.maxLineLength = maxLineLength
