@@ -77,7 +77,9 @@ final class OperatorClient: CoordinatorConnection, Sendable {
                 throw UserError("cannot reach the coordinator at \(endpoint) (the connection closed during the handshake: "
                                 + "\(error.message)); is `reel coordinator` running there, and is TLS set up alike on both sides?",
                                 transient: .connectionLost)
-            case .shuttingDown, .timeout:
+            case .shuttingDown, .timeout, .tooManyConnections:
+                // tooManyConnections: the coordinator's cap on connections still authenticating
+                // (proto §3) is full for a moment; like a restart, worth riding out.
                 throw UserError("the coordinator at \(endpoint) refused the connection: \(error.message) (\(error.code))",
                                 transient: .connectionLost)
             default:
