@@ -177,7 +177,10 @@ import Testing
         #expect(handler.outputOffsets.prefix(3) == [0, 8 << 20, 8 << 20])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("job 99 not found") && !unknown.stderr.contains("reconnecting"), "\(unknown.stderr)")
-        #expect(handler.outputOffsets.count == 4, "not_found is asked once, not retried")
+        // fetch asks STATUS first (to check the name's extension against the output's
+        // container): the unknown job's not_found comes from it, once, and no OUTPUT follows.
+        #expect(handler.outputOffsets.count == 3, "no OUTPUT for an unknown job")
+        #expect(handler.requests.filter { $0 == "STATUS" }.count == 2, "not_found is asked once, not retried: \(handler.requests)")
     }
 
     @Test func statusWatchKeepsWatchingThroughAnInternalError() async throws {
