@@ -120,13 +120,22 @@ final class RawConnection {
 @Suite struct MetricsEndpointTests {
     @Test func metricsAreServedAsPrometheusText() async throws {
         let harness = try await CoordinatorHarness()
-        // Let the reaper publish the state gauges once.
-        try await Task.sleep(for: .milliseconds(800))
         guard let port = harness.coordinator.metricsAddress?.port else { Issue.record("no metrics address"); return }
-        let http = try RawConnection(port: port)
-        try http.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        var text = ""
-        while let line = try? http.readLine() { text += line + "\n" }
+        func scrape() throws -> String {
+            let http = try RawConnection(port: port)
+            try http.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            var text = ""
+            while let line = try? http.readLine() { text += line + "\n" }
+            return text
+        }
+        // The state gauges appear once the reaper loop has published them: wait for that
+        // (generous deadline: CI shares its cores), not for a fixed time.
+        var text = try scrape()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !text.contains(#"reel_jobs{state="queued"}"#), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            text = try scrape()
+        }
         #expect(text.hasPrefix("HTTP/1.1 200"))
         #expect(text.contains("reel_claims_total 0"))
         #expect(text.contains(#"reel_jobs{state="queued"} 0"#))

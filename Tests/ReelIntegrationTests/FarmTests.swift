@@ -128,6 +128,30 @@ import Testing
         return path
     }
 
+    /// Issue 8.1's reproduction through the farm: a slideshow whose stills are longer than a
+    /// chunk gives identical chunks, stored once by content hash; the job must still finish
+    /// with every frame (it failed with "chunk [300, 600) holds 0 frames").
+    @Test func aSlideshowOfStillsLongerThanAChunkFinishes() throws {
+        let farm = try LocalFarm(agents: 2)
+        var stills: [String] = []
+        for (i, source) in ["testsrc2=s=320x180", "smptebars=s=320x180"].enumerated() {
+            let path = farm.dir.appendingPathComponent("still\(i).png").path
+            try Media.ffmpeg(["-f", "lavfi", "-i", source, "-frames:v", "1", path])
+            stills.append(path)
+        }
+        let music = farm.dir.appendingPathComponent("music.wav").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=20", music])
+        let printed = try Media.run(Media.reel, ["slideshow"] + stills + ["--seconds", "6", "--audio", music, "--print-composition"])
+        let composition = farm.dir.appendingPathComponent("s.json").path
+        try printed.stdout.write(to: URL(fileURLWithPath: composition))
+        let output = farm.dir.appendingPathComponent("s.mp4").path
+        let r = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try Media.framePTS(output)
+        #expect(frames.count == 360, "12 s at 30 fps")
+        #expect(try Media.decodeErrors(output).isEmpty)
+    }
+
     /// Issue 10: `submit -o OUT.mov` makes a QuickTime file when the composition names no
     /// container, and `fetch -o` refuses a name whose extension says otherwise.
     @Test func submitAndFetchFollowTheOutputName() throws {
