@@ -7,21 +7,35 @@ public enum OutputContainer {
     public static let extensions: [(suffix: String, fileType: FileType)] = [("mp4", .mp4), ("m4v", .mp4), ("mov", .mov)]
 
     /// The container for `outputPath`, given the composition's `export.fileType` (nil = not written).
-    /// The error says what to change.
-    public static func fileType(forOutput outputPath: String, written: FileType?) -> Result<FileType, OutputNameError> {
+    /// `writtenBy` says where that container came from, for the error that says what to change.
+    public static func fileType(forOutput outputPath: String, written: FileType?,
+                                writtenBy: Source = .composition) -> Result<FileType, OutputNameError> {
         let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
         let suffix = name.contains(".") ? String(name.split(separator: ".").last!).lowercased() : ""
         guard let implied = extensions.first(where: { $0.suffix == suffix })?.fileType else {
             let known = extensions.map { ".\($0.suffix)" }.joined(separator: ", ")
             let given = suffix.isEmpty ? "has no extension" : "ends in .\(suffix)"
             return .failure(OutputNameError(message: "the output name \(name) \(given); Reel writes \(known)"
-                + (written.map { " (this composition's export.fileType is \"\($0.rawValue)\")" } ?? "")))
+                + (written.map { " (\(writtenBy.inNote) is \"\($0.rawValue)\")" } ?? "")))
         }
         if let written, written != implied {
-            return .failure(OutputNameError(message: "export.fileType is \"\(written.rawValue)\" but the output name \(name) ends in .\(suffix) "
+            return .failure(OutputNameError(message: "\(writtenBy.name) is \"\(written.rawValue)\" but the output name \(name) ends in .\(suffix) "
                 + "(\(implied.rawValue)): change the name's extension or the fileType so they agree"))
         }
         return .success(written ?? implied)
+    }
+}
+
+extension OutputContainer {
+    /// Where a container that the output name must agree with was given.
+    public enum Source: Sendable {
+        /// The composition's `export.fileType`.
+        case composition
+        /// A finished job's output file (`reel fetch`).
+        case jobOutput
+
+        var name: String { self == .composition ? "export.fileType" : "its container" }
+        var inNote: String { self == .composition ? "this composition's export.fileType" : "its container" }
     }
 }
 

@@ -16,26 +16,8 @@ extension JobStore {
     /// `excludingAgentNamed`, which is the coordinator's finaliser row) could take it.
     public func claimTask(agent: Int64, leaseSeconds: Double, kinds: Set<JobTaskKind>, liveSeconds: Double,
                           excludingAgentNamed finaliser: String) throws -> ClaimedTask? {
-        try connection.transaction { db in
-            let literal = "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
-            guard let row = try db.query(Statements.claimTaskForAgent,
-                                         [String(agent), String(leaseSeconds), literal, String(liveSeconds), finaliser]).singleRow() else {
-                return nil
-            }
-            guard let kind = JobTaskKind(rawValue: try row.string("kind")) else {
-                throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
-            }
-            let task = ClaimedTask(
-                id: try row.int64("id"), jobID: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
-                frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
-                epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
-                leaseExpiresAtMillis: try row.int64("expires_ms"), leaseOwner: agent)
-            try db.query(Statements.markJobClaimed, [String(task.jobID), kind.rawValue])
-            try db.query(Statements.setAgentTask, [String(agent), String(task.id)])
-            try appendEvent(db, job: task.jobID, task: task.id, agent: agent, kind: "claimed",
-                            message: "epoch \(task.epoch), attempt \(task.attempts)")
-            return task
-        }
+        try claim(Statements.claimTaskForAgent,
+                  [String(agent), String(leaseSeconds), Self.kindsLiteral(kinds), String(liveSeconds), finaliser], agent: agent)
     }
 
     /// `fail(_:message:)` that also remembers who failed the task: the failure is recorded

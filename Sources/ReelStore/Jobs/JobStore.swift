@@ -45,34 +45,25 @@ public final class JobStore: @unchecked Sendable {
     /// is claimable. Oldest job first; within a job audio, then video chunks in order, then
     /// the finalise task once all others are done. Concurrent claimers never get the same task.
     public func claimTask(agent: Int64, leaseSeconds: Double) throws -> ClaimedTask? {
-        try connection.transaction { db in
-            guard let row = try db.query(Statements.claimTask, [String(agent), String(leaseSeconds)]).singleRow() else {
-                return nil
-            }
-            guard let kind = JobTaskKind(rawValue: try row.string("kind")) else {
-                throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
-            }
-            let task = ClaimedTask(
-                id: try row.int64("id"), jobID: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
-                frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
-                epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
-                leaseExpiresAtMillis: try row.int64("expires_ms"), leaseOwner: agent)
-            try db.query(Statements.markJobClaimed, [String(task.jobID), kind.rawValue])
-            try db.query(Statements.setAgentTask, [String(agent), String(task.id)])
-            try appendEvent(db, job: task.jobID, task: task.id, agent: agent, kind: "claimed",
-                            message: "epoch \(task.epoch), attempt \(task.attempts)")
-            return task
-        }
+        try claim(Statements.claimTask, [String(agent), String(leaseSeconds)], agent: agent)
     }
 
     /// `claimTask` limited to `kinds` (the coordinator hands agents only render tasks and runs
     /// finalise tasks itself).
     public func claimTask(agent: Int64, leaseSeconds: Double, kinds: Set<JobTaskKind>) throws -> ClaimedTask? {
+        try claim(Statements.claimTaskOfKinds, [String(agent), String(leaseSeconds), Self.kindsLiteral(kinds)], agent: agent)
+    }
+
+    /// A `text[]` literal of `kinds` for the claim statements' `$3`.
+    static func kindsLiteral(_ kinds: Set<JobTaskKind>) -> String {
+        "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
+    }
+
+    /// Runs one of the claim statements and records the claim: the job starts running, the
+    /// agent's current task, a `claimed` event. Every claim variant goes through here.
+    func claim(_ statement: String, _ parameters: [String?], agent: Int64) throws -> ClaimedTask? {
         try connection.transaction { db in
-            let literal = "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
-            guard let row = try db.query(Statements.claimTaskOfKinds, [String(agent), String(leaseSeconds), literal]).singleRow() else {
-                return nil
-            }
+            guard let row = try db.query(statement, parameters).singleRow() else { return nil }
             guard let kind = JobTaskKind(rawValue: try row.string("kind")) else {
                 throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
             }

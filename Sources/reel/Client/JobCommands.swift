@@ -22,6 +22,17 @@ struct AgentsCommand: AsyncParsableCommand {
     }
 }
 
+/// One request about one job (cancel, retry, delete): connect, ask, close; errors reported
+/// as every command reports them.
+private func runJobAction(_ connection: ConnectionOptions,
+                          _ action: (OperatorClient) async throws -> Void) async throws {
+    try await reportingErrorsAsync {
+        let client = try await OperatorClient.connect(connection)
+        try await action(client)
+        await client.close()
+    }
+}
+
 /// `reel cancel JOB`.
 struct CancelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,12 +45,8 @@ struct CancelCommand: AsyncParsableCommand {
     func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
-        try await reportingErrorsAsync {
-            let client = try await OperatorClient.connect(connection)
-            try await client.cancel(job: job)
-            await client.close()
-            print("job \(job) cancelled")
-        }
+        try await runJobAction(connection) { try await $0.cancel(job: job) }
+        print("job \(job) cancelled")
     }
 }
 
@@ -55,12 +62,8 @@ struct RetryCommand: AsyncParsableCommand {
     func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
-        try await reportingErrorsAsync {
-            let client = try await OperatorClient.connect(connection)
-            try await client.retry(job: job)
-            await client.close()
-            print("job \(job) queued again")
-        }
+        try await runJobAction(connection) { try await $0.retry(job: job) }
+        print("job \(job) queued again")
     }
 }
 
@@ -77,12 +80,8 @@ struct DeleteCommand: AsyncParsableCommand {
     func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
-        try await reportingErrorsAsync {
-            let client = try await OperatorClient.connect(connection)
-            try await client.delete(job: job)
-            await client.close()
-            print("job \(job) deleted")
-        }
+        try await runJobAction(connection) { try await $0.delete(job: job) }
+        print("job \(job) deleted")
     }
 }
 
@@ -112,9 +111,8 @@ struct FetchCommand: AsyncParsableCommand {
             // The name must say what the file is: MP4 under .mov (or .mkv) misleads every player.
             let report = try await client.perform { try await $0.status(job: job).report }
             if let type = report.jobs.first(where: { $0.id == job })?.outputFileType.flatMap(FileType.init(rawValue:)) {
-                if case .failure(let problem) = OutputContainer.fileType(forOutput: output, written: type) {
-                    throw UserError("job \(job)'s output is \(type == .mov ? "a QuickTime .mov" : "an MP4") file: "
-                                    + problem.message.replacingOccurrences(of: "export.fileType is", with: "its container is"))
+                if case .failure(let problem) = OutputContainer.fileType(forOutput: output, written: type, writtenBy: .jobOutput) {
+                    throw UserError("job \(job)'s output is \(type == .mov ? "a QuickTime .mov" : "an MP4") file: " + problem.message)
                 }
             }
             try await OutputDownload.run(job: job, to: output, via: client, quiet: quiet)
