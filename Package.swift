@@ -51,10 +51,11 @@ let package = Package(
         // PostgreSQL through libpq: connection, migrations, job/task queries.
         // The task/lease rules as pure values (no I/O): the store executes them.
         .target(name: "ReelScheduling"),
-        .target(name: "ReelStore", dependencies: ["ReelCore", "CLibPQ"]),
+        .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -67,6 +68,7 @@ let package = Package(
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -117,6 +119,7 @@ let package = Package(
         ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
             "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

@@ -22,6 +22,7 @@ public final class Agent: Service, Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let drain = DrainState()
+    private let plans = PlanDocumentMemory()
     private let workDirectory: URL
     /// Held from `init` until `run()` returns: one agent per cache directory.
     private let directoryLock: CacheDirectoryLock
@@ -61,7 +62,7 @@ public final class Agent: Service, Sendable {
                     let name = configuration.slots == 1 ? configuration.name : "\(configuration.name)/\(index + 1)"
                     var slotLogger = logger
                     if configuration.slots > 1 { slotLogger[metadataKey: "slot"] = "\(index + 1)" }
-                    let slot = AgentSlot(name: name, configuration: configuration, authenticator: authenticator, cache: cache,
+                    let slot = AgentSlot(name: name, configuration: configuration, authenticator: authenticator, cache: cache, plans: plans,
                                          drain: drain, workDirectory: workDirectory, group: group, logger: slotLogger)
                     tasks.addTask { await slot.run() }
                 }

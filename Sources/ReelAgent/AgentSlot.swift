@@ -16,6 +16,7 @@ struct AgentSlot {
     let configuration: AgentConfiguration
     let authenticator: Authenticator
     let cache: RangeCache
+    let plans: PlanDocumentMemory
     let drain: DrainState
     let workDirectory: URL
     let group: any EventLoopGroup
@@ -87,7 +88,7 @@ struct AgentSlot {
     /// The claim loop on one live connection, after delivering `pending` (a result the previous
     /// connection could not).
     private func serve(_ session: CoordinatorSession, pending: PendingResult?) async -> SessionEnd {
-        let execution = TaskExecution(configuration: configuration, session: session, cache: cache, drain: drain,
+        let execution = TaskExecution(configuration: configuration, session: session, cache: cache, drain: drain, plans: plans,
                                       workDirectory: workDirectory, logger: logger)
         if let pending {
             switch await execution.deliver(pending, logger: logger) {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import ReelCore
@@ -26,6 +27,8 @@ struct TaskExecution {
     let session: CoordinatorSession
     let cache: RangeCache
     let drain: DrainState
+    /// Decoded plan documents of recent jobs, shared by the agent's slots.
+    let plans: PlanDocumentMemory
     let workDirectory: URL
     let logger: Logger
 
@@ -38,7 +41,7 @@ struct TaskExecution {
         let control = RenderControl()
         let job: RenderJob
         do {
-            job = try prepare(assignment, bytes, control: control)
+            job = try await prepare(assignment, bytes, control: control)
         } catch {
             logger.error("cannot start the task", metadata: ["error": "\(error)"])
             return await fail(assignment, reason: "agent cannot run the task: \(error)", logger: logger)
@@ -75,12 +78,13 @@ struct TaskExecution {
     struct RenderJob: Sendable {
         var specification: TaskSpecification
         var plan: RenderPlan
+        var encoderThreads: Int
         var outputPath: String
         /// The `reel-asset:` URLs registered for this task (unregistered when it ends).
         var registeredURLs: [String]
     }
 
-    private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) throws -> RenderJob {
+    private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) async throws -> RenderJob {
         guard assignment.kind != .finalise else { throw AgentError.protocolViolation("agents do not run finalise tasks") }
         let specification = try JSONDecoder().decode(TaskSpecification.self, from: Data(bytes))
         guard specification.kind.rawValue == assignment.kind.rawValue else {
@@ -89,15 +93,16 @@ struct TaskExecution {
         guard specification.task == assignment.task else {
             throw AgentError.protocolViolation("TASK \(assignment.task) carries the specification of task \(specification.task)")
         }
+        let document = try await planDocument(specification.planDocument)
         if specification.kind == .videoChunk {
             let frames = specification.frames
-            guard frames.start >= 0, frames.count > 0, frames.end <= specification.plan.frameCount else {
-                throw AgentError.protocolViolation("chunk \(frames) outside the plan's \(specification.plan.frameCount) frames")
+            guard frames.start >= 0, frames.count > 0, frames.end <= document.plan.frameCount else {
+                throw AgentError.protocolViolation("chunk \(frames) outside the plan's \(document.plan.frameCount) frames")
             }
         }
         // Every source is read through the cache by content, whatever URL the plan carries:
         // an agent has no shared filesystem (DESIGN §5).
-        var plan = specification.plan
+        var plan = document.plan
         var registered: [String] = []
         // Scoped per task: the registry is process-wide, and two slots (or two in-process agents)
         // reading the same asset must each fetch on their own live connection, and unregister
@@ -105,7 +110,7 @@ struct TaskExecution {
         let scope = "#t\(assignment.task)-e\(assignment.epoch)-\(UUID().uuidString.prefix(8).lowercased())"
         defer { if registered.count < plan.assets.count { for url in registered { RemoteMedia.unregister(url: url) } } }
         for (id, asset) in plan.assets {
-            guard let entry = specification.assets[id] else {
+            guard let entry = document.assets[id] else {
                 throw AgentError.protocolViolation("the specification has no content hash for asset \"\(id)\"")
             }
             let url = RemoteMedia.url(forContentHash: entry.sha256) + scope
@@ -122,7 +127,31 @@ struct TaskExecution {
         }
         let suffix = specification.kind == .videoChunk ? "mp4" : "m4a"
         let output = workDirectory.appendingPathComponent("task-\(assignment.task)-\(assignment.epoch).\(suffix)").path
-        return RenderJob(specification: specification, plan: plan, outputPath: output, registeredURLs: registered)
+        return RenderJob(specification: specification, plan: plan, encoderThreads: document.encoderThreads, outputPath: output,
+                         registeredURLs: registered)
+    }
+
+    /// The job's plan document: from memory when a task of the job ran here lately, else
+    /// fetched whole on this connection (`FETCH`, in ranges) and checked against its hash.
+    /// Async, on the task's own connection: never through the cache's blocking reads, which
+    /// belong to render threads.
+    private func planDocument(_ reference: AssetManifestEntry) async throws -> JobPlanDocument {
+        if let known = plans.document(reference.sha256) { return known }
+        guard reference.size > 0, reference.size <= 256 << 20 else {
+            throw AgentError.protocolViolation("plan document size \(reference.size) is out of range")
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(reference.size))
+        while bytes.count < Int(reference.size) {
+            let length = min(Int(reference.size) - bytes.count, RangeCache.maxFetchLength)
+            bytes += try await session.fetch(sha256: reference.sha256, offset: Int64(bytes.count), length: length, size: reference.size)
+        }
+        guard SHA256.hash(data: bytes).map({ String(format: "%02x", $0) }).joined() == reference.sha256 else {
+            throw AgentError.protocolViolation("plan document \(reference.sha256) does not match its hash")
+        }
+        let document = try JSONDecoder().decode(JobPlanDocument.self, from: Data(bytes))
+        plans.remember(document, as: reference.sha256)
+        return document
     }
 
     // MARK: Rendering under supervision
@@ -156,7 +185,7 @@ struct TaskExecution {
         switch job.specification.kind {
         case .videoChunk:
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
-                                                 encoderThreads: job.specification.encoderThreads) { done in
+                                                 encoderThreads: job.encoderThreads) { done in
                 try control.report(framesDone: done)
             }
         case .audio:

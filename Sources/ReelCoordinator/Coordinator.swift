@@ -94,9 +94,13 @@ public final class Coordinator: Service, Sendable {
             try $0.registerAgent(name: finaliserName, host: ProcessInfo.processInfo.hostName, capabilities: "{}")
         }
 
-        let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger)
+        let sessions = Locked<[UInt64: Int64]>([:])
+        let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch"),
+                                    leaseSeconds: configuration.leaseSeconds, logger: logger,
+                                    liveAgents: { Set(sessions.current.values) })
+        let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
-                                         configuration: configuration, logger: logger)
+                                         configuration: configuration, logger: logger, dispatcher: dispatcher, sessions: sessions)
         let server = try await ReelServer.start(
             configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port, tls: try makeTLS()),
             authenticator: authenticator, handler: handler, group: group)
@@ -114,12 +118,20 @@ public final class Coordinator: Service, Sendable {
         let sweeper = StorageSweeper(worker: try StoreWorker(conninfo: configuration.database, label: "sweep"), storage: storage,
                                      configuration: configuration, logger: logger, now: { StorageSweeper.wallClockMillis() })
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.reaperLoop(worker: worker, planner: planner) }
+            group.addTask { await self.reaperLoop(worker: worker, planner: planner, dispatcher: dispatcher) }
+            group.addTask {
+                // Claim deadlines are kept here, not in the database: a cheap local timer.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    dispatcher.expireDeadlines()
+                }
+            }
             group.addTask { await finaliser.run() }
             group.addTask { await sweeper.run() }
             // Whichever comes first: graceful shutdown or cancellation of `run()`.
             try? await gracefulShutdown()
             handler.draining.withValue { $0 = true }
+            dispatcher.drain()
             logger.info("coordinator draining")
             await self.drain(server)
             group.cancelAll()
@@ -128,7 +140,7 @@ public final class Coordinator: Service, Sendable {
         logger.info("coordinator stopped")
     }
 
-    /// Quiesces the server: pending CLAIMs see `draining` and answer `NONE` at their next poll,
+    /// Quiesces the server: pending CLAIMs answer `NONE` at once (`Dispatcher.drain`),
     /// idle connections get `ERR shutting_down`; after `drainTimeout` the listener is closed regardless.
     private func drain(_ server: ReelServer) async {
         let timeout = configuration.drainTimeout
@@ -141,12 +153,14 @@ public final class Coordinator: Service, Sendable {
         try? await server.close()
     }
 
-    /// Every `reaperInterval`: expire leases, plan jobs whose assets arrived (or whose planning a
+    /// Every `reaperInterval`: expire leases (then wake the dispatcher), plan jobs whose assets arrived (or whose planning a
     /// restart interrupted), refresh the state gauges.
-    private func reaperLoop(worker: StoreWorker, planner: JobPlanner) async {
+    private func reaperLoop(worker: StoreWorker, planner: JobPlanner, dispatcher: Dispatcher) async {
         while !Task.isCancelled {
             do {
                 let expired = try await worker.run { try $0.expireLeases() }
+                // Also the safety net for a wake nobody sent (cheap when no claim waits).
+                dispatcher.wake()
                 if !expired.isEmpty {
                     metrics.leaseExpiries.increment(by: Int64(expired.count))
                     for lease in expired {

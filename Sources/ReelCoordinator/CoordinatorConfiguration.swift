@@ -50,8 +50,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var metrics: HostPort? = nil
     /// Upper bound on a `CLAIM wait=` long poll, seconds (the protocol allows up to 60).
     public var maxClaimWaitSeconds: Int = 60
-    /// How often a pending `CLAIM` re-checks the store.
-    public var claimPollInterval: Duration = .milliseconds(250)
+    /// When an agent's last connection closes, the leases it holds end this many seconds
+    /// later instead of at their expiry, unless it reconnects and heartbeats them first.
+    public var reconnectGraceSeconds: Double = 5
     /// Period of the lease reaper / planner loop and of the finaliser's idle poll.
     public var reaperInterval: Duration = .seconds(1)
     /// PostgreSQL connections for request handling (each on its own serial worker).

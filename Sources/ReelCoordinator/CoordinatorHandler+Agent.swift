@@ -14,39 +14,51 @@ extension CoordinatorHandler {
         return .ok
     }
 
-    /// Long poll: claims a render task (never a finalise task — the coordinator runs those),
-    /// re-checking every `claimPollInterval` until `wait` runs out or shutdown begins.
+    /// Long poll: waits in the dispatcher's queue for a render task (never a finalise task —
+    /// the coordinator runs those) until `wait` runs out, the connection closes or shutdown.
     func claim(waitSeconds: Int, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { throw ReelProtocolError(.noCapabilities, "send CAPS before CLAIM") }
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(max(0, min(waitSeconds, configuration.maxClaimWaitSeconds)))
-        let leaseSeconds = configuration.leaseSeconds, finaliser = configuration.finaliserAgentName
-        // An agent counts as live for "someone else can take this task" while it heartbeats
-        // within two leases (idle agents heartbeat with every claim poll, busy ones every lease/3).
-        let liveSeconds = 2 * leaseSeconds
-        while true {
-            if draining.current { return .noTask }
-            let claimed = try await pool.run { store -> ClaimedTask? in
-                try store.agentHeartbeat(agent)
-                return try store.claimTask(agent: agent, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio],
-                                           liveSeconds: liveSeconds, excludingAgentNamed: finaliser)
-            }
-            if let claimed {
-                metrics.claims.increment()
-                var specification = try CoordinatorJSON.decode(TaskSpecification.self, from: claimed.spec)
-                specification.task = claimed.id
-                let payload = Array(try CoordinatorJSON.encode(specification).utf8)
-                let kind: TaskKind = claimed.kind == .audio ? .audio : .videoChunk
-                logger.info("task claimed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(claimed.id)", "job": "\(claimed.jobID)",
-                                                       "epoch": "\(claimed.epoch)"])
-                return .task(TaskAssignment(task: claimed.id, job: claimed.jobID, kind: kind, frameStart: claimed.frameStart,
-                                            frameEnd: claimed.frameEnd, epoch: claimed.epoch, expiresAtMillis: claimed.leaseExpiresAtMillis),
-                             specification: payload)
-            }
-            let now = clock.now
-            if now >= deadline { return .noTask }
-            try await Task.sleep(for: min(configuration.claimPollInterval, deadline - now))
+        if draining.current { return .noTask }
+        let wait = Duration.seconds(max(0, min(waitSeconds, configuration.maxClaimWaitSeconds)))
+        guard let claimed = await dispatcher.claim(agent: agent, connection: peer.connectionID, wait: wait) else { return .noTask }
+        metrics.claims.increment()
+        let payload: [UInt8]
+        do {
+            payload = try await specification(for: claimed)
+        } catch {
+            // The task cannot be described (its plan document is missing): hand it back
+            // un-attempted rather than burn an attempt on an agent that cannot run it.
+            _ = try? await pool.run { try $0.release(claimed.lease) }
+            throw error
         }
+        let kind: TaskKind = claimed.kind == .audio ? .audio : .videoChunk
+        logger.debug("task claimed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(claimed.id)",
+                                                "job": "\(claimed.jobID)", "epoch": "\(claimed.epoch)"])
+        return .task(TaskAssignment(task: claimed.id, job: claimed.jobID, kind: kind, frameStart: claimed.frameStart,
+                                    frameEnd: claimed.frameEnd, epoch: claimed.epoch, expiresAtMillis: claimed.leaseExpiresAtMillis),
+                     specification: payload)
+    }
+
+    /// `TASK`'s payload: the task's frames and its job's plan document by content. A task
+    /// planned before plan documents existed carries its whole plan in its row; its job's
+    /// document is stored on first claim (`PlanDocuments.adoptLegacy`).
+    func specification(for claimed: ClaimedTask) async throws -> [UInt8] {
+        let kind: TaskSpecification.Kind = claimed.kind == .audio ? .audio : .videoChunk
+        let reference: PlanDocumentReference
+        var frames = FrameRange(start: Int(claimed.frameStart), end: Int(claimed.frameEnd))
+        if let document = claimed.planDocument {
+            reference = document
+        } else {
+            let legacy = try await PlanDocuments.adoptLegacy(claimed, storage: storage, pool: pool)
+            reference = legacy.reference
+            if claimed.kind == .audio { frames = legacy.frames }
+        }
+        if claimed.kind == .audio, frames.count == 0, let count = try? await PlanDocuments.frameCount(of: reference, storage: storage) {
+            frames = FrameRange(start: 0, end: count)
+        }
+        let specification = TaskSpecification(job: claimed.jobID, task: claimed.id, kind: kind, frames: frames,
+                                              planDocument: AssetManifestEntry(sha256: reference.sha256, size: reference.size))
+        return Array(try CoordinatorJSON.encode(specification).utf8)
     }
 
     func heartbeat(task: Int64, epoch: Int64, peer: Peer) async throws -> Message {
@@ -85,19 +97,14 @@ extension CoordinatorHandler {
         let storage = storage
         let path = try await offload { try storage.storeResult(data, sha256: sha256) }
         let lease = Lease(task: task, epoch: epoch, agent: agent)
-        let outcome: (Completion, Int64)
+        let completion: Completion
         do {
-            outcome = try await pool.run { store in
-                let completion = try store.complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: path))
-                let frames = try store.tasks(ofJob: completion.jobID).first { $0.id == task && $0.kind == .videoChunk }
-                    .map { $0.frameEnd - $0.frameStart } ?? 0
-                return (completion, frames)
-            }
+            completion = try await pool.run { try $0.complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: path)) }
         } catch JobStoreError.staleEpoch {
             throw ReelProtocolError(.staleEpoch, "task \(task) is no longer held under epoch \(epoch) by \(peer.name)")
         }
-        metrics.framesRendered.increment(by: outcome.1)
-        logger.info("result accepted", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "job": "\(outcome.0.jobID)", "bytes": "\(data.count)"])
+        metrics.framesRendered.increment(by: completion.frames)
+        logger.debug("result accepted", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "job": "\(completion.jobID)", "bytes": "\(data.count)"])
         return .accepted(task: task)
     }
 
@@ -108,6 +115,7 @@ extension CoordinatorHandler {
             let report = try await pool.run { try $0.fail(Lease(task: task, epoch: epoch, agent: agent), message: reason, policy: policy) }
             logger.warning("task failed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "reason": "\(reason.escapingControlCharacters)",
                                                      "outcome": "\(report.outcome)"])
+            dispatcher.wake()
             if let until = report.quarantinedUntilMillis {
                 logger.warning("agent quarantined: it failed \(policy.failures) tasks within \(Int(policy.windowSeconds)) s",
                                metadata: ["agent": "\(peer.name.escapingControlCharacters)", "untilMillis": "\(until)"])
@@ -122,6 +130,7 @@ extension CoordinatorHandler {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         do {
             try await pool.run { try $0.release(Lease(task: task, epoch: epoch, agent: agent)) }
+            dispatcher.wake()
             return .ok
         } catch JobStoreError.staleEpoch {
             return .lost(task: task)

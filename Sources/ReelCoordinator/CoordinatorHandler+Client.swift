@@ -105,19 +105,13 @@ extension CoordinatorHandler {
         return .report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8))
     }
 
+    /// One job's `STATUS` document from its summary row alone (counters kept by the store):
+    /// no composition, plan or task list is read, whatever the job's size.
     static func jobStatus(_ summary: JobSummary, store: JobStore, nowMillis: Int64) throws -> JobStatus {
-        let documents = try store.jobDocuments(summary.id)
-        let name = documents.flatMap { try? CoordinatorJSON.decode(StoredJobSettings.self, from: $0.settings) }?.settings.name
-        var counts = TaskCounts()
-        for task in try store.tasks(ofJob: summary.id) where task.kind != .finalise {
-            counts.total += 1
-            switch task.state {
-            case .done: counts.done += 1
-            case .leased: counts.running += 1
-            case .queued: counts.queued += 1
-            case .failed, .cancelled: counts.failed += 1
-            }
-        }
+        let name = (try? CoordinatorJSON.decode(StoredJobSettings.self, from: summary.settings))?.settings.name
+        let c = summary.taskCounts
+        let counts = TaskCounts(done: c[.done] ?? 0, running: c[.leased] ?? 0, queued: c[.queued] ?? 0, failed: c[.failed] ?? 0,
+                                cancelled: c[.cancelled] ?? 0, total: c.values.reduce(0, +))
         let total = Int(summary.framesTotal), done = Int(summary.framesDone)
         var fps: Double?
         var eta: Double?
@@ -144,15 +138,8 @@ extension CoordinatorHandler {
         let hidden = configuration.finaliserAgentName
         let agents = try await pool.run { store -> [AgentStatus] in
             let records = try store.agents().filter { $0.name != hidden }
-            // Current tasks' job and frames, from the unfinished recent jobs.
-            var taskInfo: [Int64: String] = [:]
-            if records.contains(where: { $0.currentTask != nil }) {
-                for job in try store.recentJobs(limit: 200) where !job.state.isTerminal {
-                    for task in try store.tasks(ofJob: job.id) {
-                        taskInfo[task.id] = "job \(job.id) task \(task.id) frames [\(task.frameStart), \(task.frameEnd))"
-                    }
-                }
-            }
+            // Current tasks' job and frames: one indexed lookup of just those tasks.
+            let labels = try store.taskLabels(records.compactMap(\.currentTask))
             return records.map { record in
                 let caps = try? CoordinatorJSON.decode(AgentCapabilities.self, from: record.capabilities)
                 let state: String = switch record.state {
@@ -163,7 +150,7 @@ extension CoordinatorHandler {
                 }
                 return AgentStatus(name: record.name, host: record.host, state: state, threads: caps?.threads ?? 0,
                                    heartbeatAgeSeconds: Double(record.heartbeatAgeMillis) / 1000,
-                                   currentTask: record.currentTask.map { taskInfo[$0] ?? "task \($0)" },
+                                   currentTask: record.currentTask.map { labels[$0] ?? "task \($0)" },
                                    quarantinedUntilMillis: record.quarantinedUntilMillis, lastError: record.lastError)
             }
         }
@@ -179,6 +166,7 @@ extension CoordinatorHandler {
     func retry(job: Int64) async throws -> Message {
         try await pool.run { try $0.retryJob(job) }
         logger.info("job retried", metadata: ["job": "\(job)"])
+        dispatcher.wake()
         // A job that failed while planning has no tasks: plan it now.
         await planner.planPendingJobs()
         return .ok

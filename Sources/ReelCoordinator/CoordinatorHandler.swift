@@ -18,15 +18,16 @@ final class CoordinatorHandler: ReelRequestHandler {
     let metrics: CoordinatorMetrics
     let configuration: CoordinatorConfiguration
     let logger: Logger
-    /// Connection id → the agent id it registered with `CAPS`.
-    let agentSessions = Locked<[UInt64: Int64]>([:])
-    /// Set when graceful shutdown begins: pending `CLAIM`s answer `NONE` at their next poll.
+    let dispatcher: Dispatcher
+    /// Connection id → the agent id it registered with `CAPS` (the dispatcher's live agents).
+    let agentSessions: Locked<[UInt64: Int64]>
+    /// Set when graceful shutdown begins.
     let draining = Locked(false)
 
     init(pool: StorePool, storage: CoordinatorStorage, planner: JobPlanner, metrics: CoordinatorMetrics,
-         configuration: CoordinatorConfiguration, logger: Logger) {
+         configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, sessions: Locked<[UInt64: Int64]>) {
         self.pool = pool; self.storage = storage; self.planner = planner; self.metrics = metrics
-        self.configuration = configuration; self.logger = logger
+        self.configuration = configuration; self.logger = logger; self.dispatcher = dispatcher; self.agentSessions = sessions
     }
 
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
@@ -69,13 +70,23 @@ final class CoordinatorHandler: ReelRequestHandler {
         }
     }
 
+    /// A pending `CLAIM` on the connection ends (no task is leased to a closed socket), and
+    /// when the agent has no other connection it goes offline and the leases it holds end
+    /// within `reconnectGraceSeconds` instead of the full lease, unless it reconnects and
+    /// heartbeats them first (re-attaching).
     func connectionClosed(_ peer: Peer) async {
+        dispatcher.connectionClosed(peer.connectionID)
         guard let agent = agentSessions.withValue({ $0.removeValue(forKey: peer.connectionID) }) else { return }
         // Only mark offline if no other live connection belongs to the same agent.
         guard !agentSessions.current.values.contains(agent) else { return }
+        let grace = configuration.reconnectGraceSeconds
         do {
-            try await pool.run { try $0.setAgentState(agent, .offline) }
-            logger.info("agent disconnected", metadata: ["agent": "\(peer.name.escapingControlCharacters)"])
+            let shortened = try await pool.run { store -> [Int64] in
+                try store.setAgentState(agent, .offline)
+                return try store.shortenLeases(of: agent, graceSeconds: grace)
+            }
+            logger.info("agent disconnected", metadata: ["agent": "\(peer.name.escapingControlCharacters)",
+                                                         "leasesEndingInSeconds": "\(shortened.isEmpty ? "none" : "\(grace)")"])
         } catch {
             logger.warning("could not mark agent offline", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "error": "\(error)"])
         }

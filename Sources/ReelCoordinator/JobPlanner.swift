@@ -8,7 +8,8 @@ import ReelStore
 /// Turns a job whose assets are all stored into tasks: probes and validates the composition
 /// against the stored files, cuts it into video chunks, adds the audio task (if the plan has
 /// audio) and the finalise task, and stores the plan with asset URLs rewritten to
-/// `reel-asset:<sha256>` (the form agents get in `TaskSpecification`).
+/// `reel-asset:<sha256>` (the form agents get in the job's `JobPlanDocument`, stored once
+/// per job by content: `PlanDocuments`).
 ///
 /// Planning is idempotent (`JobStore.setPlan` creates tasks only once), so it can run on every
 /// trigger — a `SUBMIT` with nothing missing, the `PUT` completing the last asset, and the
@@ -18,6 +19,8 @@ struct JobPlanner: Sendable {
     let storage: CoordinatorStorage
     let configuration: CoordinatorConfiguration
     let logger: Logger
+    /// Woken when a job's tasks are created.
+    let dispatcher: Dispatcher
 
     /// Plans every queued job that has no tasks yet.
     func planPendingJobs() async {
@@ -86,26 +89,30 @@ struct JobPlanner: Sendable {
                 manifest[id] = entry
             }
             let threads = stored.settings.encoderThreads ?? 4
-            // The task id is not known before insertion: specs carry 0 and CLAIM fills it in.
-            func spec(_ kind: TaskSpecification.Kind, _ frames: FrameRange) throws -> String {
-                try CoordinatorJSON.encode(TaskSpecification(job: job, task: 0, kind: kind, frames: frames, plan: agentPlan,
-                                                             assets: manifest, encoderThreads: threads))
-            }
+            // The plan is stored once, by content; tasks name their frames only.
+            let document = JobPlanDocument(plan: agentPlan, assets: manifest, encoderThreads: threads)
+            let storage = storage
+            let reference = try await offload { try PlanDocuments.store(document, storage: storage) }
+            let documentPath = storage.assetPath(reference.sha256)
             var tasks: [NewTask] = []
             for (ordinal, chunk) in chunks.enumerated() {
                 tasks.append(NewTask(kind: .videoChunk, ordinal: ordinal, frameStart: Int64(chunk.start), frameEnd: Int64(chunk.end),
-                                     spec: try spec(.videoChunk, chunk), maxAttempts: configuration.maxAttempts))
+                                     spec: "", maxAttempts: configuration.maxAttempts))
             }
             if !plan.audioTracks.isEmpty {
-                tasks.append(NewTask(kind: .audio, ordinal: 0, spec: try spec(.audio, FrameRange(start: 0, end: plan.frameCount)),
+                tasks.append(NewTask(kind: .audio, ordinal: 0, frameStart: 0, frameEnd: Int64(plan.frameCount), spec: "",
                                      maxAttempts: configuration.maxAttempts))
             }
-            tasks.append(NewTask(kind: .finalise, ordinal: 0, spec: "{}", maxAttempts: configuration.maxAttempts))
+            tasks.append(NewTask(kind: .finalise, ordinal: 0, spec: "", maxAttempts: configuration.maxAttempts))
             let planJSON = try CoordinatorJSON.encode(agentPlan)
-            let created = try await pool.run { [tasks] in try $0.setPlan(job: job, plan: planJSON, tasks: tasks) }
+            let created = try await pool.run { [tasks] store in
+                try store.assetStored(sha256: reference.sha256, size: reference.size, storedKey: documentPath)
+                return try store.setPlan(job: job, plan: planJSON, document: reference, tasks: tasks)
+            }
             if created {
+                dispatcher.wake()
                 logger.info("planned job", metadata: ["job": "\(job)", "chunks": "\(chunks.count)", "frames": "\(plan.frameCount)",
-                                                      "audio": "\(!plan.audioTracks.isEmpty)"])
+                                                      "audio": "\(!plan.audioTracks.isEmpty)", "plan": "\(reference.sha256.prefix(12)) (\(reference.size) bytes)"])
             }
         } catch let error as CompositionError {
             logger.warning("job cannot be planned", metadata: ["job": "\(job)", "error": "\(error.summary)"])

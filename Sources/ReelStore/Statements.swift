@@ -22,9 +22,13 @@ enum Statements {
     static let insertJob = """
         INSERT INTO jobs (state, composition, plan, settings) VALUES ($1, $2, $3, $4) RETURNING id
         """
-    static let insertTask = """
+    /// A job's tasks in one statement: `$2…$7` are parallel arrays (kind, ordinal, frames,
+    /// spec, attempts).
+    static let insertTasks = """
         INSERT INTO tasks (job_id, kind, ordinal, frame_start, frame_end, spec, max_attempts)
-        VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5::bigint, $6, $7::integer)
+        SELECT $1::bigint, x.kind, x.ordinal, x.frame_start, x.frame_end, x.spec, x.max_attempts
+        FROM unnest($2::text[], $3::integer[], $4::bigint[], $5::bigint[], $6::text[], $7::integer[])
+             AS x(kind, ordinal, frame_start, frame_end, spec, max_attempts)
         """
     static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, $2) ON CONFLICT DO NOTHING"
 
@@ -36,46 +40,70 @@ enum Statements {
                           WHERE ja.job_id = jobs.id AND a.sha256 IS NULL)
         """
 
-    static let jobState = "SELECT state FROM jobs WHERE id = $1::bigint FOR UPDATE"
+    static let jobState = "SELECT state FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
 
-    /// Claim: the first claimable task, oldest job first, audio → chunks → finalise, locking
-    /// only that row and skipping rows other claimers hold, so concurrent claimers never get
-    /// the same task and never wait on each other. A finalise task is claimable only when
-    /// every other task of its job is done. Sets the lease and bumps the fencing epoch.
-    static let claimTask = """
+    /// Claim, step 1 (`JobStore.claimTasks`): up to `$2` claimable tasks of the kinds in `$1`,
+    /// locked, skipping rows another transaction holds, so claimers never wait on tasks and
+    /// never get the same one. Claimable: queued, of an active, unpaused job; a finalise task
+    /// only once every render task of its job is done (the job's counters say so). Returned
+    /// with the agents that failed each one, for `ClaimPolicy`, which decides the order
+    /// (priority, job, audio → chunks → finalise, ordinal) and who gets what.
+    static let claimCandidates = """
         WITH candidate AS (
-            SELECT t.id
+            SELECT t.id, t.job_id, t.kind, t.ordinal, j.priority
             FROM tasks t JOIN jobs j ON j.id = t.job_id
-            WHERE t.state = 'queued'
-              AND j.state IN ('queued', 'running', 'finalising')
-              AND (t.kind <> 'finalise' OR NOT EXISTS (
-                    SELECT 1 FROM tasks o
-                    WHERE o.job_id = t.job_id AND o.kind <> 'finalise' AND o.state <> 'done'))
-            ORDER BY j.created_at, j.id,
-                     CASE t.kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END,
-                     t.ordinal, t.id
-            LIMIT 1
+            WHERE t.state = 'queued' AND t.kind = ANY($1::text[])
+              AND j.state IN ('queued', 'running', 'finalising') AND NOT j.paused
+              AND (t.kind <> 'finalise' OR j.tasks_done = j.render_tasks)
+            ORDER BY j.priority DESC, j.id, CASE t.kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END, t.ordinal, t.id
+            LIMIT $2::integer
             FOR UPDATE OF t SKIP LOCKED
         )
-        UPDATE tasks t
-        SET state = 'leased', lease_owner = $1::bigint,
-            lease_expires_at = now() + $2::double precision * interval '1 second',
-            epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
-        FROM candidate
-        WHERE t.id = candidate.id
-        RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
-                  \(ms("t.lease_expires_at")) AS expires_ms
+        SELECT c.id, c.job_id, c.kind, c.ordinal, c.priority,
+               coalesce((SELECT array_agg(DISTINCT f.agent_id) FROM task_failures f
+                         WHERE f.task_id = c.id AND f.agent_id IS NOT NULL), '{}') AS failed_agents
+        FROM candidate c
         """
-    /// `claimTask` restricted to the task kinds in `$3` (a `text[]` literal): agents claim only
-    /// render tasks, the coordinator's finaliser only finalise tasks.
-    static let claimTaskOfKinds = claimTask.replacingOccurrences(
-        of: "WHERE t.state = 'queued'", with: "WHERE t.state = 'queued' AND t.kind = ANY($3::text[])")
-
-    /// The job starts running (or finalising, when its finalise task was claimed).
-    static let markJobClaimed = """
-        UPDATE jobs SET state = CASE WHEN $2 = 'finalise' THEN 'finalising' ELSE 'running' END,
+    /// Claim, step 2: which of the agents `$1` are quarantined (they get nothing, and do not
+    /// count as "another live agent" for a task someone failed).
+    static let quarantinedAgents = "SELECT id FROM agents WHERE id = ANY($1::bigint[]) AND quarantined_until > now()"
+    /// Claim, step 3: lease task `$1[i]` to agent `$2[i]` for `$3` seconds under a new epoch.
+    static let leaseTasks = """
+        UPDATE tasks t
+        SET state = 'leased', lease_owner = x.agent,
+            lease_expires_at = now() + $3::double precision * interval '1 second',
+            epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
+        FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
+        WHERE t.id = x.task AND t.state = 'queued' AND j.id = t.job_id
+        RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
+                  t.lease_owner, \(ms("t.lease_expires_at")) AS expires_ms, j.plan_sha256, j.plan_size
+        """
+    /// Claim, step 4: each claiming agent's current task (agent `$1[i]` holds task `$2[i]`);
+    /// a claim is also a sign of life.
+    static let setAgentTasks = """
+        UPDATE agents a SET current_task = x.task, last_heartbeat = now(),
+                            state = CASE WHEN a.state = 'offline' THEN 'online' ELSE a.state END
+        FROM unnest($1::bigint[], $2::bigint[]) AS x(agent, task)
+        WHERE a.id = x.agent
+        """
+    /// Claim, step 5: one `claimed` event per lease.
+    static let appendClaimEvents = """
+        INSERT INTO events (job_id, task_id, agent_id, kind, message)
+        SELECT x.job, x.task, x.agent, 'claimed', 'epoch ' || x.epoch || ', attempt ' || x.attempt
+        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::integer[]) AS x(job, task, agent, epoch, attempt)
+        """
+    /// After a claim commits, in a transaction of its own (a claim holds task locks and must
+    /// never wait for a job row): the jobs `$1` start running, those in `$2` (their finalise
+    /// task was claimed) finalising.
+    static let markJobsClaimed = """
+        UPDATE jobs SET state = CASE WHEN id = ANY($2::bigint[]) THEN 'finalising' ELSE 'running' END,
                         started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = $1::bigint AND state IN ('queued', 'running')
+        WHERE id = ANY($1::bigint[]) AND (state = 'queued' OR (state = 'running' AND id = ANY($2::bigint[])))
+        """
+    /// Locks the job of task `$1` (lock order: job, then tasks, then agents); no row when the
+    /// task does not exist.
+    static let lockJobOfTask = """
+        SELECT j.id FROM jobs j WHERE j.id = (SELECT t.job_id FROM tasks t WHERE t.id = $1::bigint) FOR NO KEY UPDATE OF j
         """
     static let setAgentTask = "UPDATE agents SET current_task = $2::bigint WHERE id = $1::bigint"
     static let clearAgentTask = "UPDATE agents SET current_task = NULL WHERE id = $1::bigint AND current_task = $2::bigint"
@@ -101,7 +129,7 @@ enum Statements {
                          lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(),
                          progress_frames = frame_end - frame_start, error = NULL
         WHERE \(fence)
-        RETURNING job_id, kind, result_key
+        RETURNING job_id, kind, result_key, frame_end - frame_start AS frames
         """
     static let finishJob = """
         UPDATE jobs SET state = 'done', output_key = $2, finished_at = now(), updated_at = now()
@@ -131,18 +159,34 @@ enum Statements {
         UPDATE tasks SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
         WHERE job_id = $1::bigint AND state IN ('queued', 'leased')
         """
-    /// Every expired lease: re-queued while attempts remain, else failed.
-    static let expireLeases = """
+    /// Jobs with a lease that has run out, in id order (`expireLeases` handles one job per
+    /// transaction, locking the job first).
+    static let jobsWithExpiredLeases = """
+        SELECT DISTINCT job_id FROM tasks WHERE state = 'leased' AND lease_expires_at <= now() ORDER BY job_id
+        """
+    /// Every expired lease of job `$1`: re-queued while attempts remain, else failed.
+    static let expireLeasesOfJob = """
         UPDATE tasks t
         SET state = CASE WHEN t.attempts < t.max_attempts THEN 'queued' ELSE 'failed' END,
             error = CASE WHEN t.attempts < t.max_attempts THEN t.error ELSE 'lease expired on the last attempt' END,
             lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
         FROM (SELECT id, lease_owner AS old_owner FROM tasks
-              WHERE state = 'leased' AND lease_expires_at <= now()
+              WHERE job_id = $1::bigint AND state = 'leased' AND lease_expires_at <= now()
               FOR UPDATE SKIP LOCKED) expired
         WHERE t.id = expired.id
         RETURNING t.id, t.job_id, t.epoch, expired.old_owner, t.state
         """
+    /// The leases agent `$1` holds (to shorten them when its connection closes).
+    static let leasesOfAgent = "SELECT id FROM tasks WHERE lease_owner = $1::bigint AND state = 'leased' ORDER BY id"
+    /// A holder's connection closed: its lease on `$1` ends within `$3` seconds unless it
+    /// comes back and heartbeats (which renews the lease as usual).
+    static let shortenLease = """
+        UPDATE tasks SET lease_expires_at = least(lease_expires_at, now() + $3::double precision * interval '1 second'), updated_at = now()
+        WHERE id = $1::bigint AND lease_owner = $2::bigint AND state = 'leased'
+        RETURNING \(ms("lease_expires_at")) AS expires_ms
+        """
+    /// The earliest lease expiry, if any lease is held (the dispatcher wakes then).
+    static let nextLeaseExpiry = "SELECT \(ms("min(lease_expires_at)")) AS at_ms FROM tasks WHERE state = 'leased'"
     static let cancelJob = """
         UPDATE jobs SET state = 'cancelled', finished_at = now(), updated_at = now()
         WHERE id = $1::bigint AND state NOT IN ('done', 'failed', 'cancelled')
@@ -158,28 +202,28 @@ enum Statements {
         WHERE id = $1::bigint AND state IN ('failed', 'cancelled')
         """
 
+    /// A job's progress from its row's counters plus its leased tasks (at most one per agent
+    /// slot): the same cost for 10 tasks as for 100,000.
     static let jobSummaryColumns = """
-        j.id, j.state, j.error, j.output_key,
+        j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused,
         \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
         \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
-        count(t.id) FILTER (WHERE t.state = 'queued') AS queued,
-        count(t.id) FILTER (WHERE t.state = 'leased') AS leased,
-        count(t.id) FILTER (WHERE t.state = 'done') AS done,
-        count(t.id) FILTER (WHERE t.state = 'failed') AS failed,
-        count(t.id) FILTER (WHERE t.state = 'cancelled') AS cancelled,
-        coalesce(sum(t.frame_end - t.frame_start) FILTER (WHERE t.kind = 'video_chunk'), 0) AS frames_total,
-        coalesce(sum(CASE WHEN t.state = 'done' THEN t.frame_end - t.frame_start
-                          WHEN t.state = 'leased' THEN least(t.progress_frames, t.frame_end - t.frame_start)
-                          ELSE 0 END) FILTER (WHERE t.kind = 'video_chunk'), 0) AS frames_done
+        j.render_tasks, j.tasks_done, j.tasks_failed, j.tasks_cancelled, j.frames_total, j.frames_done,
+        l.leased, l.frames_in_progress
+        """
+    private static let leasedOfJob = """
+        LEFT JOIN LATERAL (
+            SELECT count(*) AS leased,
+                   coalesce(sum(least(t.progress_frames, t.frame_end - t.frame_start)) FILTER (WHERE t.kind = 'video_chunk'), 0)
+                       AS frames_in_progress
+            FROM tasks t WHERE t.job_id = j.id AND t.state = 'leased' AND t.kind <> 'finalise') l ON true
         """
     static let jobSummary = """
-        SELECT \(jobSummaryColumns) FROM jobs j LEFT JOIN tasks t ON t.job_id = j.id
-        WHERE j.id = $1::bigint GROUP BY j.id
+        SELECT \(jobSummaryColumns) FROM jobs j \(leasedOfJob) WHERE j.id = $1::bigint
         """
     /// Recent jobs, newest first.
     static let recentJobSummaries = """
-        SELECT \(jobSummaryColumns) FROM jobs j LEFT JOIN tasks t ON t.job_id = j.id
-        GROUP BY j.id ORDER BY j.id DESC LIMIT $1::integer
+        SELECT \(jobSummaryColumns) FROM (SELECT * FROM jobs ORDER BY id DESC LIMIT $1::integer) j \(leasedOfJob) ORDER BY j.id DESC
         """
     static let jobDocuments = "SELECT composition, plan, settings FROM jobs WHERE id = $1::bigint"
     static let tasksOfJob = """
@@ -232,9 +276,15 @@ enum Statements {
         SELECT j.id FROM jobs j WHERE j.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id)
         ORDER BY j.id
         """
-    static let lockJob = "SELECT id FROM jobs WHERE id = $1::bigint FOR UPDATE"
+    static let lockJob = "SELECT id FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
     static let jobHasTasks = "SELECT 1 FROM tasks WHERE job_id = $1::bigint LIMIT 1"
-    static let setJobPlan = "UPDATE jobs SET plan = $2, updated_at = now() WHERE id = $1::bigint"
+    static let setJobPlan = """
+        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, updated_at = now() WHERE id = $1::bigint
+        """
+    static let adoptPlanDocument = """
+        UPDATE jobs SET plan_sha256 = $2, plan_size = $3::bigint WHERE id = $1::bigint AND plan_sha256 IS NULL
+        """
+    static let taskLabels = "SELECT id, job_id, frame_start, frame_end FROM tasks WHERE id = ANY($1::bigint[])"
     static let jobStateCounts = "SELECT state, count(*) AS n FROM jobs GROUP BY state"
     static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
 
@@ -242,24 +292,6 @@ enum Statements {
 
     // MARK: Quarantine and failure history (issue 8)
 
-    /// `claimTaskOfKinds` for a render agent: nothing while the agent is quarantined, and a
-    /// render task it already failed only when no other live agent ($4: heartbeat within that
-    /// many seconds; $5: the coordinator's own finaliser row, never "another agent") could
-    /// take it instead — so a job's attempts spread over different agents.
-    static let claimTaskForAgent = claimTaskOfKinds.replacingOccurrences(
-        of: "WHERE t.state = 'queued' AND t.kind = ANY($3::text[])",
-        with: """
-            WHERE t.state = 'queued' AND t.kind = ANY($3::text[])
-              AND NOT EXISTS (SELECT 1 FROM agents me WHERE me.id = $1::bigint AND me.quarantined_until > now())
-              AND (t.kind = 'finalise'
-                   OR NOT EXISTS (SELECT 1 FROM task_failures f WHERE f.task_id = t.id AND f.agent_id = $1::bigint)
-                   OR NOT EXISTS (
-                        SELECT 1 FROM agents other
-                        WHERE other.id <> $1::bigint AND other.name <> $5 AND other.state = 'online'
-                          AND (other.quarantined_until IS NULL OR other.quarantined_until <= now())
-                          AND other.last_heartbeat > now() - $4::double precision * interval '1 second'
-                          AND NOT EXISTS (SELECT 1 FROM task_failures g WHERE g.task_id = t.id AND g.agent_id = other.id)))
-            """)
     static let recordTaskFailure = """
         INSERT INTO task_failures (task_id, agent_id, agent_name, message)
         VALUES ($1::bigint, $2::bigint, (SELECT name FROM agents WHERE id = $2::bigint), $3)

@@ -147,6 +147,11 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
             lock.withLock { _releases.append((task, epoch)) }
             return .ok
         case .fetch(let sha256, let offset, let length):
+            // Plan documents are served apart and not counted: the counters are about sources.
+            if let document = TestPlanDocuments.bytes(sha256) {
+                let end = min(Int64(document.count), offset + length)
+                return .data(offset: offset, total: Int64(document.count), bytes: Array(document[Int(min(offset, end))..<Int(end)]))
+            }
             let reply: Message? = try lock.withLock { () throws -> Message? in
                 _fetchCount += 1
                 if let drop = _dropAt, drop == _fetchCount {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import ReelAgent
@@ -151,8 +152,9 @@ struct RenderFixture {
         for (id, asset) in plan.assets {
             plan.assets[id] = PlannedAsset(url: RemoteMedia.url(forContentHash: manifest[id]!.sha256), description: asset.description)
         }
+        let document = TestPlanDocuments.register(JobPlanDocument(plan: plan, assets: manifest, encoderThreads: 1))
         return TaskSpecification(job: 1, task: task, kind: kind, frames: frames ?? FrameRange(start: 0, end: localPlan.frameCount),
-                                 plan: plan, assets: manifest, encoderThreads: 1)
+                                 planDocument: document)
     }
 
     /// Deletes the generated media.
@@ -198,4 +200,22 @@ func testLogger() -> Logger {
         return logger
     }
     return Logger(label: "reel.agent.test", factory: { _ in SwiftLogNoOpLogHandler() })
+}
+
+/// The plan documents fixtures made, by hash, for `FakeCoordinator` to serve on `FETCH` (as a
+/// real coordinator serves the job's stored plan document).
+enum TestPlanDocuments {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var documents: [String: [UInt8]] = [:]
+
+    static func register(_ document: JobPlanDocument) -> AssetManifestEntry {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let bytes = [UInt8](try! encoder.encode(document))
+        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        lock.withLock { documents[hash] = bytes }
+        return AssetManifestEntry(sha256: hash, size: Int64(bytes.count))
+    }
+
+    static func bytes(_ sha256: String) -> [UInt8]? { lock.withLock { documents[sha256] } }
 }

@@ -146,6 +146,11 @@ final class CoordinatorHarness: Sendable {
     }
 
     func assetPath(_ hash: String) -> String { storage + "/assets/" + hash }
+
+    /// The job plan document a TASK names, read from the coordinator's storage.
+    func planDocument(_ spec: TaskSpecification) throws -> JobPlanDocument {
+        try JSONDecoder().decode(JobPlanDocument.self, from: Data(contentsOf: URL(fileURLWithPath: assetPath(spec.planDocument.sha256))))
+    }
 }
 
 extension ReelClient {
@@ -228,14 +233,15 @@ struct RenderingAgent {
 
     func render(_ assignment: TaskAssignment, _ payload: [UInt8]) async throws {
         let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))
-        var plan = spec.plan
+        let document = try harness.planDocument(spec)
+        var plan = document.plan
         for (id, asset) in plan.assets {
             plan.assets[id]?.url = harness.assetPath(String(asset.url.dropFirst("reel-asset:".count)))
         }
         let path = "\(workDirectory)/task-\(assignment.task)-\(assignment.epoch).mp4"
         let artifact = spec.kind == .audio
             ? try ChunkRenderer.renderAudio(plan, to: path)
-            : try ChunkRenderer.renderVideo(plan, frames: spec.frames, to: path, encoderThreads: spec.encoderThreads)
+            : try ChunkRenderer.renderVideo(plan, frames: spec.frames, to: path, encoderThreads: document.encoderThreads)
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let reply = try await client.send(.result(task: assignment.task, epoch: assignment.epoch, sha256: artifact.sha256, data: bytes))
         guard reply == .accepted(task: assignment.task) else { throw TestFailure(description: "RESULT got \(reply)") }

@@ -55,10 +55,18 @@ import Testing
         let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))
         #expect(spec.task == assignment.task && spec.job == job)
         #expect(spec.kind == .audio && assignment.kind == .audio, "audio is claimed first")
-        #expect(spec.plan.assets.values.allSatisfy { $0.url.hasPrefix("reel-asset:") })
-        #expect(Set(spec.plan.assets.values.map { String($0.url.dropFirst(11)) }).isSubset(of: Set(manifest.values.map(\.sha256))))
-        #expect(spec.plan.frameCount == 50 && spec.plan.export.video.gopFrames == 10)
-        #expect(ChunkPlanner.plan(for: spec.plan, targetChunkSeconds: Rational(1, 2)).count == 5)
+        #expect(spec.frames == FrameRange(start: 0, end: 50), "audio covers the whole composition")
+        // The plan is not in the TASK: the agent FETCHes the job's plan document by hash.
+        guard case .data(0, let total, let documentBytes) = try await agentClient.send(.fetch(sha256: spec.planDocument.sha256, offset: 0,
+                                                                                              length: 1 << 20)) else {
+            Issue.record("FETCH of the plan document failed"); return
+        }
+        #expect(total == spec.planDocument.size && documentBytes.count == Int(total))
+        let document = try JSONDecoder().decode(JobPlanDocument.self, from: Data(documentBytes))
+        #expect(document.plan.assets.values.allSatisfy { $0.url.hasPrefix("reel-asset:") })
+        #expect(Set(document.plan.assets.values.map { String($0.url.dropFirst(11)) }).isSubset(of: Set(manifest.values.map(\.sha256))))
+        #expect(document.plan.frameCount == 50 && document.plan.export.video.gopFrames == 10)
+        #expect(ChunkPlanner.plan(for: document.plan, targetChunkSeconds: Rational(1, 2)).count == 5)
 
         // AGENTS while it holds the lease: busy, with its task.
         guard case .report(let busyJSON) = try await client.send(.agents) else { Issue.record("AGENTS did not REPORT"); return }

@@ -105,7 +105,8 @@ import Testing
 
         let sweeper = try StorageSweeper(configuration: harness.configuration, now: { Int64(later.timeIntervalSince1970 * 1000) })
         let report = try await sweeper.sweep()
-        #expect(report.outputs == 1 && report.assets == 2 && report.abandonedUploads == 1)
+        // Assets: the two sources and the job's plan document.
+        #expect(report.outputs == 1 && report.assets == 3 && report.abandonedUploads == 1, "\(report)")
         #expect(!FileManager.default.fileExists(atPath: abandoned))
         #expect(FileManager.default.fileExists(atPath: inProgress))
         #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/outputs").isEmpty)

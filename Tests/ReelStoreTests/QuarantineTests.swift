@@ -46,7 +46,10 @@ struct StoreQuarantineTests {
     static let finaliser = "@coordinator"
 
     func claim(_ store: JobStore, _ agent: Int64) throws -> ClaimedTask? {
-        try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk, .audio], liveSeconds: 60, excludingAgentNamed: Self.finaliser)
+        // Live: online agents other than the coordinator's finaliser row (the dispatcher's view
+        // is its connected agents).
+        let live = Set(try store.agents().filter { $0.state == .online && $0.name != Self.finaliser }.map(\.id))
+        return try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk, .audio], liveAgents: live)
     }
 
     @Test func aTaskIsNotReofferedToTheAgentThatFailedItWhileAnotherLiveAgentExists() throws {

@@ -43,7 +43,10 @@ public struct SubmitRequest: Codable, Sendable, Hashable {
     }
 }
 
-/// `TASK`'s payload: everything an agent needs to render one task, with no shared state.
+/// `TASK`'s payload: which frames of which job to render. The job's plan is not inline: it
+/// is one `JobPlanDocument` per job, stored by the coordinator by content, which the agent
+/// fetches with `FETCH` once and caches (a 100,000-task job stores and sends its plan once,
+/// not once per task).
 public struct TaskSpecification: Codable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable { case videoChunk = "video_chunk", audio }
     public var job: Int64
@@ -51,25 +54,45 @@ public struct TaskSpecification: Codable, Sendable, Hashable {
     public var kind: Kind
     /// The frames of a video chunk (the whole composition for audio).
     public var frames: FrameRange
+    /// The job's `JobPlanDocument` (JSON) by content: `FETCH sha256=…` reads it.
+    public var planDocument: AssetManifestEntry
+    public init(job: Int64, task: Int64, kind: Kind, frames: FrameRange, planDocument: AssetManifestEntry) {
+        self.job = job; self.task = task; self.kind = kind; self.frames = frames; self.planDocument = planDocument
+    }
+}
+
+/// Everything the tasks of one job share: the validated plan, its assets by content and the
+/// encoder's thread count. Stored once per job by the coordinator, content-addressed.
+public struct JobPlanDocument: Codable, Sendable, Hashable {
     /// The validated plan. Its asset URLs are `reel-asset:<sha256>`; the agent reads them
     /// from a local file it can see or from the coordinator with `FETCH`, through its cache.
     public var plan: RenderPlan
     /// Plan asset id → content.
     public var assets: [String: AssetManifestEntry]
-    /// x264 threads (fixed per job).
+    /// x264 threads (fixed per job: output bytes depend on it).
     public var encoderThreads: Int
-    public init(job: Int64, task: Int64, kind: Kind, frames: FrameRange, plan: RenderPlan,
-                assets: [String: AssetManifestEntry], encoderThreads: Int) {
-        self.job = job; self.task = task; self.kind = kind; self.frames = frames; self.plan = plan
-        self.assets = assets; self.encoderThreads = encoderThreads
+    public init(plan: RenderPlan, assets: [String: AssetManifestEntry], encoderThreads: Int) {
+        self.plan = plan; self.assets = assets; self.encoderThreads = encoderThreads
     }
 }
 
 /// Per-state counts of a job's render tasks (video chunks + audio; finalising is the job state).
 public struct TaskCounts: Codable, Sendable, Hashable {
-    public var done: Int, running: Int, queued: Int, failed: Int, total: Int
-    public init(done: Int = 0, running: Int = 0, queued: Int = 0, failed: Int = 0, total: Int = 0) {
-        self.done = done; self.running = running; self.queued = queued; self.failed = failed; self.total = total
+    public var done: Int, running: Int, queued: Int, failed: Int
+    /// Stopped because the job was cancelled or failed elsewhere (not failures of their own).
+    public var cancelled: Int
+    public var total: Int
+    public init(done: Int = 0, running: Int = 0, queued: Int = 0, failed: Int = 0, cancelled: Int = 0, total: Int = 0) {
+        self.done = done; self.running = running; self.queued = queued; self.failed = failed; self.cancelled = cancelled
+        self.total = total
+    }
+
+    private enum CodingKeys: String, CodingKey { case done, running, queued, failed, cancelled, total }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(done: try c.decode(Int.self, forKey: .done), running: try c.decode(Int.self, forKey: .running),
+                  queued: try c.decode(Int.self, forKey: .queued), failed: try c.decode(Int.self, forKey: .failed),
+                  cancelled: try c.decodeIfPresent(Int.self, forKey: .cancelled) ?? 0, total: try c.decode(Int.self, forKey: .total))
     }
 }
 

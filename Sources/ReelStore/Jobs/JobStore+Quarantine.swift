@@ -10,21 +10,12 @@ public struct FailureReport: Hashable, Sendable {
 }
 
 extension JobStore {
-    /// Claims a render task for `agent` like `claimTask(agent:leaseSeconds:kinds:)`, except that a
-    /// quarantined agent gets nothing, and a task the agent already failed is offered to it only
-    /// when no other live agent (heartbeat within `liveSeconds`, not quarantined, not
-    /// `excludingAgentNamed`, which is the coordinator's finaliser row) could take it.
-    public func claimTask(agent: Int64, leaseSeconds: Double, kinds: Set<JobTaskKind>, liveSeconds: Double,
-                          excludingAgentNamed finaliser: String) throws -> ClaimedTask? {
-        try claim(Statements.claimTaskForAgent,
-                  [String(agent), String(leaseSeconds), Self.kindsLiteral(kinds), String(liveSeconds), finaliser], agent: agent)
-    }
-
     /// `fail(_:message:)` that also remembers who failed the task: the failure is recorded
     /// (so the task moves to other agents), a job failing on its last attempt quotes every
     /// agent's error, and the agent is quarantined when `policy` says so.
     public func fail(_ lease: Lease, message: String, policy: QuarantinePolicy) throws -> FailureReport {
         try connection.transaction { db in
+            try lockJob(db, of: lease)
             guard let row = try db.query(Statements.failTask, fenced(lease) + [message]).singleRow() else {
                 throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
             }

@@ -40,6 +40,7 @@ extension JobStore {
     /// - Throws: `.staleEpoch` when the finalise lease is no longer held (nothing changes).
     public func requeueDamagedResults(finalise: Lease, tasks: [Int64], reason: String) throws {
         try connection.transaction { db in
+            try lockJob(db, of: finalise)
             guard let row = try db.query(Statements.releaseTask, fenced(finalise)).singleRow() else {
                 throw JobStoreError.staleEpoch(task: finalise.task, epoch: finalise.epoch)
             }
@@ -104,6 +105,11 @@ extension JobStore {
             try appendEvent(db, job: nil, kind: "job_deleted", message: "job \(job) (\(state.rawValue))")
             return DeletedJob(outputKey: output, unreferencedResults: hashes.filter { !still.contains($0) }.sorted())
         }
+    }
+
+    /// A `bigint[]` literal.
+    static func integerArray(_ values: [Int64]) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
     }
 
     /// A `text[]` literal; values are quoted so any text is safe.

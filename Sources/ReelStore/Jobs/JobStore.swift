@@ -6,6 +6,13 @@
 /// (`renew`, `recordProgress`, `complete`, `fail`, `release`) presents its `Lease` and is
 /// refused with `JobStoreError.staleEpoch` unless task, epoch and owner are still current.
 ///
+/// Lock order, the same in every transaction, so that no two can deadlock: a job row
+/// (`FOR NO KEY UPDATE`), then its task rows, then agent rows. A claim is the exception that
+/// keeps the rule: it locks only tasks, with `SKIP LOCKED` (it never waits for one), then
+/// agents, and never a job row (the job is marked running in a transaction of its own after
+/// the claim commits). Every other task state change locks the task's job first
+/// (`Statements.lockJobOfTask`), which also serialises the job's counters (migration 3).
+///
 /// `@unchecked Sendable` like its `PGConnection`: use one store from one thread at a time
 /// (the coordinator gives each store its own connection and worker).
 public final class JobStore: @unchecked Sendable {
@@ -25,11 +32,7 @@ public final class JobStore: @unchecked Sendable {
             let state: JobState = job.waitingForAssets ? .waiting : .queued
             let id = try db.query(Statements.insertJob, [state.rawValue, job.composition, job.plan, job.settings])
                 .rows[0].int64("id")
-            for task in job.tasks {
-                try db.query(Statements.insertTask, [String(id), task.kind.rawValue, String(task.ordinal),
-                                                     String(task.frameStart), String(task.frameEnd), task.spec,
-                                                     String(task.maxAttempts)])
-            }
+            try insertTasks(db, job: id, job.tasks)
             for hash in job.assets {
                 try db.query(Statements.insertJobAsset, [String(id), hash])
             }
@@ -38,45 +41,6 @@ public final class JobStore: @unchecked Sendable {
             }
             try appendEvent(db, job: id, kind: "submitted", message: "\(job.tasks.count) tasks")
             return id
-        }
-    }
-
-    /// Claims the next task for `agent` under a lease of `leaseSeconds`; `nil` when nothing
-    /// is claimable. Oldest job first; within a job audio, then video chunks in order, then
-    /// the finalise task once all others are done. Concurrent claimers never get the same task.
-    public func claimTask(agent: Int64, leaseSeconds: Double) throws -> ClaimedTask? {
-        try claim(Statements.claimTask, [String(agent), String(leaseSeconds)], agent: agent)
-    }
-
-    /// `claimTask` limited to `kinds` (the coordinator hands agents only render tasks and runs
-    /// finalise tasks itself).
-    public func claimTask(agent: Int64, leaseSeconds: Double, kinds: Set<JobTaskKind>) throws -> ClaimedTask? {
-        try claim(Statements.claimTaskOfKinds, [String(agent), String(leaseSeconds), Self.kindsLiteral(kinds)], agent: agent)
-    }
-
-    /// A `text[]` literal of `kinds` for the claim statements' `$3`.
-    static func kindsLiteral(_ kinds: Set<JobTaskKind>) -> String {
-        "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
-    }
-
-    /// Runs one of the claim statements and records the claim: the job starts running, the
-    /// agent's current task, a `claimed` event. Every claim variant goes through here.
-    func claim(_ statement: String, _ parameters: [String?], agent: Int64) throws -> ClaimedTask? {
-        try connection.transaction { db in
-            guard let row = try db.query(statement, parameters).singleRow() else { return nil }
-            guard let kind = JobTaskKind(rawValue: try row.string("kind")) else {
-                throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
-            }
-            let task = ClaimedTask(
-                id: try row.int64("id"), jobID: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
-                frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
-                epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
-                leaseExpiresAtMillis: try row.int64("expires_ms"), leaseOwner: agent)
-            try db.query(Statements.markJobClaimed, [String(task.jobID), kind.rawValue])
-            try db.query(Statements.setAgentTask, [String(agent), String(task.id)])
-            try appendEvent(db, job: task.jobID, task: task.id, agent: agent, kind: "claimed",
-                            message: "epoch \(task.epoch), attempt \(task.attempts)")
-            return task
         }
     }
 
@@ -89,20 +53,39 @@ public final class JobStore: @unchecked Sendable {
 
     /// Stores a job's plan and creates its tasks, once: returns `false` (and changes nothing)
     /// when the job already has tasks, so two planners racing on one job are harmless.
+    /// `document` names the plan document agents fetch (content-addressed, already stored).
     @discardableResult
-    public func setPlan(job: Int64, plan: String, tasks: [NewTask]) throws -> Bool {
+    public func setPlan(job: Int64, plan: String, document: PlanDocumentReference? = nil, tasks: [NewTask]) throws -> Bool {
         try connection.transaction { db in
             guard try db.query(Statements.lockJob, [String(job)]).singleRow() != nil else { throw JobStoreError.jobNotFound(job) }
             guard try db.query(Statements.jobHasTasks, [String(job)]).singleRow() == nil else { return false }
-            try db.query(Statements.setJobPlan, [String(job), plan])
-            for task in tasks {
-                try db.query(Statements.insertTask, [String(job), task.kind.rawValue, String(task.ordinal),
-                                                     String(task.frameStart), String(task.frameEnd), task.spec,
-                                                     String(task.maxAttempts)])
+            try db.query(Statements.setJobPlan, [String(job), plan, document?.sha256, document.map { String($0.size) }])
+            if let document {
+                try db.query(Statements.insertJobAsset, [String(job), document.sha256])
             }
+            try insertTasks(db, job: job, tasks)
             try appendEvent(db, job: job, kind: "planned", message: "\(tasks.count) tasks")
             return true
         }
+    }
+
+    /// Records the plan document of a job planned before migration 3 (made from a task's
+    /// inline specification at its first claim); a job that has one keeps it.
+    public func adoptPlanDocument(job: Int64, document: PlanDocumentReference) throws {
+        try connection.transaction { db in
+            try db.query(Statements.adoptPlanDocument, [String(job), document.sha256, String(document.size)])
+            try db.query(Statements.insertJobAsset, [String(job), document.sha256])
+        }
+    }
+
+    /// All of `tasks` in one statement (a 100,000-task job is one round trip).
+    func insertTasks(_ db: PGConnection, job: Int64, _ tasks: [NewTask]) throws {
+        guard !tasks.isEmpty else { return }
+        try db.query(Statements.insertTasks, [
+            String(job), Self.textArray(tasks.map(\.kind.rawValue)), Self.integerArray(tasks.map { Int64($0.ordinal) }),
+            Self.integerArray(tasks.map(\.frameStart)), Self.integerArray(tasks.map(\.frameEnd)), Self.textArray(tasks.map(\.spec)),
+            Self.integerArray(tasks.map { Int64($0.maxAttempts) }),
+        ])
     }
 
     /// Fails a job that has not ended (e.g. its composition could not be planned); its open
@@ -147,6 +130,7 @@ public final class JobStore: @unchecked Sendable {
     @discardableResult
     public func complete(_ lease: Lease, result: TaskResult) throws -> Completion {
         try connection.transaction { db in
+            try lockJob(db, of: lease)
             guard let row = try db.query(Statements.completeTask, fenced(lease) + [result.sha256, String(result.size), result.key])
                 .singleRow() else {
                 throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
@@ -161,7 +145,8 @@ public final class JobStore: @unchecked Sendable {
             }
             try appendEvent(db, job: job, task: lease.task, agent: lease.agent, kind: "completed",
                             message: "\(result.size) bytes sha256 \(result.sha256)")
-            return Completion(jobID: job, jobDone: jobDone)
+            let frames = try row.string("kind") == JobTaskKind.videoChunk.rawValue ? try row.int64("frames") : 0
+            return Completion(jobID: job, jobDone: jobDone, frames: frames)
         }
     }
 
@@ -169,6 +154,7 @@ public final class JobStore: @unchecked Sendable {
     /// attempt the task and its job fail (and the job's other open tasks are cancelled).
     public func fail(_ lease: Lease, message: String) throws -> FailureOutcome {
         try connection.transaction { db in
+            try lockJob(db, of: lease)
             guard let row = try db.query(Statements.failTask, fenced(lease) + [message]).singleRow() else {
                 throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
             }
@@ -186,6 +172,7 @@ public final class JobStore: @unchecked Sendable {
     /// Hands a task back un-attempted (agent draining): queued again, attempt not counted.
     public func release(_ lease: Lease) throws {
         try connection.transaction { db in
+            try lockJob(db, of: lease)
             guard let row = try db.query(Statements.releaseTask, fenced(lease)).singleRow() else {
                 throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
             }
@@ -195,26 +182,52 @@ public final class JobStore: @unchecked Sendable {
     }
 
     /// Re-queues every task whose lease has expired (or fails it, and its job, if that was
-    /// its last attempt). Run periodically by the coordinator; safe to run concurrently.
+    /// its last attempt). Run periodically by the coordinator; safe to run concurrently. One
+    /// transaction per job, job row first (the store's lock order).
     /// - Returns: the leases that were expired.
     public func expireLeases() throws -> [ExpiredLease] {
-        try connection.transaction { db in
-            let expired = try db.query(Statements.expireLeases).rows.map { row in
-                ExpiredLease(task: try row.int64("id"), jobID: try row.int64("job_id"), epoch: try row.int64("epoch"),
-                             agent: try row.optionalInt64("old_owner"), newState: TaskState(rawValue: try row.string("state")) ?? .failed)
-            }
-            for lease in expired {
-                if let agent = lease.agent {
-                    try db.query(Statements.clearAgentTask, [String(agent), String(lease.task)])
+        var all: [ExpiredLease] = []
+        for row in try connection.query(Statements.jobsWithExpiredLeases).rows {
+            let job = try row.int64("job_id")
+            all += try connection.transaction { db -> [ExpiredLease] in
+                guard try db.query(Statements.lockJob, [String(job)]).singleRow() != nil else { return [] }
+                let expired = try db.query(Statements.expireLeasesOfJob, [String(job)]).rows.map { row in
+                    ExpiredLease(task: try row.int64("id"), jobID: try row.int64("job_id"), epoch: try row.int64("epoch"),
+                                 agent: try row.optionalInt64("old_owner"), newState: TaskState(rawValue: try row.string("state")) ?? .failed)
                 }
-                try appendEvent(db, job: lease.jobID, task: lease.task, agent: lease.agent, kind: "lease_expired",
-                                message: "epoch \(lease.epoch) → \(lease.newState.rawValue)")
-                if lease.newState == .failed {
-                    try failJob(db, job: lease.jobID, message: "task \(lease.task): lease expired on its last attempt")
+                for lease in expired {
+                    if let agent = lease.agent {
+                        try db.query(Statements.clearAgentTask, [String(agent), String(lease.task)])
+                    }
+                    try appendEvent(db, job: lease.jobID, task: lease.task, agent: lease.agent, kind: "lease_expired",
+                                    message: "epoch \(lease.epoch) → \(lease.newState.rawValue)")
                 }
+                if expired.contains(where: { $0.newState == .failed }) {
+                    let task = expired.first { $0.newState == .failed }!.task
+                    try failJob(db, job: job, message: "task \(task): lease expired on its last attempt")
+                }
+                return expired
             }
-            return expired
         }
+        return all
+    }
+
+    /// The holder `agent`'s connection closed: each lease it holds now ends within
+    /// `graceSeconds`, unless the agent reconnects and heartbeats first (re-attaching: the
+    /// lease renews as usual). - Returns: the tasks whose lease was shortened.
+    @discardableResult
+    public func shortenLeases(of agent: Int64, graceSeconds: Double) throws -> [Int64] {
+        // One row per statement: never two task locks at once outside a job lock.
+        try connection.query(Statements.leasesOfAgent, [String(agent)]).rows.compactMap { row in
+            let task = try row.int64("id")
+            let shortened = try connection.query(Statements.shortenLease, [String(task), String(agent), String(graceSeconds)])
+            return shortened.affectedRows == 1 ? task : nil
+        }
+    }
+
+    /// When the earliest held lease runs out (ms since the Unix epoch), if any is held.
+    public func nextLeaseExpiryMillis() throws -> Int64? {
+        try connection.query(Statements.nextLeaseExpiry).singleRow().flatMap { try $0.optionalInt64("at_ms") }
     }
 
     /// Cancels a job that has not ended; its queued and leased tasks are cancelled (holders
@@ -274,6 +287,17 @@ public final class JobStore: @unchecked Sendable {
                               frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), state: state,
                               attempts: try row.int("attempts"), epoch: try row.int64("epoch"), result: result)
         }
+    }
+
+    /// "job J task T frames [a, b)" for each of `tasks` that exists (the agents report).
+    public func taskLabels(_ tasks: [Int64]) throws -> [Int64: String] {
+        guard !tasks.isEmpty else { return [:] }
+        var labels: [Int64: String] = [:]
+        for row in try connection.query(Statements.taskLabels, [Self.integerArray(tasks)]).rows {
+            let id = try row.int64("id")
+            labels[id] = "job \(try row.int64("job_id")) task \(id) frames [\(try row.int64("frame_start")), \(try row.int64("frame_end")))"
+        }
+        return labels
     }
 
     // MARK: Agents
@@ -356,6 +380,14 @@ public final class JobStore: @unchecked Sendable {
         [String(lease.task), String(lease.epoch), String(lease.agent)]
     }
 
+    /// Locks the job of the lease's task (first, by the store's lock order). A task that does
+    /// not exist is a lease nobody holds.
+    func lockJob(_ db: PGConnection, of lease: Lease) throws {
+        guard try db.query(Statements.lockJobOfTask, [String(lease.task)]).singleRow() != nil else {
+            throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
+        }
+    }
+
     func lockedJobState(_ db: PGConnection, _ job: Int64) throws -> JobState {
         guard let row = try db.query(Statements.jobState, [String(job)]).singleRow() else { throw JobStoreError.jobNotFound(job) }
         guard let state = JobState(rawValue: try row.string("state")) else {
@@ -375,12 +407,15 @@ public final class JobStore: @unchecked Sendable {
     }
 
     private static func summary(_ row: PGRow) throws -> JobSummary {
-        var counts: [TaskState: Int] = [:]
-        for state in TaskState.allCases { counts[state] = try row.int(state.rawValue) }
+        let total = try row.int("render_tasks"), done = try row.int("tasks_done"), failed = try row.int("tasks_failed")
+        let cancelled = try row.int("tasks_cancelled"), leased = try row.int("leased")
+        let counts: [TaskState: Int] = [.done: done, .failed: failed, .cancelled: cancelled, .leased: leased,
+                                        .queued: max(0, total - done - failed - cancelled - leased)]
         return JobSummary(
             id: try row.int64("id"), state: JobState(rawValue: try row.string("state")) ?? .failed, error: row["error"],
-            outputKey: row["output_key"], taskCounts: counts, framesTotal: try row.int64("frames_total"),
-            framesDone: try row.int64("frames_done"), createdAtMillis: try row.int64("created_ms"),
+            outputKey: row["output_key"], taskCounts: counts, settings: try row.string("settings"), priority: try row.int("priority"),
+            paused: try row.string("paused") == "t", framesTotal: try row.int64("frames_total"),
+            framesDone: try row.int64("frames_done") + row.int64("frames_in_progress"), createdAtMillis: try row.int64("created_ms"),
             startedAtMillis: try row.optionalInt64("started_ms"), updatedAtMillis: try row.int64("updated_ms"),
             finishedAtMillis: try row.optionalInt64("finished_ms"))
     }

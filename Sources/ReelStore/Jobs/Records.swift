@@ -91,6 +91,9 @@ public struct ClaimedTask: Hashable, Sendable {
     public var attempts: Int
     /// Lease expiry, ms since the Unix epoch (database clock).
     public var leaseExpiresAtMillis: Int64
+    /// The job's plan document (nil for tasks planned before migration 3, whose `spec`
+    /// carries the whole plan).
+    public var planDocument: PlanDocumentReference? = nil
 
     /// The lease to present for every later operation on the task.
     public var lease: Lease { Lease(task: id, epoch: epoch, agent: leaseOwner) }
@@ -127,6 +130,16 @@ public struct Completion: Hashable, Sendable {
     public var jobID: Int64
     /// The completed task was the finalise task: the job is done.
     public var jobDone: Bool
+    /// Frames of the completed video chunk (0 for other kinds).
+    public var frames: Int64 = 0
+}
+
+/// The job's plan document in the coordinator's storage, by content: agents fetch it once
+/// per job (`FETCH`) and cache it, so a task row carries only its frame range.
+public struct PlanDocumentReference: Hashable, Sendable, Codable {
+    public var sha256: String
+    public var size: Int64
+    public init(sha256: String, size: Int64) { self.sha256 = sha256; self.size = size }
 }
 
 /// What `fail` did.
@@ -163,8 +176,16 @@ public struct JobSummary: Hashable, Sendable {
     public var state: JobState
     public var error: String?
     public var outputKey: String?
-    /// Task counts by state (every state present, possibly 0).
+    /// Render-task counts by state (video chunks and audio; every state present, possibly 0).
+    /// The finalise task is not counted: it is the job's `finalising` state.
     public var taskCounts: [TaskState: Int]
+    /// The job's settings document as stored (opaque to the store; the coordinator reads the
+    /// job's name from it).
+    public var settings: String
+    /// Higher runs first.
+    public var priority: Int
+    /// A paused job's tasks are not claimed (leases already held run on).
+    public var paused: Bool
     /// Frames of all video chunks.
     public var framesTotal: Int64
     /// Frames of done chunks plus the reported progress of leased ones.

@@ -124,5 +124,87 @@ CREATE INDEX task_failures_agent ON task_failures (agent_id, at);
 CREATE INDEX tasks_result_sha256 ON tasks (result_sha256) WHERE result_sha256 IS NOT NULL;
 CREATE INDEX job_assets_sha256 ON job_assets (sha256);
 """#),
+        Migration(version: 3, name: "dispatch_at_scale", sql: #"""
+-- Issue 7: the plan is stored once per job (content-addressed, like an asset; tasks keep
+-- only their frame range), jobs have a priority and can be paused, and a job's task counts
+-- are kept on its row so STATUS costs the same for 10 tasks as for 100,000.
+
+ALTER TABLE jobs ADD COLUMN priority integer NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN paused boolean NOT NULL DEFAULT false;
+-- SHA-256 and size of the job's plan document in the coordinator's storage (agents FETCH it).
+ALTER TABLE jobs ADD COLUMN plan_sha256 text CHECK (plan_sha256 ~ '^[0-9a-f]{64}$');
+ALTER TABLE jobs ADD COLUMN plan_size bigint;
+-- Render tasks (video chunks and audio; the finalise task is the job's own state).
+ALTER TABLE jobs ADD COLUMN render_tasks integer NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN tasks_done integer NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN tasks_failed integer NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN tasks_cancelled integer NOT NULL DEFAULT 0;
+-- Frames of all video chunks, and of the done ones.
+ALTER TABLE jobs ADD COLUMN frames_total bigint NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN frames_done bigint NOT NULL DEFAULT 0;
+-- Tasks planned from now on carry no specification of their own (the TASK payload is built
+-- from the row and the job's plan reference); older rows keep theirs.
+ALTER TABLE tasks ALTER COLUMN spec SET DEFAULT '';
+
+UPDATE jobs j SET render_tasks = c.render_tasks, tasks_done = c.done, tasks_failed = c.failed,
+                  tasks_cancelled = c.cancelled, frames_total = c.frames_total, frames_done = c.frames_done
+FROM (SELECT job_id, count(*) AS render_tasks,
+             count(*) FILTER (WHERE state = 'done') AS done,
+             count(*) FILTER (WHERE state = 'failed') AS failed,
+             count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+             coalesce(sum(frame_end - frame_start) FILTER (WHERE kind = 'video_chunk'), 0) AS frames_total,
+             coalesce(sum(frame_end - frame_start) FILTER (WHERE kind = 'video_chunk' AND state = 'done'), 0) AS frames_done
+      FROM tasks WHERE kind <> 'finalise' GROUP BY job_id) c
+WHERE j.id = c.job_id;
+
+-- The counters follow every INSERT and UPDATE of tasks, once per statement (transition
+-- tables), in the statement's own transaction. A statement that changes no task's
+-- done/failed/cancelled membership (a claim, a heartbeat, progress) does not touch jobs, so
+-- claims never take a job row lock; every other state change locks its job row first
+-- (JobStore's lock order: job, then tasks, then agents).
+CREATE FUNCTION reel_tasks_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    UPDATE jobs j SET render_tasks = j.render_tasks + d.n, tasks_done = j.tasks_done + d.done,
+                      frames_total = j.frames_total + d.frames, frames_done = j.frames_done + d.frames_done
+    FROM (SELECT job_id, count(*) AS n, count(*) FILTER (WHERE state = 'done') AS done,
+                 coalesce(sum(frame_end - frame_start) FILTER (WHERE kind = 'video_chunk'), 0) AS frames,
+                 coalesce(sum(frame_end - frame_start) FILTER (WHERE kind = 'video_chunk' AND state = 'done'), 0) AS frames_done
+          FROM new_rows WHERE kind <> 'finalise' GROUP BY job_id) d
+    WHERE j.id = d.job_id;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION reel_tasks_updated() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    UPDATE jobs j SET tasks_done = j.tasks_done + d.done, tasks_failed = j.tasks_failed + d.failed,
+                      tasks_cancelled = j.tasks_cancelled + d.cancelled, frames_done = j.frames_done + d.frames
+    FROM (SELECT n.job_id,
+                 sum((n.state = 'done')::int - (o.state = 'done')::int) AS done,
+                 sum((n.state = 'failed')::int - (o.state = 'failed')::int) AS failed,
+                 sum((n.state = 'cancelled')::int - (o.state = 'cancelled')::int) AS cancelled,
+                 sum(CASE WHEN n.kind = 'video_chunk'
+                          THEN ((n.state = 'done')::int - (o.state = 'done')::int) * (n.frame_end - n.frame_start)
+                          ELSE 0 END) AS frames
+          FROM old_rows o JOIN new_rows n ON n.id = o.id
+          WHERE n.kind <> 'finalise' AND n.state IS DISTINCT FROM o.state
+            AND (n.state IN ('done', 'failed', 'cancelled') OR o.state IN ('done', 'failed', 'cancelled'))
+          GROUP BY n.job_id) d
+    WHERE j.id = d.job_id AND (d.done <> 0 OR d.failed <> 0 OR d.cancelled <> 0);
+    RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER tasks_counted_on_insert AFTER INSERT ON tasks
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION reel_tasks_inserted();
+CREATE TRIGGER tasks_counted_on_update AFTER UPDATE ON tasks
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION reel_tasks_updated();
+
+-- Claims scan queued tasks in dispatch order within each job.
+CREATE INDEX tasks_claim_order ON tasks (job_id, (CASE kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END), ordinal, id)
+    WHERE state = 'queued';
+DROP INDEX tasks_queued;
+CREATE INDEX tasks_owner ON tasks (lease_owner) WHERE state = 'leased';
+"""#),
     ]
 }

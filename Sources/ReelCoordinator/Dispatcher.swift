@@ -1,0 +1,201 @@
+import Foundation
+import Logging
+import ReelStore
+
+/// Hands tasks to waiting `CLAIM`s (proto/PROTOCOL.md §4.2) without polling the database per
+/// agent: claims queue here, and one loop leases tasks to the whole queue in batches, one
+/// transaction per batch (`JobStore.claimTasks`), first come first served.
+///
+/// The loop runs when a claim arrives and when something may have made a task claimable
+/// (`wake()`: a job planned, a task failed or was released, leases expired, a job retried,
+/// resumed or re-prioritised). When a batch leaves claims unserved, nothing is claimable for
+/// them and the loop sleeps until the next wake; the coordinator's reaper also wakes it once
+/// per pass, as a safety net for a wake nobody sent.
+///
+/// A claim ends with a task, or `nil` at its deadline, when its connection closes, or when
+/// the coordinator drains. A task leased in a batch to a claim that ended meanwhile (its
+/// connection closed while the batch ran) is handed back un-attempted (`JobStore.release`),
+/// so a closed connection never uses up an attempt.
+final class Dispatcher: Sendable {
+    struct Waiter {
+        let id: UInt64
+        let connection: UInt64
+        let agent: Int64
+        let deadline: ContinuousClock.Instant
+        let continuation: CheckedContinuation<ClaimedTask?, Never>
+        /// Part of the batch being claimed right now.
+        var inBatch = false
+        /// Answered `nil` while in a batch: a task the batch leases to it goes back.
+        var ended = false
+    }
+
+    private struct State {
+        var order: [UInt64] = []
+        var waiters: [UInt64: Waiter] = [:]
+        var nextID: UInt64 = 0
+        var running = false
+        var wokenDuringBatch = false
+        var draining = false
+    }
+
+    private let state = Locked(State())
+    private let worker: StoreWorker
+    private let leaseSeconds: Double
+    private let maxBatch: Int
+    private let liveAgents: @Sendable () -> Set<Int64>
+    private let logger: Logger
+    private let clock = ContinuousClock()
+
+    /// - Parameter liveAgents: the agents connected now (for `ClaimPolicy`'s "another agent
+    ///   could take it" rule).
+    init(worker: StoreWorker, leaseSeconds: Double, maxBatch: Int = 256, logger: Logger,
+         liveAgents: @escaping @Sendable () -> Set<Int64>) {
+        self.worker = worker; self.leaseSeconds = leaseSeconds; self.maxBatch = max(1, maxBatch)
+        self.logger = logger; self.liveAgents = liveAgents
+    }
+
+    /// Number of claims waiting (metrics, tests).
+    var waitingCount: Int { state.current.waiters.count }
+
+    /// Waits up to `wait` for a task for `agent` on `connection`; nil when none came.
+    func claim(agent: Int64, connection: UInt64, wait: Duration) async -> ClaimedTask? {
+        let deadline = clock.now + wait
+        return await withCheckedContinuation { continuation in
+            let accepted = state.withValue { s -> Bool in
+                guard !s.draining else { return false }
+                s.nextID += 1
+                s.waiters[s.nextID] = Waiter(id: s.nextID, connection: connection, agent: agent, deadline: deadline,
+                                             continuation: continuation)
+                s.order.append(s.nextID)
+                return true
+            }
+            guard accepted else { return continuation.resume(returning: nil) }
+            kick()
+        }
+    }
+
+    /// Something may have become claimable: run a batch if claims are waiting.
+    func wake() {
+        kick()
+    }
+
+    /// The connection closed: its pending claims end (answered nil; nobody reads the answer).
+    func connectionClosed(_ connection: UInt64) {
+        end { $0.connection == connection }
+    }
+
+    /// Ends claims whose deadline has passed. The coordinator calls this on a short timer.
+    func expireDeadlines() {
+        let now = clock.now
+        end { $0.deadline <= now }
+    }
+
+    /// Graceful shutdown: every pending claim answers nil now, later ones at once.
+    func drain() {
+        state.withValue { $0.draining = true }
+        end { _ in true }
+    }
+
+    // MARK: The batch loop
+
+    private func end(where matches: (Waiter) -> Bool) {
+        let ended = state.withValue { s -> [CheckedContinuation<ClaimedTask?, Never>] in
+            var out: [CheckedContinuation<ClaimedTask?, Never>] = []
+            for id in s.order {
+                guard var waiter = s.waiters[id], !waiter.ended, matches(waiter) else { continue }
+                out.append(waiter.continuation)
+                if waiter.inBatch {
+                    waiter.ended = true
+                    s.waiters[id] = waiter
+                } else {
+                    s.waiters[id] = nil
+                }
+            }
+            s.order.removeAll { s.waiters[$0] == nil }
+            return out
+        }
+        for continuation in ended { continuation.resume(returning: nil) }
+    }
+
+    private func kick() {
+        let start = state.withValue { s -> Bool in
+            if s.running { s.wokenDuringBatch = true; return false }
+            guard !s.waiters.isEmpty else { return false }
+            s.running = true
+            return true
+        }
+        if start { Task { await self.runBatches() } }
+    }
+
+    private func runBatches() async {
+        while true {
+            let batch = state.withValue { s -> [Waiter] in
+                s.wokenDuringBatch = false
+                var batch: [Waiter] = []
+                for id in s.order where batch.count < maxBatch {
+                    guard var waiter = s.waiters[id], !waiter.ended else { continue }
+                    waiter.inBatch = true
+                    s.waiters[id] = waiter
+                    batch.append(waiter)
+                }
+                if batch.isEmpty { s.running = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+
+            let requests = batch.map { ClaimRequest(agent: $0.agent) }
+            let leaseSeconds = leaseSeconds, live = liveAgents()
+            let results: [ClaimedTask?]
+            var failed = false
+            do {
+                results = try await worker.run { try $0.claimTasks(for: requests, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio],
+                                                                    liveAgents: live) }
+            } catch {
+                logger.error("claim batch failed", metadata: ["claims": "\(batch.count)", "error": "\(error)"])
+                results = batch.map { _ in nil }
+                failed = true
+            }
+
+            var unwanted: [ClaimedTask] = []
+            var answers: [(CheckedContinuation<ClaimedTask?, Never>, ClaimedTask)] = []
+            let again = state.withValue { s -> Bool in
+                for (waiter, result) in zip(batch, results) {
+                    guard var current = s.waiters[waiter.id] else { continue }
+                    if current.ended {
+                        s.waiters[waiter.id] = nil
+                        if let result { unwanted.append(result) }
+                    } else if let result {
+                        s.waiters[waiter.id] = nil
+                        answers.append((current.continuation, result))
+                    } else {
+                        current.inBatch = false
+                        s.waiters[waiter.id] = current
+                    }
+                }
+                s.order.removeAll { s.waiters[$0] == nil }
+                // Everyone in the batch served: more may be claimable for those still waiting.
+                let servedAll = !failed && results.allSatisfy { $0 != nil }
+                if (servedAll || s.wokenDuringBatch) && !s.waiters.isEmpty { return true }
+                s.running = false
+                return false
+            }
+            for (continuation, task) in answers { continuation.resume(returning: task) }
+            if !unwanted.isEmpty { await handBack(unwanted) }
+            if !again { return }
+            if failed { try? await Task.sleep(for: .milliseconds(200)) }
+        }
+    }
+
+    /// Tasks leased to claims that ended during their batch go back un-attempted.
+    private func handBack(_ tasks: [ClaimedTask]) async {
+        for task in tasks {
+            do {
+                try await worker.run { try $0.release(task.lease) }
+                logger.info("claim ended before its task was sent; task handed back", metadata: ["task": "\(task.id)"])
+            } catch {
+                logger.warning("could not hand back a task whose claim ended", metadata: ["task": "\(task.id)", "error": "\(error)"])
+            }
+        }
+        kick()
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import ReelScheduling
+
+/// One agent asking for work in a claim batch.
+public struct ClaimRequest: Hashable, Sendable {
+    public var agent: Int64
+    public init(agent: Int64) { self.agent = agent }
+}
+
+/// Claims: the one claim routine every caller uses (the coordinator's dispatcher for agents,
+/// its finaliser loop, tests). `ClaimPolicy` decides; this file only reads its inputs and
+/// applies its answer.
+extension JobStore {
+    /// Leases tasks of `kinds` to the agents of `requests`, at most one each, in one
+    /// transaction: the first requests get the first tasks in claim order (`ClaimPolicy`).
+    /// A quarantined agent gets nothing; a task an agent already failed goes to it only when
+    /// every other live, unquarantined agent of `liveAgents` has failed it too.
+    /// - Returns: one entry per request, in order: its task, or nil.
+    public func claimTasks(for requests: [ClaimRequest], leaseSeconds: Double, kinds: Set<JobTaskKind>,
+                           liveAgents: Set<Int64>) throws -> [ClaimedTask?] {
+        guard !requests.isEmpty else { return [] }
+        let claimed: [ClaimedTask?] = try connection.transaction { db in
+            let agents = Set(requests.map(\.agent)).union(liveAgents)
+            let quarantined = Set(try db.query(Statements.quarantinedAgents, [Self.integerArray(agents.sorted())]).rows
+                .map { try $0.int64("id") })
+            let asking = requests.filter { !quarantined.contains($0.agent) }
+            guard !asking.isEmpty else { return requests.map { _ in nil } }
+            // More than asked for, so agents kept off tasks they failed find others (an agent that
+            // failed more than 64 of the first tasks waits for them to be taken by others).
+            let limit = asking.count + 64
+            var candidates = try db.query(Statements.claimCandidates, [Self.kindsLiteral(kinds), String(limit)]).rows.map(Self.candidate)
+            candidates.sort(by: ClaimPolicy.precedes)
+            let live = liveAgents.subtracting(quarantined)
+            var chosen: [Int: ClaimCandidate] = [:]
+            for (index, request) in requests.enumerated() where !quarantined.contains(request.agent) {
+                guard let pick = ClaimPolicy.choose(candidates, for: request.agent, liveAgents: live) else { continue }
+                chosen[index] = pick
+                candidates.removeAll { $0.task == pick.task }
+            }
+            guard !chosen.isEmpty else { return requests.map { _ in nil } }
+            let order = chosen.keys.sorted()
+            let leased = try db.query(Statements.leaseTasks, [
+                Self.integerArray(order.map { chosen[$0]!.task }), Self.integerArray(order.map { requests[$0].agent }), String(leaseSeconds),
+            ]).rows.map(Self.claimedTask)
+            let byTask = Dictionary(uniqueKeysWithValues: leased.map { ($0.id, $0) })
+            try db.query(Statements.setAgentTasks, [Self.integerArray(leased.map(\.leaseOwner)), Self.integerArray(leased.map(\.id))])
+            try db.query(Statements.appendClaimEvents, [
+                Self.integerArray(leased.map(\.jobID)), Self.integerArray(leased.map(\.id)), Self.integerArray(leased.map(\.leaseOwner)),
+                Self.integerArray(leased.map(\.epoch)), Self.integerArray(leased.map { Int64($0.attempts) }),
+            ])
+            return requests.indices.map { index in chosen[index].flatMap { byTask[$0.task] } }
+        }
+        // Outside the claim's transaction: a claim holds task locks and must never wait for a job row.
+        let tasks = claimed.compactMap { $0 }
+        if !tasks.isEmpty {
+            try markJobsClaimed(jobs: Set(tasks.map(\.jobID)), finalising: Set(tasks.filter { $0.kind == .finalise }.map(\.jobID)))
+        }
+        return claimed
+    }
+
+    /// One claim for one agent (the finaliser loop, tests): `claimTasks` with a single request.
+    /// `liveAgents` default: only this agent, so a task it failed is offered to it again.
+    public func claimTask(agent: Int64, leaseSeconds: Double, kinds: Set<JobTaskKind> = Set(JobTaskKind.allCases),
+                          liveAgents: Set<Int64>? = nil) throws -> ClaimedTask? {
+        try claimTasks(for: [ClaimRequest(agent: agent)], leaseSeconds: leaseSeconds, kinds: kinds,
+                       liveAgents: liveAgents ?? [agent])[0]
+    }
+
+    /// Marks the jobs of claimed tasks running (finalising for those in `finalising`). Also run
+    /// by the reaper, so a coordinator that stopped between a claim and this still converges.
+    public func markJobsClaimed(jobs: Set<Int64>, finalising: Set<Int64>) throws {
+        try connection.query(Statements.markJobsClaimed, [Self.integerArray(jobs.sorted()), Self.integerArray(finalising.sorted())])
+    }
+
+    /// A `text[]` literal of `kinds` for the claim statement.
+    static func kindsLiteral(_ kinds: Set<JobTaskKind>) -> String {
+        "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
+    }
+
+    private static func candidate(_ row: PGRow) throws -> ClaimCandidate {
+        guard let kind = TaskKind(rawValue: try row.string("kind")) else {
+            throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
+        }
+        let failed = try row.string("failed_agents").trimmingCharacters(in: ["{", "}"]).split(separator: ",").compactMap { Int64($0) }
+        return ClaimCandidate(task: try row.int64("id"), job: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
+                              jobPriority: try row.int("priority"), failedAgents: failed)
+    }
+
+    private static func claimedTask(_ row: PGRow) throws -> ClaimedTask {
+        guard let kind = JobTaskKind(rawValue: try row.string("kind")) else {
+            throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
+        }
+        var plan: PlanDocumentReference?
+        if let sha256 = row["plan_sha256"] { plan = PlanDocumentReference(sha256: sha256, size: try row.int64("plan_size")) }
+        return ClaimedTask(id: try row.int64("id"), jobID: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
+                           frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
+                           epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
+                           leaseExpiresAtMillis: try row.int64("expires_ms"), planDocument: plan, leaseOwner: try row.int64("lease_owner"))
+    }
+}
