@@ -81,8 +81,14 @@ public final class VideoEncoder: @unchecked Sendable {
             av_dict_set(&options, "forced-idr", "1", 0)
             if let bitRate = settings.bitRate {
                 ctx.pointee.bit_rate = Int64(bitRate)
-                ctx.pointee.rc_max_rate = Int64(bitRate)
-                ctx.pointee.rc_buffer_size = Int32(clamping: 2 * bitRate)
+                // x264: ABR with VBV. x265: ABR without VBV — its VBV re-plans row QPs from
+                // the rows the wavefront threads have finished so far, so the same chunk
+                // came out two ways in five renders (pools=4, two chunks at once); without
+                // VBV, ten renders gave one result.
+                if settings.codec == .h264 {
+                    ctx.pointee.rc_max_rate = Int64(bitRate)
+                    ctx.pointee.rc_buffer_size = Int32(clamping: 2 * bitRate)
+                }
             } else {
                 av_dict_set(&options, "crf", String(settings.crf), 0)
             }

@@ -25,8 +25,9 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     /// Encoder threads. Fixed per job: x264's and x265's output depend on it (x265: the
     /// size of its thread pool).
     public var threads: Int
-    /// Average bit rate in bit/s: when set, ABR with VBV (maxrate = bitRate, bufsize =
-    /// 2·bitRate) replaces CRF.
+    /// Average bit rate in bit/s: when set, ABR replaces CRF — for H.264 with VBV (maxrate =
+    /// bitRate, bufsize = 2·bitRate); for HEVC without (x265's row-level VBV depends on thread
+    /// timing). Unused by ProRes.
     public var bitRate: Int?
 
     public init(width: Int, height: Int, frameDuration: Rational, crf: Int = 18, x264Preset: String = "medium",
