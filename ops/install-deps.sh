@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   pkg-config
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg  # media (ffmpeg/ffprobe CLIs: tests and ops only)
+                                                                                        # (Debian's libavcodec59 brings libx264 and libx265; prores_ks is built in)
   libfreetype-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-wqy-zenhei       # text overlays, incl. CJK fallback
   libpq-dev postgresql                                                                  # job store
   iproute2                                                                              # network namespaces for multi-host tests

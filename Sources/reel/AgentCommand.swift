@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import ReelAgent
+import ReelMedia
 import ReelProtocol
 import ServiceLifecycle
 
@@ -70,7 +71,7 @@ struct AgentCommand: ParsableCommand {
             let configuration = AgentConfiguration(
                 coordinatorHost: endpoint.host, coordinatorPort: endpoint.port, name: name,
                 cacheDirectory: cacheDirectory, cacheByteLimit: Int64(cacheGb * 1_073_741_824), slots: threads,
-                claimWaitSeconds: claimWait, shutdownGracePeriod: .seconds(grace),
+                encoders: EncoderCatalog.available, claimWaitSeconds: claimWait, shutdownGracePeriod: .seconds(grace),
                 tls: tlsContext, tlsServerHostname: tlsServerName)
 
             let level: Logger.Level = verbose ? .debug : .info

@@ -80,7 +80,8 @@ struct AllInOneRender {
         for i in 0..<agents {
             let cache = home.appendingPathComponent("cache/local-agent-\(i + 1)")
             let agentConfiguration = AgentConfiguration(coordinatorHost: "127.0.0.1", coordinatorPort: port,
-                                                        name: "local-\(i + 1)", cacheDirectory: cache, claimWaitSeconds: 1)
+                                                        name: "local-\(i + 1)", cacheDirectory: cache,
+                                                        encoders: EncoderCatalog.available, claimWaitSeconds: 1)
             let agent: Agent
             do { agent = try Agent(configuration: agentConfiguration, authenticator: authenticator, logger: logger) } catch {
                 throw UserError("cannot start local agent \(i + 1): \(error) (is another reel render running?)")

@@ -17,11 +17,11 @@ struct RenderCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: "The composition JSON file.") var composition: String
-    @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says).") var output: String
+    @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says; .mov for ProRes).") var output: String
     @Option(help: "Local agents (or worker threads with --in-process). Must be ≥ 1.") var agents: Int = 2
     @Option(help: "Target chunk length in seconds, a decimal or N/D (chunks are whole GOPs, at least one). Must be > 0.")
     var chunkSeconds: String = "10"
-    @Option(help: "x264 threads, fixed per job so every render of a composition gives the same bytes.") var encoderThreads: Int = 4
+    @Option(help: "Encoder threads (x264, x265 or ProRes), fixed per job so every render of a composition gives the same bytes.") var encoderThreads: Int = 4
     @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else a private cluster).") var database: String?
     @Flag(help: "Render with worker threads in this process, without a database or coordinator.") var inProcess = false
     @Flag(help: "With --in-process: keep the chunk files beside the output (in a .chunks directory).") var keepChunks = false
@@ -40,8 +40,8 @@ struct RenderCommand: AsyncParsableCommand {
             try requireReadableFile(composition, what: "the composition")
             try requireWritableOutput(output)
             let seconds = Rational(parsing: chunkSeconds)!
-            let written = try? Composition.parse(Array(Data(contentsOf: URL(fileURLWithPath: composition)))).export.fileType
-            let fileType = try OutputContainer.fileType(forOutput: output, written: written ?? nil).mapError { UserError($0.message) }.get()
+            let export = (try? Composition.parse(Array(Data(contentsOf: URL(fileURLWithPath: composition)))))?.export ?? ExportOptions()
+            let fileType = try OutputContainer.fileType(forOutput: output, export: export).mapError { UserError($0.message) }.get()
             if inProcess {
                 var plan = try CompositionLoader.load(path: composition)
                 plan.export.fileType = fileType

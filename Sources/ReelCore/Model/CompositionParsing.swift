@@ -245,12 +245,15 @@ struct CompositionDecoding {
 
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "gopDuration", "bitRate"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "gopDuration", "bitRate"])
+        else { return nil }
         return VideoExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
                                     crf: r.optional(o, "crf", at: path, r.int),
                                     x264Preset: r.optional(o, "x264Preset", at: path, r.string),
                                     gopDuration: r.optional(o, "gopDuration", at: path, r.time),
-                                    bitRate: r.optional(o, "bitRate", at: path, r.int))
+                                    bitRate: r.optional(o, "bitRate", at: path, r.int),
+                                    x265Preset: r.optional(o, "x265Preset", at: path, r.string),
+                                    proresProfile: r.optional(o, "proresProfile", at: path, r.string))
     }
 
     func audioOverrides(_ value: JSONValue, at path: String) -> AudioExportOverrides? {

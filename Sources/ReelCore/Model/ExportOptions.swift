@@ -1,6 +1,11 @@
-/// The quality presets of DESIGN §3.3.
+/// The presets of DESIGN §3.3, named after `AVAssetExportSession`'s: `highest`, `medium` and
+/// `low` are H.264 (`AVAssetExportPresetHighestQuality`, `…MediumQuality`, `…LowQuality`),
+/// `hevcHighest` is `AVAssetExportPresetHEVCHighestQuality`, and `prores422` / `prores4444` are
+/// `AVAssetExportPresetAppleProRes422LPCM` / `…4444LPCM` (with AAC sound: Reel writes AAC only).
+/// `quality` and `codec` (VideoCodec.swift) give each one's row of the preset table and codec.
 public enum ExportPreset: String, Hashable, Sendable, Codable, CaseIterable {
     case highest, medium, low
+    case hevcHighest, prores422, prores4444
 }
 
 /// Output container.
@@ -14,7 +19,8 @@ public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
 /// `optimizeForNetworkUse` false (AVAssetExportSession's default).
 public struct ExportOptions: Hashable, Sendable, Codable {
     public var preset: ExportPreset
-    /// nil when the file does not say: the output name's extension decides (`OutputContainer`), else MP4.
+    /// nil when the file does not say: the output name's extension decides (`OutputContainer`), else
+    /// the codec's default container (MP4; QuickTime for ProRes).
     public var fileType: FileType?
     public var optimizeForNetworkUse: Bool
     public var video: VideoExportOverrides
@@ -29,19 +35,25 @@ public struct ExportOptions: Hashable, Sendable, Codable {
 
 /// `export.video`: each non-nil field replaces the preset's value.
 public struct VideoExportOverrides: Hashable, Sendable, Codable {
-    /// Only `"h264"` is supported.
+    /// `"h264"`, `"hevc"` or `"prores"` (`VideoCodec`); absent: the preset's codec.
     public var codec: String?
-    /// x264 constant rate factor 0…51.
+    /// x264 or x265 constant rate factor 0…51 (not for ProRes).
     public var crf: Int?
-    /// One of x264's preset names (`ultrafast` … `placebo`).
+    /// One of x264's preset names (`ultrafast` … `placebo`); codec `h264` only.
     public var x264Preset: String?
+    /// One of x265's preset names (the same names as x264's); codec `hevc` only.
+    public var x265Preset: String?
+    /// A `ProResProfile` name (`proxy`, `lt`, `422`, `hq`, `4444`); codec `prores` only.
+    public var proresProfile: String?
     /// Seconds per GOP (> 0); chunks are whole GOPs.
     public var gopDuration: Rational?
-    /// Bits per second; when set the encoder targets this rate instead of CRF quality.
+    /// Bits per second; when set the encoder targets this rate instead of CRF quality (not for ProRes).
     public var bitRate: Int?
 
-    public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil) {
+    public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil,
+                x265Preset: String? = nil, proresProfile: String? = nil) {
         self.codec = codec; self.crf = crf; self.x264Preset = x264Preset; self.gopDuration = gopDuration; self.bitRate = bitRate
+        self.x265Preset = x265Preset; self.proresProfile = proresProfile
     }
 }
 

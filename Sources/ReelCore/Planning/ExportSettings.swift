@@ -7,6 +7,12 @@
 /// | low     | main    | 28  |  96 000      | (and output longest side ≤ 640)
 ///
 /// Decision: "H.264" without a profile in the table is read as Main for medium and low.
+///
+/// Other codecs (`export.video.codec`, or the presets `hevcHighest`, `prores422`, `prores4444`,
+/// which are the `highest` row with another codec): HEVC uses Main profile and the x265 CRFs
+/// 22 / 28 / 32 (x265 documents its default 28 as looking like x264's 23, so each row is
+/// x264's CRF plus 4 or 5); ProRes uses the preset's profile (`4444` for `prores4444`, else
+/// `422`) and has no CRF or speed preset.
 public struct ExportSettings: Codable, Sendable, Hashable {
     public var preset: ExportPreset
     public var fileType: FileType
@@ -21,53 +27,85 @@ public struct ExportSettings: Codable, Sendable, Hashable {
         self.video = video; self.audio = audio
     }
 
-    /// Resolves `options` for a plan whose frame duration is `frameDuration` (> 0).
+    /// x264's CRF for each quality step of the preset table.
+    public static let x264CRF: [ExportPreset: Int] = [.highest: 18, .medium: 23, .low: 28]
+    /// x265's CRF for each quality step of the preset table.
+    public static let x265CRF: [ExportPreset: Int] = [.highest: 22, .medium: 28, .low: 32]
+
+    /// Resolves `options` for a plan whose frame duration is `frameDuration` (> 0). An unknown
+    /// `video.codec` (which validation refuses) is kept as written, with H.264's other settings.
     public init(resolving options: ExportOptions, frameDuration: Rational) {
-        let preset = options.preset
+        let preset = options.preset, quality = preset.quality
         let o = options.video
         let gop = o.gopDuration ?? VideoExportSettings.defaultGOPDuration
         let gopFrames = gop > .zero ? max(1, Int((gop / frameDuration).rounded)) : 1
-        let video = VideoExportSettings(
-            codec: o.codec ?? "h264",
-            profile: preset == .highest ? "high" : "main",
-            crf: o.crf ?? [.highest: 18, .medium: 23, .low: 28][preset]!,
+        let codec = options.videoCodec ?? .h264
+        var video = VideoExportSettings(
+            codec: o.codec ?? preset.codec.rawValue,
+            profile: quality == .highest ? "high" : "main",
+            crf: o.crf ?? Self.x264CRF[quality]!,
             x264Preset: o.x264Preset ?? "medium",
             gopDuration: gop,
             gopFrames: gopFrames,
             bitRate: o.bitRate)
+        switch codec {
+        case .h264:
+            break
+        case .hevc:
+            video.profile = "main"
+            video.crf = o.crf ?? Self.x265CRF[quality]!
+            video.x264Preset = ""
+            video.x265Preset = o.x265Preset ?? "medium"
+        case .prores:
+            video.profile = o.proresProfile ?? preset.proresProfile.rawValue
+            video.crf = 0
+            video.x264Preset = ""
+            video.bitRate = nil
+        }
         let a = options.audio
         let audio = AudioExportSettings(
             codec: a.codec ?? "aac",
-            bitRate: a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][preset]!,
+            bitRate: a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][quality]!,
             sampleRate: a.sampleRate ?? 48_000,
             channels: a.channels ?? 2)
-        self.init(preset: preset, fileType: options.fileType ?? .mp4, optimizeForNetworkUse: options.optimizeForNetworkUse,
+        self.init(preset: preset, fileType: options.fileType ?? codec.defaultFileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
                   video: video, audio: audio)
     }
 }
 
-/// H.264 encoder settings, identical for every chunk of a job (so chunks join by stream copy).
+/// Video encoder settings, identical for every chunk of a job (so chunks join by stream copy).
 public struct VideoExportSettings: Codable, Sendable, Hashable {
     public static let defaultGOPDuration = Rational(2)
-    /// x264's preset names, fastest first.
-    public static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+    /// x264's preset names, fastest first (x265's are the same).
+    public static let x264Presets = VideoCodec.speedPresets
 
-    /// `"h264"`.
+    /// `"h264"`, `"hevc"` or `"prores"` (`VideoCodec`).
     public var codec: String
-    /// `"high"` or `"main"`.
+    /// The codec's profile: H.264 `"high"` or `"main"`; HEVC `"main"`; ProRes a `ProResProfile`
+    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`).
     public var profile: String
+    /// x264's or x265's constant rate factor; 0 (unused) for ProRes.
     public var crf: Int
+    /// x264's preset for H.264; empty for the other codecs.
     public var x264Preset: String
+    /// x265's preset for HEVC; nil for the other codecs (and in plans made before HEVC existed,
+    /// which are H.264).
+    public var x265Preset: String?
     public var gopDuration: Rational
     /// `max(1, round(gopDuration / frameDuration))`: frames per closed GOP; chunk boundaries are multiples of it.
+    /// ProRes is intra-only (every frame a keyframe); its chunks still follow this grid.
     public var gopFrames: Int
-    /// When set, a target bit rate (bits/s) instead of constant quality.
+    /// When set, a target bit rate (bits/s) instead of constant quality (H.264 and HEVC).
     public var bitRate: Int?
 
-    public init(codec: String, profile: String, crf: Int, x264Preset: String, gopDuration: Rational, gopFrames: Int, bitRate: Int?) {
+    public init(codec: String, profile: String, crf: Int, x264Preset: String, gopDuration: Rational, gopFrames: Int, bitRate: Int?,
+                x265Preset: String? = nil) {
         self.codec = codec; self.profile = profile; self.crf = crf; self.x264Preset = x264Preset
-        self.gopDuration = gopDuration; self.gopFrames = gopFrames; self.bitRate = bitRate
+        self.gopDuration = gopDuration; self.gopFrames = gopFrames; self.bitRate = bitRate; self.x265Preset = x265Preset
     }
+
+    /// The codec, if Reel knows it (validated compositions always give one it knows).
+    public var videoCodec: VideoCodec? { VideoCodec(rawValue: codec) }
 }
 
 /// AAC encoder settings.

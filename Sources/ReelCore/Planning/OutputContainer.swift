@@ -24,6 +24,26 @@ public enum OutputContainer {
         }
         return .success(written ?? implied)
     }
+
+    /// The container for `outputPath` given the composition's whole `export`: as
+    /// `fileType(forOutput:written:)` with `export.fileType`, and then refused when the
+    /// container the output name implies cannot hold the export's video codec (ProRes in
+    /// MP4), naming both the name and where the codec came from.
+    public static func fileType(forOutput outputPath: String, export: ExportOptions) -> Result<FileType, OutputNameError> {
+        let resolved = fileType(forOutput: outputPath, written: export.fileType)
+        guard case .success(let fileType) = resolved, let codec = export.videoCodec, !codec.fileTypes.contains(fileType) else { return resolved }
+        let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
+        let allowed = codec.fileTypes.map { ".\($0.rawValue)" }.joined(separator: " or ")
+        let container = fileType == .mp4 ? "MP4" : "QuickTime"
+        if export.fileType != nil {
+            return .failure(OutputNameError(message: "the output name \(name) and export.fileType \"\(fileType.rawValue)\" give \(container), but "
+                + "\(export.videoCodecOrigin) encodes \(codec.displayName), which Reel writes only in \(allowed): "
+                + "set export.fileType to \"\(codec.defaultFileType.rawValue)\" and name the output \(allowed), or choose another codec"))
+        }
+        return .failure(OutputNameError(message: "the output name \(name) gives \(container), but \(export.videoCodecOrigin) encodes "
+            + "\(codec.displayName), which Reel writes only in \(allowed): name the output \(allowed) (for example "
+            + "\(name.split(separator: ".").dropLast().joined(separator: ".")).\(codec.defaultFileType.rawValue)), or choose another codec"))
+    }
 }
 
 extension OutputContainer {

@@ -8,7 +8,7 @@ import ReelCore
 /// same inputs give byte-identical files on any machine, so a chunk re-rendered after a fault
 /// changes nothing (DESIGN §4.5). Sources are sought to the chunk start, not decoded from 0.
 public enum ChunkRenderer {
-    /// Renders frames `frames` of `plan` to an MP4 at `path` (written atomically).
+    /// Renders frames `frames` of `plan` to an MP4 (QuickTime for ProRes) at `path` (written atomically).
     /// `progress` is called with the number of frames done so far in this chunk; it may throw
     /// to abandon the render (an agent whose lease was lost), and the error is rethrown.
     public static func renderVideo(_ plan: RenderPlan, frames: FrameRange, to path: String, encoderThreads: Int,
@@ -18,7 +18,7 @@ public enum ChunkRenderer {
         defer { unlink(partial) }
         let renderer = FrameRenderer(plan: plan)
         let encoder = try VideoEncoder(settings: plan.videoEncoderSettings(threads: encoderThreads))
-        let writer = try MovieWriter(path: partial, fileType: "mp4", faststart: false, video: encoder, audio: nil)
+        let writer = try MovieWriter(path: partial, fileType: plan.chunkFileType.rawValue, faststart: false, video: encoder, audio: nil)
         for k in frames.start..<frames.end {
             let image = try renderer.render(frame: k)
             for packet in try encoder.encode(image, frameIndex: Int64(k - frames.start)) { try writer.write(video: packet) }

@@ -5,7 +5,7 @@ import ReelCore
 ///
 /// Before writing anything it checks every chunk is present with its planned size and
 /// SHA-256. While copying it checks each chunk has the first chunk's codec parameters and
-/// extradata (so the H.264 stream is one stream), starts with a keyframe and holds exactly
+/// extradata, codec, tag, size and pixel format (so the video is one stream), starts with a keyframe and holds exactly
 /// its planned frame count, on the frame grid; any failure discards the temporary output. Timestamps are rebuilt from the planned frame
 /// numbers: chunk-local frame `i` of a chunk starting at `a` becomes frame `a + i`.
 /// The output is written under a temporary name, fsynced and renamed: a crash or a failed
@@ -60,9 +60,11 @@ public enum Finaliser {
             // Results are content-addressed, so identical chunks (a still held longer than a
             // chunk, a title card) share one file: every chunk gets a reader of its own.
             let reader = index == 0 ? firstReader : try PacketReader(path: chunk.path, kind: "video")
-            guard reader.parameters.extradata == reference.extradata, reader.parameters.codecName == reference.codecName else {
+            guard reader.parameters.extradata == reference.extradata, reader.parameters.streamShape == reference.streamShape else {
+                let shapes = reader.parameters.streamShape == reference.streamShape ? "extradata differs"
+                    : "\(reader.parameters.streamShape), not \(reference.streamShape)"
                 throw Failure(description: "chunk \(chunk.frames) was encoded with different parameters than chunk \(first.frames) "
-                              + "(extradata differs): it cannot be joined without re-encoding; re-render it")
+                              + "(\(shapes)): it cannot be joined without re-encoding; re-render it")
             }
             let tb = reader.parameters.timeBase
             var count = 0

@@ -76,4 +76,24 @@ public final class CodecParameters: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: data, count: Int(p.extradata_size)))
     }
     public var codecName: String { String(cString: avcodec_get_name(pointer.pointee.codec_id)) }
+    /// The container's four-character code (`avc1`, `hvc1`, `apch`, …; 0 when unset).
+    public var codecTag: UInt32 { pointer.pointee.codec_tag }
+    /// What, besides the extradata, must agree for two streams to be one stream: codec, tag
+    /// (a ProRes profile is only in its tag), size and pixel format.
+    public var streamShape: String {
+        let p = pointer.pointee
+        return "\(codecName) \(FourCC.string(p.codec_tag)) \(p.width)x\(p.height) format \(p.format)"
+    }
+    var isProRes: Bool { pointer.pointee.codec_id == AV_CODEC_ID_PRORES }
+}
+
+/// Four-character codes as libavformat stores them (first character in the low byte).
+enum FourCC {
+    static func code(_ s: String) -> UInt32 {
+        s.utf8.prefix(4).enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+    }
+    static func string(_ tag: UInt32) -> String {
+        guard tag != 0 else { return "-" }
+        return String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: tag >> (8 * $0)) }, as: UTF8.self)
+    }
 }

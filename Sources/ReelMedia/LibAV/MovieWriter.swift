@@ -36,6 +36,9 @@ public final class MovieWriter: @unchecked Sendable {
         guard video != nil || audio != nil else {
             throw MediaError(code: .invalidArgument, message: "no stream to write", context: what)
         }
+        if fileType == "mp4", video?.isProRes == true {
+            throw MediaError(code: .invalidArgument, message: "ProRes can only be written to QuickTime (mov), not MP4", context: what)
+        }
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, fileType, path), what)
         // From here on self is fully initialised: a throw runs deinit, which frees the context.
@@ -59,13 +62,25 @@ public final class MovieWriter: @unchecked Sendable {
             throw MediaError(code: .noData, message: "cannot add a stream", context: "creating \(path)")
         }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters.pointer), "creating \(path)")
-        // The tag of the source container may not be valid here; let the muxer choose.
-        stream.pointee.codecpar.pointee.codec_tag = 0
+        stream.pointee.codecpar.pointee.codec_tag = Self.codecTag(for: parameters)
         stream.pointee.time_base = parameters.timeBase.avRational
         if let frameDuration = parameters.frameDuration {
             stream.pointee.avg_frame_rate = (Rational.one / frameDuration).avRational
         }
         return stream.pointee.index
+    }
+
+    /// The tag a stream is written with. The source container's tag may not be valid here, so
+    /// the muxer chooses (`avc1`, `mp4a`) — except for HEVC, tagged `hvc1` (parameter sets only
+    /// in the sample entry; Apple players refuse the muxer's default `hev1`), and ProRes, whose
+    /// tag names its profile (`apco`, `apcs`, `apcn`, `apch`, `ap4h`: set by prores_ks and kept
+    /// through stream copy), which the muxer cannot derive.
+    static func codecTag(for parameters: CodecParameters) -> UInt32 {
+        switch parameters.pointer.pointee.codec_id {
+        case AV_CODEC_ID_HEVC: FourCC.code("hvc1")
+        case AV_CODEC_ID_PRORES: parameters.codecTag
+        default: 0
+        }
     }
 
     public func write(video: EncodedPacket) throws {

@@ -1,10 +1,16 @@
 import CFFmpeg
 import ReelCore
 
-/// H.264 through libx264 with settings fixed for stitchable chunks (see
-/// `VideoEncoderSettings`): closed GOPs of exactly `gopFrames`, no scene-cut keyframes,
-/// global headers (SPS/PPS in extradata, none repeated in the stream), pts = frame index in time base
-/// `frameDuration`. The first frame given to an encoder is always an IDR.
+/// The video encoder of a chunk: H.264 through libx264, HEVC through libx265 or ProRes
+/// through prores_ks, with settings fixed for stitchable chunks (see `VideoEncoderSettings`).
+///
+/// H.264 and HEVC: closed GOPs of exactly `gopFrames`, no scene-cut keyframes, global headers
+/// (parameter sets in extradata, none repeated in the stream), 8-bit 4:2:0 as composited.
+/// ProRes: intra-only (every frame a keyframe), 10-bit 4:2:2 (`yuv422p10le`), or 4:4:4 with
+/// alpha (`yuva444p10le`) for profile 4444, converted from the composited 4:2:0 frame by
+/// swscale (bit-exact mode); composited frames are opaque, so 4444's alpha is opaque.
+/// pts = frame index in time base `frameDuration`. The first frame given to an encoder is
+/// always an IDR.
 ///
 /// Not thread-safe: used from one thread at a time (`@unchecked Sendable` so it can move).
 public final class VideoEncoder: @unchecked Sendable {
@@ -18,22 +24,34 @@ public final class VideoEncoder: @unchecked Sendable {
     private let frame = Frame()
     private let packet = Packet()
     private var sawFirstFrame = false
+    /// The pixel format the encoder takes; anything but yuv420p is converted by `converter`.
+    private let pixelFormat: AVPixelFormat
+    private let converter = PixelConverter()
+    private var codecName: String { settings.codec.displayName }
 
     public init(settings: VideoEncoderSettings) throws {
         self.settings = settings
-        let what = "opening the H.264 encoder"
+        let what = "opening the \(settings.codec.displayName) encoder"
         guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0,
               settings.frameDuration > .zero, settings.gopFrames > 0, settings.threads > 0 else {
             throw MediaError(code: .invalidArgument, message: "invalid settings \(settings)", context: what)
         }
-        guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw MediaError(code: .noCodec, message: "libx264 is not available", context: what)
+        let proresProfile = ProResProfile(rawValue: settings.profile)
+        if settings.codec == .prores, proresProfile == nil {
+            throw MediaError(code: .invalidArgument, message: "unknown ProRes profile \"\(settings.profile)\"", context: what)
+        }
+        guard let codec = avcodec_find_encoder_by_name(settings.codec.encoderName) else {
+            throw MediaError(code: .noCodec, message: "\(settings.codec.encoderName) is not available in this FFmpeg", context: what)
         }
         guard let ctx = avcodec_alloc_context3(codec) else { fatalError("avcodec_alloc_context3: out of memory") }
         context = ctx
+        switch settings.codec {
+        case .h264, .hevc: pixelFormat = AV_PIX_FMT_YUV420P
+        case .prores: pixelFormat = proresProfile!.hasAlpha ? AV_PIX_FMT_YUVA444P10LE : AV_PIX_FMT_YUV422P10LE
+        }
         ctx.pointee.width = Int32(settings.width)
         ctx.pointee.height = Int32(settings.height)
-        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        ctx.pointee.pix_fmt = pixelFormat
         ctx.pointee.time_base = settings.frameDuration.avRational
         ctx.pointee.framerate = (Rational.one / settings.frameDuration).avRational
         ctx.pointee.gop_size = Int32(settings.gopFrames)
@@ -44,17 +62,36 @@ public final class VideoEncoder: @unchecked Sendable {
         ctx.pointee.colorspace = AVCOL_SPC_SMPTE170M
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        av_dict_set(&options, "preset", settings.x264Preset, 0)
-        av_dict_set(&options, "profile", settings.profile, 0)
-        av_dict_set(&options, "x264-params", settings.x264Params, 0)
-        // An I frame we ask for is an IDR (first frame of every chunk).
-        av_dict_set(&options, "forced-idr", "1", 0)
-        if let bitRate = settings.bitRate {
-            ctx.pointee.bit_rate = Int64(bitRate)
-            ctx.pointee.rc_max_rate = Int64(bitRate)
-            ctx.pointee.rc_buffer_size = Int32(clamping: 2 * bitRate)
-        } else {
-            av_dict_set(&options, "crf", String(settings.crf), 0)
+        switch settings.codec {
+        case .h264:
+            av_dict_set(&options, "preset", settings.x264Preset, 0)
+            av_dict_set(&options, "profile", settings.profile, 0)
+            av_dict_set(&options, "x264-params", settings.x264Params, 0)
+        case .hevc:
+            // x265 runs its own thread pool (`pools=` in x265-params); libavcodec's
+            // thread_count is not used by it.
+            av_dict_set(&options, "preset", settings.x265Preset, 0)
+            av_dict_set(&options, "profile", settings.profile, 0)
+            av_dict_set(&options, "x265-params", settings.x265Params, 0)
+        case .prores:
+            av_dict_set(&options, "profile", proresProfile!.encoderProfileName, 0)
+        }
+        if settings.codec != .prores {
+            // An I frame we ask for is an IDR (first frame of every chunk).
+            av_dict_set(&options, "forced-idr", "1", 0)
+            if let bitRate = settings.bitRate {
+                ctx.pointee.bit_rate = Int64(bitRate)
+                // x264: ABR with VBV. x265: ABR without VBV — its VBV re-plans row QPs from
+                // the rows the wavefront threads have finished so far, so the same chunk
+                // came out two ways in five renders (pools=4, two chunks at once); without
+                // VBV, ten renders gave one result.
+                if settings.codec == .h264 {
+                    ctx.pointee.rc_max_rate = Int64(bitRate)
+                    ctx.pointee.rc_buffer_size = Int32(clamping: 2 * bitRate)
+                }
+            } else {
+                av_dict_set(&options, "crf", String(settings.crf), 0)
+            }
         }
         // Until codecParameters is set, self is not fully initialised and deinit will not
         // run: free the context by hand on failure.
@@ -78,8 +115,9 @@ public final class VideoEncoder: @unchecked Sendable {
 
     deinit { var c: UnsafeMutablePointer<AVCodecContext>? = context; avcodec_free_context(&c) }
 
-    /// The global header: SPS and PPS as libx264 emits them (Annex B start codes; the MP4/MOV
-    /// muxer converts it to an avcC box). Packets are Annex B too.
+    /// The global header: SPS and PPS as libx264 emits them, or VPS/SPS/PPS as libx265 does
+    /// (Annex B start codes; the MP4/MOV muxer converts it to an avcC or hvcC box); packets are
+    /// Annex B too. Empty for ProRes, whose frames carry their own headers.
     public var extradata: [UInt8] { codecParameters.extradata }
 
     /// Encodes one frame shown at `frameIndex · frameDuration`; returns the packets the
@@ -92,7 +130,7 @@ public final class VideoEncoder: @unchecked Sendable {
         }
         let f = frame.pointer
         frame.unref()
-        f.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        f.pointee.format = pixelFormat.rawValue
         f.pointee.width = Int32(image.width)
         f.pointee.height = Int32(image.height)
         f.pointee.pts = frameIndex
@@ -102,6 +140,11 @@ public final class VideoEncoder: @unchecked Sendable {
         // `image` outlives this call), with the row padding zeroed so every byte the
         // encoder's SIMD code may touch is a function of the image.
         try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
+        if pixelFormat != AV_PIX_FMT_YUV420P {
+            try convert(image, into: f, frameIndex: frameIndex)
+            try check(avcodec_send_frame(context, f), "encoding frame \(frameIndex)")
+            return try receivePackets()
+        }
         for (index, plane) in [image.y, image.u, image.v].enumerated() {
             let stride = Int(withUnsafeBytes(of: f.pointee.linesize) { $0.load(fromByteOffset: index * 4, as: Int32.self) })
             let base = withUnsafeBytes(of: f.pointee.data) { $0.load(fromByteOffset: index * 8, as: UnsafeMutablePointer<UInt8>.self) }
@@ -116,9 +159,23 @@ public final class VideoEncoder: @unchecked Sendable {
         return try receivePackets()
     }
 
+    /// Converts the composited 4:2:0 frame to the encoder's format (ProRes: 10-bit 4:2:2 or
+    /// 4:4:4 with opaque alpha) in the frame's own buffer. The padding of each row is zeroed
+    /// first, so the whole buffer is a function of the image.
+    private func convert(_ image: YUVImage, into f: UnsafeMutablePointer<AVFrame>, frameIndex: Int64) throws {
+        let destination = PixelConverter.Planes(frame: f)
+        // 4:2:2 and 4:4:4: every plane has the frame's height.
+        for (base, stride) in zip(destination.data, destination.strides) {
+            base?.update(repeating: 0, count: Int(stride) * Int(f.pointee.height))
+        }
+        try converter.convert(from: PixelConverter.Planes(image: image), format: image.hasAlpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P,
+                              fullRange: false, to: destination, format: pixelFormat, fullRange: false,
+                              width: image.width, height: image.height, context: "converting frame \(frameIndex) for \(codecName)")
+    }
+
     /// Flushes the encoder; returns the remaining packets. The encoder is unusable afterwards.
     public func finish() throws -> [EncodedPacket] {
-        try check(avcodec_send_frame(context, nil), "flushing the H.264 encoder")
+        try check(avcodec_send_frame(context, nil), "flushing the \(codecName) encoder")
         return try receivePackets()
     }
 
@@ -127,9 +184,22 @@ public final class VideoEncoder: @unchecked Sendable {
         while true {
             let status = avcodec_receive_packet(context, packet.pointer)
             if status == averrorEAGAIN || status == averrorEOF { return packets }
-            try check(status, "receiving H.264 packets")
+            try check(status, "receiving \(codecName) packets")
             packets.append(EncodedPacket(copying: packet.pointer))
             packet.unref()
+        }
+    }
+}
+
+extension ProResProfile {
+    /// prores_ks's name for the profile (its `profile` option).
+    var encoderProfileName: String {
+        switch self {
+        case .proxy: "proxy"
+        case .lt: "lt"
+        case .standard: "standard"
+        case .hq: "hq"
+        case .fourFourFourFour: "4444"
         }
     }
 }

@@ -1,9 +1,11 @@
 import ReelCore
 
-/// Everything that decides the H.264 bitstream. Two encoders with equal settings given the
-/// same frames produce byte-identical extradata and packets, which is what lets independently
-/// rendered chunks be concatenated without re-encoding.
+/// Everything that decides the video bitstream (H.264, HEVC or ProRes). Two encoders with
+/// equal settings given the same frames produce byte-identical extradata and packets, which is
+/// what lets independently rendered chunks be concatenated without re-encoding.
 public struct VideoEncoderSettings: Sendable, Hashable, Codable {
+    /// Which encoder: libx264, libx265 or prores_ks.
+    public var codec: VideoCodec = .h264
     /// Frame size in pixels; must be even (yuv420p).
     public var width: Int
     public var height: Int
@@ -11,16 +13,21 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     public var frameDuration: Rational
     /// Constant rate factor (ignored when `bitRate` is set).
     public var crf: Int
-    /// x264 preset name (`medium`, `veryfast`, …).
+    /// x264 preset name (`medium`, `veryfast`, …); H.264 only.
     public var x264Preset: String
-    /// H.264 profile (`high`, `main`, `baseline`).
+    /// x265 preset name (the same names); HEVC only.
+    public var x265Preset: String = "medium"
+    /// H.264 profile (`high`, `main`, `baseline`); HEVC `main`; ProRes a `ProResProfile` name.
     public var profile: String
-    /// GOP length in frames: every `gopFrames`-th frame is an IDR, GOPs are closed.
+    /// GOP length in frames: every `gopFrames`-th frame is an IDR, GOPs are closed. ProRes is
+    /// intra-only: every frame is a keyframe.
     public var gopFrames: Int
-    /// Encoder threads. Fixed per job: x264's output depends on it.
+    /// Encoder threads. Fixed per job: x264's and x265's output depend on it (x265: the
+    /// size of its thread pool).
     public var threads: Int
-    /// Average bit rate in bit/s: when set, ABR with VBV (maxrate = bitRate, bufsize =
-    /// 2·bitRate) replaces CRF.
+    /// Average bit rate in bit/s: when set, ABR replaces CRF — for H.264 with VBV (maxrate =
+    /// bitRate, bufsize = 2·bitRate); for HEVC without (x265's row-level VBV depends on thread
+    /// timing). Unused by ProRes.
     public var bitRate: Int?
 
     public init(width: Int, height: Int, frameDuration: Rational, crf: Int = 18, x264Preset: String = "medium",
@@ -28,6 +35,25 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
         self.width = width; self.height = height; self.frameDuration = frameDuration; self.crf = crf
         self.x264Preset = x264Preset; self.profile = profile; self.gopFrames = gopFrames
         self.threads = threads; self.bitRate = bitRate
+    }
+
+    /// HEVC through libx265 (Main profile, 8-bit 4:2:0).
+    public static func hevc(width: Int, height: Int, frameDuration: Rational, crf: Int = 22, preset: String = "medium",
+                            gopFrames: Int, threads: Int = 2, bitRate: Int? = nil) -> VideoEncoderSettings {
+        var s = VideoEncoderSettings(width: width, height: height, frameDuration: frameDuration, crf: crf, x264Preset: "",
+                                     profile: "main", gopFrames: gopFrames, threads: threads, bitRate: bitRate)
+        s.codec = .hevc
+        s.x265Preset = preset
+        return s
+    }
+
+    /// Apple ProRes through prores_ks, intra-only, in `profile`.
+    public static func prores(width: Int, height: Int, frameDuration: Rational, profile: ProResProfile,
+                              gopFrames: Int, threads: Int = 2) -> VideoEncoderSettings {
+        var s = VideoEncoderSettings(width: width, height: height, frameDuration: frameDuration, crf: 0, x264Preset: "",
+                                     profile: profile.rawValue, gopFrames: gopFrames, threads: threads)
+        s.codec = .prores
+        return s
     }
 
     /// The `x264-params` string: fixed GOP structure, no scene cuts, chunk-stitchable streams.
@@ -44,5 +70,24 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
         ["keyint=\(gopFrames)", "min-keyint=\(gopFrames)", "scenecut=0", "open-gop=0", "stitchable=1",
          "repeat-headers=0", "sliced-threads=0", "sync-lookahead=0", "non-deterministic=0", "mbtree=0",
          "threads=\(threads)"].joined(separator: ":")
+    }
+
+    /// The `x265-params` string: the same stitchable structure as x264's, fixed threading.
+    ///
+    /// - `keyint`/`min-keyint` = `gopFrames`, `scenecut=0`, `open-gop=0`: closed GOPs of
+    ///   exactly `gopFrames`, each starting with an IDR, so every chunk decodes on its own.
+    /// - `pools=threads`, `frame-threads=1`: x265's output depends on its pool size (with 4 or
+    ///   more workers its lookahead batches frame-cost estimates differently) and on the
+    ///   number of frame threads (frame-parallel rate control reads the state of frames still
+    ///   being coded: two runs differed), so both are fixed, the pool to the job's thread
+    ///   count. Wavefront (WPP, x265's default) stays on: measured, its output does not depend
+    ///   on the threads running it.
+    /// - `info=0`: no version/options SEI, which would carry the machine's `cpuid`.
+    /// - `repeat-headers=0`, `annexb=1`: VPS/SPS/PPS only in the global header (the `hvcC`
+    ///   box), as `hvc1` requires.
+    /// - `log-level=error`: x265 otherwise prints its banner and settings to stderr.
+    var x265Params: String {
+        ["keyint=\(gopFrames)", "min-keyint=\(gopFrames)", "scenecut=0", "open-gop=0", "info=0",
+         "repeat-headers=0", "annexb=1", "pools=\(threads)", "frame-threads=1", "wpp=1", "log-level=error"].joined(separator: ":")
     }
 }

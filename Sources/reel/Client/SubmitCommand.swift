@@ -53,7 +53,7 @@ struct SubmitCommand: AsyncParsableCommand {
             let parsed = try Composition.parse(Array(data))
             // With -o, the container follows its extension when the composition names none.
             let fileType = try output.map {
-                try OutputContainer.fileType(forOutput: $0, written: parsed.export.fileType).mapError { UserError($0.message) }.get()
+                try OutputContainer.fileType(forOutput: $0, export: parsed.export).mapError { UserError($0.message) }.get()
             }
             let directory = URL(fileURLWithPath: composition).deletingLastPathComponent().path
             let manifest = try AssetManifest(composition: parsed, directory: directory)

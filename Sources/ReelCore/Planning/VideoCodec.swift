@@ -1,0 +1,103 @@
+/// The video codecs Reel encodes (`export.video.codec`), with what each allows.
+///
+/// | codec    | encoder  | containers | key settings                    |
+/// |----------|----------|------------|---------------------------------|
+/// | `h264`   | libx264  | MP4, MOV   | `crf`, `x264Preset`, `bitRate`  |
+/// | `hevc`   | libx265  | MP4, MOV   | `crf`, `x265Preset`, `bitRate`  |
+/// | `prores` | prores_ks| MOV only   | `proresProfile`                 |
+public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
+    case h264, hevc, prores
+
+    /// The libavcodec encoder that writes it.
+    public var encoderName: String {
+        switch self {
+        case .h264: "libx264"
+        case .hevc: "libx265"
+        case .prores: "prores_ks"
+        }
+    }
+
+    /// The name people know it by, for messages.
+    public var displayName: String {
+        switch self {
+        case .h264: "H.264"
+        case .hevc: "HEVC"
+        case .prores: "ProRes"
+        }
+    }
+
+    /// The containers it may be written in. ProRes is a QuickTime codec: MP4 has no sample
+    /// entry for it (libavformat refuses it, and players would too).
+    public var fileTypes: [FileType] { self == .prores ? [.mov] : [.mp4, .mov] }
+
+    /// The container when neither `export.fileType` nor an output name decides.
+    public var defaultFileType: FileType { fileTypes[0] }
+
+    /// The `export.video` key naming this codec's speed preset (nil: it has none).
+    public var presetKey: String? {
+        switch self {
+        case .h264: "x264Preset"
+        case .hevc: "x265Preset"
+        case .prores: nil
+        }
+    }
+
+    /// Whether quality is a constant rate factor (`crf`) or a bit rate (`bitRate`); ProRes
+    /// has a fixed bit budget per profile instead.
+    public var hasRateControl: Bool { self != .prores }
+
+    /// Speed presets, fastest first. x264 and x265 use the same names.
+    public static let speedPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+}
+
+/// Apple ProRes profiles (`export.video.proresProfile`), lightest first. All are intra-only
+/// 10-bit; `4444` is 4:4:4 with an alpha channel, the others 4:2:2.
+public enum ProResProfile: String, Hashable, Sendable, Codable, CaseIterable {
+    case proxy, lt
+    case standard = "422"
+    case hq
+    case fourFourFourFour = "4444"
+
+    /// Whether frames carry an alpha plane (and full-resolution chroma).
+    public var hasAlpha: Bool { self == .fourFourFourFour }
+}
+
+extension ExportPreset {
+    /// The quality step of the preset: its CRF and AAC bit rate come from this row of the
+    /// preset table (`hevcHighest` and the ProRes presets are `highest`).
+    public var quality: ExportPreset {
+        switch self {
+        case .highest, .medium, .low: self
+        case .hevcHighest, .prores422, .prores4444: .highest
+        }
+    }
+
+    /// The codec the preset encodes when `export.video.codec` does not say.
+    public var codec: VideoCodec {
+        switch self {
+        case .highest, .medium, .low: .h264
+        case .hevcHighest: .hevc
+        case .prores422, .prores4444: .prores
+        }
+    }
+
+    /// The ProRes profile the preset uses when the codec is ProRes and `proresProfile` does not say.
+    public var proresProfile: ProResProfile { self == .prores4444 ? .fourFourFourFour : .standard }
+}
+
+extension ExportOptions {
+    /// The codec this export encodes: `video.codec` when written, else the preset's. Nil when
+    /// `video.codec` names a codec Reel does not have (validation reports it).
+    public var videoCodec: VideoCodec? {
+        guard let name = video.codec else { return preset.codec }
+        return VideoCodec(rawValue: name)
+    }
+
+    /// Where the codec came from, for messages: `export.video.codec "prores"` or
+    /// `export.preset "prores422"` (the preset, written or the default `highest`, decides when
+    /// `export.video.codec` is absent).
+    public var videoCodecOrigin: String {
+        if let name = video.codec { return "export.video.codec \"\(name)\"" }
+        return "export.preset \"\(preset.rawValue)\""
+    }
+}
