@@ -20,7 +20,7 @@ enum Statements {
     // MARK: Jobs
 
     static let insertJob = """
-        INSERT INTO jobs (state, composition, plan, settings) VALUES ($1, $2, $3, $4) RETURNING id
+        INSERT INTO jobs (state, composition, plan, settings, priority) VALUES ($1, $2, $3, $4, $5::integer) RETURNING id
         """
     /// A job's tasks in one statement: `$2…$7` are parallel arrays (kind, ordinal, frames,
     /// spec, attempts).
@@ -281,6 +281,12 @@ enum Statements {
     static let setJobPlan = """
         UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, updated_at = now() WHERE id = $1::bigint
         """
+    /// Pause (`$2` true) or resume a job that has not ended; returns it when it changed.
+    static let setJobPaused = """
+        UPDATE jobs SET paused = $2::boolean, updated_at = now()
+        WHERE id = $1::bigint AND paused <> $2::boolean RETURNING id
+        """
+    static let setJobPriority = "UPDATE jobs SET priority = $2::integer, updated_at = now() WHERE id = $1::bigint"
     static let adoptPlanDocument = """
         UPDATE jobs SET plan_sha256 = $2, plan_size = $3::bigint WHERE id = $1::bigint AND plan_sha256 IS NULL
         """

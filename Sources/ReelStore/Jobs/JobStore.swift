@@ -30,7 +30,7 @@ public final class JobStore: @unchecked Sendable {
     public func createJob(_ job: NewJob) throws -> Int64 {
         try connection.transaction { db in
             let state: JobState = job.waitingForAssets ? .waiting : .queued
-            let id = try db.query(Statements.insertJob, [state.rawValue, job.composition, job.plan, job.settings])
+            let id = try db.query(Statements.insertJob, [state.rawValue, job.composition, job.plan, job.settings, String(job.priority)])
                 .rows[0].int64("id")
             try insertTasks(db, job: id, job.tasks)
             for hash in job.assets {
@@ -240,6 +240,32 @@ public final class JobStore: @unchecked Sendable {
             try db.query(Statements.cancelJob, [String(job)])
             try db.query(Statements.cancelOpenTasks, [String(job)])
             try appendEvent(db, job: job, kind: "cancelled", message: "")
+        }
+    }
+
+    /// Pauses (`paused: true`) or resumes a job that has not ended. A paused job's tasks are
+    /// not claimed; leases already held run to their end. The caller wakes the dispatcher
+    /// after a resume. - Returns: whether anything changed.
+    /// - Throws: `.jobNotFound`, or `.conflict` when the job already ended.
+    @discardableResult
+    public func setPaused(_ job: Int64, _ paused: Bool) throws -> Bool {
+        try connection.transaction { db in
+            let state = try lockedJobState(db, job)
+            guard !state.isTerminal else { throw JobStoreError.conflict(job: job, state: state) }
+            let changed = try db.query(Statements.setJobPaused, [String(job), paused ? "true" : "false"]).singleRow() != nil
+            if changed { try appendEvent(db, job: job, kind: paused ? "paused" : "resumed", message: "") }
+            return changed
+        }
+    }
+
+    /// Sets a job's priority (higher is claimed first, among jobs of any age).
+    /// - Throws: `.jobNotFound`, or `.conflict` when the job already ended.
+    public func setPriority(_ job: Int64, _ priority: Int) throws {
+        try connection.transaction { db in
+            let state = try lockedJobState(db, job)
+            guard !state.isTerminal else { throw JobStoreError.conflict(job: job, state: state) }
+            try db.query(Statements.setJobPriority, [String(job), String(priority)])
+            try appendEvent(db, job: job, kind: "priority", message: "\(priority)")
         }
     }
 

@@ -69,10 +69,13 @@ public struct NewJob: Hashable, Sendable {
     public var assets: [String]
     public var waitingForAssets: Bool
 
+    /// Higher runs first (default 0).
+    public var priority: Int
+
     public init(composition: String, plan: String = "{}", settings: String = "{}", tasks: [NewTask],
-                assets: [String] = [], waitingForAssets: Bool = false) {
+                assets: [String] = [], waitingForAssets: Bool = false, priority: Int = 0) {
         self.composition = composition; self.plan = plan; self.settings = settings; self.tasks = tasks
-        self.assets = assets; self.waitingForAssets = waitingForAssets
+        self.assets = assets; self.waitingForAssets = waitingForAssets; self.priority = priority
     }
 }
 
