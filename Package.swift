@@ -110,7 +110,7 @@ let package = Package(
         ]),
         // A real PostgreSQL for tests (ops/postgres.sh), shared by the store and coordinator tests.
         .target(name: "ReelStoreTesting", dependencies: ["ReelStore"]),
-        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting"]),
+        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling"]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting",
             "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia",
             .product(name: "Logging", package: "swift-log"),

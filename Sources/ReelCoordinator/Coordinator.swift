@@ -34,6 +34,7 @@ public final class Coordinator: Service, Sendable {
     private let group: any EventLoopGroup
     private let addresses = Locked<BoundAddresses>(BoundAddresses())
     private let started = Locked<[CheckedContinuation<Void, Never>]?>([])
+    private let dispatcher = Locked<Dispatcher?>(nil)
 
     public init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.coordinator"),
                 group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
@@ -45,6 +46,8 @@ public final class Coordinator: Service, Sendable {
 
     /// The bound protocol address once listening (useful with port 0).
     public var localAddress: SocketAddress? { addresses.current.server }
+    /// `CLAIM`s waiting for a task right now (tests, metrics).
+    public var waitingClaims: Int { dispatcher.current?.waitingCount ?? 0 }
     /// The bound `/metrics` address, when metrics are served.
     public var metricsAddress: SocketAddress? { addresses.current.metrics }
 
@@ -98,6 +101,7 @@ public final class Coordinator: Service, Sendable {
         let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch"),
                                     leaseSeconds: configuration.leaseSeconds, logger: logger,
                                     liveAgents: { Set(sessions.current.values) })
+        self.dispatcher.withValue { $0 = dispatcher }
         let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher, sessions: sessions)

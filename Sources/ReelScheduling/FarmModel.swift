@@ -148,11 +148,18 @@ public struct FarmModel: Sendable {
     /// Every lease over by `now` ends; returns the tasks that expired.
     @discardableResult
     public mutating func expireLeases(now: Millis) -> [Int64] {
+        // Every lease over ends first, then the jobs of those out of attempts fail: two tasks
+        // of a job expiring together on their last attempts both fail (neither is cancelled
+        // by the other), as in the store, which expires a job's leases in one statement.
         var expired: [Int64] = []
+        var exhausted: [Int64] = []
         for id in tasks.keys.sorted() {
             guard let end = tasks[id]!.lifecycle.expire(now: now, graceMillis: graceMillis) else { continue }
             expired.append(id)
-            if end == .exhausted { failJob(tasks[id]!.job, "task \(id): \(tasks[id]!.lifecycle.lastError ?? "lease expired") on its last attempt") }
+            if end == .exhausted { exhausted.append(id) }
+        }
+        for id in exhausted {
+            failJob(tasks[id]!.job, "task \(id): \(tasks[id]!.lifecycle.lastError ?? "lease expired") on its last attempt")
         }
         return expired
     }

@@ -37,8 +37,10 @@ public struct TaskLifecycle: Hashable, Sendable {
     public private(set) var expiresAt: Millis?
     /// Set while the holder's connection is gone: the lease then ends at `min(expiresAt, disconnectedAt + grace)`.
     public private(set) var holderDisconnectedAt: Millis?
-    /// The agents whose attempts failed or expired, in order, without repeats: the claim policy
-    /// offers the task to others first, and a job's failure message names them.
+    /// The agents whose attempts failed (`FAIL`), in order, without repeats: the claim policy
+    /// offers the task to others first, and a job's failure message names them. A lease that
+    /// merely expired does not count (the agent may have crashed or lost its network, and is
+    /// welcome to the task again); neither does a retry forget them.
     public private(set) var failedAgents: [Int64] = []
     public private(set) var lastError: String?
     public private(set) var result: String?
@@ -139,11 +141,11 @@ public struct TaskLifecycle: Hashable, Sendable {
     }
 
     /// The lease ran out by `now` (after the reconnect grace of a disconnected holder): the
-    /// attempt counts as failed by its holder. nil when the lease is still live (or there is none).
+    /// attempt is used up. nil when the lease is still live (or there is none).
     public mutating func expire(now: Millis, graceMillis: Millis) -> AttemptEnd? {
-        guard state == .leased, let end = leaseEnd(graceMillis: graceMillis), end <= now, let holder else { return nil }
+        guard state == .leased, let end = leaseEnd(graceMillis: graceMillis), end <= now, holder != nil else { return nil }
         let disconnected = holderDisconnectedAt != nil
-        return endAttempt(failedBy: holder, error: disconnected ? "the agent disconnected and did not come back" : "lease expired")
+        return endAttempt(failedBy: nil, error: disconnected ? "the agent disconnected and did not come back" : "lease expired")
     }
 
     /// The holder's connection closed at `now`: the task becomes claimable again after the
@@ -181,7 +183,6 @@ public struct TaskLifecycle: Hashable, Sendable {
         guard state == .failed || state == .cancelled else { return false }
         state = .queued
         attempts = 0
-        failedAgents = []
         lastError = nil
         return true
     }
@@ -197,8 +198,8 @@ public struct TaskLifecycle: Hashable, Sendable {
         return true
     }
 
-    private mutating func endAttempt(failedBy agent: Int64, error: String) -> AttemptEnd {
-        if !failedAgents.contains(agent) { failedAgents.append(agent) }
+    private mutating func endAttempt(failedBy agent: Int64?, error: String) -> AttemptEnd {
+        if let agent, !failedAgents.contains(agent) { failedAgents.append(agent) }
         lastError = error
         holder = nil; expiresAt = nil; holderDisconnectedAt = nil
         if attempts < maxAttempts {

@@ -151,7 +151,7 @@ enum Statements {
         RETURNING job_id
         """
     static let failJob = """
-        UPDATE jobs SET state = 'failed', error = $2, finished_at = now(), updated_at = now()
+        UPDATE jobs SET state = 'failed', paused = false, error = $2, finished_at = now(), updated_at = now()
         WHERE id = $1::bigint AND state NOT IN ('done', 'failed', 'cancelled')
         """
     /// When a job ends early, its other unfinished tasks stop (holders get LOST).
@@ -188,7 +188,7 @@ enum Statements {
     /// The earliest lease expiry, if any lease is held (the dispatcher wakes then).
     static let nextLeaseExpiry = "SELECT \(ms("min(lease_expires_at)")) AS at_ms FROM tasks WHERE state = 'leased'"
     static let cancelJob = """
-        UPDATE jobs SET state = 'cancelled', finished_at = now(), updated_at = now()
+        UPDATE jobs SET state = 'cancelled', paused = false, finished_at = now(), updated_at = now()
         WHERE id = $1::bigint AND state NOT IN ('done', 'failed', 'cancelled')
         """
     /// Retry: failed and cancelled tasks get a fresh set of attempts.

@@ -147,6 +147,9 @@ final class CoordinatorHarness: Sendable {
 
     func assetPath(_ hash: String) -> String { storage + "/assets/" + hash }
 
+    /// Claims the coordinator's dispatcher holds right now.
+    var dispatcherWaiting: Int { coordinator.waitingClaims }
+
     /// The job plan document a TASK names, read from the coordinator's storage.
     func planDocument(_ spec: TaskSpecification) throws -> JobPlanDocument {
         try JSONDecoder().decode(JobPlanDocument.self, from: Data(contentsOf: URL(fileURLWithPath: assetPath(spec.planDocument.sha256))))

@@ -37,8 +37,11 @@ import Testing
             #expect(error.code == .checksumMismatch)
         }
 
-        // Let the 2 s lease run out; the reaper re-queues the task and another agent claims it.
-        try await Task.sleep(for: .seconds(3))
+        // The 2 s lease runs out (PROGRESS does not renew it); the reaper re-queues the task and
+        // another agent claims it.
+        try await eventually("the lease expires") {
+            try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task)
+        }
         #expect(try await slow.send(.heartbeat(task: first.task, epoch: first.epoch)) == .lost(task: first.task))
         #expect(try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task))
         let fast = try await harness.connect(role: .agent, name: "fast")

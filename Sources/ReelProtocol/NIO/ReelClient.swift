@@ -104,6 +104,12 @@ public final class ReelClient: Sendable {
         try? await channel.close()
     }
 
+    /// Closes the connection at once, without `QUIT` (as a crashed peer or a broken network
+    /// would): requests still pending fail.
+    public func abort() async {
+        try? await channel.close()
+    }
+
     /// Completes when the connection has closed (e.g. the server closed it).
     public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
 }

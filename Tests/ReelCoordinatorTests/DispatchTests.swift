@@ -1,0 +1,116 @@
+import Foundation
+import ReelCore
+import ReelProtocol
+import ReelStore
+import ReelStoreTesting
+import Testing
+
+/// Issue 7's dispatch rules, end to end through a real coordinator: a claim waiting when a
+/// job arrives is answered at once; a claim whose connection closed is withdrawn without
+/// using an attempt; a disconnected holder's task is claimable again after the reconnect
+/// grace, not the full lease; an agent that reconnects within the grace re-attaches.
+///
+/// Times here are generous bounds on things that happen in a second or two (the grace, the
+/// reaper's pass), set far below the lease they are told apart from, so a loaded CI machine
+/// does not blur them.
+@Suite struct DispatchTests {
+    @Test func aWaitingClaimIsAnsweredWhenAJobArrivesAndAClosedClaimUsesNoAttempt() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness(leaseSeconds: 120)
+        let client = try await harness.connect(role: .client, name: "ops@test")
+
+        // An agent waits with nothing to do, then goes away while its claim is pending.
+        let gone = try await harness.connect(role: .agent, name: "gone")
+        #expect(try await gone.send(.capabilities(agentCaps)) == .ok)
+        let pending = Task { try? await gone.send(.claim(waitSeconds: 60)) }
+        let waiting = try await harness.connect(role: .agent, name: "waiting")
+        #expect(try await waiting.send(.capabilities(agentCaps)) == .ok)
+        try await eventually("both claims wait") { harness.dispatcherWaiting == 1 }
+        await gone.abort()
+        _ = await pending.value
+        try await eventually("the closed connection's claim is withdrawn") { harness.dispatcherWaiting == 0 }
+
+        // A claim waiting when the job is planned gets its first task without polling.
+        let claim = Task { try await waiting.send(.claim(waitSeconds: 60)) }
+        try await eventually("the claim waits") { harness.dispatcherWaiting == 1 }
+        let job = try await LeaseTests.queuedJob(client, media)
+        guard case .task(let task, _) = try await claim.value else { Issue.record("the waiting claim got no TASK"); return }
+        #expect(task.job == job && task.epoch == 1, "the first lease of the job's first task: no attempt went to the closed claim")
+
+        let schema = harness.schema
+        let attempts = try schema.connect().query("SELECT max(attempts) AS a, sum(attempts) AS s FROM tasks WHERE job_id = $1::bigint",
+                                                  [String(job)]).rows[0]
+        #expect(try attempts.int("a") == 1 && attempts.int("s") == 1, "one attempt used in all, by the live agent")
+        await waiting.close(); await client.close()
+        try await harness.stop()
+    }
+
+    @Test func aDisconnectedHoldersTaskIsClaimableAfterTheGraceNotTheLease() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        // A 10-minute lease: only the 1 s grace can explain the task moving within the test.
+        let harness = try await CoordinatorHarness(leaseSeconds: 600, configure: { $0.reconnectGraceSeconds = 1 })
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        _ = try await LeaseTests.queuedJob(client, media, withAudio: false)
+
+        let lost = try await harness.connect(role: .agent, name: "lost")
+        #expect(try await lost.send(.capabilities(agentCaps)) == .ok)
+        guard case .task(let first, _) = try await lost.send(.claim(waitSeconds: 10)) else { Issue.record("no TASK"); return }
+        #expect(first.expiresAtMillis > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
+        await lost.abort()
+
+        let other = try await harness.connect(role: .agent, name: "other")
+        #expect(try await other.send(.capabilities(agentCaps)) == .ok)
+        // Claim until the lost agent's task comes back (the other chunks come first or after).
+        var again: TaskAssignment?
+        for _ in 0..<20 {
+            guard case .task(let task, _) = try await other.send(.claim(waitSeconds: 60)) else { break }
+            if task.task == first.task { again = task; break }
+        }
+        let back = try #require(again, "the disconnected agent's task never became claimable")
+        #expect(back.epoch == first.epoch + 1)
+        await other.close(); await client.close()
+        try await harness.stop()
+    }
+
+    @Test func anAgentThatReconnectsWithinTheGraceReattachesToItsTask() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness(leaseSeconds: 600, configure: { $0.reconnectGraceSeconds = 60 })
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        _ = try await LeaseTests.queuedJob(client, media, withAudio: false)
+
+        let first = try await harness.connect(role: .agent, name: "flaky")
+        #expect(try await first.send(.capabilities(agentCaps)) == .ok)
+        guard case .task(let task, _) = try await first.send(.claim(waitSeconds: 10)) else { Issue.record("no TASK"); return }
+        await first.abort()
+        try await eventually("the lease is cut to the grace") {
+            let row = try harness.schema.connect().query(
+                "SELECT (extract(epoch FROM lease_expires_at - now()))::float8 AS left FROM tasks WHERE id = $1::bigint", [String(task.task)]).rows[0]
+            return (Double(row["left"] ?? "") ?? 1e9) < 61
+        }
+
+        // Same name, new connection: a HEARTBEAT under the old epoch renews the full lease.
+        let second = try await harness.connect(role: .agent, name: "flaky")
+        #expect(try await second.send(.capabilities(agentCaps)) == .ok)
+        guard case .lease(let renewed, let epoch, let expires) = try await second.send(.heartbeat(task: task.task, epoch: task.epoch)) else {
+            Issue.record("the reconnected agent lost its task"); return
+        }
+        #expect(renewed == task.task && epoch == task.epoch)
+        #expect(expires > Int64(Date().timeIntervalSince1970 * 1000) + 500_000, "renewed to the full lease, not the grace")
+        #expect(try await second.send(.release(task: task.task, epoch: task.epoch)) == .ok)
+        await second.close(); await client.close()
+        try await harness.stop()
+    }
+}
+
+/// Waits until `condition` holds (checked every 50 ms, up to a generous 60 s).
+func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    throw TestFailure(description: "timed out waiting until \(what)")
+}
