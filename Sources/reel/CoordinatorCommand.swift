@@ -26,6 +26,8 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: "The shared secret file, at least 16 bytes (default: $REEL_SECRET_FILE, else ./reel.secret).")
     var secretFile: String?
     @Option(help: "Lease length in seconds; agents heartbeat every third of it.") var leaseSeconds: Double = 30
+    @Option(help: "Seconds an agent whose connection dropped has to come back before its chunks go to others (default 5, at most the lease).")
+    var reconnectGrace: Double?
     @Option(help: "Attempts per task before its job fails.") var maxAttempts: Int = 3
     @Option(help: "Default video chunk length in seconds (N or N/D) for jobs that do not set one.") var chunkSeconds: String = "10"
     @Option(help: "Serve Prometheus /metrics on HOST:PORT (default: off).") var metrics: String?
@@ -48,6 +50,9 @@ struct CoordinatorCommand: ParsableCommand {
         guard HostPort(parsing: listen) != nil else { throw ValidationError("--listen must be HOST:PORT, like 0.0.0.0:7400") }
         if let metrics, HostPort(parsing: metrics) == nil { throw ValidationError("--metrics must be HOST:PORT, like 127.0.0.1:9400") }
         guard leaseSeconds >= 1 else { throw ValidationError("--lease-seconds must be at least 1") }
+        if let reconnectGrace, !(0...leaseSeconds).contains(reconnectGrace) {
+            throw ValidationError("--reconnect-grace must be between 0 and --lease-seconds (\(leaseSeconds))")
+        }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
         guard let s = Rational(parsing: chunkSeconds), RenderLimits.problem(withChunkSeconds: s) == nil else {
             throw ValidationError("--chunk-seconds must be > 0 and ≤ 3600, like 10 or 5/2")
@@ -71,6 +76,7 @@ struct CoordinatorCommand: ParsableCommand {
             configuration.storageDirectory = storage
             if let secretFile { configuration.secretFile = secretFile }
             configuration.leaseSeconds = leaseSeconds
+            configuration.reconnectGraceSeconds = reconnectGrace ?? min(5, leaseSeconds)
             configuration.maxAttempts = maxAttempts
             configuration.defaultChunkSeconds = Rational(parsing: chunkSeconds)!
             configuration.metrics = metrics.flatMap(HostPort.init(parsing:))

@@ -17,7 +17,8 @@ enum ClientFormatting {
             let t = job.tasks
             table.add([
                 String(job.id), job.name, job.state,
-                "\(t.done)/\(t.running)/\(t.queued)/\(t.failed) of \(t.total)",
+                // Cancelled chunks (the job was cancelled, or failed elsewhere) are not failures.
+                "\(t.done)/\(t.running)/\(t.queued)/\(t.failed) of \(t.total)" + (t.cancelled > 0 ? ", \(t.cancelled) cancelled" : ""),
                 percent(job.progress),
                 job.framesPerSecond.map { String(format: "%.1f", $0) } ?? "-",
                 finishedStates.contains(job.state) ? "-" : (job.etaSeconds.map(clock) ?? "-"),
