@@ -24,7 +24,7 @@ struct MessageCodingTests {
     @Test("every verb is covered by the samples")
     func coverage() {
         let verbs = Set(Samples.messages.map(\.verb))
-        #expect(verbs.count == 35)
+        #expect(verbs.count == 39)
     }
 
     @Test("malformed lines are refused with a typed error", arguments: [
@@ -40,6 +40,9 @@ struct MessageCodingTests {
         "FAIL task=1 epoch=1 reason=tab\there", "STATUS job=1 job=2", "CLAIM wait=99999999999999999999",
         "ERR", "ERR BadCode text", "ERR code ", "CAPS threads=0 encoders= cache=0 host=h",
         "JOB job=1 missing=abc", "FETCH sha256=\(Samples.hashA) offset=0 length=0",
+        "PAUSE", "PAUSE job=0", "RESUME job=x", "PRIORITY job=1", "PRIORITY job=1 priority=1001", "PRIORITY job=1 priority=-1001",
+        "PRIORITY job=1 priority=-0", "PRIORITY job=1 priority=-01", "PRIORITY job=1 priority=--1", "PRIORITY job=1 priority=+1",
+        "EVENTS job=1", "EVENTS job=1 after=-1", "EVENTS after=0",
     ])
     func malformed(_ line: String) {
         #expect(throws: ReelProtocolError.self) { try Message.parse(line: line) }

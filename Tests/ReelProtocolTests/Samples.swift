@@ -46,6 +46,8 @@ enum Samples {
         .status(job: nil), .status(job: 42),
         .report(json: Array("[]".utf8)),
         .cancel(job: 41), .retry(job: 40), .delete(job: 39),
+        .pause(job: 42), .resume(job: 42), .priority(job: 42, priority: 1000), .priority(job: 42, priority: -1000),
+        .priority(job: 42, priority: 0), .events(job: 42, after: 0), .events(job: 42, after: 1234),
         .output(job: 42, offset: 67_108_864, length: 67_108_864),
     ]
 }

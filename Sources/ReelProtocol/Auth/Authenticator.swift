@@ -53,6 +53,15 @@ public struct Authenticator: Sendable {
         try self.init(secret: bytes)
     }
 
+    /// A 32-byte key for another use of the farm's secret (the console's token signing key),
+    /// derived with HKDF-SHA256 under `label`: knowing it reveals neither the secret nor the
+    /// handshake's MACs, and different labels give unrelated keys.
+    public func derivedKey(label: String) -> [UInt8] {
+        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret), salt: Array("reel/1 derived key".utf8),
+                                         info: Array(label.utf8), outputByteCount: 32)
+        return key.withUnsafeBytes { Array($0) }
+    }
+
     /// A fresh 32-byte nonce from the system CSPRNG, as 64 lower-case hex digits.
     public static func makeNonce() -> String {
         var generator = SystemRandomNumberGenerator()

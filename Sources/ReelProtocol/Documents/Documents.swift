@@ -24,8 +24,12 @@ public struct JobSettings: Codable, Sendable, Hashable {
     /// The container when the composition's `export.fileType` is absent: the client derives it
     /// from its output name (`OutputContainer`). Default MP4.
     public var fileType: FileType?
-    public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil) {
+    /// The job's priority (`JobPriority.range`; higher is claimed first). Default 0.
+    public var priority: Int?
+    public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil,
+                priority: Int? = nil) {
         self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name; self.fileType = fileType
+        self.priority = priority
     }
 }
 
@@ -119,13 +123,17 @@ public struct JobStatus: Codable, Sendable, Hashable {
     public var outputFileType: String?
     /// The first error, when failed.
     public var error: String?
+    /// Higher is claimed first (`JobPriority.range`); 0 unless set at submit or by `PRIORITY`.
+    public var priority: Int
+    /// A paused job's tasks are not handed out (`PAUSE` / `RESUME`); running ones finish.
+    public var paused: Bool
     public init(id: Int64, name: String, state: String, tasks: TaskCounts, frameCount: Int, framesDone: Int,
                 progress: Double, framesPerSecond: Double?, etaSeconds: Double?, submittedAtMillis: Int64,
-                updatedAtMillis: Int64, outputBytes: Int64?, error: String?) {
+                updatedAtMillis: Int64, outputBytes: Int64?, error: String?, priority: Int = 0, paused: Bool = false) {
         self.id = id; self.name = name; self.state = state; self.tasks = tasks; self.frameCount = frameCount
         self.framesDone = framesDone; self.progress = progress; self.framesPerSecond = framesPerSecond
         self.etaSeconds = etaSeconds; self.submittedAtMillis = submittedAtMillis; self.updatedAtMillis = updatedAtMillis
-        self.outputBytes = outputBytes; self.error = error
+        self.outputBytes = outputBytes; self.error = error; self.priority = priority; self.paused = paused
     }
 }
 

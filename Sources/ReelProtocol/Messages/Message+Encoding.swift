@@ -84,8 +84,14 @@ extension Message {
             if let job { line.add("job", job) }
         case let .report(json):
             line.add("size", json.count)
-        case let .cancel(job), let .retry(job), let .delete(job):
+        case let .cancel(job), let .retry(job), let .delete(job), let .pause(job), let .resume(job):
             line.add("job", job)
+        case let .priority(job, priority):
+            line.add("job", job)
+            line.add("priority", priority)
+        case let .events(job, after):
+            line.add("job", job)
+            line.add("after", after)
         case let .output(job, offset, length):
             line.add("job", job)
             line.add("offset", offset)

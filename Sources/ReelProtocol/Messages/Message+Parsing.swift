@@ -137,6 +137,12 @@ extension Message {
         case "OUTPUT":
             return .output(job: try line.integer("job", in: id), offset: try line.integer("offset"),
                            length: try line.integer("length", in: 1...Int64(ProtocolLimits.maxPayloadLength)))
+        case "PAUSE": return .pause(job: try line.integer("job", in: id))
+        case "RESUME": return .resume(job: try line.integer("job", in: id))
+        case "PRIORITY":
+            let job = try line.integer("job", in: id)
+            return .priority(job: job, priority: Int(try line.signedInteger("priority", in: Int64(JobPriority.range.lowerBound)...Int64(JobPriority.range.upperBound))))
+        case "EVENTS": return .events(job: try line.integer("job", in: id), after: try line.integer("after"))
         default:
             throw ReelProtocolError(.malformed, "unknown verb '\(line.verb)'")
         }

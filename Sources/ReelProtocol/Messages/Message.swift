@@ -85,6 +85,20 @@ public enum Message: Hashable, Sendable {
     case delete(job: Int64)
     /// `OUTPUT job= offset= length=` — read a range of a finished job's output.
     case output(job: Int64, offset: Int64, length: Int64)
+    /// `PAUSE job=` — stop handing out the job's tasks (leases already held run on).
+    case pause(job: Int64)
+    /// `RESUME job=` — hand out a paused job's tasks again.
+    case resume(job: Int64)
+    /// `PRIORITY job= priority=` — set a job's priority (`JobPriority.range`; higher is claimed first).
+    case priority(job: Int64, priority: Int)
+    /// `EVENTS job= after=` — the job's history after event id `after` (`REPORT` with an `EventsReport`).
+    case events(job: Int64, after: Int64)
+}
+
+/// A job's priority: higher is claimed first; 0 is the default.
+public enum JobPriority {
+    /// The values `PRIORITY` and `reel submit --priority` accept.
+    public static let range: ClosedRange<Int> = -1000...1000
 }
 
 /// What an agent can do (`CAPS`).
@@ -169,6 +183,10 @@ extension Message {
         case .retry: "RETRY"
         case .delete: "DELETE"
         case .output: "OUTPUT"
+        case .pause: "PAUSE"
+        case .resume: "RESUME"
+        case .priority: "PRIORITY"
+        case .events: "EVENTS"
         }
     }
 
@@ -178,7 +196,7 @@ extension Message {
         switch self {
         case .ping, .quit: [.agent, .client]
         case .capabilities, .claim, .heartbeat, .progress, .result, .fail, .release, .fetch: [.agent]
-        case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output: [.client]
+        case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,
              .accepted, .data, .job, .stored, .report:
             nil

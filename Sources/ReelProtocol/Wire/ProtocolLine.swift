@@ -87,6 +87,21 @@ struct ProtocolLine {
         return value
     }
 
+    /// A canonical decimal integer within `range` that may be negative (`-5`; never `-0`).
+    mutating func signedInteger(_ key: String, in range: ClosedRange<Int64>) throws(ReelProtocolError) -> Int64 {
+        let text = try string(key)
+        let value: Int64?
+        if text.hasPrefix("-") {
+            value = ProtocolLine.canonicalInteger(String(text.dropFirst())).flatMap { $0 == 0 ? nil : -$0 }
+        } else {
+            value = ProtocolLine.canonicalInteger(text)
+        }
+        guard let value, range.contains(value) else {
+            throw ReelProtocolError(.malformed, "\(verb): \(key)=\(text) is not an integer in \(range)")
+        }
+        return value
+    }
+
     mutating func optionalInteger(_ key: String, in range: ClosedRange<Int64> = 0...Int64.max) throws(ReelProtocolError) -> Int64? {
         guard fields[key] != nil else { return nil }
         return try integer(key, in: range)
