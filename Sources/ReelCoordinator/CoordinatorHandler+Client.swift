@@ -30,6 +30,9 @@ extension CoordinatorHandler {
         if let threads = request.settings.encoderThreads, !(1...64).contains(threads) {
             throw ReelProtocolError(.invalidComposition, "settings.encoderThreads: must be 1…64")
         }
+        if let priority = request.settings.priority, !JobPriority.range.contains(priority) {
+            throw ReelProtocolError(.invalidComposition, "settings.priority: must be \(JobPriority.range.lowerBound)…\(JobPriority.range.upperBound)")
+        }
         var hashes: Set<String> = []
         for id in composition.assets.keys.sorted() {
             guard let entry = request.assets[id] else {
@@ -46,7 +49,7 @@ extension CoordinatorHandler {
         try await forgetDamagedAssets(hashes.sorted())
         let (job, missing) = try await pool.run { [hashes] store in
             let job = try store.createJob(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
-                                                 waitingForAssets: true))
+                                                 waitingForAssets: true, priority: request.settings.priority ?? 0))
             return (job, try store.missingAssets(hashes.sorted()))
         }
         logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name.escapingControlCharacters)", "missing": "\(missing.count)"])
@@ -128,7 +131,7 @@ extension CoordinatorHandler {
                                state: summary.state == .waiting ? "waiting_for_assets" : summary.state.rawValue,
                                tasks: counts, frameCount: total, framesDone: done, progress: progress, framesPerSecond: fps,
                                etaSeconds: eta, submittedAtMillis: summary.createdAtMillis, updatedAtMillis: summary.updatedAtMillis,
-                               outputBytes: outputBytes, error: summary.error)
+                               outputBytes: outputBytes, error: summary.error, priority: summary.priority, paused: summary.paused)
         // The finaliser names the output `outputs/<job>.<mp4|mov>`.
         if outputBytes != nil, let key = summary.outputKey { status.outputFileType = key.split(separator: ".").last.map(String.init) }
         return status

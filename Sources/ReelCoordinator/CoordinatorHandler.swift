@@ -50,6 +50,10 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .retry(let job): return try await retry(job: job)
             case .delete(let job): return try await delete(job: job)
             case .output(let job, let offset, let length): return try await output(job: job, offset: offset, length: length)
+            case .pause(let job): return try await pause(job: job)
+            case .resume(let job): return try await resume(job: job)
+            case .priority(let job, let priority): return try await setPriority(job: job, priority: priority)
+            case .events(let job, let after): return try await events(job: job, after: after)
             default:
                 throw ReelProtocolError(.malformed, "\(request.verb) is not a request")
             }

@@ -1,0 +1,87 @@
+import Foundation
+import ReelCore
+import ReelProtocol
+import ReelStore
+
+// Pause, resume, priority and history (proto/PROTOCOL.md §4.3), and the job page of the
+// operator console. The line protocol and the console's HTTP API both call these.
+extension CoordinatorHandler {
+    func pause(job: Int64) async throws -> Message {
+        let changed = try await pool.run { try $0.setPaused(job, true) }
+        if changed { logger.info("job paused", metadata: ["job": "\(job)"]) }
+        return .ok
+    }
+
+    func resume(job: Int64) async throws -> Message {
+        let changed = try await pool.run { try $0.setPaused(job, false) }
+        if changed {
+            logger.info("job resumed", metadata: ["job": "\(job)"])
+            dispatcher.wake()
+        }
+        return .ok
+    }
+
+    func setPriority(job: Int64, priority: Int) async throws -> Message {
+        guard JobPriority.range.contains(priority) else {
+            throw ReelProtocolError(.malformed, "priority must be \(JobPriority.range.lowerBound)…\(JobPriority.range.upperBound)")
+        }
+        try await pool.run { try $0.setPriority(job, priority) }
+        logger.info("job priority set", metadata: ["job": "\(job)", "priority": "\(priority)"])
+        // Waiting claims may now prefer this job's tasks.
+        dispatcher.wake()
+        return .ok
+    }
+
+    func events(job: Int64, after: Int64) async throws -> Message {
+        .report(json: Array(try CoordinatorJSON.encode(try await eventsReport(job: job, after: after)).utf8))
+    }
+
+    /// Up to `EventsReport.pageSize` events of `job` after event id `after`.
+    func eventsReport(job: Int64, after: Int64, limit: Int = EventsReport.pageSize) async throws -> EventsReport {
+        let limit = max(1, min(limit, EventsReport.pageSize))
+        guard let records = try await pool.run({ try $0.consoleEvents(job: job, after: after, limit: limit) }) else {
+            throw JobStoreError.jobNotFound(job)
+        }
+        return EventsReport(job: job, events: records.map { record in
+            JobEvent(id: record.id, atMillis: record.atMillis, kind: record.kind, message: record.message, task: record.taskID,
+                     taskLabel: record.taskKind.map { Self.taskLabel(kind: $0, ordinal: record.taskOrdinal ?? 0,
+                                                                     frames: (record.frameStart ?? 0, record.frameEnd ?? 0)) },
+                     agent: record.agentName)
+        })
+    }
+
+    /// One job's `JobStatus` (as `STATUS job=`) with its tasks.
+    func jobDetail(job: Int64) async throws -> JobDetail {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let hidden = configuration.finaliserAgentName
+        return try await pool.run { store in
+            guard let summary = try store.jobSummary(job), let tasks = try store.consoleTasks(ofJob: job) else {
+                throw JobStoreError.jobNotFound(job)
+            }
+            let chunks = tasks.map { task -> ChunkStatus in
+                let frames = task.kind == .videoChunk ? task.frameEnd - task.frameStart : 0
+                let done = task.state == .done ? frames : min(task.progressFrames, frames)
+                var fps: Double?
+                if let start = task.claimedAtMillis, frames > 0, task.state == .done || task.state == .leased {
+                    let seconds = Double((task.state == .done ? task.finishedAtMillis ?? now : now) - start) / 1000
+                    if seconds > 0, done > 0 { fps = Double(done) / seconds }
+                }
+                return ChunkStatus(task: task.id, kind: task.kind.rawValue, ordinal: task.ordinal, frameStart: task.frameStart,
+                                   frameEnd: task.frameEnd, state: task.state.rawValue, attempts: task.attempts, maxAttempts: task.maxAttempts,
+                                   agent: task.agentName == hidden ? "coordinator" : task.agentName, framesDone: done,
+                                   startedAtMillis: task.claimedAtMillis, finishedAtMillis: task.finishedAtMillis,
+                                   framesPerSecond: fps, error: task.error)
+            }
+            return JobDetail(job: try Self.jobStatus(summary, store: store, nowMillis: now), chunks: chunks)
+        }
+    }
+
+    /// "chunk 3 frames [30, 40)", "audio", "finalise".
+    static func taskLabel(kind: JobTaskKind, ordinal: Int, frames: (Int64, Int64)) -> String {
+        switch kind {
+        case .videoChunk: "chunk \(ordinal) frames [\(frames.0), \(frames.1))"
+        case .audio: "audio"
+        case .finalise: "finalise"
+        }
+    }
+}
