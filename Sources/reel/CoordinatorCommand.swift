@@ -30,7 +30,10 @@ struct CoordinatorCommand: ParsableCommand {
     var reconnectGrace: Double?
     @Option(help: "Attempts per task before its job fails.") var maxAttempts: Int = 3
     @Option(help: "Default video chunk length in seconds (N or N/D) for jobs that do not set one.") var chunkSeconds: String = "10"
-    @Option(help: "Serve Prometheus /metrics on HOST:PORT (default: off).") var metrics: String?
+    @Option(help: "Serve Prometheus /metrics on HOST:PORT (default: off). The console (--http) serves /metrics too.") var metrics: String?
+    @Option(help: ArgumentHelp("Serve the operator console on HOST:PORT: dashboard at /, JSON API at /api/v1/ (tokens from `reel token`), /metrics. TLS with --tls-cert/--tls-key, like the protocol port. Default: off.",
+                               valueName: "host:port"))
+    var http: String?
     @Option(help: "TLS certificate chain (PEM); needs --tls-key.") var tlsCert: String?
     @Option(help: "TLS private key (PEM); needs --tls-cert.") var tlsKey: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
@@ -49,6 +52,7 @@ struct CoordinatorCommand: ParsableCommand {
     func validate() throws {
         guard HostPort(parsing: listen) != nil else { throw ValidationError("--listen must be HOST:PORT, like 0.0.0.0:7400") }
         if let metrics, HostPort(parsing: metrics) == nil { throw ValidationError("--metrics must be HOST:PORT, like 127.0.0.1:9400") }
+        if let http, HostPort(parsing: http) == nil { throw ValidationError("--http must be HOST:PORT, like 0.0.0.0:7480") }
         guard leaseSeconds >= 1 else { throw ValidationError("--lease-seconds must be at least 1") }
         if let reconnectGrace, !(0...leaseSeconds).contains(reconnectGrace) {
             throw ValidationError("--reconnect-grace must be between 0 and --lease-seconds (\(leaseSeconds))")
@@ -80,6 +84,7 @@ struct CoordinatorCommand: ParsableCommand {
             configuration.maxAttempts = maxAttempts
             configuration.defaultChunkSeconds = Rational(parsing: chunkSeconds)!
             configuration.metrics = metrics.flatMap(HostPort.init(parsing:))
+            configuration.http = http.flatMap(HostPort.init(parsing:))
             configuration.tlsCertificateFile = tlsCert
             configuration.tlsKeyFile = tlsKey
             configuration.retention.keepOutputsSeconds = DurationText.retention(keepOutputs)!

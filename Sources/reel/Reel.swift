@@ -15,7 +15,8 @@ struct Reel: AsyncParsableCommand {
             ConcatCommand.self, SlideshowCommand.self,
             CoordinatorCommand.self, AgentCommand.self,
             SubmitCommand.self, StatusCommand.self, AgentsCommand.self, CancelCommand.self, RetryCommand.self,
-            DeleteCommand.self, FetchCommand.self,
+            DeleteCommand.self, FetchCommand.self, PauseCommand.self, ResumeCommand.self, PriorityCommand.self,
+            EventsCommand.self, TokenCommand.self,
         ])
 
     /// ArgumentParser exits 64 on usage errors; Reel's contract is 1 for every user error.

@@ -253,6 +253,48 @@ import Testing
         #expect(farm.handler.requests == ["CANCEL", "CANCEL", "CANCEL", "RETRY"])
     }
 
+    @Test func pauseResumePriorityAndEventsSpeakTheProtocolAndSayWhatHappened() async throws {
+        let dir = try Media.tempDirectory()
+        let handler = FakeCoordinator(jobs: Self.sampleJobs)
+        let farm = try await FakeFarm.start(handler, in: dir)
+        let pause = await ReelRun.run(["pause", "7"] + farm.connectionArguments)
+        let status = await ReelRun.run(["status", "7", "--json"] + farm.connectionArguments)
+        let resume = await ReelRun.run(["resume", "7"] + farm.connectionArguments)
+        let priority = await ReelRun.run(["priority", "7", "-5"] + farm.connectionArguments)
+        let ended = await ReelRun.run(["pause", "6"] + farm.connectionArguments)
+        let events = await ReelRun.run(["events", "7"] + farm.connectionArguments)
+        let json = await ReelRun.run(["events", "7", "--json"] + farm.connectionArguments)
+        let badPriority = await ReelRun.run(["priority", "7", "1001"] + farm.connectionArguments)
+        await farm.stop()
+        #expect(pause.status == 0 && pause.stdout == "job 7 paused\n", "\(pause.stderr)")
+        #expect(status.stdout.contains(#""paused":true"#), "\(status.stdout)")
+        #expect(resume.status == 0 && resume.stdout == "job 7 resumed\n")
+        #expect(priority.status == 0 && priority.stdout == "job 7 priority -5\n", "\(priority.stderr)")
+        #expect(ended.status == 1 && ended.stderr.contains("job 6 is already done"), "\(ended.stderr)")
+        #expect(events.status == 0, "\(events.stderr)")
+        let lines = events.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1 + EventsReport.pageSize + 1, "both pages are listed")
+        #expect(lines[0].hasPrefix("TIME ") && lines[1].contains("submitted"))
+        #expect(lines[2].contains("claimed") && lines[2].contains("chunk 0 frames [0, 10)") && lines[2].contains("render-01"))
+        let report = try JSONDecoder().decode(EventsReport.self, from: Data(json.stdout.utf8))
+        #expect(report.job == 7 && report.events.count == EventsReport.pageSize + 1)
+        #expect(badPriority.status == 1 && badPriority.stderr.contains("-1000…1000"), "\(badPriority.stderr)")
+        #expect(handler.requests == ["PAUSE", "STATUS", "RESUME", "PRIORITY", "PAUSE", "EVENTS", "EVENTS", "EVENTS", "EVENTS"])
+    }
+
+    @Test func submitSendsThePriority() async throws {
+        let dir = try Media.tempDirectory()
+        let comp = try Self.makeComposition(in: dir)
+        let farm = try await FakeFarm.start(FakeCoordinator(), in: dir)
+        let r = await ReelRun.run(["submit", comp.path, "--priority", "12"] + farm.connectionArguments)
+        let bad = await ReelRun.run(["submit", comp.path, "--priority", "5000"] + farm.connectionArguments)
+        await farm.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(farm.handler.submits.first?.settings.priority == 12)
+        #expect(bad.status == 1 && bad.stderr.contains("--priority"), "\(bad.stderr)")
+        #expect(farm.handler.submits.count == 1)
+    }
+
     @Test func aWrongSecretExitsOneNamingTheSecretFile() async throws {
         let dir = try Media.tempDirectory()
         let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs), in: dir)

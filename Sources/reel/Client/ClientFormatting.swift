@@ -11,12 +11,13 @@ enum ClientFormatting {
     /// One row per job: id, name, state, task counts, progress, speed, ETA.
     static func jobsTable(_ report: StatusReport) -> String {
         guard !report.jobs.isEmpty else { return "no jobs\n" + storageLine(report.storage) }
-        var table = TextTable(headers: ["JOB", "NAME", "STATE", "CHUNKS done/run/queue/fail", "PROGRESS", "FPS", "ETA"],
-                              rightAligned: [0, 3, 4, 5, 6])
+        var table = TextTable(headers: ["JOB", "NAME", "STATE", "PRI", "CHUNKS done/run/queue/fail", "PROGRESS", "FPS", "ETA"],
+                              rightAligned: [0, 3, 4, 5, 6, 7])
         for job in report.jobs {
             let t = job.tasks
             table.add([
-                String(job.id), job.name, job.state,
+                String(job.id), job.name, job.paused && !finishedStates.contains(job.state) ? "\(job.state) (paused)" : job.state,
+                String(job.priority),
                 // Cancelled chunks (the job was cancelled, or failed elsewhere) are not failures.
                 "\(t.done)/\(t.running)/\(t.queued)/\(t.failed) of \(t.total)" + (t.cancelled > 0 ? ", \(t.cancelled) cancelled" : ""),
                 percent(job.progress),
@@ -31,6 +32,24 @@ enum ClientFormatting {
             }
         }
         return text + storageLine(report.storage)
+    }
+
+    /// The job's history, one event a line: local date and time, kind, task, agent, message.
+    static func eventsTable(_ events: [JobEvent], job: Int64) -> String {
+        guard !events.isEmpty else { return "job \(job) has no events\n" }
+        var table = TextTable(headers: ["TIME", "EVENT", "TASK", "AGENT", "DETAIL"], rightAligned: [])
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        for event in events {
+            table.add([
+                formatter.string(from: Date(timeIntervalSince1970: Double(event.atMillis) / 1000)),
+                event.kind.replacingOccurrences(of: "_", with: " "),
+                event.taskLabel ?? "-",
+                event.agent?.escapingControlCharacters ?? "-",
+                event.message.isEmpty ? "" : event.message.escapingControlCharacters,
+            ])
+        }
+        return table.render()
     }
 
     /// `storage: assets 1.2 GiB, results 300.0 MiB, outputs 4.0 GiB` (when the report has it).

@@ -202,6 +202,36 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         guard case .ok = reply else { throw unexpected(reply, to: "DELETE") }
     }
 
+    /// `PAUSE job=`.
+    func pause(job: Int64) async throws {
+        let reply = try await call(.pause(job: job))
+        guard case .ok = reply else { throw unexpected(reply, to: "PAUSE") }
+    }
+
+    /// `RESUME job=`.
+    func resume(job: Int64) async throws {
+        let reply = try await call(.resume(job: job))
+        guard case .ok = reply else { throw unexpected(reply, to: "RESUME") }
+    }
+
+    /// `PRIORITY job= priority=`.
+    func setPriority(job: Int64, priority: Int) async throws {
+        let reply = try await call(.priority(job: job, priority: priority))
+        guard case .ok = reply else { throw unexpected(reply, to: "PRIORITY") }
+    }
+
+    /// The job's whole history: `EVENTS` page after page until a page is not full.
+    func events(job: Int64) async throws -> [JobEvent] {
+        var events: [JobEvent] = []
+        while true {
+            let reply = try await call(.events(job: job, after: events.last?.id ?? 0))
+            guard case let .report(json) = reply else { throw unexpected(reply, to: "EVENTS") }
+            let page = try JSONCoding.decode(EventsReport.self, from: json, what: "EVENTS report").events
+            events += page
+            if page.count < EventsReport.pageSize { return events }
+        }
+    }
+
     /// `OUTPUT job= offset=`: up to `rangeLength` bytes of the job's output from `offset`, with
     /// the offset the coordinator answered for and the output's total size.
     func outputRange(job: Int64, offset: Int64) async throws -> (at: Int64, total: Int64, bytes: [UInt8]) {

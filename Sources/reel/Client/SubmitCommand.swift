@@ -27,6 +27,8 @@ struct SubmitCommand: AsyncParsableCommand {
     @Option(help: "Target chunk length in seconds, a decimal or N/D (default: the farm's, 10).") var chunkSeconds: String?
     @Option(help: "x264 threads per chunk, fixed for the job (default: the farm's, 4).") var encoderThreads: Int?
     @Option(help: "A name for `reel status` (default: the composition's file name).") var name: String?
+    @Option(help: "Priority, -1000…1000: higher runs first (default 0). Change it later with `reel priority JOB N`.")
+    var priority: Int?
     @Flag(help: "No progress output.") var quiet = false
 
     func validate() throws {
@@ -37,6 +39,7 @@ struct SubmitCommand: AsyncParsableCommand {
             }
         }
         if let encoderThreads, !(1...64).contains(encoderThreads) { throw ValidationError("--encoder-threads must be 1…64") }
+        if let priority, !JobPriority.range.contains(priority) { throw ValidationError("--priority must be -1000…1000") }
     }
 
     func run() async throws {
@@ -58,7 +61,8 @@ struct SubmitCommand: AsyncParsableCommand {
             let directory = URL(fileURLWithPath: composition).deletingLastPathComponent().path
             let manifest = try AssetManifest(composition: parsed, directory: directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
-                                       name: name ?? URL(fileURLWithPath: composition).lastPathComponent, fileType: fileType)
+                                       name: name ?? URL(fileURLWithPath: composition).lastPathComponent, fileType: fileType,
+                                       priority: priority)
 
             let client = try await OperatorClient.connect(connection)
             let job = try await Self.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),

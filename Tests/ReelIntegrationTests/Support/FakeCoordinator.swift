@@ -120,6 +120,24 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                     throw ReelProtocolError(.conflict, "job \(job) is already \(status.state)")
                 }
                 return .ok
+            case let .pause(job), let .resume(job):
+                guard let status = jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                if ["done", "failed", "cancelled"].contains(status.state) { throw ReelProtocolError(.conflict, "job \(job) is already \(status.state)") }
+                if case .pause = request { jobs[job]?.paused = true } else { jobs[job]?.paused = false }
+                return .ok
+            case let .priority(job, priority):
+                guard jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                jobs[job]?.priority = priority
+                return .ok
+            case let .events(job, after):
+                guard jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                // 501 events, so the client must ask for a second page.
+                let events = (1...Int64(EventsReport.pageSize + 1)).map { id in
+                    JobEvent(id: id, atMillis: 1_763_780_000_000 + id, kind: id == 1 ? "submitted" : "claimed", message: id == 1 ? "" : "epoch 1, attempt 1",
+                             task: id == 1 ? nil : 100 + id, taskLabel: id == 1 ? nil : "chunk \(id - 2) frames [0, 10)",
+                             agent: id == 1 ? nil : "render-01")
+                }.filter { $0.id > after }
+                return .report(json: try Self.json(EventsReport(job: job, events: Array(events.prefix(EventsReport.pageSize)))))
             case let .output(job, offset, length):
                 guard jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
                 guard let bytes = outputs[job] else { throw ReelProtocolError(.notReady, "job \(job) has no output yet") }
