@@ -19,10 +19,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        // 3.x or 4.x: jwt-kit 5 (the console's tokens) needs swift-crypto 4.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        // The operator console (HTTP API, dashboard, tokens).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // System libraries. The C shims wrap function-like macros Swift cannot import.
@@ -54,7 +58,7 @@ let package = Package(
         .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
-            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore",
+            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelConsole",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -64,6 +68,20 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
+        // The operator console: HTTP API, live stream, dashboard and tokens (Hummingbird, jwt-kit).
+        // Knows nothing of the store: the coordinator hands it a `ConsoleBackend`.
+        .target(name: "ReelConsole", dependencies: [
+            "ReelProtocol",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
@@ -76,7 +94,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .executableTarget(name: "reel", dependencies: [
-            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelCoordinator", "ReelAgent",
+            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -111,8 +129,13 @@ let package = Package(
         // A real PostgreSQL for tests (ops/postgres.sh), shared by the store and coordinator tests.
         .target(name: "ReelStoreTesting", dependencies: ["ReelStore"]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling"]),
+        .testTarget(name: "ReelConsoleTests", dependencies: [
+            "ReelConsole", "ReelProtocol",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting",
-            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia",
+            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

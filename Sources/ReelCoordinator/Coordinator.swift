@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ReelConsole
 import ReelCore
 import ReelMedia
 import ReelProtocol
@@ -17,6 +18,7 @@ public struct CoordinatorStartupError: Error, CustomStringConvertible {
 private struct BoundAddresses {
     var server: SocketAddress?
     var metrics: SocketAddress?
+    var http: SocketAddress?
 }
 
 /// The farm's coordinator (DESIGN §5–6) as a swift-service-lifecycle `Service`.
@@ -50,6 +52,8 @@ public final class Coordinator: Service, Sendable {
     public var waitingClaims: Int { dispatcher.current?.waitingCount ?? 0 }
     /// The bound `/metrics` address, when metrics are served.
     public var metricsAddress: SocketAddress? { addresses.current.metrics }
+    /// The bound console address (`--http`), when the console is served.
+    public var httpAddress: SocketAddress? { addresses.current.http }
 
     /// Returns once the coordinator listens (or has failed to start / stopped).
     public func waitUntilListening() async {
@@ -105,14 +109,31 @@ public final class Coordinator: Service, Sendable {
         let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher, sessions: sessions)
+        let tls = try makeTLSConfiguration()
         let server = try await ReelServer.start(
-            configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port, tls: try makeTLS()),
+            configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port,
+                                                   tls: try tls.map { try NIOSSLContext(configuration: $0) }),
             authenticator: authenticator, handler: handler, group: group)
         var metricsServer: MetricsServer?
         if let address = configuration.metrics {
             metricsServer = try await MetricsServer.start(at: address, metrics: metrics, group: group)
         }
-        addresses.withValue { $0 = BoundAddresses(server: server.localAddress, metrics: metricsServer?.localAddress) }
+        var console: ConsoleServer?
+        if let address = configuration.http {
+            do {
+                console = try await ConsoleServer.start(host: address.host, port: address.port, tls: tls,
+                                                        backend: CoordinatorConsoleBackend(handler: handler, metrics: metrics),
+                                                        authenticator: authenticator, logger: logger)
+            } catch {
+                try? await server.close()
+                await metricsServer?.close()
+                throw CoordinatorStartupError(description: "\(error)")
+            }
+            logger.info("console listening", metadata: ["address": "\(console?.localAddress.map { "\($0)" } ?? "?")"])
+        }
+        addresses.withValue {
+            $0 = BoundAddresses(server: server.localAddress, metrics: metricsServer?.localAddress, http: console?.localAddress)
+        }
         logger.info("coordinator listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")",
                                                         "storage": "\(storage.root)", "lease": "\(configuration.leaseSeconds)s"])
         markStarted()
@@ -140,6 +161,7 @@ public final class Coordinator: Service, Sendable {
             await self.drain(server)
             group.cancelAll()
         }
+        await console?.close()
         await metricsServer?.close()
         logger.info("coordinator stopped")
     }
@@ -182,12 +204,15 @@ public final class Coordinator: Service, Sendable {
         }
     }
 
-    private func makeTLS() throws -> NIOSSLContext? {
+    /// The server TLS configuration of both listeners (line protocol and console), if TLS is on.
+    private func makeTLSConfiguration() throws -> TLSConfiguration? {
         guard let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile else { return nil }
         do {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
             let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
-            return try NIOSSLContext(configuration: tls)
+            // Fail here, with the file names, rather than at the first connection.
+            _ = try NIOSSLContext(configuration: tls)
+            return tls
         } catch {
             throw CoordinatorStartupError(description: "cannot load the TLS certificate \(certificate) / key \(key): \(error)")
         }

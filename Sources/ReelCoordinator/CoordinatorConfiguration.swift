@@ -48,6 +48,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var defaultChunkSeconds: Rational = 10
     /// Where `/metrics` (Prometheus text) is served; `nil` (default) serves no metrics.
     public var metrics: HostPort? = nil
+    /// Where the operator console is served over HTTP (dashboard `/`, API `/api/v1/`, `/metrics`),
+    /// with TLS when `tlsCertificateFile`/`tlsKeyFile` are set; `nil` (default) serves none.
+    public var http: HostPort? = nil
     /// Upper bound on a `CLAIM wait=` long poll, seconds (the protocol allows up to 60).
     public var maxClaimWaitSeconds: Int = 60
     /// When an agent's last connection closes, the leases it holds end this many seconds

@@ -1,0 +1,41 @@
+import ReelProtocol
+
+/// A job action of the console (`POST /api/v1/jobs/{id}/ACTION`).
+public enum JobAction: String, Sendable, CaseIterable {
+    case cancel, retry, pause, resume
+}
+
+/// A request the farm refused, mapped to an HTTP status by the console.
+public struct ConsoleBackendError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable {
+        /// 404: no such job.
+        case notFound
+        /// 409: the job's state does not allow it.
+        case conflict
+        /// 400: a bad value (priority out of range).
+        case invalid
+    }
+    public var kind: Kind
+    public var message: String
+    public init(_ kind: Kind, _ message: String) { self.kind = kind; self.message = message }
+    public var description: String { message }
+}
+
+/// What the console reads and does, implemented by the coordinator on its store: the same
+/// answers as the line protocol's `STATUS`, `AGENTS`, `EVENTS`, `CANCEL`, … (so the console
+/// and the CLI show the same documents). Throws `ConsoleBackendError` for refusals; anything
+/// else becomes a 500 whose details go to the coordinator's log only.
+public protocol ConsoleBackend: Sendable {
+    /// The most recent `limit` jobs, newest first (`STATUS`' documents).
+    func jobs(limit: Int) async throws -> [JobStatus]
+    /// One job (as `STATUS job=`) with its tasks.
+    func job(_ id: Int64) async throws -> JobDetail
+    /// The job's events after event id `after`, oldest first.
+    func events(job: Int64, after: Int64, limit: Int) async throws -> EventsReport
+    /// `AGENTS`' documents.
+    func agents() async throws -> [AgentStatus]
+    func perform(_ action: JobAction, job: Int64) async throws
+    func setPriority(job: Int64, priority: Int) async throws
+    /// The Prometheus text for `/metrics`.
+    func metricsExposition() -> String
+}

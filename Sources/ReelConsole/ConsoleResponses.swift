@@ -1,0 +1,35 @@
+import Foundation
+import Hummingbird
+
+/// JSON bodies and error answers of the console's API. Documents are encoded like the
+/// coordinator encodes `STATUS` (sorted keys), so the API and `reel status --json` agree byte for byte.
+enum ConsoleResponses {
+    struct ErrorDocument: Encodable { var error: String }
+
+    static func encode(_ value: some Encodable) throws -> ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return ByteBuffer(bytes: try encoder.encode(value))
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                 body: ResponseBody(byteBuffer: try encode(value)))
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ message: String, headers extra: HTTPFields = [:]) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+        headers.append(contentsOf: extra)
+        let body = (try? encode(ErrorDocument(error: message))) ?? ByteBuffer(string: "{}")
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+
+    static func unauthorized(_ message: String) -> Response {
+        error(.unauthorized, message, headers: [.wwwAuthenticate: "Bearer realm=\"reel\""])
+    }
+
+    static func text(_ text: String, contentType: String, cache: Bool = false) -> Response {
+        Response(status: .ok, headers: [.contentType: contentType, .cacheControl: cache ? "max-age=300" : "no-cache"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Hummingbird
+import ReelProtocol
+
+/// Who may call a route.
+enum RouteAccess: Sendable {
+    /// No token: the dashboard's static files and `/metrics`.
+    case open
+    /// Any valid token.
+    case read
+    /// A token whose role may act (403 for read-only tokens).
+    case act
+}
+
+/// One route of the console: method, path in OpenAPI form (`/api/v1/jobs/{id}`, which is also
+/// Hummingbird's capture syntax), who may call it and what answers. `ConsoleRoutes.all` is the
+/// one list the server registers and the test holds against proto/console-api.yaml.
+struct ConsoleRoute: Sendable {
+    var method: HTTPRequest.Method
+    var path: String
+    var access: RouteAccess
+    var handler: @Sendable (Request, ConsoleContext, ConsoleServer.Services) async throws -> Response
+}
+
+enum ConsoleRoutes {
+    static let all: [ConsoleRoute] = [
+        // The dashboard and its files (no token: the page asks for one).
+        ConsoleRoute(method: .get, path: "/", access: .open) { _, _, _ in
+            ConsoleResponses.text(DashboardPage.html, contentType: "text/html; charset=utf-8")
+        },
+        ConsoleRoute(method: .get, path: "/console.css", access: .open) { _, _, _ in
+            ConsoleResponses.text(DashboardStyle.css, contentType: "text/css; charset=utf-8")
+        },
+        ConsoleRoute(method: .get, path: "/console.js", access: .open) { _, _, _ in
+            ConsoleResponses.text(DashboardScript.js, contentType: "text/javascript; charset=utf-8")
+        },
+        ConsoleRoute(method: .get, path: "/metrics", access: .open) { _, _, services in
+            ConsoleResponses.text(services.backend.metricsExposition(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        },
+
+        ConsoleRoute(method: .get, path: "/api/v1/session", access: .read) { _, context, _ in
+            try ConsoleResponses.json(context.access)
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/jobs", access: .read) { request, _, services in
+            let query = request.uri.queryParameters
+            let limit = Int(try Self.integer(query["limit"].map(String.init), name: "limit", in: 1...500) ?? 50)
+            var jobs = try await services.backend.jobs(limit: limit)
+            if let states = query["state"], !states.isEmpty {
+                let wanted = Set(states.split(separator: ",").map(String.init))
+                jobs = jobs.filter { wanted.contains($0.state) || (wanted.contains("paused") && $0.paused) }
+            }
+            return try ConsoleResponses.json(StatusReport(jobs: jobs))
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/jobs/{id}", access: .read) { _, context, services in
+            try ConsoleResponses.json(try await services.backend.job(try Self.jobID(context)))
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/jobs/{id}/events", access: .read) { request, context, services in
+            let query = request.uri.queryParameters
+            let after = try Self.integer(query["after"].map(String.init), name: "after", in: 0...Int64.max) ?? 0
+            let limit = try Self.integer(query["limit"].map(String.init), name: "limit", in: 1...Int64(EventsReport.pageSize))
+            return try ConsoleResponses.json(try await services.backend.events(job: try Self.jobID(context), after: after,
+                                                                                limit: Int(limit ?? Int64(EventsReport.pageSize))))
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/agents", access: .read) { _, _, services in
+            try ConsoleResponses.json(AgentsReport(agents: try await services.backend.agents()))
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/stream", access: .read) { _, _, services in
+            services.feed.response()
+        },
+    ] + JobAction.allCases.map { action in
+        ConsoleRoute(method: .post, path: "/api/v1/jobs/{id}/\(action.rawValue)", access: .act) { _, context, services in
+            let job = try Self.jobID(context)
+            try await services.backend.perform(action, job: job)
+            return try ConsoleResponses.json(ActionResult(job: job, action: action.rawValue))
+        }
+    } + [
+        ConsoleRoute(method: .put, path: "/api/v1/jobs/{id}/priority", access: .act) { request, context, services in
+            let job = try Self.jobID(context)
+            var request = request
+            let body = try await request.collectBody(upTo: 4096)
+            guard let document = try? JSONDecoder().decode(PriorityDocument.self, from: Data(body.readableBytesView)) else {
+                throw ConsoleBackendError(.invalid, #"the body must be JSON like {"priority": 10}"#)
+            }
+            try await services.backend.setPriority(job: job, priority: document.priority)
+            return try ConsoleResponses.json(PriorityDocument(priority: document.priority))
+        },
+    ]
+
+    struct ActionResult: Codable { var job: Int64; var action: String }
+    struct PriorityDocument: Codable { var priority: Int }
+
+    static func jobID(_ context: ConsoleContext) throws -> Int64 {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw ConsoleBackendError(.invalid, "the job id must be a positive number")
+        }
+        return id
+    }
+
+    static func integer(_ text: String?, name: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let text else { return nil }
+        guard let value = Int64(text), range.contains(value) else {
+            throw ConsoleBackendError(.invalid, "\(name) must be an integer in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import ReelProtocol
+import Testing
+@testable import ReelConsole
+
+/// An in-memory farm behind the console: jobs and agents it is told, actions recorded.
+final class FakeBackend: ConsoleBackend {
+    private let state = NIOLockedValueBox<(jobs: [JobStatus], agents: [AgentStatus], actions: [String])>(([], [], []))
+
+    init(jobs: [JobStatus], agents: [AgentStatus]) { state.withLockedValue { $0.jobs = jobs; $0.agents = agents } }
+
+    var actions: [String] { state.withLockedValue { $0.actions } }
+    func update(_ body: (inout [JobStatus]) -> Void) { state.withLockedValue { body(&$0.jobs) } }
+
+    func jobs(limit: Int) async throws -> [JobStatus] { state.withLockedValue { Array($0.jobs.prefix(limit)) } }
+    func job(_ id: Int64) async throws -> JobDetail {
+        guard let job = state.withLockedValue({ $0.jobs.first { $0.id == id } }) else { throw ConsoleBackendError(.notFound, "no job \(id)") }
+        return JobDetail(job: job, chunks: [])
+    }
+    func events(job: Int64, after: Int64, limit: Int) async throws -> EventsReport {
+        _ = try await self.job(job)
+        return EventsReport(job: job, events: [JobEvent(id: 1, atMillis: 1, kind: "submitted", message: "")].filter { $0.id > after })
+    }
+    func agents() async throws -> [AgentStatus] { state.withLockedValue { $0.agents } }
+    func perform(_ action: JobAction, job: Int64) async throws {
+        let current = try await self.job(job).job
+        if ["done", "failed", "cancelled"].contains(current.state) { throw ConsoleBackendError(.conflict, "job \(job) is already \(current.state)") }
+        state.withLockedValue { $0.actions.append("\(action.rawValue) \(job)") }
+    }
+    func setPriority(job: Int64, priority: Int) async throws {
+        _ = try await self.job(job)
+        state.withLockedValue { $0.actions.append("priority \(job) \(priority)") }
+    }
+    func metricsExposition() -> String { "# TYPE reel_jobs gauge\nreel_jobs 1\n" }
+}
+
+@Suite(.serialized) struct ConsoleServerTests {
+    static func job(_ id: Int64, state: String = "running") -> JobStatus {
+        JobStatus(id: id, name: "job \(id).json", state: state, tasks: TaskCounts(done: 1, running: 1, queued: 2, total: 4), frameCount: 100,
+                  framesDone: 25, progress: 0.25, framesPerSecond: 10, etaSeconds: 7.5, submittedAtMillis: 1, updatedAtMillis: 2,
+                  outputBytes: nil, error: nil, priority: 3, paused: false)
+    }
+
+    struct Farm {
+        let server: ConsoleServer
+        let backend: FakeBackend
+        let http: TinyHTTP
+        let operatorToken: String
+        let readOnlyToken: String
+        let tokens: ConsoleTokens
+    }
+
+    static func withFarm(_ body: (Farm) async throws -> Void) async throws {
+        let backend = FakeBackend(jobs: [job(7), job(6, state: "done")],
+                                  agents: [AgentStatus(name: "render-01", host: "r1", state: "busy", threads: 8, heartbeatAgeSeconds: 0.5,
+                                                       currentTask: "job 7 task 3 frames [20, 30)")])
+        let server = try await ConsoleServer.start(host: "127.0.0.1", port: 0, tls: nil, backend: backend,
+                                                   authenticator: ConsoleTokenTests.farm, logger: Logger(label: "console-test"))
+        let tokens = await ConsoleTokens.make(authenticator: ConsoleTokenTests.farm)
+        let farm = Farm(server: server, backend: backend, http: TinyHTTP(port: try #require(server.localAddress?.port)),
+                        operatorToken: try await tokens.issue(role: .operator_, subject: "op", lifetime: .seconds(600)),
+                        readOnlyToken: try await tokens.issue(role: .readOnly, subject: "viewer", lifetime: .seconds(600)), tokens: tokens)
+        do {
+            try await body(farm)
+        } catch {
+            await server.close()
+            throw error
+        }
+        await server.close()
+    }
+
+    @Test func theDashboardAndMetricsNeedNoTokenButTheAPIDoes() async throws {
+        try await Self.withFarm { farm in
+            let page = try farm.http.request("GET", "/")
+            #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
+            #expect(page.body.contains("<script src=\"/console.js\">") && !page.body.contains("http://") && !page.body.contains("https://"),
+                    "the page loads nothing from elsewhere")
+            #expect(try farm.http.request("GET", "/console.js").status == 200)
+            #expect(try farm.http.request("GET", "/console.css").status == 200)
+            let metrics = try farm.http.request("GET", "/metrics")
+            #expect(metrics.status == 200 && metrics.body.contains("reel_jobs 1"))
+
+            for path in ["/api/v1/jobs", "/api/v1/jobs/7", "/api/v1/jobs/7/events", "/api/v1/agents", "/api/v1/session", "/api/v1/stream"] {
+                let reply = try farm.http.request("GET", path)
+                #expect(reply.status == 401, "\(path) without a token: \(reply.status)")
+                #expect(reply.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+                #expect((reply.json as? [String: Any])?["error"] as? String != nil, "a 401 says why: \(reply.body)")
+            }
+            let malformed = try farm.http.raw("GET", "/api/v1/jobs", headers: ["Authorization": "Basic b3A6b3A="])
+            #expect(try TinyHTTP.parse(malformed).status == 401)
+        }
+    }
+
+    @Test func tamperedExpiredAndOtherFarmTokensGet401() async throws {
+        try await Self.withFarm { farm in
+            let parts = farm.readOnlyToken.split(separator: ".").map(String.init)
+            let payload = String(decoding: Data(base64URL: parts[1])!, as: UTF8.self).replacingOccurrences(of: "read-only", with: "operator")
+            let tampered = [parts[0], Data(payload.utf8).base64URLEncoded(), parts[2]].joined(separator: ".")
+            let expired = try await farm.tokens.issue(role: .operator_, subject: "old", lifetime: .seconds(60), now: Date().addingTimeInterval(-7200))
+            let other = try await ConsoleTokens.make(authenticator: ConsoleTokenTests.otherFarm)
+                .issue(role: .operator_, subject: "mallory", lifetime: .seconds(600))
+            for (what, token) in [("tampered", tampered), ("expired", expired), ("other farm", other)] {
+                let read = try farm.http.request("GET", "/api/v1/jobs", token: token)
+                #expect(read.status == 401, "\(what): \(read.status) \(read.body)")
+                let act = try farm.http.request("POST", "/api/v1/jobs/7/cancel", token: token)
+                #expect(act.status == 401, "\(what): \(act.status)")
+            }
+            #expect(try farm.http.request("GET", "/api/v1/jobs", token: expired).body.contains("expired"))
+            #expect(farm.backend.actions.isEmpty)
+        }
+    }
+
+    @Test func aReadOnlyTokenReadsButCannotAct() async throws {
+        try await Self.withFarm { farm in
+            let jobs = try farm.http.request("GET", "/api/v1/jobs", token: farm.readOnlyToken)
+            #expect(jobs.status == 200)
+            let report = try JSONDecoder().decode(StatusReport.self, from: Data(jobs.body.utf8))
+            #expect(report.jobs.map(\.id) == [7, 6])
+            let session = try farm.http.request("GET", "/api/v1/session", token: farm.readOnlyToken)
+            #expect((session.json as? [String: Any])?["role"] as? String == "read-only")
+            for action in ["cancel", "retry", "pause", "resume"] {
+                let reply = try farm.http.request("POST", "/api/v1/jobs/7/\(action)", token: farm.readOnlyToken)
+                #expect(reply.status == 403, "\(action): \(reply.status)")
+            }
+            #expect(try farm.http.request("PUT", "/api/v1/jobs/7/priority", token: farm.readOnlyToken, body: #"{"priority": 9}"#).status == 403)
+            #expect(farm.backend.actions.isEmpty)
+        }
+    }
+
+    @Test func anOperatorActsAndRefusalsKeepTheirStatus() async throws {
+        try await Self.withFarm { farm in
+            let token = farm.operatorToken
+            #expect(try farm.http.request("POST", "/api/v1/jobs/7/pause", token: token).status == 200)
+            #expect(try farm.http.request("POST", "/api/v1/jobs/7/resume", token: token).status == 200)
+            let priority = try farm.http.request("PUT", "/api/v1/jobs/7/priority", token: token, body: #"{"priority": -20}"#)
+            #expect(priority.status == 200, "\(priority.body)")
+            #expect(farm.backend.actions == ["pause 7", "resume 7", "priority 7 -20"])
+            #expect(try farm.http.request("POST", "/api/v1/jobs/99/cancel", token: token).status == 404)
+            let conflict = try farm.http.request("POST", "/api/v1/jobs/6/cancel", token: token)
+            #expect(conflict.status == 409 && conflict.body.contains("already done"))
+            #expect(try farm.http.request("PUT", "/api/v1/jobs/7/priority", token: token, body: "ten").status == 400)
+            #expect(try farm.http.request("GET", "/api/v1/jobs/x", token: token).status == 400)
+            #expect(try farm.http.request("GET", "/api/v1/jobs?limit=0", token: token).status == 400)
+            let filtered = try farm.http.request("GET", "/api/v1/jobs?state=done", token: token)
+            #expect(try JSONDecoder().decode(StatusReport.self, from: Data(filtered.body.utf8)).jobs.map(\.id) == [6])
+            let events = try farm.http.request("GET", "/api/v1/jobs/7/events", token: token)
+            #expect(try JSONDecoder().decode(EventsReport.self, from: Data(events.body.utf8)).events.map(\.kind) == ["submitted"])
+        }
+    }
+
+    @Test func theStreamSendsASnapshotAtOnceAndAnotherWhenAJobChanges() async throws {
+        try await Self.withFarm { farm in
+            let token = farm.operatorToken
+            let backend = farm.backend
+            // Once the first snapshot has arrived, the job changes: the stream must push it.
+            let changed = NIOLockedValueBox<Date?>(nil)
+            let text = try farm.http.raw("GET", "/api/v1/stream", headers: ["Authorization": "Bearer \(token)"], deadline: 20) { text in
+                if text.contains("event: snapshot"), changed.withLockedValue({ $0 == nil }) {
+                    changed.withLockedValue { $0 = Date() }
+                    backend.update { $0[0].framesDone = 60; $0[0].tasks.done = 3 }
+                }
+                return text.contains(#""framesDone":60"#)
+            }
+            let started = try #require(changed.withLockedValue { $0 })
+            #expect(text.hasPrefix("HTTP/1.1 200"))
+            #expect(text.lowercased().contains("content-type: text/event-stream"))
+            let snapshots = text.components(separatedBy: "event: snapshot").count - 1
+            #expect(snapshots >= 2, "\(text.suffix(500))")
+            #expect(text.contains(#""framesDone":60"#), "the change was not pushed")
+            #expect(text.contains(#""name":"render-01""#))
+            // Pushed when it changed (polled every 500 ms), not at the 5 s refresh.
+            #expect(Date().timeIntervalSince(started) < 2, "took \(Date().timeIntervalSince(started)) s")
+        }
+    }
+}

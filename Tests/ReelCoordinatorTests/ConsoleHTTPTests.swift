@@ -1,0 +1,132 @@
+import Foundation
+import ReelConsole
+import ReelCoordinator
+import ReelCore
+import ReelProtocol
+import Testing
+
+/// The console on a real coordinator (`--http`): the API's documents are the protocol's, the
+/// job page shows each chunk's agent, actions work, and a real browser renders the dashboard.
+@Suite struct ConsoleHTTPTests {
+    static func consoleHarness() async throws -> (CoordinatorHarness, TinyHTTP) {
+        let harness = try await CoordinatorHarness { $0.http = HostPort(host: "127.0.0.1", port: 0) }
+        guard let port = harness.coordinator.httpAddress?.port else { throw TestFailure(description: "the console did not start") }
+        return (harness, TinyHTTP(port: port))
+    }
+
+    static func token(_ role: ConsoleRole) async throws -> String {
+        try await ConsoleTokens.make(authenticator: try Authenticator(secret: Array(CoordinatorHarness.secret.utf8)))
+            .issue(role: role, subject: "test", lifetime: .seconds(600))
+    }
+
+    @Test func theAPIReturnsTheProtocolsDocumentsAndEachChunksAgent() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let (harness, http) = try await Self.consoleHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        try await client.upload(media.video)
+        let job = try await ConsoleControlTests.submit(client, media, priority: 7)
+        let agent = try await harness.connect(role: .agent, name: "render-03")
+        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        let token = try await Self.token(.operator_)
+
+        // The same JobStatus as STATUS job= (nothing moves in between: no frames were reported).
+        let status = try await client.status(job: job)
+        let list = try http.request("GET", "/api/v1/jobs", token: token)
+        #expect(list.status == 200, "\(list.body)")
+        let listed = try JSONDecoder().decode(StatusReport.self, from: Data(list.body.utf8))
+        #expect(listed.jobs.first { $0.id == job } == status)
+        #expect(status.priority == 7 && !status.paused)
+        let running = try http.request("GET", "/api/v1/jobs?state=running", token: token)
+        #expect(try JSONDecoder().decode(StatusReport.self, from: Data(running.body.utf8)).jobs.map(\.id) == [job])
+        #expect(try JSONDecoder().decode(StatusReport.self, from: Data(try http.request("GET", "/api/v1/jobs?state=done", token: token).body.utf8)).jobs.isEmpty)
+
+        let detail = try JSONDecoder().decode(JobDetail.self, from: Data(try http.request("GET", "/api/v1/jobs/\(job)", token: token).body.utf8))
+        #expect(detail.job == status)
+        let chunks = detail.chunks.filter { $0.kind == "video_chunk" }
+        #expect(chunks.count == status.tasks.total, "every render task is listed")
+        let leased = try #require(detail.chunks.first { $0.task == task.task })
+        #expect(leased.state == "leased" && leased.agent == "render-03" && leased.attempts == 1 && leased.startedAtMillis != nil)
+        #expect(leased.frameStart == task.frameStart && leased.frameEnd == task.frameEnd)
+        #expect(detail.chunks.filter { $0.task != task.task }.allSatisfy { $0.state == "queued" && $0.agent == nil })
+
+        // The agents, as AGENTS reports them.
+        let agents = try JSONDecoder().decode(AgentsReport.self, from: Data(try http.request("GET", "/api/v1/agents", token: token).body.utf8))
+        let listedAgent = try #require(agents.agents.first { $0.name == "render-03" })
+        #expect(listedAgent.state == "busy" && listedAgent.currentTask?.contains("task \(task.task)") == true)
+
+        // Events, then actions through HTTP, seen by the protocol.
+        let events = try JSONDecoder().decode(EventsReport.self, from: Data(try http.request("GET", "/api/v1/jobs/\(job)/events", token: token).body.utf8))
+        #expect(events.events.map(\.kind).prefix(3) == ["submitted", "planned", "claimed"])
+        #expect(try http.request("POST", "/api/v1/jobs/\(job)/pause", token: try await Self.token(.readOnly)).status == 403)
+        #expect(try await client.status(job: job).paused == false)
+        #expect(try http.request("POST", "/api/v1/jobs/\(job)/pause", token: token).status == 200)
+        #expect(try await client.status(job: job).paused == true)
+        #expect(try http.request("PUT", "/api/v1/jobs/\(job)/priority", token: token, body: #"{"priority": 42}"#).status == 200)
+        #expect(try await client.status(job: job).priority == 42)
+        #expect(try http.request("PUT", "/api/v1/jobs/\(job)/priority", token: token, body: #"{"priority": 4200}"#).status == 400)
+        #expect(try http.request("POST", "/api/v1/jobs/\(job)/cancel", token: token).status == 200)
+        let again = try http.request("POST", "/api/v1/jobs/\(job)/cancel", token: token)
+        #expect(again.status == 409 && again.body.contains("already cancelled"), "\(again.body)")
+        #expect(try http.request("GET", "/api/v1/jobs/99999", token: token).status == 404)
+        #expect(try http.request("GET", "/api/v1/jobs/99999/events", token: token).status == 404)
+        #expect(try http.request("GET", "/api/v1/jobs", token: nil).status == 401)
+
+        // /metrics on the console's listener, as on --metrics.
+        let metrics = try http.request("GET", "/metrics")
+        #expect(metrics.status == 200 && metrics.body.contains("reel_"), "\(metrics.body.prefix(200))")
+        await agent.close(); await client.close()
+        try await harness.stop()
+    }
+}
+
+/// The dashboard in a real browser: Debian's Chromium, headless, loads it from a running
+/// coordinator with a job and an agent, and the DOM its script rendered lists both.
+@Suite struct ConsoleBrowserTests {
+    static func chromium() throws -> String {
+        for path in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] where FileManager.default.isExecutableFile(atPath: path) { return path }
+        throw TestFailure(description: "the browser test needs Chromium: run ops/install-deps.sh (apt-get install chromium)")
+    }
+
+    /// The DOM after the page's scripts ran, by `chromium --headless --dump-dom`.
+    static func renderedDOM(_ url: String) throws -> String {
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("reel-chromium-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        return try runProgram([try chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                               "--no-first-run", "--user-data-dir=\(profile)", "--virtual-time-budget=5000", "--dump-dom", url]).stdout
+    }
+
+    @Test func theDashboardListsTheJobAndTheAgent() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        try await client.upload(media.video)
+        let job = try await ConsoleControlTests.submit(client, media, priority: 3)
+        let agent = try await harness.connect(role: .agent, name: "render-browser-1")
+        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        guard case .task = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        let token = try await ConsoleHTTPTests.token(.readOnly)
+        let url = "http://127.0.0.1:\(http.port)/#token=\(token)"
+
+        // Each run is a fresh page load; retry while the page's data has not arrived yet.
+        let deadline = Date().addingTimeInterval(90)
+        var dom = ""
+        repeat {
+            dom = try Self.renderedDOM(url)
+            if dom.contains("data-job-id=\"\(job)\"") && dom.contains("data-agent=\"render-browser-1\"") { break }
+        } while Date() < deadline
+        #expect(dom.contains("data-job-id=\"\(job)\""), "the jobs table does not list job \(job): \(dom.prefix(3000))")
+        #expect(dom.contains("data-agent=\"render-browser-1\""), "the agents table does not list the agent")
+        #expect(dom.contains("test job"), "the job's name is shown")
+        #expect(dom.contains(">read-only<"), "the token's role is shown")
+        #expect(!dom.contains("data-action=\"cancel\""), "a read-only token gets no action buttons")
+
+        // A wrong token: the sign-in form with the coordinator's reason.
+        let refused = try Self.renderedDOM("http://127.0.0.1:\(http.port)/#token=nonsense")
+        #expect(refused.contains("not a valid console token"), "\(refused.prefix(3000))")
+        await agent.close(); await client.close()
+        try await harness.stop()
+    }
+}
