@@ -10,6 +10,7 @@ packages=(
   libfreetype-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-wqy-zenhei       # text overlays, incl. CJK fallback
   libpq-dev postgresql                                                                  # job store
   iproute2                                                                              # network namespaces for multi-host tests
+  chromium                                                                              # the console's browser test and ops/console-screenshot.sh only
 )
 
 missing=()
