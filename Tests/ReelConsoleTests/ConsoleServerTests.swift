@@ -73,22 +73,22 @@ final class FakeBackend: ConsoleBackend {
 
     @Test func theDashboardAndMetricsNeedNoTokenButTheAPIDoes() async throws {
         try await Self.withFarm { farm in
-            let page = try farm.http.request("GET", "/")
+            let page = try await farm.http.request("GET", "/")
             #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
             #expect(page.body.contains("<script src=\"/console.js\">") && !page.body.contains("http://") && !page.body.contains("https://"),
                     "the page loads nothing from elsewhere")
-            #expect(try farm.http.request("GET", "/console.js").status == 200)
-            #expect(try farm.http.request("GET", "/console.css").status == 200)
-            let metrics = try farm.http.request("GET", "/metrics")
+            #expect(try await farm.http.request("GET", "/console.js").status == 200)
+            #expect(try await farm.http.request("GET", "/console.css").status == 200)
+            let metrics = try await farm.http.request("GET", "/metrics")
             #expect(metrics.status == 200 && metrics.body.contains("reel_jobs 1"))
 
             for path in ["/api/v1/jobs", "/api/v1/jobs/7", "/api/v1/jobs/7/events", "/api/v1/agents", "/api/v1/session", "/api/v1/stream"] {
-                let reply = try farm.http.request("GET", path)
+                let reply = try await farm.http.request("GET", path)
                 #expect(reply.status == 401, "\(path) without a token: \(reply.status)")
                 #expect(reply.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
                 #expect((reply.json as? [String: Any])?["error"] as? String != nil, "a 401 says why: \(reply.body)")
             }
-            let malformed = try farm.http.raw("GET", "/api/v1/jobs", headers: ["Authorization": "Basic b3A6b3A="])
+            let malformed = try await farm.http.raw("GET", "/api/v1/jobs", headers: ["Authorization": "Basic b3A6b3A="])
             #expect(try TinyHTTP.parse(malformed).status == 401)
         }
     }
@@ -102,29 +102,29 @@ final class FakeBackend: ConsoleBackend {
             let other = try await ConsoleTokens.make(authenticator: ConsoleTokenTests.otherFarm)
                 .issue(role: .operator_, subject: "mallory", lifetime: .seconds(600))
             for (what, token) in [("tampered", tampered), ("expired", expired), ("other farm", other)] {
-                let read = try farm.http.request("GET", "/api/v1/jobs", token: token)
+                let read = try await farm.http.request("GET", "/api/v1/jobs", token: token)
                 #expect(read.status == 401, "\(what): \(read.status) \(read.body)")
-                let act = try farm.http.request("POST", "/api/v1/jobs/7/cancel", token: token)
+                let act = try await farm.http.request("POST", "/api/v1/jobs/7/cancel", token: token)
                 #expect(act.status == 401, "\(what): \(act.status)")
             }
-            #expect(try farm.http.request("GET", "/api/v1/jobs", token: expired).body.contains("expired"))
+            #expect(try await farm.http.request("GET", "/api/v1/jobs", token: expired).body.contains("expired"))
             #expect(farm.backend.actions.isEmpty)
         }
     }
 
     @Test func aReadOnlyTokenReadsButCannotAct() async throws {
         try await Self.withFarm { farm in
-            let jobs = try farm.http.request("GET", "/api/v1/jobs", token: farm.readOnlyToken)
+            let jobs = try await farm.http.request("GET", "/api/v1/jobs", token: farm.readOnlyToken)
             #expect(jobs.status == 200)
             let report = try JSONDecoder().decode(StatusReport.self, from: Data(jobs.body.utf8))
             #expect(report.jobs.map(\.id) == [7, 6])
-            let session = try farm.http.request("GET", "/api/v1/session", token: farm.readOnlyToken)
+            let session = try await farm.http.request("GET", "/api/v1/session", token: farm.readOnlyToken)
             #expect((session.json as? [String: Any])?["role"] as? String == "read-only")
             for action in ["cancel", "retry", "pause", "resume"] {
-                let reply = try farm.http.request("POST", "/api/v1/jobs/7/\(action)", token: farm.readOnlyToken)
+                let reply = try await farm.http.request("POST", "/api/v1/jobs/7/\(action)", token: farm.readOnlyToken)
                 #expect(reply.status == 403, "\(action): \(reply.status)")
             }
-            #expect(try farm.http.request("PUT", "/api/v1/jobs/7/priority", token: farm.readOnlyToken, body: #"{"priority": 9}"#).status == 403)
+            #expect(try await farm.http.request("PUT", "/api/v1/jobs/7/priority", token: farm.readOnlyToken, body: #"{"priority": 9}"#).status == 403)
             #expect(farm.backend.actions.isEmpty)
         }
     }
@@ -132,20 +132,20 @@ final class FakeBackend: ConsoleBackend {
     @Test func anOperatorActsAndRefusalsKeepTheirStatus() async throws {
         try await Self.withFarm { farm in
             let token = farm.operatorToken
-            #expect(try farm.http.request("POST", "/api/v1/jobs/7/pause", token: token).status == 200)
-            #expect(try farm.http.request("POST", "/api/v1/jobs/7/resume", token: token).status == 200)
-            let priority = try farm.http.request("PUT", "/api/v1/jobs/7/priority", token: token, body: #"{"priority": -20}"#)
+            #expect(try await farm.http.request("POST", "/api/v1/jobs/7/pause", token: token).status == 200)
+            #expect(try await farm.http.request("POST", "/api/v1/jobs/7/resume", token: token).status == 200)
+            let priority = try await farm.http.request("PUT", "/api/v1/jobs/7/priority", token: token, body: #"{"priority": -20}"#)
             #expect(priority.status == 200, "\(priority.body)")
             #expect(farm.backend.actions == ["pause 7", "resume 7", "priority 7 -20"])
-            #expect(try farm.http.request("POST", "/api/v1/jobs/99/cancel", token: token).status == 404)
-            let conflict = try farm.http.request("POST", "/api/v1/jobs/6/cancel", token: token)
+            #expect(try await farm.http.request("POST", "/api/v1/jobs/99/cancel", token: token).status == 404)
+            let conflict = try await farm.http.request("POST", "/api/v1/jobs/6/cancel", token: token)
             #expect(conflict.status == 409 && conflict.body.contains("already done"))
-            #expect(try farm.http.request("PUT", "/api/v1/jobs/7/priority", token: token, body: "ten").status == 400)
-            #expect(try farm.http.request("GET", "/api/v1/jobs/x", token: token).status == 400)
-            #expect(try farm.http.request("GET", "/api/v1/jobs?limit=0", token: token).status == 400)
-            let filtered = try farm.http.request("GET", "/api/v1/jobs?state=done", token: token)
+            #expect(try await farm.http.request("PUT", "/api/v1/jobs/7/priority", token: token, body: "ten").status == 400)
+            #expect(try await farm.http.request("GET", "/api/v1/jobs/x", token: token).status == 400)
+            #expect(try await farm.http.request("GET", "/api/v1/jobs?limit=0", token: token).status == 400)
+            let filtered = try await farm.http.request("GET", "/api/v1/jobs?state=done", token: token)
             #expect(try JSONDecoder().decode(StatusReport.self, from: Data(filtered.body.utf8)).jobs.map(\.id) == [6])
-            let events = try farm.http.request("GET", "/api/v1/jobs/7/events", token: token)
+            let events = try await farm.http.request("GET", "/api/v1/jobs/7/events", token: token)
             #expect(try JSONDecoder().decode(EventsReport.self, from: Data(events.body.utf8)).events.map(\.kind) == ["submitted"])
         }
     }
@@ -156,7 +156,7 @@ final class FakeBackend: ConsoleBackend {
             let backend = farm.backend
             // Once the first snapshot has arrived, the job changes: the stream must push it.
             let changed = NIOLockedValueBox<Date?>(nil)
-            let text = try farm.http.raw("GET", "/api/v1/stream", headers: ["Authorization": "Bearer \(token)"], deadline: 20) { text in
+            let text = try await farm.http.raw("GET", "/api/v1/stream", headers: ["Authorization": "Bearer \(token)"], deadline: 20) { text in
                 if text.contains("event: snapshot"), changed.withLockedValue({ $0 == nil }) {
                     changed.withLockedValue { $0 = Date() }
                     backend.update { $0[0].framesDone = 60; $0[0].tasks.done = 3 }

@@ -25,6 +25,7 @@ import Testing
         let (harness, http) = try await Self.consoleHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         try await client.upload(media.video)
+        try await client.upload(media.audio)
         let job = try await ConsoleControlTests.submit(client, media, priority: 7)
         let agent = try await harness.connect(role: .agent, name: "render-03")
         #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
@@ -33,16 +34,16 @@ import Testing
 
         // The same JobStatus as STATUS job= (nothing moves in between: no frames were reported).
         let status = try await client.status(job: job)
-        let list = try http.request("GET", "/api/v1/jobs", token: token)
+        let list = try await http.request("GET", "/api/v1/jobs", token: token)
         #expect(list.status == 200, "\(list.body)")
         let listed = try JSONDecoder().decode(StatusReport.self, from: Data(list.body.utf8))
         #expect(listed.jobs.first { $0.id == job } == status)
         #expect(status.priority == 7 && !status.paused)
-        let running = try http.request("GET", "/api/v1/jobs?state=running", token: token)
+        let running = try await http.request("GET", "/api/v1/jobs?state=running", token: token)
         #expect(try JSONDecoder().decode(StatusReport.self, from: Data(running.body.utf8)).jobs.map(\.id) == [job])
-        #expect(try JSONDecoder().decode(StatusReport.self, from: Data(try http.request("GET", "/api/v1/jobs?state=done", token: token).body.utf8)).jobs.isEmpty)
+        #expect(try JSONDecoder().decode(StatusReport.self, from: Data(try await http.request("GET", "/api/v1/jobs?state=done", token: token).body.utf8)).jobs.isEmpty)
 
-        let detail = try JSONDecoder().decode(JobDetail.self, from: Data(try http.request("GET", "/api/v1/jobs/\(job)", token: token).body.utf8))
+        let detail = try JSONDecoder().decode(JobDetail.self, from: Data(try await http.request("GET", "/api/v1/jobs/\(job)", token: token).body.utf8))
         #expect(detail.job == status)
         let chunks = detail.chunks.filter { $0.kind == "video_chunk" }
         #expect(chunks.count == status.tasks.total, "every render task is listed")
@@ -52,29 +53,29 @@ import Testing
         #expect(detail.chunks.filter { $0.task != task.task }.allSatisfy { $0.state == "queued" && $0.agent == nil })
 
         // The agents, as AGENTS reports them.
-        let agents = try JSONDecoder().decode(AgentsReport.self, from: Data(try http.request("GET", "/api/v1/agents", token: token).body.utf8))
+        let agents = try JSONDecoder().decode(AgentsReport.self, from: Data(try await http.request("GET", "/api/v1/agents", token: token).body.utf8))
         let listedAgent = try #require(agents.agents.first { $0.name == "render-03" })
         #expect(listedAgent.state == "busy" && listedAgent.currentTask?.contains("task \(task.task)") == true)
 
         // Events, then actions through HTTP, seen by the protocol.
-        let events = try JSONDecoder().decode(EventsReport.self, from: Data(try http.request("GET", "/api/v1/jobs/\(job)/events", token: token).body.utf8))
+        let events = try JSONDecoder().decode(EventsReport.self, from: Data(try await http.request("GET", "/api/v1/jobs/\(job)/events", token: token).body.utf8))
         #expect(events.events.map(\.kind).prefix(3) == ["submitted", "planned", "claimed"])
-        #expect(try http.request("POST", "/api/v1/jobs/\(job)/pause", token: try await Self.token(.readOnly)).status == 403)
+        #expect(try await http.request("POST", "/api/v1/jobs/\(job)/pause", token: try await Self.token(.readOnly)).status == 403)
         #expect(try await client.status(job: job).paused == false)
-        #expect(try http.request("POST", "/api/v1/jobs/\(job)/pause", token: token).status == 200)
+        #expect(try await http.request("POST", "/api/v1/jobs/\(job)/pause", token: token).status == 200)
         #expect(try await client.status(job: job).paused == true)
-        #expect(try http.request("PUT", "/api/v1/jobs/\(job)/priority", token: token, body: #"{"priority": 42}"#).status == 200)
+        #expect(try await http.request("PUT", "/api/v1/jobs/\(job)/priority", token: token, body: #"{"priority": 42}"#).status == 200)
         #expect(try await client.status(job: job).priority == 42)
-        #expect(try http.request("PUT", "/api/v1/jobs/\(job)/priority", token: token, body: #"{"priority": 4200}"#).status == 400)
-        #expect(try http.request("POST", "/api/v1/jobs/\(job)/cancel", token: token).status == 200)
-        let again = try http.request("POST", "/api/v1/jobs/\(job)/cancel", token: token)
+        #expect(try await http.request("PUT", "/api/v1/jobs/\(job)/priority", token: token, body: #"{"priority": 4200}"#).status == 400)
+        #expect(try await http.request("POST", "/api/v1/jobs/\(job)/cancel", token: token).status == 200)
+        let again = try await http.request("POST", "/api/v1/jobs/\(job)/cancel", token: token)
         #expect(again.status == 409 && again.body.contains("already cancelled"), "\(again.body)")
-        #expect(try http.request("GET", "/api/v1/jobs/99999", token: token).status == 404)
-        #expect(try http.request("GET", "/api/v1/jobs/99999/events", token: token).status == 404)
-        #expect(try http.request("GET", "/api/v1/jobs", token: nil).status == 401)
+        #expect(try await http.request("GET", "/api/v1/jobs/99999", token: token).status == 404)
+        #expect(try await http.request("GET", "/api/v1/jobs/99999/events", token: token).status == 404)
+        #expect(try await http.request("GET", "/api/v1/jobs", token: nil).status == 401)
 
         // /metrics on the console's listener, as on --metrics.
-        let metrics = try http.request("GET", "/metrics")
+        let metrics = try await http.request("GET", "/metrics")
         #expect(metrics.status == 200 && metrics.body.contains("reel_"), "\(metrics.body.prefix(200))")
         await agent.close(); await client.close()
         try await harness.stop()
@@ -90,11 +91,15 @@ import Testing
     }
 
     /// The DOM after the page's scripts ran, by `chromium --headless --dump-dom`.
-    static func renderedDOM(_ url: String) throws -> String {
+    /// Chromium runs on a Dispatch thread: the coordinator serving it needs the concurrency pool.
+    static func renderedDOM(_ url: String) async throws -> String {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("reel-chromium-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: profile) }
-        return try runProgram([try chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                               "--no-first-run", "--user-data-dir=\(profile)", "--virtual-time-budget=5000", "--dump-dom", url]).stdout
+        let arguments = [try chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--no-first-run", "--user-data-dir=\(profile)", "--virtual-time-budget=5000", "--dump-dom", url]
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try runProgram(arguments).stdout }) }
+        }
     }
 
     @Test func theDashboardListsTheJobAndTheAgent() async throws {
@@ -103,6 +108,7 @@ import Testing
         let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         try await client.upload(media.video)
+        try await client.upload(media.audio)
         let job = try await ConsoleControlTests.submit(client, media, priority: 3)
         let agent = try await harness.connect(role: .agent, name: "render-browser-1")
         #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
@@ -114,7 +120,7 @@ import Testing
         let deadline = Date().addingTimeInterval(90)
         var dom = ""
         repeat {
-            dom = try Self.renderedDOM(url)
+            dom = try await Self.renderedDOM(url)
             if dom.contains("data-job-id=\"\(job)\"") && dom.contains("data-agent=\"render-browser-1\"") { break }
         } while Date() < deadline
         #expect(dom.contains("data-job-id=\"\(job)\""), "the jobs table does not list job \(job): \(dom.prefix(3000))")
@@ -124,7 +130,7 @@ import Testing
         #expect(!dom.contains("data-action=\"cancel\""), "a read-only token gets no action buttons")
 
         // A wrong token: the sign-in form with the coordinator's reason.
-        let refused = try Self.renderedDOM("http://127.0.0.1:\(http.port)/#token=nonsense")
+        let refused = try await Self.renderedDOM("http://127.0.0.1:\(http.port)/#token=nonsense")
         #expect(refused.contains("not a valid console token"), "\(refused.prefix(3000))")
         await agent.close(); await client.close()
         try await harness.stop()

@@ -6,7 +6,7 @@ import Glibc
 /// (A copy of Tests/ReelConsoleTests/TinyHTTP.swift: test targets share no sources.)
 /// A minimal HTTP/1.1 client over a blocking socket (`Connection: close`), so tests see the
 /// server's bytes exactly, and can read the start of an endless event stream.
-struct TinyHTTP {
+struct TinyHTTP: Sendable {
     struct Reply {
         var status: Int
         var headers: [String: String]
@@ -20,8 +20,21 @@ struct TinyHTTP {
 
     /// Connects to 127.0.0.1:port, sends the request, and reads until the connection closes or
     /// `until` is satisfied by the bytes so far (then it stops reading), or the deadline passes.
+    /// The blocking socket work runs on a Dispatch thread, never on the concurrency pool the
+    /// server under test needs.
     func raw(_ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil,
-             deadline: TimeInterval = 30, until: ((String) -> Bool)? = nil) throws -> String {
+             deadline: TimeInterval = 30, until: (@Sendable (String) -> Bool)? = nil) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    try rawBlocking(method, path, headers: headers, body: body, deadline: deadline, until: until)
+                })
+            }
+        }
+    }
+
+    private func rawBlocking(_ method: String, _ path: String, headers: [String: String], body: String?,
+                             deadline: TimeInterval, until: ((String) -> Bool)?) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
         defer { close(fd) }
@@ -54,11 +67,11 @@ struct TinyHTTP {
         return String(decoding: received, as: UTF8.self)
     }
 
-    func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil) throws -> Reply {
+    func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil) async throws -> Reply {
         var headers: [String: String] = [:]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         if body != nil { headers["Content-Type"] = "application/json" }
-        return try Self.parse(try raw(method, path, headers: headers, body: body))
+        return try Self.parse(try await raw(method, path, headers: headers, body: body))
     }
 
     static func parse(_ text: String) throws -> Reply {
