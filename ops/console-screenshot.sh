@@ -68,17 +68,26 @@ for n in $(seq 1 "$agents"); do
   pids+=($!)
 done
 export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
-"$reel" submit "$work/sample/sample.json" --chunk-seconds 1 --name "sample trailer" --priority 5 >"$work/job-id"
-job=$(cat "$work/job-id")
-"$reel" submit "$work/sample/sample.json" --chunk-seconds 2 --name "teaser (paused)" >"$work/job2-id"
-"$reel" pause "$(cat "$work/job2-id")" >/dev/null
-log "job $job submitted; waiting until some chunks are done and others rendering"
+# A few jobs, so the farm is busy a while: one paused, one urgent, two in the queue.
+submit() { "$reel" submit "$work/sample/sample.json" --chunk-seconds 1 "$@"; }
+submit --name "trailer v1" >/dev/null
+paused=$(submit --name "teaser (on hold)")
+"$reel" pause "$paused" >/dev/null
+submit --name "trailer v2 (urgent)" --priority 10 >/dev/null
+submit --name "social cut 9x16" >/dev/null
+submit --name "trailer v3" >/dev/null
+log "jobs submitted; waiting until a job has chunks done and others rendering"
+job=
 for i in $(seq 1 600); do
-  counts=$("$reel" status "$job" --json | python3 -c 'import json,sys; t=json.load(sys.stdin)["jobs"][0]["tasks"]; print(t["done"], t["running"])')
-  set -- $counts
-  if [ "$1" -ge 3 ] && [ "$2" -ge 1 ]; then break; fi
-  [ "$i" -lt 600 ] || { log "job $job did not get going: $("$reel" status "$job")"; exit 1; }
-  sleep 0.2
+  job=$("$reel" status --json | python3 -c '
+import json, sys
+for j in json.load(sys.stdin)["status"]["jobs"]:
+    t = j["tasks"]
+    if t["done"] >= 2 and t["running"] >= 1:
+        print(j["id"]); break')
+  [ -n "$job" ] && break
+  [ "$i" -lt 600 ] || { log "no job got going: $("$reel" status)"; exit 1; }
+  sleep 0.1
 done
 token=$("$reel" token --expires 10m)
 shot() {  # shot FILE WIDTHxHEIGHT VIEW

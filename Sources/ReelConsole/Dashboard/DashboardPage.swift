@@ -50,7 +50,7 @@ enum DashboardPage {
       </label>
     </div>
     <div class="table-wrap">
-      <table id="jobs" class="grid">
+      <table id="jobs" class="grid cards">
         <thead><tr>
           <th class="num">#</th><th>Name</th><th>State</th><th class="wide">Progress</th>
           <th class="num">Frames/s</th><th class="num">ETA</th><th class="opt">Submitted</th><th class="num">Priority</th><th class="acts"></th>
@@ -96,7 +96,7 @@ enum DashboardPage {
   <section id="agents-view" hidden>
     <h1>Agents</h1>
     <div class="table-wrap">
-      <table id="agents" class="grid">
+      <table id="agents" class="grid cards">
         <thead><tr>
           <th>Agent</th><th class="opt">Host</th><th>State</th><th class="num">Threads</th><th class="num">Heartbeat</th>
           <th>Current chunk</th><th>Problems</th>

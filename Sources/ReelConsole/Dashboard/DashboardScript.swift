@@ -263,14 +263,14 @@ enum DashboardScript {
     const body = $("jobs").tBodies[0];
     const jobs = filteredJobs();
     body.replaceChildren(...jobs.map((job) => el("tr", { "data-job-id": job.id, onclick: () => { location.hash = `#/jobs/${job.id}`; } },
-      el("td", { class: "num", text: job.id }),
-      el("td", {}, el("a", { href: `#/jobs/${job.id}`, text: job.name })),
-      el("td", {}, stateBadge(job)),
-      el("td", { class: "wide" }, progressBar(job)),
-      el("td", { class: "num", text: fps(job.framesPerSecond) }),
-      el("td", { class: "num", text: ended(job) ? "–" : clock(job.etaSeconds) }),
+      el("td", { class: "num c-id", text: job.id }),
+      el("td", { class: "c-name" }, el("a", { href: `#/jobs/${job.id}`, text: job.name })),
+      el("td", { class: "c-state" }, stateBadge(job)),
+      el("td", { class: "wide c-progress" }, progressBar(job)),
+      el("td", { class: "num lab", "data-label": "fps", text: fps(job.framesPerSecond) }),
+      el("td", { class: "num lab", "data-label": "ETA", text: ended(job) ? "–" : clock(job.etaSeconds) }),
       el("td", { class: "opt", text: when(job.submittedAtMillis) }),
-      el("td", { class: "num", text: job.priority }),
+      el("td", { class: "num lab", "data-label": "priority", text: job.priority }),
       el("td", { class: "acts" }, actionButtons(job, true)))));
     $("jobs-empty").hidden = state.jobs.length > 0;
   }
@@ -319,7 +319,7 @@ enum DashboardScript {
       item("ETA", ended(job) ? "–" : clock(job.etaSeconds)),
       item("Submitted", when(job.submittedAtMillis)),
       item("Priority", String(job.priority)),
-      job.error ? item("Error", el("span", { class: "error", text: job.error })) : null);
+      ...(job.error ? [item("Error", el("span", { class: "error", text: job.error }))] : []));
     $("job-actions").replaceChildren(...actionButtons(job, false));
     $("strip").replaceChildren(...detail.chunks.map((chunk) => el("span", {
       class: "cell " + chunk.state + (chunk.attempts > 1 ? " retried" : ""), "data-task": chunk.task, "data-state": chunk.state,
@@ -346,13 +346,13 @@ enum DashboardScript {
   function renderAgents() {
     const body = $("agents").tBodies[0];
     body.replaceChildren(...state.agents.map((agent) => el("tr", { "data-agent": agent.name },
-      el("td", { text: agent.name }),
+      el("td", { class: "c-name", text: agent.name }),
       el("td", { class: "opt", text: agent.host }),
-      el("td", {}, el("span", { class: "badge " + agent.state, text: agent.state })),
-      el("td", { class: "num", text: agent.threads }),
-      el("td", { class: "num", text: age(agent.heartbeatAgeSeconds) }),
-      el("td", { text: agent.currentTask || "–" }),
-      el("td", { class: "wrap error", text: [agent.quarantinedUntilMillis ? `quarantined until ${when(agent.quarantinedUntilMillis)}` : null,
+      el("td", { class: "c-state" }, el("span", { class: "badge " + agent.state, text: agent.state })),
+      el("td", { class: "num lab", "data-label": "threads", text: agent.threads }),
+      el("td", { class: "num lab", "data-label": "heartbeat", text: age(agent.heartbeatAgeSeconds) }),
+      el("td", { class: "c-full", text: agent.currentTask || "–" }),
+      el("td", { class: "wrap error c-full", text: [agent.quarantinedUntilMillis ? `quarantined until ${when(agent.quarantinedUntilMillis)}` : null,
                                             agent.lastError].filter(Boolean).join("; ") }))));
     $("agents-empty").hidden = state.agents.length > 0;
   }

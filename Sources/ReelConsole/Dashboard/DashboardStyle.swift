@@ -56,6 +56,7 @@ table.grid { width: 100%; border-collapse: collapse; }
 .badge.cancelled, .badge.offline { background: var(--cancelled); color: #fff; }
 .badge.paused, .badge.draining { background: var(--paused); color: #fff; }
 .acts { text-align: right; }
+.acts button + button { margin-left: 0.35rem; }
 button { font: inherit; border: 1px solid var(--line); background: var(--panel); color: var(--text); border-radius: 6px; padding: 0.25rem 0.7rem; cursor: pointer; }
 button:hover { border-color: var(--accent); }
 button.danger { color: var(--failed); }
@@ -64,11 +65,11 @@ button:disabled { opacity: 0.5; cursor: default; }
 .actions { display: flex; gap: 0.5rem; flex-wrap: wrap; align-items: center; margin: 0.8rem 0; }
 .actions input { width: 5rem; font: inherit; padding: 0.2rem 0.4rem; border: 1px solid var(--line); border-radius: 6px; background: var(--panel); color: var(--text); }
 .summary { display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: 0.6rem; }
-.summary div { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 0.5rem 0.7rem; }
+.summary > div { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 0.5rem 0.7rem; }
 .summary b { display: block; font-size: 0.75rem; color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em; font-weight: 600; }
 .summary .progress { margin-top: 0.3rem; }
 .strip { display: flex; flex-wrap: wrap; gap: 3px; padding: 0.6rem; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
-.cell { display: inline-block; width: 1.1rem; height: 1.6rem; border-radius: 3px; background: var(--queued); transition: background 0.3s; }
+.cell { display: inline-block; width: 1.4rem; height: 1.8rem; border-radius: 3px; background: var(--queued); transition: background 0.3s; }
 .strip .cell { cursor: default; }
 .cell.leased { background: var(--leased); animation: pulse 1.2s ease-in-out infinite; }
 .cell.done { background: var(--done); }
@@ -86,7 +87,19 @@ button:disabled { opacity: 0.5; cursor: default; }
 .toast { position: fixed; bottom: 1rem; left: 50%; transform: translateX(-50%); background: var(--text); color: var(--bg); padding: 0.5rem 1rem; border-radius: 6px; max-width: 90vw; }
 @media (max-width: 700px) {
   body { font-size: 15px; }
-  .bar { gap: 0.6rem; padding: 0.5rem 0.8rem; flex-wrap: wrap; }
+  .bar { gap: 0.55rem; padding: 0.5rem 0.7rem; }
+  /* Jobs and agents as cards: name and state, then the progress bar, then the numbers. */
+  table.cards thead { display: none; }
+  table.cards, table.cards tbody { display: block; }
+  table.cards tr { display: flex; flex-wrap: wrap; align-items: center; gap: 0.35rem 0.9rem; padding: 0.65rem 0.75rem; border-bottom: 1px solid var(--line); }
+  table.cards tbody tr:last-child { border-bottom: 0; }
+  table.cards td { border: 0; padding: 0; white-space: normal; }
+  table.cards td.c-id { color: var(--muted); }
+  table.cards td.c-name { flex: 1 1 auto; font-weight: 600; }
+  table.cards td.c-progress, table.cards td.c-full { flex: 1 1 100%; width: auto; min-width: 0; }
+  table.cards td.lab { font-size: 0.85rem; }
+  table.cards td.lab::before { content: attr(data-label) " "; color: var(--muted); }
+  table.cards td.acts { margin-left: auto; }
   main { padding: 0.8rem 0.6rem 3rem; }
   .opt { display: none; }
   .grid th, .grid td { padding: 0.45rem 0.5rem; }
