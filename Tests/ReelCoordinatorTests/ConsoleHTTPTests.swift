@@ -129,6 +129,18 @@ import Testing
         #expect(dom.contains(">read-only<"), "the token's role is shown")
         #expect(!dom.contains("data-action=\"cancel\""), "a read-only token gets no action buttons")
 
+        // The job's page: the strip shows the claimed chunk rendering, the table its agent, the history the claim.
+        let pageURL = "http://127.0.0.1:\(http.port)/#token=\(token)&view=/jobs/\(job)"
+        var page = ""
+        repeat {
+            page = try await Self.renderedDOM(pageURL)
+            if page.contains("data-state=\"leased\"") && page.contains(">claimed<") { break }
+        } while Date() < deadline
+        #expect(page.contains("class=\"cell leased\"") && page.contains("data-state=\"leased\""), "no chunk shown rendering: \(page.prefix(3000))")
+        #expect(page.components(separatedBy: "data-state=\"queued\"").count - 1 >= 3, "the queued chunks are in the strip")
+        #expect(page.contains("<td>render-browser-1</td>"), "the chunk's agent is listed")
+        #expect(page.contains(">claimed<") && page.contains(">submitted<"), "the history is shown")
+
         // A wrong token: the sign-in form with the coordinator's reason.
         let refused = try await Self.renderedDOM("http://127.0.0.1:\(http.port)/#token=nonsense")
         #expect(refused.contains("not a valid console token"), "\(refused.prefix(3000))")
