@@ -4,8 +4,8 @@
 # composition, and once chunks are done and others rendering saves what headless Chromium
 # shows: the jobs table and the job's page (chunk strip, history).
 #   ops/console-screenshot.sh [REEL] [OUT_DIR]     (default: .build/debug/reel, console-shots/)
-# Writes OUT_DIR/console-jobs.png and OUT_DIR/console-job.png (desktop, 1280 wide) and
-# OUT_DIR/console-phone.png (390 wide). Needs ffmpeg and chromium (ops/install-deps.sh).
+# Writes OUT_DIR/console-jobs.png, console-job.png and console-agents.png (desktop, 1280 wide)
+# and OUT_DIR/console-phone.png (390 wide). Needs ffmpeg and chromium (ops/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -100,5 +100,6 @@ shot() {  # shot FILE WIDTHxHEIGHT VIEW
 }
 shot "$out/console-jobs.png" 1280,720 /jobs
 shot "$out/console-job.png" 1280,1100 "/jobs/$job"
+shot "$out/console-agents.png" 1280,500 /agents
 shot "$out/console-phone.png" 390,844 /jobs
 "$reel" status

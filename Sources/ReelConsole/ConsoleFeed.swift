@@ -27,6 +27,7 @@ final class ConsoleFeed: Sendable {
         var lastSent = ContinuousClock.now
         var poller: Task<Void, Never>?
         var closed = false
+        var lastWarning: ContinuousClock.Instant?
     }
 
     private let backend: any ConsoleBackend
@@ -56,19 +57,22 @@ final class ConsoleFeed: Sendable {
     /// A stream of encoded events, starting with the latest snapshot (if any yet).
     func subscribe() -> AsyncStream<ByteBuffer> {
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(8))
-        let id: UInt64? = state.withLockedValue { state in
-            guard !state.closed else { return nil }
-            let id = state.nextID
-            state.nextID += 1
+        let id = state.withLockedValue { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        // Before it is registered, so a client gone at once is still removed.
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        let open = state.withLockedValue { state in
+            guard !state.closed else { return false }
             state.subscribers[id] = continuation
             if let latest = state.latest { continuation.yield(latest) }
             if state.poller == nil {
                 state.poller = Task { [weak self] in await self?.pollLoop() }
             }
-            return id
+            return true
         }
-        guard let id else { continuation.finish(); return stream }
-        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        if !open { continuation.finish() }
         return stream
     }
 
@@ -123,7 +127,14 @@ final class ConsoleFeed: Sendable {
             }
             for subscriber in subscribers { subscriber.yield(event) }
         } catch {
-            logger.warning("console stream: cannot read the farm's state", metadata: ["error": "\(error)"])
+            // At most one warning every 30 s while the database is away, not one per poll.
+            let now = ContinuousClock.now
+            let warn = state.withLockedValue { state -> Bool in
+                guard state.lastWarning.map({ now - $0 >= .seconds(30) }) ?? true else { return false }
+                state.lastWarning = now
+                return true
+            }
+            if warn { logger.warning("console stream: cannot read the farm's state", metadata: ["error": "\(error)"]) }
         }
     }
 

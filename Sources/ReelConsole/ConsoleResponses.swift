@@ -29,7 +29,16 @@ enum ConsoleResponses {
     }
 
     static func text(_ text: String, contentType: String, cache: Bool = false) -> Response {
-        Response(status: .ok, headers: [.contentType: contentType, .cacheControl: cache ? "max-age=300" : "no-cache"],
+        Response(status: .ok, headers: [.contentType: contentType, .cacheControl: cache ? "max-age=300" : "no-cache",
+                                        .xContentTypeOptions: "nosniff"],
                  body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// The dashboard page: only its own script, style and API; never framed.
+    static func page(_ html: String) -> Response {
+        Response(status: .ok, headers: [
+            .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache", .xContentTypeOptions: "nosniff",
+            .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        ], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 }

@@ -26,7 +26,7 @@ enum ConsoleRoutes {
     static let all: [ConsoleRoute] = [
         // The dashboard and its files (no token: the page asks for one).
         ConsoleRoute(method: .get, path: "/", access: .open) { _, _, _ in
-            ConsoleResponses.text(DashboardPage.html, contentType: "text/html; charset=utf-8")
+            ConsoleResponses.page(DashboardPage.html)
         },
         ConsoleRoute(method: .get, path: "/console.css", access: .open) { _, _, _ in
             ConsoleResponses.text(DashboardStyle.css, contentType: "text/css; charset=utf-8")

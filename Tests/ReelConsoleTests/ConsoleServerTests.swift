@@ -77,6 +77,7 @@ final class FakeBackend: ConsoleBackend {
             #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
             #expect(page.body.contains("<script src=\"/console.js\">") && !page.body.contains("http://") && !page.body.contains("https://"),
                     "the page loads nothing from elsewhere")
+            #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true, "the page runs only its own script")
             #expect(try await farm.http.request("GET", "/console.js").status == 200)
             #expect(try await farm.http.request("GET", "/console.css").status == 200)
             let metrics = try await farm.http.request("GET", "/metrics")

@@ -18,6 +18,7 @@ enum DashboardScript {
       if (value === undefined || value === null || value === false) continue;
       if (key === "class") node.className = value;
       else if (key === "text") node.textContent = value;
+      else if (key === "style") Object.assign(node.style, value);   // CSSOM: allowed by the page's CSP
       else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
       else node.setAttribute(key, value === true ? "" : String(value));
     }
@@ -55,7 +56,7 @@ enum DashboardScript {
 
   function progressBar(job) {
     return el("div", { class: "progress " + job.state },
-      el("div", { class: "track" }, el("div", { class: "fill", style: `width:${pct(job.progress)}` })),
+      el("div", { class: "track" }, el("div", { class: "fill", style: { width: pct(job.progress) } })),
       el("span", { text: pct(job.progress) }));
   }
   function stateBadge(job) {
