@@ -283,6 +283,41 @@ import Testing
         #expect(handler.requests == ["PAUSE", "STATUS", "AGENTS", "RESUME", "PRIORITY", "PAUSE", "EVENTS", "EVENTS", "EVENTS", "EVENTS"])
     }
 
+    @Test func tokenPrintsASignedJWTWithRoleAndExpiryAndRefusesWhatItCannotDo() async throws {
+        let dir = try Media.tempDirectory()
+        let secret = dir.appendingPathComponent("secret").path
+        try "a farm secret of enough bytes\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
+        let before = Date().timeIntervalSince1970
+        let operatorToken = await ReelRun.run(["token", "--secret-file", secret, "--subject", "alice"])
+        let readOnly = await ReelRun.run(["token", "--read-only", "--expires", "30m"], environment: ["REEL_SECRET_FILE": secret])
+        let tooLong = await ReelRun.run(["token", "--secret-file", secret, "--expires", "400d"])
+        let noSecret = await ReelRun.run(["token"], environment: ["REEL_SECRET_FILE": ""])
+        chmod(secret, 0o644)
+        let exposed = await ReelRun.run(["token", "--secret-file", secret])
+
+        func claims(_ token: String) throws -> [String: Any] {
+            let parts = token.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".")
+            #expect(parts.count == 3, "not a JWT: \(token)")
+            var base64 = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while base64.count % 4 != 0 { base64 += "=" }
+            let data = try #require(Data(base64Encoded: base64))
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+        #expect(operatorToken.status == 0, "\(operatorToken.stderr)")
+        let op = try claims(operatorToken.stdout)
+        #expect(op["role"] as? String == "operator" && op["sub"] as? String == "alice")
+        #expect(abs((op["exp"] as? Double ?? 0) - before - 12 * 3600) < 60, "default lifetime 12 h: \(op)")
+        #expect(!operatorToken.stdout.contains("farm secret"))
+        #expect(readOnly.status == 0, "\(readOnly.stderr)")
+        let ro = try claims(readOnly.stdout)
+        #expect(ro["role"] as? String == "read-only")
+        #expect(abs((ro["exp"] as? Double ?? 0) - before - 1800) < 60)
+        #expect(tooLong.status == 1 && tooLong.stderr.contains("366d"), "\(tooLong.stderr)")
+        #expect(noSecret.status == 1 && noSecret.stderr.contains("--secret-file"), "\(noSecret.stderr)")
+        #expect(exposed.status == 1 && exposed.stderr.contains("chmod 600"), "\(exposed.stderr)")
+    }
+
     @Test func submitSendsThePriority() async throws {
         let dir = try Media.tempDirectory()
         let comp = try Self.makeComposition(in: dir)
