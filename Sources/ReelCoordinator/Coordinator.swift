@@ -108,7 +108,10 @@ public final class Coordinator: Service, Sendable {
         self.dispatcher.withValue { $0 = dispatcher }
         let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
-                                         configuration: configuration, logger: logger, dispatcher: dispatcher, sessions: sessions)
+                                         configuration: configuration, logger: logger, dispatcher: dispatcher,
+                                         completer: Completer(worker: try StoreWorker(conninfo: configuration.database, label: "results"),
+                                                              logger: logger),
+                                         sessions: sessions)
         let tls = try makeTLSConfiguration()
         let server = try await ReelServer.start(
             configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port,

@@ -97,10 +97,7 @@ extension CoordinatorHandler {
         let storage = storage
         let path = try await offload { try storage.storeResult(data, sha256: sha256) }
         let lease = Lease(task: task, epoch: epoch, agent: agent)
-        let completion: Completion
-        do {
-            completion = try await pool.run { try $0.complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: path)) }
-        } catch JobStoreError.staleEpoch {
+        guard let completion = try await completer.complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: path)) else {
             throw ReelProtocolError(.staleEpoch, "task \(task) is no longer held under epoch \(epoch) by \(peer.name)")
         }
         metrics.framesRendered.increment(by: completion.frames)

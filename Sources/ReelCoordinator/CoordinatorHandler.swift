@@ -19,15 +19,18 @@ final class CoordinatorHandler: ReelRequestHandler {
     let configuration: CoordinatorConfiguration
     let logger: Logger
     let dispatcher: Dispatcher
+    let completer: Completer
     /// Connection id → the agent id it registered with `CAPS` (the dispatcher's live agents).
     let agentSessions: Locked<[UInt64: Int64]>
     /// Set when graceful shutdown begins.
     let draining = Locked(false)
 
     init(pool: StorePool, storage: CoordinatorStorage, planner: JobPlanner, metrics: CoordinatorMetrics,
-         configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, sessions: Locked<[UInt64: Int64]>) {
+         configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, completer: Completer,
+         sessions: Locked<[UInt64: Int64]>) {
         self.pool = pool; self.storage = storage; self.planner = planner; self.metrics = metrics
-        self.configuration = configuration; self.logger = logger; self.dispatcher = dispatcher; self.agentSessions = sessions
+        self.configuration = configuration; self.logger = logger; self.dispatcher = dispatcher; self.completer = completer
+        self.agentSessions = sessions
     }
 
     func handle(_ request: Message, from peer: Peer) async throws -> Message {

@@ -388,3 +388,35 @@ enum Statements {
     static let deleteJob = "DELETE FROM jobs WHERE id = $1::bigint"
     static let referencedResultHashes = "SELECT DISTINCT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])"
 }
+
+// MARK: Batched completions (issue 7)
+
+extension Statements {
+    /// The jobs of tasks `$1`, in id order (locked in that order by `lockJobs`).
+    static let jobsOfTasks = "SELECT DISTINCT job_id FROM tasks WHERE id = ANY($1::bigint[]) ORDER BY job_id"
+    /// Locks jobs `$1` in id order (the store's lock order: jobs first, lowest id first).
+    static let lockJobs = "SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE"
+    /// Completes render tasks under their leases: `$1…$6` are parallel arrays (task, epoch,
+    /// agent, sha256, size, key). Only rows whose fence matches change; the others are stale.
+    static let completeTasks = """
+        UPDATE tasks t SET state = 'done', result_sha256 = x.sha256, result_size = x.size, result_key = x.key,
+                           lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(),
+                           progress_frames = t.frame_end - t.frame_start, error = NULL
+        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
+             AS x(task, epoch, agent, sha256, size, key)
+        WHERE t.id = x.task AND t.epoch = x.epoch AND t.lease_owner = x.agent AND t.state = 'leased' AND t.kind <> 'finalise'
+        RETURNING t.id, t.job_id, t.kind, t.frame_end - t.frame_start AS frames
+        """
+    /// Agent `$1[i]` no longer holds task `$2[i]`.
+    static let clearAgentTasks = """
+        UPDATE agents a SET current_task = NULL FROM unnest($1::bigint[], $2::bigint[]) AS x(agent, task)
+        WHERE a.id = x.agent AND a.current_task = x.task
+        """
+    static let touchJobs = "UPDATE jobs SET updated_at = now() WHERE id = ANY($1::bigint[])"
+    /// One `completed` event per result: parallel arrays (job, task, agent, size, sha256).
+    static let appendCompletionEvents = """
+        INSERT INTO events (job_id, task_id, agent_id, kind, message)
+        SELECT x.job, x.task, x.agent, 'completed', x.size || ' bytes sha256 ' || x.sha256
+        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[]) AS x(job, task, agent, size, sha256)
+        """
+}

@@ -48,12 +48,18 @@ public final class ReelClient: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: configuration.host, port: configuration.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let handshake = channel.eventLoop.makePromise(of: Void.self)
                     let sync = channel.pipeline.syncOperations
                     if let tls = configuration.tls {
-                        try sync.addHandler(NIOSSLClientHandler(context: tls,
-                                                                serverHostname: configuration.tlsServerHostname ?? configuration.host))
+                        let name = configuration.tlsServerHostname ?? configuration.host
+                        // A certificate names a host; an IP literal cannot be checked against it (nor sent as SNI).
+                        guard name.isEmpty || (IPv4Address(name) == nil && !name.contains(":")) else {
+                            throw ReelProtocolError(.malformed, "TLS to the IP address \(name) needs the name in the coordinator's certificate: "
+                                                    + "add --tls-server-name NAME")
+                        }
+                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
                     }
+                    // Made only once nothing above can throw: an unfulfilled promise must not be dropped.
+                    let handshake = channel.eventLoop.makePromise(of: Void.self)
                     try sync.addHandler(ByteToMessageHandler(ReelFrameDecoder(
                         maxLineLength: configuration.maxLineLength, maxPayloadLength: configuration.maxPayloadLength)))
                     try sync.addHandler(MessageToByteHandler(ReelMessageEncoder()))
@@ -112,4 +118,12 @@ public final class ReelClient: Sendable {
 
     /// Completes when the connection has closed (e.g. the server closed it).
     public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+}
+
+/// Whether `text` is a dotted IPv4 literal (four decimal octets).
+private struct IPv4Address {
+    init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.allSatisfy({ !$0.isEmpty && $0.count <= 3 && UInt8($0) != nil }) else { return nil }
+    }
 }

@@ -1,0 +1,35 @@
+import Foundation
+import ReelStoreTesting
+import Testing
+@testable import ReelStore
+
+@Suite("JobStore: results completed in batches")
+struct BatchCompletionTests {
+    @Test("a batch completes the fresh leases and refuses the stale ones, counters included")
+    func freshAndStaleInOneBatch() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let a = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
+        let b = try store.registerAgent(name: "b", host: "h", capabilities: "{}")
+        let job = try store.createJob(JobStoreTests.job(chunks: 3, audio: false))
+        let first = try #require(try store.claimTask(agent: a, leaseSeconds: 60, kinds: [.videoChunk]))
+        let second = try #require(try store.claimTask(agent: b, leaseSeconds: 60, kinds: [.videoChunk]))
+        let third = try #require(try store.claimTask(agent: a, leaseSeconds: 60, kinds: [.videoChunk]))
+        var stale = second.lease
+        stale.epoch += 1
+        let completions = try store.completeTasks([
+            (first.lease, JobStoreTests.result(1)), (stale, JobStoreTests.result(2)), (third.lease, JobStoreTests.result(3)),
+            (first.lease, JobStoreTests.result(1)),
+        ])
+        #expect(completions.map { $0?.jobID } == [job, nil, job, nil], "the stale lease and the repeated task are refused")
+        #expect(completions[0]?.frames == 30 && completions[2]?.frames == 30)
+        let states = Dictionary(uniqueKeysWithValues: try store.tasks(ofJob: job).map { ($0.id, $0.state) })
+        #expect(states[first.id] == .done && states[second.id] == .leased && states[third.id] == .done)
+        let summary = try #require(try store.jobSummary(job))
+        #expect(summary.taskCounts[.done] == 2 && summary.framesDone == 60)
+        #expect(try store.agents().first { $0.id == a }?.currentTask == nil, "a holds nothing now")
+        #expect(try store.agents().first { $0.id == b }?.currentTask == second.id)
+        #expect(try store.events(job: job).filter { $0.kind == "completed" }.count == 2)
+        try LockOrderTests.expectCountersMatchRows(schema, job: job)
+    }
+}
