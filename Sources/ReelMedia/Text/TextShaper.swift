@@ -44,7 +44,7 @@ enum TextShaper {
     }
 
     /// Each scalar's script, with Common and Inherited taking the script before them (or, at the
-    /// start, the first real script after them).
+    /// start, the first real script after them, or Common when there is none).
     private static func resolvedScripts(_ scalars: [UInt32], in range: Range<Int>) -> [hb_script_t] {
         let funcs = hb_unicode_funcs_get_default()
         var scripts = range.map { hb_unicode_script(funcs, scalars[$0]) }
@@ -53,9 +53,10 @@ enum TextShaper {
         for k in scripts.indices {
             if isNeutral(scripts[k]) { if let current { scripts[k] = current } } else { current = scripts[k] }
         }
-        if let first = scripts.first(where: { !isNeutral($0) }) {
-            for k in scripts.indices { if isNeutral(scripts[k]) { scripts[k] = first } else { break } }
-        }
+        // Leading neutrals join the first real script; with none at all (emoji, digits) the run
+        // is Common throughout, so a ZWJ (Inherited) does not split an emoji sequence.
+        let first = scripts.first(where: { !isNeutral($0) }) ?? HB_SCRIPT_COMMON
+        for k in scripts.indices { if isNeutral(scripts[k]) { scripts[k] = first } else { break } }
         return scripts
     }
 

@@ -211,6 +211,14 @@ import Testing
         #expect(palette.opaque.contains { $0[2] > $0[0] + 60 } && palette.opaque.contains { $0[1] > $0[0] + 60 })
     }
 
+    /// Emoji sequences stay in the emoji font and become one glyph each: a ZWJ family, a flag
+    /// (two regional indicators), a thumb with a skin tone.
+    @Test func emojiSequencesBecomeOneGlyph() throws {
+        let glyphs = try rasterizer.shapedGlyphs(text: "👨‍👩‍👧🇫🇷👍🏽", family: "sans-serif", pixelSize: 32)
+        #expect(glyphs.count == 3, "\(glyphs)")
+        #expect(glyphs.allSatisfy { $0.file.hasSuffix("NotoColorEmoji.ttf") })
+    }
+
     /// Emoji follow the text colour's alpha and sit inline with text.
     @Test func emojiInlineWithText() throws {
         let half = try rasterizer.render(text: "Go 🎬", family: "sans-serif", pixelSize: 40,
