@@ -32,8 +32,8 @@ let package = Package(
         // System libraries. The C shims wrap function-like macros Swift cannot import.
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
-        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2 fontconfig",
-                       providers: [.apt(["libfreetype-dev", "libfontconfig-dev"])]),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2 fontconfig harfbuzz fribidi",
+                       providers: [.apt(["libfreetype-dev", "libfontconfig-dev", "libharfbuzz-dev", "libfribidi-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Pure core: exact time, the composition model, validation, planning. No I/O.

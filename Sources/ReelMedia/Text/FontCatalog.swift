@@ -13,14 +13,26 @@ public struct TextRenderingError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// One opened font file face. Owns its `FT_Face`; the `FT_Library` it came from must outlive it
-/// (the `FontCatalog` that creates faces keeps both and releases faces first).
+/// One opened font file face. Owns its `FT_Face` and the HarfBuzz font shaping with it; the
+/// `FT_Library` it came from must outlive it (the `TextRasterizer` that creates faces keeps both
+/// and releases faces first).
+///
+/// Outline fonts are sized with `FT_Set_Char_Size`. Bitmap-only fonts (Noto Color Emoji: one
+/// 109 px strike of colour PNG glyphs) cannot be sized freely: the nearest strike is selected and
+/// `bitmapScale` says how much to scale its advances and bitmaps to reach the requested size.
 final class FontFace {
     let face: FT_Face
     let file: String
     let index: Int
+    /// True for bitmap-only fonts (no outlines), e.g. colour emoji.
+    let isBitmapOnly: Bool
+    /// Requested pixel size ÷ selected strike size; 1 for outline fonts.
+    private(set) var bitmapScale: Double = 1
     /// The size last set with `setPixelSize`, to skip redundant FreeType calls.
     private var pixelSize26: FT_F26Dot6 = -1
+    /// HarfBuzz's view of `face` (`hb_font_t`), created on first use; it reads FreeType's
+    /// current size, so `setPixelSize` tells it when that changes.
+    private var shapingFont: OpaquePointer?
 
     init(library: FT_Library, file: String, index: Int) throws {
         var face: FT_Face?
@@ -29,19 +41,51 @@ final class FontFace {
         self.face = face
         self.file = file
         self.index = index
+        let flags = face.pointee.face_flags
+        isBitmapOnly = flags & FT_Long(FT_FACE_FLAG_SCALABLE) == 0 && face.pointee.num_fixed_sizes > 0
     }
 
-    deinit { FT_Done_Face(face) }
+    deinit {
+        if let shapingFont { hb_font_destroy(shapingFont) }   // drops its reference to `face`
+        FT_Done_Face(face)
+    }
 
     func glyphIndex(_ scalar: Unicode.Scalar) -> UInt32 { UInt32(FT_Get_Char_Index(face, FT_ULong(scalar.value))) }
+
+    /// FreeType load flags for glyph `render`ing and measuring. Outlines only for outline fonts:
+    /// CJK fonts embed bitmap strikes whose 1-bit glyphs would look jagged. Colour bitmaps for
+    /// bitmap-only fonts.
+    var loadFlags: Int32 {
+        isBitmapOnly ? Int32(FT_LOAD_DEFAULT) | Int32(FT_LOAD_COLOR) : Int32(FT_LOAD_DEFAULT) | Int32(FT_LOAD_NO_BITMAP)
+    }
+
+    /// The HarfBuzz font for this face at its current size.
+    var hbFont: OpaquePointer {
+        if let shapingFont { return shapingFont }
+        let font = hb_ft_font_create_referenced(face)!
+        // The same (hinted) advances FreeType gives when the glyphs are drawn.
+        hb_ft_font_set_load_flags(font, loadFlags)
+        shapingFont = font
+        return font
+    }
 
     /// Sets the em size in (possibly fractional) pixels: 26.6 points at 72 dpi are pixels.
     func setPixelSize(_ pixels: Double) throws {
         let size = FT_F26Dot6((pixels * 64).rounded())
         guard size != pixelSize26 else { return }
-        let error = FT_Set_Char_Size(face, 0, size, 72, 72)
-        guard error == 0 else { throw TextRenderingError("cannot size font \(file) to \(pixels) px", freeTypeError: error) }
+        if isBitmapOnly {
+            // The smallest strike at least as large as requested (downscaling looks best), else the largest.
+            let strikes = (0..<Int(face.pointee.num_fixed_sizes)).map { (index: $0, ppem: Double(face.pointee.available_sizes[$0].y_ppem) / 64) }
+            let chosen = strikes.filter { $0.ppem >= pixels }.min { $0.ppem < $1.ppem } ?? strikes.max { $0.ppem < $1.ppem }!
+            let error = FT_Select_Size(face, FT_Int(chosen.index))
+            guard error == 0 else { throw TextRenderingError("cannot select the \(chosen.ppem) px strike of \(file)", freeTypeError: error) }
+            bitmapScale = chosen.ppem > 0 ? pixels / chosen.ppem : 1
+        } else {
+            let error = FT_Set_Char_Size(face, 0, size, 72, 72)
+            guard error == 0 else { throw TextRenderingError("cannot size font \(file) to \(pixels) px", freeTypeError: error) }
+        }
         pixelSize26 = size
+        if let shapingFont { hb_ft_font_changed(shapingFont) }
     }
 }
 

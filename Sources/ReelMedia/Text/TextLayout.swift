@@ -1,7 +1,7 @@
-/// Greedy line breaking for left-aligned text in a box, independent of FreeType so the rules
-/// are easy to read: break after spaces, before and after CJK ideographs (which are written
-/// without spaces), at explicit newlines, and inside a word only when the word alone is wider
-/// than the box.
+/// Greedy line breaking for text in a box, independent of FreeType so the rules are easy to
+/// read: break after spaces, before and after CJK ideographs (which are written without spaces),
+/// at explicit newlines, and inside a word only when the word alone is wider than the box.
+/// Works on logical order and widths; the shaper measures and the bidi algorithm reorders.
 enum TextLayout {
     /// One positioned character: `x` in 26.6 fixed point from the line start.
     struct Placed {
@@ -9,42 +9,64 @@ enum TextLayout {
         var x: Int
     }
 
-    /// Lays out `text`; `advance` gives a scalar's advance in 26.6 units, `maxWidth` is in pixels.
+    /// The paragraphs of `text` (split at "\n", carriage returns dropped), each as scalars.
+    static func paragraphs(_ text: String) -> [[Unicode.Scalar]] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Array($0.filter { $0 != "\r" }) }
+    }
+
+    /// Lays `text` out left to right; `advance` gives a scalar's advance in 26.6 units,
+    /// `maxWidth` is in pixels.
     static func lines(_ text: String, maxWidth: Int, advance: (Unicode.Scalar) throws -> Int) rethrows -> [[Placed]] {
-        let limit = maxWidth * 64
         var lines: [[Placed]] = []
-        let paragraphs = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
-        for paragraph in paragraphs {
-            var line: [Placed] = [], pen = 0
-            var pendingSpaces: [(Unicode.Scalar, Int)] = []
-            func flush() {
-                lines.append(line); line = []; pen = 0; pendingSpaces = []
+        for paragraph in paragraphs(text) {
+            let widths = try paragraph.map(advance)
+            for range in breakParagraph(paragraph, widths: widths, maxWidth: maxWidth) {
+                var pen = 0
+                lines.append(range.map { i in defer { pen += widths[i] }; return Placed(scalar: paragraph[i], x: pen) })
             }
-            for token in tokens(Array(paragraph.filter { $0 != "\r" })) {
-                if token.first.map(isSpace) == true {
-                    // Spaces only matter if something follows them on the same line.
-                    for s in token { pendingSpaces.append((s, try advance(s))) }
-                    continue
-                }
-                let widths = try token.map(advance)
-                let spaceWidth = pendingSpaces.reduce(0) { $0 + $1.1 }
-                let wordWidth = widths.reduce(0, +)
-                if !line.isEmpty && pen + spaceWidth + wordWidth > limit {
-                    flush()
-                }
-                if !line.isEmpty {
-                    for (s, w) in pendingSpaces { line.append(Placed(scalar: s, x: pen)); pen += w }
-                }
-                pendingSpaces = []
-                for (s, w) in zip(token, widths) {
-                    // A word wider than the box breaks wherever it must.
-                    if !line.isEmpty && pen + w > limit { flush() }
-                    line.append(Placed(scalar: s, x: pen)); pen += w
-                }
-            }
-            flush()
         }
         return lines
+    }
+
+    /// Breaks one paragraph into lines: ranges of logical indices, spaces at the start and end
+    /// of a line left out. `widths[i]` is the 26.6 advance of scalar `i` (0 for a scalar that
+    /// continues the previous one's glyph cluster, which is never split from it).
+    static func breakParagraph(_ scalars: [Unicode.Scalar], widths: [Int], maxWidth: Int) -> [Range<Int>] {
+        precondition(widths.count == scalars.count, "one width per scalar")
+        let limit = maxWidth * 64
+        var lines: [Range<Int>] = []
+        var start: Int? = nil, end = 0, pen = 0, pendingSpaceWidth = 0
+        func flush() {
+            lines.append(start.map { $0..<end } ?? end..<end)
+            start = nil; pen = 0; pendingSpaceWidth = 0
+        }
+        for token in tokenRanges(scalars) {
+            if isSpace(scalars[token.lowerBound]) {
+                // Spaces only matter if something follows them on the same line.
+                pendingSpaceWidth += widths[token].reduce(0, +)
+                continue
+            }
+            let wordWidth = widths[token].reduce(0, +)
+            if start != nil && pen + pendingSpaceWidth + wordWidth > limit { flush() }
+            if start != nil { pen += pendingSpaceWidth }
+            pendingSpaceWidth = 0
+            for i in token {
+                // A word wider than the box breaks wherever it must (but not inside a cluster).
+                if start != nil && widths[i] > 0 && pen + widths[i] > limit { flush() }
+                if start == nil { start = i }
+                end = i + 1
+                pen += widths[i]
+            }
+        }
+        flush()
+        return lines
+    }
+
+    /// `tokens` as index ranges.
+    static func tokenRanges(_ scalars: [Unicode.Scalar]) -> [Range<Int>] {
+        var out: [Range<Int>] = [], lower = 0
+        for token in tokens(scalars) { out.append(lower..<(lower + token.count)); lower += token.count }
+        return out
     }
 
     /// Splits into runs of spaces, single ideographs, and runs of everything else.
