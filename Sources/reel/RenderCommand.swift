@@ -71,8 +71,8 @@ struct ValidateCommand: ParsableCommand {
             try requireReadableFile(composition, what: "the composition")
             LibAVLogging.quiet() // problems are reported per asset, in Reel's words
             let plan = try CompositionLoader.load(path: composition)
-            print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(plan.frameDuration) s "
-                  + "(\(String(format: "%.3f", plan.duration.seconds)) s), "
+            print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(TimeFormatting.seconds(plan.frameDuration)) "
+                  + "= \(TimeFormatting.seconds(plan.duration)), "
                   + "\(plan.videoTracks.count) video / \(plan.audioTracks.count) audio tracks, \(plan.overlays.count) overlays")
         }
     }
