@@ -37,6 +37,7 @@ struct RenderCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrorsAsync {
+            Interruption.shared.install()
             try requireReadableFile(composition, what: "the composition")
             try requireWritableOutput(output)
             let seconds = Rational(parsing: chunkSeconds)!
@@ -45,9 +46,12 @@ struct RenderCommand: AsyncParsableCommand {
             if inProcess {
                 var plan = try CompositionLoader.load(path: composition)
                 plan.export.fileType = fileType
-                let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks)
+                let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks,
+                                                  isCancelled: { Interruption.shared.isInterrupted })
                 let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
-                try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
+                try Interruption.shared.renderingLocally(to: output) {
+                    try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
+                }
                 print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
                 return
             }
