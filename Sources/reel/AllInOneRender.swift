@@ -124,8 +124,7 @@ struct AllInOneRender {
         let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: URL(fileURLWithPath: composition).lastPathComponent,
                                    fileType: fileType)
         let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
-                                                          manifest: manifest, client: client, quiet: quiet)
-        farm.job = job
+                                                          manifest: manifest, client: client, quiet: quiet) { farm.job = $0 }
         let following = ReconnectingClient(client, options: connection)
         let final: JobStatus
         do {
