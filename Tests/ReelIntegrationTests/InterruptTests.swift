@@ -3,7 +3,8 @@ import Testing
 
 /// Issue 10: Ctrl-C on the rendering commands. `reel render` (the farm all in one, with its
 /// own private PostgreSQL) and `reel concat` (in-process) are interrupted with SIGINT while
-/// they render: they say `interrupted`, exit 130 and leave every place they write to exactly
+/// they render (`reel slideshow` with SIGTERM: exit 143): they say `interrupted`, exit 130 and
+/// leave every place they write to exactly
 /// as it was — no hidden chunk folder or partial output beside the output, no temporary file,
 /// no data home, no PostgreSQL left running.
 @Suite(.serialized) struct InterruptTests {
@@ -110,5 +111,23 @@ import Testing
         #expect(concat.exitStatus == 130, "\(String(describing: concat.exitStatus)): \(concat.output)")
         #expect(concat.output.split(separator: "\n").contains("interrupted"), "\(concat.output)")
         #expect(Self.tree(out) == before, "no chunk folder or partial output may be left: \(Self.tree(out) ?? [])")
+    }
+
+    @Test func sigtermOnSlideshowStopsItWithStatus143() throws {
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let still = dir.appendingPathComponent("red.png").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=1920x1080", "-frames:v", "1", still])
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let show = try BackgroundProcess([Media.reel, "slideshow", still, still, "--seconds", "60", "--preset", "highest",
+                                          "-o", out.appendingPathComponent("show.mp4").path],
+                                         log: dir.appendingPathComponent("slideshow.log").path)
+        try Self.waitUntil("a progress line", process: show) { show.output.contains(" frames ") }
+        kill(show.pid, SIGTERM)
+        #expect(show.waitForExit(timeout: 120), "reel slideshow did not stop after SIGTERM:\n\(show.output)")
+        #expect(show.exitStatus == 143, "128 + SIGTERM: \(String(describing: show.exitStatus)): \(show.output)")
+        #expect(show.output.split(separator: "\n").contains("interrupted"), "\(show.output)")
+        #expect(Self.tree(out) == [], "\(Self.tree(out) ?? [])")
     }
 }
