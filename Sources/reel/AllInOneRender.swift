@@ -25,30 +25,53 @@ struct AllInOneRender {
     var database: String?
     var quiet: Bool
 
-    /// Where the all-in-one farm keeps its files: storage (assets, results, outputs) and the
-    /// agents' caches. Content-addressed, so repeated renders of the same media upload nothing.
+    /// Where the all-in-one farm keeps its files: the private cluster, storage (assets, results,
+    /// outputs) and the agents' caches. Content-addressed, so repeated renders of the same media
+    /// upload nothing. `REEL_DATA_HOME` chooses another place (as root too).
     static var dataHome: URL {
-        if geteuid() == 0 { return URL(fileURLWithPath: "/var/lib/reel") }
         let env = ProcessInfo.processInfo.environment
+        if let chosen = env["REEL_DATA_HOME"], !chosen.isEmpty { return URL(fileURLWithPath: chosen) }
+        if geteuid() == 0 { return URL(fileURLWithPath: "/var/lib/reel") }
         let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/share")
         return URL(fileURLWithPath: base).appendingPathComponent("reel")
     }
 
+    /// Renders; on Ctrl-C or SIGTERM (`Interruption`) the job is cancelled and deleted, the farm
+    /// stopped, a private cluster this run started stopped again, and every folder this run
+    /// created under the data home removed, before `InterruptedError` is thrown.
     func run() async throws {
         // Every problem listed before anything starts.
         _ = try CompositionLoader.load(path: composition)
+        let farm = LocalFarm(home: Self.dataHome)
+        farm.noteOutput(output)
+        let work = Task { try await self.render(on: farm) }
+        Interruption.shared.whenInterrupted { work.cancel() }
+        let outcome = await work.result
+        // Torn down here, outside the cancelled task, so its requests and waits are not cut short.
+        let interrupted = Interruption.shared.isInterrupted
+        await farm.tearDown(interrupted: interrupted)
+        if interrupted { throw InterruptedError() }
+        try outcome.get()
+    }
+
+    private func render(on farm: LocalFarm) async throws {
+        let home = farm.home
+        farm.noteCreation(of: home)
         let conninfo: String
         if let database {
             conninfo = database
         } else {
-            do { conninfo = try PrivateCluster(dataDirectory: Self.dataHome.appendingPathComponent("postgres").path).start() } catch {
+            let cluster = PrivateCluster(dataDirectory: home.appendingPathComponent("postgres").path)
+            farm.noteCluster(cluster)
+            do { conninfo = try cluster.start() } catch {
                 throw UserError("\(error) — or point reel render at a database with --database/DATABASE_URL, or use --in-process")
             }
         }
+        try Task.checkCancellation()
 
-        let home = Self.dataHome
+        farm.noteCreation(of: home.appendingPathComponent("run"))
         let secret = try Self.writeSecret(in: home)
-        defer { unlink(secret) }
+        farm.secret = secret
         var logger = Logger(label: "reel.render")
         logger.logLevel = .error
 
@@ -56,42 +79,40 @@ struct AllInOneRender {
         configuration.listen = HostPort(host: "127.0.0.1", port: 0)
         configuration.database = conninfo
         configuration.storageDirectory = home.appendingPathComponent("storage").path
+        farm.noteCreation(of: home.appendingPathComponent("storage"))
         configuration.secretFile = secret
         configuration.defaultChunkSeconds = chunkSeconds
         let coordinator = Coordinator(configuration: configuration, logger: logger)
 
         let group = ServiceGroup(configuration: .init(services: [.init(service: coordinator)], logger: logger))
         let ended = ServiceEnd()
-        let running = Task {
+        farm.coordinator = (group, Task {
             do { try await group.run(); ended.record(nil) } catch { ended.record(error); throw error }
-        }
-        var agentServices: [ServiceGroup] = []
-        var agentTasks: [Task<Void, Error>] = []
-        defer {
-            Task { [agentServices, group] in
-                for g in agentServices { await g.triggerGracefulShutdown() }
-                await group.triggerGracefulShutdown()
-            }
-        }
+        })
 
         try await Self.waitForListening(coordinator, ended: ended)
         guard let port = coordinator.localAddress?.port else { throw UserError("the coordinator did not start listening") }
+        let connection = try ConnectionOptions.parse(["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret])
+        farm.connection = connection
         let authenticator = try Authenticator(secretFile: secret)
+        farm.noteCreation(of: home.appendingPathComponent("cache"))
         for i in 0..<agents {
             let cache = home.appendingPathComponent("cache/local-agent-\(i + 1)")
+            farm.noteCreation(of: cache)
+            // A short grace period: at the end no task is in flight; after Ctrl-C the job is
+            // cancelled and the chunk being rendered is worth nothing.
             let agentConfiguration = AgentConfiguration(coordinatorHost: "127.0.0.1", coordinatorPort: port,
                                                         name: "local-\(i + 1)", cacheDirectory: cache,
-                                                        encoders: EncoderCatalog.available, claimWaitSeconds: 1)
+                                                        encoders: EncoderCatalog.available, claimWaitSeconds: 1,
+                                                        shutdownGracePeriod: .seconds(2))
             let agent: Agent
             do { agent = try Agent(configuration: agentConfiguration, authenticator: authenticator, logger: logger) } catch {
                 throw UserError("cannot start local agent \(i + 1): \(error) (is another reel render running?)")
             }
             let agentGroup = ServiceGroup(configuration: .init(services: [.init(service: agent)], logger: logger))
-            agentServices.append(agentGroup)
-            agentTasks.append(Task { try await agentGroup.run() })
+            farm.agents.append((agentGroup, Task { try await agentGroup.run() }))
         }
 
-        let connection = try ConnectionOptions.parse(["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret])
         let client = try await OperatorClient.connect(connection)
         try await Self.waitForAgents(agents, client: client)
         try await Self.cancelAbandonedJobs(client: client)
@@ -103,22 +124,22 @@ struct AllInOneRender {
         let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: URL(fileURLWithPath: composition).lastPathComponent,
                                    fileType: fileType)
         let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
-                                                          manifest: manifest, client: client, quiet: quiet)
+                                                          manifest: manifest, client: client, quiet: quiet) { farm.job = $0 }
         let following = ReconnectingClient(client, options: connection)
-        let final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
-        guard final.state == "done" else {
+        let final: JobStatus
+        do {
+            final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
+            guard final.state == "done" else {
+                throw UserError("the render failed: \(final.error ?? final.state)")
+            }
+            try await OutputDownload.run(job: job, to: output, via: following, quiet: true)
+        } catch {
             await following.close()
-            throw UserError("the render failed: \(final.error ?? final.state)")
+            throw error
         }
-        try await OutputDownload.run(job: job, to: output, via: following, quiet: true)
         await following.close()
-
-        for g in agentServices { await g.triggerGracefulShutdown() }
-        for t in agentTasks { _ = try? await t.value }
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
-        agentServices.removeAll()
-        print("\(output): job \(job), \(final.frameCount) frames, \(final.tasks.total) tasks on \(agents) agent(s)")
+        try Task.checkCancellation()
+        farm.finished = "\(output): job \(job), \(final.frameCount) frames, \(final.tasks.total) tasks on \(agents) agent(s)"
     }
 
     /// A fresh random secret for this run, readable by this user only.
@@ -179,4 +200,130 @@ final class ServiceEnd: @unchecked Sendable {
     func record(_ error: Error?) { lock.withLock { result = .some(error) } }
     /// nil while running; `.some(nil)` after a clean stop; `.some(error)` after a failure.
     var outcome: Error?? { lock.withLock { result } }
+}
+
+/// What one `reel render` started and created, so that it can be stopped — and, after Ctrl-C,
+/// taken away — whatever point the render reached. Filled in by the render task, torn down by
+/// `run()` after that task ended.
+final class LocalFarm: @unchecked Sendable {
+    let home: URL
+    private let lock = NSLock()
+    private var _created: [URL] = []
+    private var _cluster: (cluster: PrivateCluster, wasRunning: Bool)?
+    private var _secret: String?
+    private var _coordinator: (group: ServiceGroup, task: Task<Void, Error>)?
+    private var _agents: [(group: ServiceGroup, task: Task<Void, Error>)] = []
+    private var _connection: ConnectionOptions?
+    private var _job: Int64?
+    private var _finished: String?
+    private var _output: (path: String, existed: Bool)?
+
+    init(home: URL) { self.home = home }
+
+    var secret: String? { get { lock.withLock { _secret } } set { lock.withLock { _secret = newValue } } }
+    var coordinator: (group: ServiceGroup, task: Task<Void, Error>)? {
+        get { lock.withLock { _coordinator } } set { lock.withLock { _coordinator = newValue } }
+    }
+    var agents: [(group: ServiceGroup, task: Task<Void, Error>)] {
+        get { lock.withLock { _agents } } set { lock.withLock { _agents = newValue } }
+    }
+    var connection: ConnectionOptions? { get { lock.withLock { _connection } } set { lock.withLock { _connection = newValue } } }
+    var job: Int64? { get { lock.withLock { _job } } set { lock.withLock { _job = newValue } } }
+    /// The summary line of a render that completed.
+    var finished: String? { get { lock.withLock { _finished } } set { lock.withLock { _finished = newValue } } }
+
+    /// The output file, noted before the render starts.
+    func noteOutput(_ path: String) {
+        let existed = FileManager.default.fileExists(atPath: path)
+        lock.withLock { _output = (path, existed) }
+    }
+
+    /// Called before a folder may be created: if it does not exist yet (nor its missing
+    /// parents), the topmost missing one is what an interrupted render removes.
+    func noteCreation(of folder: URL) {
+        var topmostMissing: URL?
+        var candidate = folder.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: candidate.path) {
+            topmostMissing = candidate
+            let parent = candidate.deletingLastPathComponent()
+            if parent.path == candidate.path { break }
+            candidate = parent
+        }
+        guard let topmostMissing else { return }
+        lock.withLock {
+            if !_created.contains(where: { topmostMissing.path == $0.path || topmostMissing.path.hasPrefix($0.path + "/") }) {
+                _created.append(topmostMissing)
+            }
+        }
+    }
+
+    /// The private cluster about to be started, and whether it ran before (then it is left running).
+    func noteCluster(_ cluster: PrivateCluster) {
+        noteCreation(of: URL(fileURLWithPath: cluster.dataDirectory))
+        let running = Self.postmasterRunning(in: cluster.dataDirectory)
+        lock.withLock { _cluster = (cluster, running) }
+    }
+
+    /// A live postmaster's pid file in the data directory.
+    static func postmasterRunning(in dataDirectory: String) -> Bool {
+        guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
+              let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)), pid > 0 else {
+            return false
+        }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// Stops what runs. After an interruption first cancels and deletes the job (its chunks and
+    /// output go with it), then stops the private cluster if this run started it and removes what
+    /// this run created.
+    func tearDown(interrupted: Bool) async {
+        if interrupted, let job, let connection {
+            do {
+                let client = try await OperatorClient.connect(connection)
+                try? await client.cancel(job: job)
+                // Agents stop before the delete, so no late upload recreates a result.
+                await stopAgents()
+                try? await client.delete(job: job)
+                await client.close()
+            } catch {
+                Terminal.error("could not cancel job \(job): \(error)")
+            }
+        }
+        await stopAgents()
+        if let coordinator {
+            await coordinator.group.triggerGracefulShutdown()
+            await Self.wait(for: coordinator.task, upTo: .seconds(30))
+            self.coordinator = nil
+        }
+        if let secret { unlink(secret) }
+        if let finished, !interrupted { print(finished) }
+        guard interrupted else { return }
+        if let started = lock.withLock({ _cluster }), !started.wasRunning {
+            do { try started.cluster.stop() } catch { Terminal.error("\(error)") }
+        }
+        // Interrupted after the output was written: it goes too, unless it replaced a file.
+        if finished != nil, let output = lock.withLock({ _output }), !output.existed { unlink(output.path) }
+        for folder in lock.withLock({ _created }).reversed() {
+            do { try FileManager.default.removeItem(at: folder) } catch {
+                if FileManager.default.fileExists(atPath: folder.path) { Terminal.error("could not remove \(folder.path): \(error)") }
+            }
+        }
+    }
+
+    private func stopAgents() async {
+        let agents = self.agents
+        self.agents = []
+        for agent in agents { await agent.group.triggerGracefulShutdown() }
+        for agent in agents { await Self.wait(for: agent.task, upTo: .seconds(30)) }
+    }
+
+    /// Awaits `task`, cancelling it if it has not ended within `limit`.
+    static func wait(for task: Task<Void, Error>, upTo limit: Duration) async {
+        let watchdog = Task {
+            try await Task.sleep(for: limit)
+            task.cancel()
+        }
+        _ = await task.result
+        watchdog.cancel()
+    }
 }

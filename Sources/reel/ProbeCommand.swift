@@ -66,7 +66,7 @@ struct ThumbnailCommand: ParsableCommand {
             Compositor.fill(upright, color: .black)
             Compositor.draw(frame, transform: video.preferredTransform, opacity: 1, crop: nil, onto: upright)
             try PNGWriter.write(upright, to: output)
-            print("\(output): \(size) at \(time) s")
+            print("\(output): \(size) at \(TimeFormatting.seconds(time))")
         }
     }
 }

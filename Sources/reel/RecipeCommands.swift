@@ -50,11 +50,14 @@ struct RecipeOptions: ParsableArguments {
             return
         }
         guard let output else { return }
+        Interruption.shared.install()
         try requireWritableOutput(output)
         let composition = try Composition.parse(Array(data))
         let plan = try CompositionLoader.plan(composition, directory: FileManager.default.currentDirectoryPath)
         let bar = quiet ? nil : ProgressBar(label: "render")
-        try LocalRender.render(plan, to: output) { bar?.update($0) }
+        try Interruption.shared.renderingLocally(to: output) {
+            try LocalRender.render(plan, to: output, options: LocalRender.Options(isCancelled: { Interruption.shared.isInterrupted })) { bar?.update($0) }
+        }
         print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
     }
 

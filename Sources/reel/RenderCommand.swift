@@ -37,6 +37,7 @@ struct RenderCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrorsAsync {
+            Interruption.shared.install()
             try requireReadableFile(composition, what: "the composition")
             try requireWritableOutput(output)
             let seconds = Rational(parsing: chunkSeconds)!
@@ -45,9 +46,12 @@ struct RenderCommand: AsyncParsableCommand {
             if inProcess {
                 var plan = try CompositionLoader.load(path: composition)
                 plan.export.fileType = fileType
-                let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks)
+                let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks,
+                                                  isCancelled: { Interruption.shared.isInterrupted })
                 let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
-                try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
+                try Interruption.shared.renderingLocally(to: output) {
+                    try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
+                }
                 print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
                 return
             }
@@ -71,8 +75,8 @@ struct ValidateCommand: ParsableCommand {
             try requireReadableFile(composition, what: "the composition")
             LibAVLogging.quiet() // problems are reported per asset, in Reel's words
             let plan = try CompositionLoader.load(path: composition)
-            print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(plan.frameDuration) s "
-                  + "(\(String(format: "%.3f", plan.duration.seconds)) s), "
+            print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(TimeFormatting.seconds(plan.frameDuration)) "
+                  + "= \(TimeFormatting.seconds(plan.duration)), "
                   + "\(plan.videoTracks.count) video / \(plan.audioTracks.count) audio tracks, \(plan.overlays.count) overlays")
         }
     }

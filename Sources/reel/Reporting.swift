@@ -24,6 +24,10 @@ enum Terminal {
 func reportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
+    } catch where Interruption.shared.isInterrupted {
+        // Stopped by Ctrl-C or SIGTERM: `interrupted` is said already; whatever the render threw
+        // on its way out is a consequence, not news.
+        throw ExitCode(Interruption.shared.exitStatus)
     } catch let error as CompositionError {
         for problem in error.problems { Terminal.error("\(problem)") }
         throw ExitCode(1)

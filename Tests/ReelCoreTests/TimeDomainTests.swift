@@ -88,7 +88,7 @@ import Testing
     @Test func aMicrosecondFrameDurationIsRefused() {
         let json = Fixtures.composition(extra: #""videoComposition": {"frameDuration": "1/1000000"}"#)
         #expect(Fixtures.problems(json) == [
-            "videoComposition.frameDuration: 1/1000000 is more than 240 frames per second; the shortest frame duration is 1/240",
+            "videoComposition.frameDuration: 0.000001 s is more than 240 frames per second; the shortest frame duration is 0.004167 s (1/240)",
         ])
     }
 

@@ -222,4 +222,31 @@ import Glibc
         #expect(conflict.status == 1 && conflict.stderr.contains("export.fileType is \"mp4\" but the output name typed.mov ends in .mov"), "\(conflict.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("typed.mov").path))
     }
+
+    /// Issue 10: times in messages are seconds, not `N/D` fractions.
+    @Test func timesInMessagesAreSeconds() throws {
+        let dir = try Media.tempDirectory()
+        let clip = try Fixtures.numberedClip(in: dir)
+        let thumbnail = try Media.run(Media.reel, ["thumbnail", clip, "--at", "1001/1000", "-o", dir.appendingPathComponent("t.png").path])
+        #expect(String(decoding: thumbnail.stdout, as: UTF8.self).hasSuffix("at 1.001 s\n"), "\(String(decoding: thumbnail.stdout, as: UTF8.self))")
+
+        let good = dir.appendingPathComponent("good.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "n", "at": 0}]}]}
+            """.write(toFile: good, atomically: true, encoding: .utf8)
+        let ok = String(decoding: try Media.run(Media.reel, ["validate", good]).stdout, as: UTF8.self)
+        #expect(ok.contains("50 frames of 0.04 s = 2 s,"), "\(ok)")
+
+        let fast = dir.appendingPathComponent("fast.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "n", "at": 0}]}],
+             "videoComposition": {"renderSize": {"width": 64, "height": 48}, "frameDuration": "1/1000"}}
+            """.write(toFile: fast, atomically: true, encoding: .utf8)
+        let r = try Media.run(Media.reel, ["validate", fast], allowFailure: true)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("videoComposition.frameDuration: 0.001 s is more than 240 frames per second; "
+                                  + "the shortest frame duration is 0.004167 s (1/240)"), "\(r.stderr)")
+    }
 }

@@ -232,4 +232,87 @@ import Testing
         #expect(try videoMD5(output) == videoMD5(reference), "the re-rendered chunk must change nothing")
         #expect(try Media.decodeErrors(output).isEmpty)
     }
+
+    /// The `status --json` document of one job.
+    static func jobStatus(_ farm: LocalFarm, _ job: String) throws -> [String: Any] {
+        let json = try JSONSerialization.jsonObject(with: Data(try farm.reel(["status", job, "--json"]).stdout.utf8)) as? [String: Any]
+        let jobs = (json?["status"] as? [String: Any])?["jobs"] as? [[String: Any]] ?? []
+        return try #require(jobs.first, "status \(job) --json lists the job: \(String(describing: json))")
+    }
+
+    /// Issue 10: `reel status --watch JOB` ends when the job does — 0 when it is done, 1 (with
+    /// the reason) when it was cancelled — after drawing the job's final state.
+    @Test func statusWatchOfOneJobEndsWhenTheJobEnds() throws {
+        let farm = try LocalFarm(agents: 1)
+        let short = try Self.makeComposition(in: farm.dir, size: "160x120", seconds: 2)
+        let done = try farm.reel(["submit", short, "--quiet"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let watchDone = try farm.reelInBackground(["status", done, "--watch"], name: "watch-done")
+        #expect(watchDone.waitForExit(timeout: 300), "status --watch \(done) kept running after the job ended:\n\(watchDone.output)")
+        #expect(watchDone.exitStatus == 0, "\(String(describing: watchDone.exitStatus)): \(watchDone.output)")
+        let drawn = try String(contentsOfFile: farm.dir.appendingPathComponent("watch-done.out").path, encoding: .utf8)
+        let lastTable = drawn.components(separatedBy: "JOB ").last ?? ""
+        #expect(lastTable.split(separator: "\n").contains { $0.contains("comp.json") && $0.contains(" done ") && $0.contains("100%") },
+                "the final drawing shows the job done: \(lastTable)")
+
+        // A long job, paused so it cannot finish on its own, then cancelled while watched.
+        let longDir = farm.dir.appendingPathComponent("long")
+        try FileManager.default.createDirectory(at: longDir, withIntermediateDirectories: true)
+        let long = try Self.makeComposition(in: longDir, size: "320x240", seconds: 60)
+        let cancelled = try farm.reel(["submit", long, "--chunk-seconds", "2", "--quiet"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try farm.reel(["pause", cancelled])
+        let watchCancelled = try farm.reelInBackground(["status", cancelled, "--watch"], name: "watch-cancelled")
+        let out = farm.dir.appendingPathComponent("watch-cancelled.out").path
+        let deadline = Date().addingTimeInterval(60)
+        while ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").isEmpty {
+            #expect(!watchCancelled.hasExited, "status --watch of a paused job ended: \(watchCancelled.output)")
+            if watchCancelled.hasExited || Date() > deadline { break }
+            usleep(100_000)
+        }
+        #expect(!watchCancelled.hasExited, "a paused job is not an ended job: \(watchCancelled.output)")
+        try farm.reel(["cancel", cancelled])
+        #expect(watchCancelled.waitForExit(timeout: 60), "status --watch \(cancelled) kept running after the cancel")
+        #expect(watchCancelled.exitStatus == 1, "\(String(describing: watchCancelled.exitStatus)): \(watchCancelled.output)")
+        #expect(watchCancelled.output.contains("job \(cancelled) was cancelled"), "\(watchCancelled.output)")
+        let last = (try String(contentsOfFile: out, encoding: .utf8)).components(separatedBy: "JOB ").last ?? ""
+        #expect(last.contains("cancelled"), "the final drawing shows the job cancelled: \(last)")
+    }
+
+    /// Issue 10: after `retry` the progress starts from the chunks already done, not from 0 %:
+    /// STATUS counts done chunks from the job's counters, which a retry keeps.
+    @Test func progressAfterARetryStartsFromTheChunksAlreadyDone() throws {
+        let farm = try LocalFarm(agents: 1)
+        let composition = try Self.makeComposition(in: farm.dir, size: "320x240", seconds: 30)
+        let job = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--quiet"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Some chunks done, then the job ends unfinished (cancelled: retry takes failed and
+        // cancelled jobs alike, through the same requeue).
+        let deadline = Date().addingTimeInterval(300)
+        var status = try Self.jobStatus(farm, job)
+        while ((status["tasks"] as? [String: Any])?["done"] as? Int ?? 0) < 2 {
+            #expect(status["state"] as? String != "done", "the job finished before it could be cancelled")
+            if status["state"] as? String == "done" || Date() > deadline { return }
+            usleep(200_000)
+            status = try Self.jobStatus(farm, job)
+        }
+        try farm.reel(["cancel", job])
+        let ended = try Self.jobStatus(farm, job)
+        #expect(ended["state"] as? String == "cancelled")
+        let doneFrames = ended["framesDone"] as? Int ?? 0
+        let total = ended["frameCount"] as? Int ?? 0
+        #expect(doneFrames > 0 && doneFrames < total, "\(ended)")
+
+        try farm.reel(["retry", job])
+        let retried = try Self.jobStatus(farm, job)
+        #expect(retried["state"] as? String != "cancelled", "\(retried)")
+        #expect((retried["framesDone"] as? Int ?? 0) >= doneFrames, "frames done before the retry still count: \(retried)")
+        #expect((retried["progress"] as? Double ?? 0) > 0, "progress right after retry: \(retried)")
+        // The table and the progress line read the same numbers.
+        let table = try farm.reel(["status", job]).stdout
+        #expect(table.range(of: #"\s[1-9]\d?%"#, options: .regularExpression) != nil, "the table shows the progress kept: \(table)")
+        // Followed to the end, the retried job completes.
+        let watch = try farm.reelInBackground(["status", job, "--watch"], name: "watch-retried")
+        #expect(watch.waitForExit(timeout: 300) && watch.exitStatus == 0, "\(watch.output)")
+        let first = (try String(contentsOfFile: farm.dir.appendingPathComponent("watch-retried.out").path, encoding: .utf8))
+            .components(separatedBy: "JOB ").dropFirst().first ?? ""
+        #expect(!first.contains(" 0% "), "the first drawing after the retry is not at 0 %: \(first)")
+    }
 }

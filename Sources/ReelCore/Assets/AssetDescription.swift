@@ -69,7 +69,7 @@ extension AssetDescription {
     /// rate. Such an asset is refused at validation (`assets.<id>.url: …`) rather than
     /// reaching arithmetic that assumes sane values.
     public var usabilityProblem: String? {
-        if let duration, duration <= .zero { return "the file reports a duration of \(duration) s; it is damaged or not a media file" }
+        if let duration, duration <= .zero { return "the file reports a duration of \(TimeFormatting.seconds(duration)); it is damaged or not a media file" }
         if let video {
             let size = video.naturalSize
             if kind == .still && (size.width <= 0 || size.height <= 0) {

@@ -87,6 +87,6 @@ extension ValidationRun {
         let frameDuration = RenderDefaults.frameDuration(of: sources)
         guard frameDuration >= RenderLimits.minimumFrameDuration else { return } // reported with the video composition
         includeDerivedTime(frameDuration, at: "videoComposition.frameDuration",
-                           "the sources' frame duration \(frameDuration) cannot be combined exactly with this composition's times; set frameDuration")
+                           "the sources' frame duration \(TimeFormatting.seconds(frameDuration)) cannot be combined exactly with this composition's times; set frameDuration")
     }
 }

@@ -30,11 +30,11 @@ extension ValidationRun {
         if let fd = vc.frameDuration {
             if fd <= .zero { report("\(path).frameDuration", "must be > 0") }
             else if fd < RenderLimits.minimumFrameDuration {
-                report("\(path).frameDuration", "\(fd) is more than 240 frames per second; the shortest frame duration is \(RenderLimits.minimumFrameDuration)")
+                report("\(path).frameDuration", "\(TimeFormatting.seconds(fd)) is more than 240 frames per second; the shortest frame duration is \(TimeFormatting.seconds(RenderLimits.minimumFrameDuration))")
             }
             frameDuration = fd
         } else if frameDuration < RenderLimits.minimumFrameDuration {
-            report("\(path).frameDuration", "the sources' frame rate (\(Rational.one / frameDuration) fps) is above 240 fps; set frameDuration")
+            report("\(path).frameDuration", "the sources' frame rate (\(TimeFormatting.decimal(Rational.one / frameDuration, places: 3)) fps) is above 240 fps; set frameDuration")
         }
 
         let instructions: [PlannedInstruction]

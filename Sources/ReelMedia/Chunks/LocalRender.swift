@@ -16,9 +16,19 @@ public enum LocalRender {
         public var encoderThreads: Int = 4
         /// Keep the chunk files (for inspection) instead of deleting them.
         public var keepChunks: Bool = false
-        public init(workers: Int = 1, chunkSeconds: Rational = 10, encoderThreads: Int = 4, keepChunks: Bool = false) {
+        /// Asked before each task and at every frame: once it says yes, the render stops, removes
+        /// its work directory (chunks kept or not), writes no output and throws `Cancelled`.
+        public var isCancelled: (@Sendable () -> Bool)?
+        public init(workers: Int = 1, chunkSeconds: Rational = 10, encoderThreads: Int = 4, keepChunks: Bool = false,
+                    isCancelled: (@Sendable () -> Bool)? = nil) {
             self.workers = workers; self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.keepChunks = keepChunks
+            self.isCancelled = isCancelled
         }
+    }
+
+    /// The render was stopped by `Options.isCancelled`.
+    public struct Cancelled: Error, CustomStringConvertible {
+        public var description: String { "the render was cancelled" }
     }
 
     /// The tasks a plan is split into.
@@ -32,7 +42,8 @@ public enum LocalRender {
         let ranges = chunks(for: plan, options: options)
         let work = URL(fileURLWithPath: AtomicFile.temporaryPath(for: outputPath) + ".chunks")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { if !options.keepChunks { try? FileManager.default.removeItem(at: work) } }
+        let cancelled: @Sendable () -> Bool = { options.isCancelled?() ?? false }
+        defer { if !options.keepChunks || cancelled() { try? FileManager.default.removeItem(at: work) } }
 
         var tasks: [RenderTask] = plan.audioTracks.isEmpty ? [] : [.audio]   // audio first: it is one long task
         tasks += ranges.enumerated().map { .video($0.offset, $0.element) }
@@ -45,13 +56,18 @@ public enum LocalRender {
                 defer { group.leave() }
                 while let task = state.take() {
                     do {
+                        if cancelled() { throw Cancelled() }
                         switch task {
                         case .audio:
-                            state.finishedAudio(try ChunkRenderer.renderAudio(plan, to: work.appendingPathComponent("audio.m4a").path))
+                            // No per-frame hook: the audio task is checked before and after.
+                            let artifact = try ChunkRenderer.renderAudio(plan, to: work.appendingPathComponent("audio.m4a").path)
+                            if cancelled() { throw Cancelled() }
+                            state.finishedAudio(artifact)
                         case .video(let index, let range):
                             let path = work.appendingPathComponent(String(format: "chunk-%05d.mp4", index)).path
                             var reported = 0
                             let artifact = try ChunkRenderer.renderVideo(plan, frames: range, to: path, encoderThreads: options.encoderThreads) { done in
+                                if cancelled() { throw Cancelled() }
                                 state.addFrames(done - reported)
                                 reported = done
                             }
@@ -65,6 +81,7 @@ public enum LocalRender {
         }
         group.wait()
         let (chunks, audio) = try state.results()
+        if cancelled() { throw Cancelled() }
         return try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: outputPath)
     }
 }

@@ -71,7 +71,7 @@ public final class VideoFrameSource: @unchecked Sendable {
             try decodeForward(to: t)
         }
         guard let time = currentTime else {
-            throw MediaError(code: .noData, message: "no decodable video frame", context: "reading \(input.path) at \(t)")
+            throw MediaError(code: .noData, message: "no decodable video frame", context: "reading \(input.path) at \(TimeFormatting.seconds(t))")
         }
         if let cached, cached.time == time { return cached.image }
         let image = try converter.image(from: current.pointer, context: "converting a frame of \(input.path)")

@@ -7,6 +7,8 @@ import ReelCore
 func reportingErrorsAsync(_ body: () async throws -> Void) async throws {
     do {
         try await body()
+    } catch where Interruption.shared.isInterrupted {
+        throw ExitCode(Interruption.shared.exitStatus)
     } catch let error as UserError {
         // Escaped: a job's error and the coordinator's ERR text can carry peer-chosen text.
         Terminal.error("error: \(error.description.escapingControlCharacters)")

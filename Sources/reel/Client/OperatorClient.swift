@@ -154,6 +154,7 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         defer { try? handle.close() }
         var offset: Int64 = 0
         repeat {
+            try Task.checkCancellation()   // Ctrl-C on reel render: stop between ranges
             try handle.seek(toOffset: UInt64(offset))
             let count = Int(min(Int64(Self.rangeLength), size - offset))
             let bytes = count == 0 ? [] : [UInt8](try handle.read(upToCount: count) ?? Data())

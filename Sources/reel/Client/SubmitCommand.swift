@@ -94,8 +94,12 @@ struct SubmitCommand: AsyncParsableCommand {
     }
 
     /// `SUBMIT`, then `PUT` every missing hash in ranges; returns the job id.
-    static func submitAndUpload(_ request: SubmitRequest, manifest: AssetManifest, client: OperatorClient, quiet: Bool) async throws -> Int64 {
+    /// - Parameter submitted: told the job id as soon as the coordinator has given it, before
+    ///   the uploads (so an interrupted `reel render` can cancel a job still waiting for them).
+    static func submitAndUpload(_ request: SubmitRequest, manifest: AssetManifest, client: OperatorClient, quiet: Bool,
+                                submitted: (Int64) -> Void = { _ in }) async throws -> Int64 {
         let (job, missing) = try await client.submit(request)
+        submitted(job)
         let progress = TransferProgress(label: "upload \(missing.count) asset(s)", total: manifest.bytes(of: missing), quiet: quiet)
         var uploaded: Int64 = 0
         for hash in missing {
