@@ -118,10 +118,13 @@ extension CoordinatorHandler {
         let total = Int(summary.framesTotal), done = Int(summary.framesDone)
         var fps: Double?
         var eta: Double?
-        if let started = summary.startedAtMillis {
+        // Speed over the current run: after a retry, from the retry's first claim and the
+        // frames done since (the chunks kept from before are not this run's work).
+        if let started = summary.runStartedAtMillis ?? summary.startedAtMillis {
             let elapsed = Double((summary.finishedAtMillis ?? nowMillis) - started) / 1000
-            if elapsed > 0, done > 0 {
-                fps = Double(done) / elapsed
+            let rendered = done - Int(summary.runStartedAtMillis == nil ? 0 : summary.runFramesBase)
+            if elapsed > 0, rendered > 0 {
+                fps = Double(rendered) / elapsed
                 if !summary.state.isTerminal { eta = Double(total - done) / fps! }
             }
         }

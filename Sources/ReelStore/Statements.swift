@@ -97,7 +97,8 @@ enum Statements {
     /// task was claimed) finalising.
     static let markJobsClaimed = """
         UPDATE jobs SET state = CASE WHEN id = ANY($2::bigint[]) THEN 'finalising' ELSE 'running' END,
-                        started_at = coalesce(started_at, now()), updated_at = now()
+                        started_at = coalesce(started_at, now()), run_started_at = coalesce(run_started_at, now()),
+                        updated_at = now()
         WHERE id = ANY($1::bigint[]) AND (state = 'queued' OR (state = 'running' AND id = ANY($2::bigint[])))
         """
     /// Locks the job of task `$1` (lock order: job, then tasks, then agents); no row when the
@@ -198,7 +199,8 @@ enum Statements {
         WHERE job_id = $1::bigint AND state IN ('failed', 'cancelled')
         """
     static let retryJob = """
-        UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL, updated_at = now()
+        UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL, updated_at = now(),
+                        run_started_at = NULL, run_frames_base = frames_done
         WHERE id = $1::bigint AND state IN ('failed', 'cancelled')
         """
 
@@ -208,6 +210,7 @@ enum Statements {
         j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused,
         \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
         \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
+        \(ms("j.run_started_at")) AS run_started_ms, j.run_frames_base,
         j.render_tasks, j.tasks_done, j.tasks_failed, j.tasks_cancelled, j.frames_total, j.frames_done,
         l.leased, l.frames_in_progress
         """

@@ -33,3 +33,25 @@ struct BatchCompletionTests {
         try LockOrderTests.expectCountersMatchRows(schema, job: job)
     }
 }
+
+@Suite("JobStore: a retried job's run")
+struct RetriedRunTests {
+    @Test("retry starts a new run: its speed counts from the next claim and the frames done since")
+    func retryStartsANewRun() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let agent = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
+        let job = try store.createJob(JobStoreTests.job(chunks: 3, audio: false))
+        let first = try #require(try store.claimTask(agent: agent, leaseSeconds: 60, kinds: [.videoChunk]))
+        #expect(try store.jobSummary(job)?.runStartedAtMillis != nil)
+        try store.complete(first.lease, result: JobStoreTests.result(1))
+        try store.cancelJob(job)
+        try store.retryJob(job)
+        let retried = try #require(try store.jobSummary(job))
+        #expect(retried.runStartedAtMillis == nil && retried.runFramesBase == 30 && retried.framesDone == 30,
+                "the done chunk is kept, and the new run has not started")
+        _ = try #require(try store.claimTask(agent: agent, leaseSeconds: 60, kinds: [.videoChunk]))
+        let running = try #require(try store.jobSummary(job))
+        #expect(running.runStartedAtMillis != nil && running.runStartedAtMillis! >= retried.createdAtMillis)
+    }
+}

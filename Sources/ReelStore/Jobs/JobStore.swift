@@ -443,6 +443,7 @@ public final class JobStore: @unchecked Sendable {
             paused: try row.string("paused") == "t", framesTotal: try row.int64("frames_total"),
             framesDone: try row.int64("frames_done") + row.int64("frames_in_progress"), createdAtMillis: try row.int64("created_ms"),
             startedAtMillis: try row.optionalInt64("started_ms"), updatedAtMillis: try row.int64("updated_ms"),
-            finishedAtMillis: try row.optionalInt64("finished_ms"))
+            finishedAtMillis: try row.optionalInt64("finished_ms"), runStartedAtMillis: try row.optionalInt64("run_started_ms"),
+            runFramesBase: try row.int64("run_frames_base"))
     }
 }

@@ -197,6 +197,10 @@ public struct JobSummary: Hashable, Sendable {
     public var startedAtMillis: Int64?
     public var updatedAtMillis: Int64
     public var finishedAtMillis: Int64?
+    /// When the current run started (the first claim after submit or the last retry), and the
+    /// frames already done then: speed and ETA count from there.
+    public var runStartedAtMillis: Int64? = nil
+    public var runFramesBase: Int64 = 0
 }
 
 /// Whether an agent takes work (`agents.state`).

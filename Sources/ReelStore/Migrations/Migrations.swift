@@ -206,5 +206,12 @@ CREATE INDEX tasks_claim_order ON tasks (job_id, (CASE kind WHEN 'audio' THEN 0 
 DROP INDEX tasks_queued;
 CREATE INDEX tasks_owner ON tasks (lease_owner) WHERE state = 'leased';
 """#),
+        Migration(version: 4, name: "run_after_retry", sql: #"""
+-- A retried job's speed and ETA count from the retry: when its current run started and how
+-- many frames were already done then (reset by RETRY, set by the run's first claim).
+ALTER TABLE jobs ADD COLUMN run_started_at timestamptz;
+ALTER TABLE jobs ADD COLUMN run_frames_base bigint NOT NULL DEFAULT 0;
+UPDATE jobs SET run_started_at = started_at;
+"""#),
     ]
 }
