@@ -84,10 +84,12 @@ final class Dispatcher: Sendable {
         end { $0.connection == connection }
     }
 
-    /// Ends claims whose deadline has passed. The coordinator calls this on a short timer.
+    /// Ends claims whose deadline has passed. The coordinator calls this on a short timer. A
+    /// claim in the batch being leased right now is left to the batch: if it gets a task it
+    /// is answered with it (late, rather than leasing and handing back), else with nil.
     func expireDeadlines() {
         let now = clock.now
-        end { $0.deadline <= now }
+        end { $0.deadline <= now && !$0.inBatch }
     }
 
     /// Graceful shutdown: every pending claim answers nil now, later ones at once.
@@ -158,6 +160,7 @@ final class Dispatcher: Sendable {
 
             var unwanted: [ClaimedTask] = []
             var answers: [(CheckedContinuation<ClaimedTask?, Never>, ClaimedTask)] = []
+            var expired: [CheckedContinuation<ClaimedTask?, Never>] = []
             let again = state.withValue { s -> Bool in
                 for (waiter, result) in zip(batch, results) {
                     guard var current = s.waiters[waiter.id] else { continue }
@@ -167,6 +170,10 @@ final class Dispatcher: Sendable {
                     } else if let result {
                         s.waiters[waiter.id] = nil
                         answers.append((current.continuation, result))
+                    } else if current.deadline <= clock.now {
+                        // Its deadline passed while the batch ran, and the batch had nothing for it.
+                        s.waiters[waiter.id] = nil
+                        expired.append(current.continuation)
                     } else {
                         current.inBatch = false
                         s.waiters[waiter.id] = current
@@ -180,6 +187,7 @@ final class Dispatcher: Sendable {
                 return false
             }
             for (continuation, task) in answers { continuation.resume(returning: task) }
+            for continuation in expired { continuation.resume(returning: nil) }
             if !unwanted.isEmpty { await handBack(unwanted) }
             if !again { return }
             if failed { try? await Task.sleep(for: .milliseconds(200)) }
