@@ -59,7 +59,6 @@ let package = Package(
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelConsole",
-            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -86,7 +85,6 @@ let package = Package(
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol",
-            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -128,14 +126,16 @@ let package = Package(
         ]),
         // A real PostgreSQL for tests (ops/postgres.sh), shared by the store and coordinator tests.
         .target(name: "ReelStoreTesting", dependencies: ["ReelStore"]),
+        // A minimal HTTP client for the console tests (ReelConsoleTests, ReelCoordinatorTests).
+        .target(name: "ReelHTTPTesting"),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
-            "ReelConsole", "ReelProtocol",
+            "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting",
-            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole",
+            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import ReelCore
@@ -146,7 +145,7 @@ struct TaskExecution {
             let length = min(Int(reference.size) - bytes.count, RangeCache.maxFetchLength)
             bytes += try await session.fetch(sha256: reference.sha256, offset: Int64(bytes.count), length: length, size: reference.size)
         }
-        guard SHA256.hash(data: bytes).map({ String(format: "%02x", $0) }).joined() == reference.sha256 else {
+        guard FileDigest.sha256(bytes: bytes) == reference.sha256 else {
             throw AgentError.protocolViolation("plan document \(reference.sha256) does not match its hash")
         }
         let document = try JSONDecoder().decode(JobPlanDocument.self, from: Data(bytes))

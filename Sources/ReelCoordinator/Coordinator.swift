@@ -158,7 +158,6 @@ public final class Coordinator: Service, Sendable {
             group.addTask { await sweeper.run() }
             // Whichever comes first: graceful shutdown or cancellation of `run()`.
             try? await gracefulShutdown()
-            handler.draining.withValue { $0 = true }
             dispatcher.drain()
             logger.info("coordinator draining")
             await self.drain(server)

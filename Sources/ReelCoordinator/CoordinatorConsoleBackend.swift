@@ -14,7 +14,7 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         return try await translating {
             try await handler.pool.run { store in
-                try store.recentJobs(limit: limit).map { try CoordinatorHandler.jobStatus($0, store: store, nowMillis: now) }
+                try store.recentJobs(limit: limit).map { CoordinatorHandler.jobStatus($0, nowMillis: now) }
             }
         }
     }

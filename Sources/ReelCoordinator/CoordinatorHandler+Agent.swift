@@ -18,7 +18,6 @@ extension CoordinatorHandler {
     /// the coordinator runs those) until `wait` runs out, the connection closes or shutdown.
     func claim(waitSeconds: Int, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { throw ReelProtocolError(.noCapabilities, "send CAPS before CLAIM") }
-        if draining.current { return .noTask }
         let wait = Duration.seconds(max(0, min(waitSeconds, configuration.maxClaimWaitSeconds)))
         guard let claimed = await dispatcher.claim(agent: agent, connection: peer.connectionID, wait: wait) else { return .noTask }
         metrics.claims.increment()

@@ -98,7 +98,7 @@ extension CoordinatorHandler {
             } else {
                 summaries = try store.recentJobs()
             }
-            return try summaries.map { try Self.jobStatus($0, store: store, nowMillis: now) }
+            return summaries.map { Self.jobStatus($0, nowMillis: now) }
         }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
@@ -110,7 +110,7 @@ extension CoordinatorHandler {
 
     /// One job's `STATUS` document from its summary row alone (counters kept by the store):
     /// no composition, plan or task list is read, whatever the job's size.
-    static func jobStatus(_ summary: JobSummary, store: JobStore, nowMillis: Int64) throws -> JobStatus {
+    static func jobStatus(_ summary: JobSummary, nowMillis: Int64) -> JobStatus {
         let name = (try? CoordinatorJSON.decode(StoredJobSettings.self, from: summary.settings))?.settings.name
         let c = summary.taskCounts
         let counts = TaskCounts(done: c[.done] ?? 0, running: c[.leased] ?? 0, queued: c[.queued] ?? 0, failed: c[.failed] ?? 0,

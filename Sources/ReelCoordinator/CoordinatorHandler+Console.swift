@@ -72,7 +72,7 @@ extension CoordinatorHandler {
                                    startedAtMillis: task.claimedAtMillis, finishedAtMillis: task.finishedAtMillis,
                                    framesPerSecond: fps, error: task.error)
             }
-            return JobDetail(job: try Self.jobStatus(summary, store: store, nowMillis: now), chunks: chunks)
+            return JobDetail(job: Self.jobStatus(summary, nowMillis: now), chunks: chunks)
         }
     }
 

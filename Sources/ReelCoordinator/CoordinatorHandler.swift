@@ -22,8 +22,6 @@ final class CoordinatorHandler: ReelRequestHandler {
     let completer: Completer
     /// Connection id → the agent id it registered with `CAPS` (the dispatcher's live agents).
     let agentSessions: Locked<[UInt64: Int64]>
-    /// Set when graceful shutdown begins.
-    let draining = Locked(false)
 
     init(pool: StorePool, storage: CoordinatorStorage, planner: JobPlanner, metrics: CoordinatorMetrics,
          configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, completer: Completer,

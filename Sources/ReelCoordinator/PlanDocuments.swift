@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import ReelCore
+import ReelMedia
 import ReelProtocol
 import ReelStore
 
@@ -12,7 +12,7 @@ enum PlanDocuments {
     /// Encodes and stores `document` (if not stored already). - Returns: its reference.
     static func store(_ document: JobPlanDocument, storage: CoordinatorStorage) throws -> PlanDocumentReference {
         let bytes = Array(try CoordinatorJSON.encode(document).utf8)
-        let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let sha256 = FileDigest.sha256(bytes: bytes)
         let path = storage.assetPath(sha256)
         if CoordinatorStorage.fileSize(path) != Int64(bytes.count) {
             let temporary = "\(storage.root)/tmp/plan-\(UUID().uuidString)"

@@ -3,25 +3,29 @@ import Foundation
 import Glibc
 #endif
 
+/// For the console tests of ReelConsoleTests and ReelCoordinatorTests (one copy for both).
+///
 /// A minimal HTTP/1.1 client over a blocking socket (`Connection: close`), so tests see the
 /// server's bytes exactly, and can read the start of an endless event stream.
-struct TinyHTTP: Sendable {
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var body: String
-        var json: Any? { try? JSONSerialization.jsonObject(with: Data(body.utf8)) }
+public struct TinyHTTP: Sendable {
+    public struct Reply {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: String
+        public var json: Any? { try? JSONSerialization.jsonObject(with: Data(body.utf8)) }
     }
 
-    struct Failure: Error, CustomStringConvertible { var description: String }
+    public struct Failure: Error, CustomStringConvertible { public var description: String }
 
-    let port: Int
+    public let port: Int
+
+    public init(port: Int) { self.port = port }
 
     /// Connects to 127.0.0.1:port, sends the request, and reads until the connection closes or
     /// `until` is satisfied by the bytes so far (then it stops reading), or the deadline passes.
     /// The blocking socket work runs on a Dispatch thread, never on the concurrency pool the
     /// server under test needs.
-    func raw(_ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil,
+    public func raw(_ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil,
              deadline: TimeInterval = 30, until: (@Sendable (String) -> Bool)? = nil) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
@@ -66,14 +70,14 @@ struct TinyHTTP: Sendable {
         return String(decoding: received, as: UTF8.self)
     }
 
-    func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil) async throws -> Reply {
+    public func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil) async throws -> Reply {
         var headers: [String: String] = [:]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         if body != nil { headers["Content-Type"] = "application/json" }
         return try Self.parse(try await raw(method, path, headers: headers, body: body))
     }
 
-    static func parse(_ text: String) throws -> Reply {
+    public static func parse(_ text: String) throws -> Reply {
         guard let split = text.range(of: "\r\n\r\n") else { throw Failure(description: "no HTTP response: \(text.prefix(200))") }
         let head = text[..<split.lowerBound].components(separatedBy: "\r\n")
         guard let statusLine = head.first, statusLine.hasPrefix("HTTP/1.1 "),
@@ -89,7 +93,7 @@ struct TinyHTTP: Sendable {
     }
 
     /// Undoes chunked transfer encoding (ASCII/UTF-8 bodies; sizes are in bytes).
-    static func dechunk(_ text: String) -> String {
+    public static func dechunk(_ text: String) -> String {
         var bytes = Array(text.utf8)[...]
         var out: [UInt8] = []
         while let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\r")) {

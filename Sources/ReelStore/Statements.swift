@@ -106,7 +106,6 @@ enum Statements {
     static let lockJobOfTask = """
         SELECT j.id FROM jobs j WHERE j.id = (SELECT t.job_id FROM tasks t WHERE t.id = $1::bigint) FOR NO KEY UPDATE OF j
         """
-    static let setAgentTask = "UPDATE agents SET current_task = $2::bigint WHERE id = $1::bigint"
     static let clearAgentTask = "UPDATE agents SET current_task = NULL WHERE id = $1::bigint AND current_task = $2::bigint"
 
     /// The lease fence used by every holder operation: task, epoch and owner all match and
@@ -186,8 +185,6 @@ enum Statements {
         WHERE id = $1::bigint AND lease_owner = $2::bigint AND state = 'leased'
         RETURNING \(ms("lease_expires_at")) AS expires_ms
         """
-    /// The earliest lease expiry, if any lease is held (the dispatcher wakes then).
-    static let nextLeaseExpiry = "SELECT \(ms("min(lease_expires_at)")) AS at_ms FROM tasks WHERE state = 'leased'"
     static let cancelJob = """
         UPDATE jobs SET state = 'cancelled', paused = false, finished_at = now(), updated_at = now()
         WHERE id = $1::bigint AND state NOT IN ('done', 'failed', 'cancelled')

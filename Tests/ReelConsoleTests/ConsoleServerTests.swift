@@ -1,3 +1,4 @@
+import ReelHTTPTesting
 import Foundation
 import Logging
 import NIOConcurrencyHelpers

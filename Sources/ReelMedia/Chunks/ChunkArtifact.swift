@@ -25,8 +25,16 @@ public struct ChunkArtifact: Sendable, Hashable, Codable {
     }
 }
 
-/// SHA-256 of a file, streamed in 1 MiB blocks.
+/// SHA-256 of a file, streamed in 1 MiB blocks, or of bytes in memory, as lower-case hex.
 public enum FileDigest {
+    public static func sha256(bytes: [UInt8]) -> String {
+        hex(SHA256.hash(data: bytes))
+    }
+
+    private static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+
     public static func sha256(path: String) throws -> (byteCount: Int, hex: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw RenderError.io("cannot open \(path) to checksum it")
@@ -38,6 +46,6 @@ public enum FileDigest {
             hasher.update(data: block)
             count += block.count
         }
-        return (count, hasher.finalize().map { String(format: "%02x", $0) }.joined())
+        return (count, hex(hasher.finalize()))
     }
 }

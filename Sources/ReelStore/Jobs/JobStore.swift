@@ -202,9 +202,8 @@ public final class JobStore: @unchecked Sendable {
                     try appendEvent(db, job: lease.jobID, task: lease.task, agent: lease.agent, kind: "lease_expired",
                                     message: "epoch \(lease.epoch) → \(lease.newState.rawValue)")
                 }
-                if expired.contains(where: { $0.newState == .failed }) {
-                    let task = expired.first { $0.newState == .failed }!.task
-                    try failJob(db, job: job, message: "task \(task): lease expired on its last attempt")
+                if let last = expired.first(where: { $0.newState == .failed }) {
+                    try failJob(db, job: job, message: "task \(last.task): lease expired on its last attempt")
                 }
                 return expired
             }
@@ -223,11 +222,6 @@ public final class JobStore: @unchecked Sendable {
             let shortened = try connection.query(Statements.shortenLease, [String(task), String(agent), String(graceSeconds)])
             return shortened.affectedRows == 1 ? task : nil
         }
-    }
-
-    /// When the earliest held lease runs out (ms since the Unix epoch), if any is held.
-    public func nextLeaseExpiryMillis() throws -> Int64? {
-        try connection.query(Statements.nextLeaseExpiry).singleRow().flatMap { try $0.optionalInt64("at_ms") }
     }
 
     /// Cancels a job that has not ended; its queued and leased tasks are cancelled (holders
