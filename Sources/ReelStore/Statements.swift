@@ -4,6 +4,8 @@
 enum Statements {
     /// `timestamptz` → ms since the Unix epoch.
     private static func ms(_ column: String) -> String { "(extract(epoch FROM \(column)) * 1000)::bigint" }
+    /// Parameter `$n`, a `FarmClock` reading in milliseconds, as a timestamp.
+    private static func at(_ n: Int) -> String { "to_timestamp($\(n)::bigint / 1000.0)" }
 
     // MARK: Migrations
 
@@ -67,11 +69,12 @@ enum Statements {
     /// Claim, step 2: which of the agents `$1` are quarantined (they get nothing, and do not
     /// count as "another live agent" for a task someone failed).
     static let quarantinedAgents = "SELECT id FROM agents WHERE id = ANY($1::bigint[]) AND quarantined_until > now()"
-    /// Claim, step 3: lease task `$1[i]` to agent `$2[i]` for `$3` seconds under a new epoch.
+    /// Claim, step 3: lease task `$1[i]` to agent `$2[i]` for `$3` seconds from the farm clock's `$4`,
+    /// under a new epoch.
     static let leaseTasks = """
         UPDATE tasks t
         SET state = 'leased', lease_owner = x.agent,
-            lease_expires_at = now() + $3::double precision * interval '1 second',
+            lease_expires_at = \(at(4)) + $3::double precision * interval '1 second',
             epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
         FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
         WHERE t.id = x.task AND t.state = 'queued' AND j.id = t.job_id
@@ -112,11 +115,11 @@ enum Statements {
     /// the task is still leased.
     private static let fence = "id = $1::bigint AND epoch = $2::bigint AND lease_owner = $3::bigint AND state = 'leased'"
 
-    /// Renewal additionally requires the lease not to have expired (an expired lease is lost
-    /// even before the expirer has re-queued it).
+    /// Renewal (for `$4` seconds from the farm clock's `$5`) additionally requires the lease not
+    /// to have expired (an expired lease is lost even before the expirer has re-queued it).
     static let renewLease = """
-        UPDATE tasks SET lease_expires_at = now() + $4::double precision * interval '1 second', updated_at = now()
-        WHERE \(fence) AND lease_expires_at > now()
+        UPDATE tasks SET lease_expires_at = \(at(5)) + $4::double precision * interval '1 second', updated_at = now()
+        WHERE \(fence) AND lease_expires_at > \(at(5))
         RETURNING \(ms("lease_expires_at")) AS expires_ms
         """
     static let recordProgress = """
@@ -159,29 +162,30 @@ enum Statements {
         UPDATE tasks SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
         WHERE job_id = $1::bigint AND state IN ('queued', 'leased')
         """
-    /// Jobs with a lease that has run out, in id order (`expireLeases` handles one job per
-    /// transaction, locking the job first).
+    /// Jobs with a lease that has run out by the farm clock's `$1`, in id order (`expireLeases`
+    /// handles one job per transaction, locking the job first).
     static let jobsWithExpiredLeases = """
-        SELECT DISTINCT job_id FROM tasks WHERE state = 'leased' AND lease_expires_at <= now() ORDER BY job_id
+        SELECT DISTINCT job_id FROM tasks WHERE state = 'leased' AND lease_expires_at <= \(at(1)) ORDER BY job_id
         """
-    /// Every expired lease of job `$1`: re-queued while attempts remain, else failed.
+    /// Every lease of job `$1` expired by the farm clock's `$2`: re-queued while attempts
+    /// remain, else failed.
     static let expireLeasesOfJob = """
         UPDATE tasks t
         SET state = CASE WHEN t.attempts < t.max_attempts THEN 'queued' ELSE 'failed' END,
             error = CASE WHEN t.attempts < t.max_attempts THEN t.error ELSE 'lease expired on the last attempt' END,
             lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
         FROM (SELECT id, lease_owner AS old_owner FROM tasks
-              WHERE job_id = $1::bigint AND state = 'leased' AND lease_expires_at <= now()
+              WHERE job_id = $1::bigint AND state = 'leased' AND lease_expires_at <= \(at(2))
               FOR UPDATE SKIP LOCKED) expired
         WHERE t.id = expired.id
         RETURNING t.id, t.job_id, t.epoch, expired.old_owner, t.state
         """
     /// The leases agent `$1` holds (to shorten them when its connection closes).
     static let leasesOfAgent = "SELECT id FROM tasks WHERE lease_owner = $1::bigint AND state = 'leased' ORDER BY id"
-    /// A holder's connection closed: its lease on `$1` ends within `$3` seconds unless it
-    /// comes back and heartbeats (which renews the lease as usual).
+    /// A holder's connection closed: its lease on `$1` ends within `$3` seconds of the farm
+    /// clock's `$4` unless it comes back and heartbeats (which renews the lease as usual).
     static let shortenLease = """
-        UPDATE tasks SET lease_expires_at = least(lease_expires_at, now() + $3::double precision * interval '1 second'), updated_at = now()
+        UPDATE tasks SET lease_expires_at = least(lease_expires_at, \(at(4)) + $3::double precision * interval '1 second'), updated_at = now()
         WHERE id = $1::bigint AND lease_owner = $2::bigint AND state = 'leased'
         RETURNING \(ms("lease_expires_at")) AS expires_ms
         """

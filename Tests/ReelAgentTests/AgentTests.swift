@@ -314,10 +314,11 @@ import ReelProtocol
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "intruder", cacheDirectory: cache,
             claimWaitSeconds: 1, reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(200))
+        let log = LogRecorder()
         let agent = try Agent(configuration: configuration, authenticator: try Authenticator(secret: Array("not-the-farm-secret!".utf8)),
-                              logger: testLogger())
+                              logger: log.logger)
         let group = ServiceGroupHandle(service: agent, logger: testLogger())
-        try await Task.sleep(for: .milliseconds(600))  // several refused attempts
+        #expect(await eventually(timeout: .seconds(60)) { log.count("refused our credentials") >= 3 }, "several refused attempts")
         let started = ContinuousClock.now
         #expect(try await group.shutDownGracefully(timeout: .seconds(10)))
         #expect(ContinuousClock.now - started < .seconds(2), "backoff sleeps wake up for shutdown")
@@ -336,9 +337,10 @@ import ReelProtocol
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: port, name: "lonely", cacheDirectory: cache,
             reconnectInitial: .milliseconds(20), reconnectMaximum: .milliseconds(100))
-        let agent = try Agent(configuration: configuration, authenticator: probe.authenticator, logger: testLogger())
+        let log = LogRecorder()
+        let agent = try Agent(configuration: configuration, authenticator: probe.authenticator, logger: log.logger)
         let group = ServiceGroupHandle(service: agent, logger: testLogger())
-        try await Task.sleep(for: .milliseconds(700))  // many refused connects
+        #expect(await eventually(timeout: .seconds(60)) { log.count("cannot reach the coordinator") >= 5 }, "many refused connects")
         #expect(try await group.shutDownGracefully(timeout: .seconds(10)))
     }
 }

@@ -173,7 +173,8 @@ struct RunningAgent {
 
     static func start(on coordinator: FakeCoordinator, cacheDirectory: URL? = nil,
                       grace: Duration = .seconds(30), slots: Int = 1,
-                      tls: AgentConfiguration.TLSContext? = nil, tlsServerHostname: String? = nil) throws -> RunningAgent {
+                      tls: AgentConfiguration.TLSContext? = nil, tlsServerHostname: String? = nil,
+                      logger: Logger = testLogger()) throws -> RunningAgent {
         let cache = try cacheDirectory ?? RenderFixture.tempDirectory()
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "test-agent",
@@ -181,7 +182,6 @@ struct RunningAgent {
             reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(400),
             progressInterval: .milliseconds(100), shutdownGracePeriod: grace, requestTimeout: .seconds(20),
             tls: tls, tlsServerHostname: tlsServerHostname)
-        let logger = testLogger()
         let agent = try Agent(configuration: configuration, authenticator: coordinator.authenticator, logger: logger)
         return RunningAgent(agent: agent, group: ServiceGroupHandle(service: agent, logger: logger), cacheDirectory: cache)
     }
@@ -200,6 +200,38 @@ func testLogger() -> Logger {
         return logger
     }
     return Logger(label: "reel.agent.test", factory: { _ in SwiftLogNoOpLogHandler() })
+}
+
+/// A logger that keeps every message, so a test can wait for what the agent says it did
+/// (three refused connection attempts, say) instead of sleeping and hoping it happened.
+final class LogRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+
+    var logger: Logger {
+        var logger = Logger(label: "reel.agent.test") { _ in Handler(recorder: self) }
+        logger.logLevel = .debug
+        return logger
+    }
+
+    /// How many messages so far contain `text`.
+    func count(_ text: String) -> Int { lock.withLock { messages.filter { $0.contains(text) }.count } }
+
+    fileprivate func record(_ message: String) { lock.withLock { messages.append(message) } }
+
+    private struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+                 file: String, function: String, line: UInt) {
+            recorder.record("\(message)")
+        }
+    }
 }
 
 /// The plan documents fixtures made, by hash, for `FakeCoordinator` to serve on `FETCH` (as a

@@ -40,7 +40,7 @@ extension JobStore {
             guard !chosen.isEmpty else { return requests.map { _ in nil } }
             let order = chosen.keys.sorted()
             let leased = try db.query(Statements.leaseTasks, [
-                Self.integerArray(order.map { chosen[$0]!.task }), Self.integerArray(order.map { requests[$0].agent }), String(leaseSeconds),
+                Self.integerArray(order.map { chosen[$0]!.task }), Self.integerArray(order.map { requests[$0].agent }), String(leaseSeconds), now,
             ]).rows.map(Self.claimedTask)
             let byTask = Dictionary(uniqueKeysWithValues: leased.map { ($0.id, $0) })
             try db.query(Statements.setAgentTasks, [Self.integerArray(leased.map(\.leaseOwner)), Self.integerArray(leased.map(\.id))])

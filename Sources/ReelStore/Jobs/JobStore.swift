@@ -17,10 +17,16 @@
 /// (the coordinator gives each store its own connection and worker).
 public final class JobStore: @unchecked Sendable {
     public let connection: PGConnection
+    /// The time lease rules read (grant, renewal, expiry, grace); tests move it instead of sleeping.
+    public let clock: FarmClock
 
-    public init(connection: PGConnection) {
+    public init(connection: PGConnection, clock: FarmClock = .wall) {
         self.connection = connection
+        self.clock = clock
     }
+
+    /// `clock`'s now, as a statement parameter.
+    var now: String { String(clock.nowMillis()) }
 
     // MARK: Jobs
 
@@ -111,7 +117,7 @@ public final class JobStore: @unchecked Sendable {
     /// - Throws: `JobStoreError.staleEpoch` when the lease is no longer held or has expired.
     public func renewLease(_ lease: Lease, leaseSeconds: Double) throws -> Int64 {
         try connection.transaction { db in
-            guard let row = try db.query(Statements.renewLease, fenced(lease) + [String(leaseSeconds)]).singleRow() else {
+            guard let row = try db.query(Statements.renewLease, fenced(lease) + [String(leaseSeconds), now]).singleRow() else {
                 throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
             }
             return try row.int64("expires_ms")
@@ -187,11 +193,11 @@ public final class JobStore: @unchecked Sendable {
     /// - Returns: the leases that were expired.
     public func expireLeases() throws -> [ExpiredLease] {
         var all: [ExpiredLease] = []
-        for row in try connection.query(Statements.jobsWithExpiredLeases).rows {
+        for row in try connection.query(Statements.jobsWithExpiredLeases, [now]).rows {
             let job = try row.int64("job_id")
             all += try connection.transaction { db -> [ExpiredLease] in
                 guard try db.query(Statements.lockJob, [String(job)]).singleRow() != nil else { return [] }
-                let expired = try db.query(Statements.expireLeasesOfJob, [String(job)]).rows.map { row in
+                let expired = try db.query(Statements.expireLeasesOfJob, [String(job), now]).rows.map { row in
                     ExpiredLease(task: try row.int64("id"), jobID: try row.int64("job_id"), epoch: try row.int64("epoch"),
                                  agent: try row.optionalInt64("old_owner"), newState: TaskState(rawValue: try row.string("state")) ?? .failed)
                 }
@@ -219,7 +225,7 @@ public final class JobStore: @unchecked Sendable {
         // One row per statement: never two task locks at once outside a job lock.
         try connection.query(Statements.leasesOfAgent, [String(agent)]).rows.compactMap { row in
             let task = try row.int64("id")
-            let shortened = try connection.query(Statements.shortenLease, [String(task), String(agent), String(graceSeconds)])
+            let shortened = try connection.query(Statements.shortenLease, [String(task), String(agent), String(graceSeconds), now])
             return shortened.affectedRows == 1 ? task : nil
         }
     }
