@@ -44,14 +44,19 @@ enum Statements {
 
     static let jobState = "SELECT state FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
 
-    /// Claim, step 1 (`JobStore.claimTasks`): up to `$2` claimable tasks of the kinds in `$1`,
-    /// locked, skipping rows another transaction holds, so claimers never wait on tasks and
-    /// never get the same one. Claimable: queued, of an active, unpaused job; a finalise task
-    /// only once every render task of its job is done (the job's counters say so). Returned
-    /// with the agents that failed each one, for `ClaimPolicy`, which decides the order
-    /// (priority, job, audio → chunks → finalise, ordinal) and who gets what.
+    /// Claim, step 1 (`JobStore.claimTasks`): which of the agents `$3` are quarantined (they
+    /// get nothing, and do not count as "another live agent" for a task someone failed), and up
+    /// to `$2` claimable tasks of the kinds in `$1`, locked, skipping rows another transaction
+    /// holds, so claimers never wait on tasks and never get the same one. Claimable: queued, of
+    /// an active, unpaused job; a finalise task only once every render task of its job is done
+    /// (the job's counters say so). Returned with the agents that failed each one, for
+    /// `ClaimPolicy`, which decides the order (priority, job, audio → chunks → finalise,
+    /// ordinal) and who gets what. Always at least one row (task columns NULL when none is
+    /// claimable), so the quarantine answer comes in the same round trip.
     static let claimCandidates = """
-        WITH candidate AS (
+        WITH quarantine AS (
+            SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE id = ANY($3::bigint[]) AND quarantined_until > now()
+        ), candidate AS (
             SELECT t.id, t.job_id, t.kind, t.ordinal, j.priority
             FROM tasks t JOIN jobs j ON j.id = t.job_id
             WHERE t.state = 'queued' AND t.kind = ANY($1::text[])
@@ -61,39 +66,35 @@ enum Statements {
             LIMIT $2::integer
             FOR UPDATE OF t SKIP LOCKED
         )
-        SELECT c.id, c.job_id, c.kind, c.ordinal, c.priority,
+        SELECT q.ids AS quarantined, c.id, c.job_id, c.kind, c.ordinal, c.priority,
                coalesce((SELECT array_agg(DISTINCT f.agent_id) FROM task_failures f
                          WHERE f.task_id = c.id AND f.agent_id IS NOT NULL), '{}') AS failed_agents
-        FROM candidate c
+        FROM quarantine q LEFT JOIN candidate c ON true
         """
-    /// Claim, step 2: which of the agents `$1` are quarantined (they get nothing, and do not
-    /// count as "another live agent" for a task someone failed).
-    static let quarantinedAgents = "SELECT id FROM agents WHERE id = ANY($1::bigint[]) AND quarantined_until > now()"
-    /// Claim, step 3: lease task `$1[i]` to agent `$2[i]` for `$3` seconds from the farm clock's `$4`,
-    /// under a new epoch.
+    /// Claim, step 2, in one statement: lease task `$1[i]` to agent `$2[i]` for `$3` seconds
+    /// from the farm clock's `$4` under a new epoch; record it as each agent's current task (a
+    /// claim is also a sign of life); append one `claimed` event per lease. Tasks are updated
+    /// before agents (the store's lock order). Returns each lease with its job's state, so the
+    /// caller marks jobs running only when one was still queued.
     static let leaseTasks = """
-        UPDATE tasks t
-        SET state = 'leased', lease_owner = x.agent,
-            lease_expires_at = \(at(4)) + $3::double precision * interval '1 second',
-            epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
-        FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
-        WHERE t.id = x.task AND t.state = 'queued' AND j.id = t.job_id
-        RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
-                  t.lease_owner, \(ms("t.lease_expires_at")) AS expires_ms, j.plan_sha256, j.plan_size
-        """
-    /// Claim, step 4: each claiming agent's current task (agent `$1[i]` holds task `$2[i]`);
-    /// a claim is also a sign of life.
-    static let setAgentTasks = """
-        UPDATE agents a SET current_task = x.task, last_heartbeat = now(),
-                            state = CASE WHEN a.state = 'offline' THEN 'online' ELSE a.state END
-        FROM unnest($1::bigint[], $2::bigint[]) AS x(agent, task)
-        WHERE a.id = x.agent
-        """
-    /// Claim, step 5: one `claimed` event per lease.
-    static let appendClaimEvents = """
-        INSERT INTO events (job_id, task_id, agent_id, kind, message)
-        SELECT x.job, x.task, x.agent, 'claimed', 'epoch ' || x.epoch || ', attempt ' || x.attempt
-        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::integer[]) AS x(job, task, agent, epoch, attempt)
+        WITH leased AS (
+            UPDATE tasks t
+            SET state = 'leased', lease_owner = x.agent,
+                lease_expires_at = \(at(4)) + $3::double precision * interval '1 second',
+                epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
+            FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
+            WHERE t.id = x.task AND t.state = 'queued' AND j.id = t.job_id
+            RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
+                      t.lease_owner, \(ms("t.lease_expires_at")) AS expires_ms, j.plan_sha256, j.plan_size, j.state AS job_state
+        ), holders AS (
+            UPDATE agents a SET current_task = l.id, last_heartbeat = now(),
+                                state = CASE WHEN a.state = 'offline' THEN 'online' ELSE a.state END
+            FROM leased l WHERE a.id = l.lease_owner
+        ), claim_events AS (
+            INSERT INTO events (job_id, task_id, agent_id, kind, message)
+            SELECT l.job_id, l.id, l.lease_owner, 'claimed', 'epoch ' || l.epoch || ', attempt ' || l.attempts FROM leased l
+        )
+        SELECT * FROM leased
         """
     /// After a claim commits, in a transaction of its own (a claim holds task locks and must
     /// never wait for a job row): the jobs `$1` start running, those in `$2` (their finalise
