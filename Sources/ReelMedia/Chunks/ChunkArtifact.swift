@@ -31,9 +31,19 @@ public enum FileDigest {
         hex(SHA256.hash(data: bytes))
     }
 
-    private static func hex(_ digest: SHA256.Digest) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
+    /// Lower-case hex of `bytes`. By table, not `String(format:)`, which cost the coordinator a
+    /// tenth of its CPU when it checked every chunk of a long job.
+    public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     public static func sha256(path: String) throws -> (byteCount: Int, hex: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
