@@ -102,6 +102,7 @@ public final class Coordinator: Service, Sendable {
         }
 
         let sessions = Locked<[UInt64: Int64]>([:])
+        let finaliserBell = Doorbell()
         let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch", clock: configuration.clock),
                                     leaseSeconds: configuration.leaseSeconds, logger: logger,
                                     liveAgents: { Set(sessions.current.values) })
@@ -110,7 +111,7 @@ public final class Coordinator: Service, Sendable {
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher,
                                          completer: Completer(worker: try StoreWorker(conninfo: configuration.database, label: "results", clock: configuration.clock),
-                                                              logger: logger),
+                                                              logger: logger, onJobRendered: { finaliserBell.ring() }),
                                          sessions: sessions)
         let tls = try makeTLSConfiguration()
         let server = try await ReelServer.start(
@@ -141,7 +142,8 @@ public final class Coordinator: Service, Sendable {
                                                         "storage": "\(storage.root)", "lease": "\(configuration.leaseSeconds)s"])
         markStarted()
 
-        let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger)
+        let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
+                                      bell: finaliserBell)
         // Its own connection: a sweep over a large storage directory must not delay lease expiry.
         let sweeper = StorageSweeper(worker: try StoreWorker(conninfo: configuration.database, label: "sweep", clock: configuration.clock), storage: storage,
                                      configuration: configuration, logger: logger, now: { StorageSweeper.wallClockMillis() })

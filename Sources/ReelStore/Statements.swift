@@ -397,31 +397,37 @@ enum Statements {
 // MARK: Batched completions (issue 7)
 
 extension Statements {
-    /// The jobs of tasks `$1`, in id order (locked in that order by `lockJobs`).
-    static let jobsOfTasks = "SELECT DISTINCT job_id FROM tasks WHERE id = ANY($1::bigint[]) ORDER BY job_id"
-    /// Locks jobs `$1` in id order (the store's lock order: jobs first, lowest id first).
-    static let lockJobs = "SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE"
+    /// The jobs of tasks `$1`, locked in id order (the store's lock order: jobs first, lowest
+    /// id first), and touched (`updated_at`: now() is the transaction's start either way).
+    static let lockAndTouchJobsOfTasks = """
+        WITH locked AS (
+            SELECT id FROM jobs WHERE id IN (SELECT job_id FROM tasks WHERE id = ANY($1::bigint[])) ORDER BY id FOR NO KEY UPDATE
+        )
+        UPDATE jobs j SET updated_at = now() FROM locked WHERE j.id = locked.id
+        """
     /// Completes render tasks under their leases: `$1…$6` are parallel arrays (task, epoch,
     /// agent, sha256, size, key). Only rows whose fence matches change; the others are stale.
+    /// A task named twice changes once. In the same statement, tasks before agents: each
+    /// completing agent no longer holds its task, and one `completed` event per task.
     static let completeTasks = """
-        UPDATE tasks t SET state = 'done', result_sha256 = x.sha256, result_size = x.size, result_key = x.key,
-                           lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(),
-                           progress_frames = t.frame_end - t.frame_start, error = NULL
-        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
-             AS x(task, epoch, agent, sha256, size, key)
-        WHERE t.id = x.task AND t.epoch = x.epoch AND t.lease_owner = x.agent AND t.state = 'leased' AND t.kind <> 'finalise'
-        RETURNING t.id, t.job_id, t.kind, t.frame_end - t.frame_start AS frames
+        WITH completed AS (
+            UPDATE tasks t SET state = 'done', result_sha256 = x.sha256, result_size = x.size, result_key = x.key,
+                               lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(),
+                               progress_frames = t.frame_end - t.frame_start, error = NULL
+            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
+                 AS x(task, epoch, agent, sha256, size, key)
+            WHERE t.id = x.task AND t.epoch = x.epoch AND t.lease_owner = x.agent AND t.state = 'leased' AND t.kind <> 'finalise'
+            RETURNING t.id, t.job_id, t.kind, t.frame_end - t.frame_start AS frames, x.agent, x.size, x.sha256
+        ), released AS (
+            UPDATE agents a SET current_task = NULL FROM completed c WHERE a.id = c.agent AND a.current_task = c.id
+        ), logged AS (
+            INSERT INTO events (job_id, task_id, agent_id, kind, message)
+            SELECT c.job_id, c.id, c.agent, 'completed', c.size || ' bytes sha256 ' || c.sha256 FROM completed c
+        )
+        SELECT id, job_id, kind, frames FROM completed
         """
-    /// Agent `$1[i]` no longer holds task `$2[i]`.
-    static let clearAgentTasks = """
-        UPDATE agents a SET current_task = NULL FROM unnest($1::bigint[], $2::bigint[]) AS x(agent, task)
-        WHERE a.id = x.agent AND a.current_task = x.task
-        """
-    static let touchJobs = "UPDATE jobs SET updated_at = now() WHERE id = ANY($1::bigint[])"
-    /// One `completed` event per result: parallel arrays (job, task, agent, size, sha256).
-    static let appendCompletionEvents = """
-        INSERT INTO events (job_id, task_id, agent_id, kind, message)
-        SELECT x.job, x.task, x.agent, 'completed', x.size || ' bytes sha256 ' || x.sha256
-        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[]) AS x(job, task, agent, size, sha256)
+    /// Which of jobs `$1` have every render task done (their finalise task is claimable).
+    static let jobsRendered = """
+        SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND tasks_done = render_tasks AND state IN ('queued', 'running')
         """
 }

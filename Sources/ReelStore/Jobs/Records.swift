@@ -135,6 +135,8 @@ public struct Completion: Hashable, Sendable {
     public var jobDone: Bool
     /// Frames of the completed video chunk (0 for other kinds).
     public var frames: Int64 = 0
+    /// Every render task of the job is now done: its finalise task can be claimed.
+    public var jobRendered: Bool = false
 }
 
 /// The job's plan document in the coordinator's storage, by content: agents fetch it once
