@@ -185,6 +185,7 @@ extension CoordinatorHandler {
         let storage = storage
         try await offload {
             if let output = deleted.outputKey, output.hasPrefix(storage.root + "/outputs/") { unlink(output) }
+            unlink(storage.posterPath(job: job))
             for hash in deleted.unreferencedResults where CoordinatorStorage.isValidHash(hash) { unlink(storage.resultPath(hash)) }
         }
         logger.info("job deleted", metadata: ["job": "\(job)", "results": "\(deleted.unreferencedResults.count)"])

@@ -31,7 +31,7 @@ struct CoordinatorStorage: Sendable {
     }
 
     /// The folders under the root, each private to the coordinator's user.
-    static let folders = ["assets", "results", "outputs", "tmp"]
+    static let folders = ["assets", "results", "outputs", "posters", "tmp"]
 
     /// Creates the root and the folders, owner-only (see the type's documentation).
     func prepare() throws {
@@ -140,7 +140,7 @@ struct CoordinatorStorage: Sendable {
         return (total, bytes)
     }
 
-    private func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
+    func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
         guard fd >= 0 else { throw ReelProtocolError(.internal, "cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

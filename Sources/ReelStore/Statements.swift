@@ -123,6 +123,8 @@ enum Statements {
         WHERE \(fence) AND lease_expires_at > \(at(5))
         RETURNING \(ms("lease_expires_at")) AS expires_ms
         """
+    /// The job of the task whose lease `$1…$3` still holds (no row when it does not).
+    static let jobOfLease = "SELECT job_id FROM tasks WHERE \(fence)"
     static let recordProgress = """
         UPDATE tasks SET progress_frames = $4::bigint, updated_at = now() WHERE \(fence) RETURNING job_id
         """

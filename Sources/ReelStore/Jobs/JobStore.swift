@@ -130,6 +130,11 @@ public final class JobStore: @unchecked Sendable {
         guard result.affectedRows == 1 else { throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch) }
     }
 
+    /// The job of the task `lease` names, if the lease still holds (nil when it does not).
+    public func jobOfLease(_ lease: Lease) throws -> Int64? {
+        try connection.query(Statements.jobOfLease, fenced(lease)).singleRow().map { try $0.int64("job_id") }
+    }
+
     /// Accepts a verified result under the current lease. Completing the finalise task
     /// completes the job (its output is the finalise task's result key).
     /// - Throws: `JobStoreError.staleEpoch` when another epoch or owner holds the task.
