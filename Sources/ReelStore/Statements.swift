@@ -79,7 +79,7 @@ enum Statements {
     static let leaseTasks = """
         WITH leased AS (
             UPDATE tasks t
-            SET state = 'leased', lease_owner = x.agent,
+            SET state = 'leased', lease_owner = x.agent, last_agent = x.agent, claimed_at = now(),
                 lease_expires_at = \(at(4)) + $3::double precision * interval '1 second',
                 epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
             FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
@@ -251,7 +251,8 @@ enum Statements {
     static let listAgents = """
         SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,
                (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms, current_task,
-               CASE WHEN quarantined_until > now() THEN \(ms("quarantined_until")) END AS quarantined_ms, last_error
+               CASE WHEN quarantined_until > now() THEN \(ms("quarantined_until")) END AS quarantined_ms, last_error,
+               (SELECT count(*) FROM task_failures f WHERE f.agent_id = agents.id) AS failures
         FROM agents ORDER BY name
         """
 

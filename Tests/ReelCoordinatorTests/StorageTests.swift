@@ -187,6 +187,8 @@ import Testing
         let badStatus = try #require(agents.first { $0.name == "agent-bad" })
         #expect(badStatus.state == "quarantined")
         #expect(badStatus.lastError == "libx264 missing")
+        #expect(badStatus.failures == 3)
+        #expect(agents.first { $0.name == "agent-good" }?.failures == 0)
         #expect((badStatus.quarantinedUntilMillis ?? 0) > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
         #expect(agents.first { $0.name == "agent-good" }?.state == "idle")
 

@@ -355,7 +355,8 @@ public final class JobStore: @unchecked Sendable {
                         capabilities: try row.string("capabilities"), state: AgentState(rawValue: try row.string("state")) ?? .offline,
                         lastHeartbeatMillis: try row.int64("heartbeat_ms"), heartbeatAgeMillis: try row.int64("age_ms"),
                         currentTask: try row.optionalInt64("current_task"),
-                        quarantinedUntilMillis: try row.optionalInt64("quarantined_ms"), lastError: row["last_error"])
+                        quarantinedUntilMillis: try row.optionalInt64("quarantined_ms"), lastError: row["last_error"],
+                        failures: try row.int("failures"))
         }
     }
 

@@ -244,6 +244,8 @@ public struct AgentRecord: Hashable, Sendable {
     public var quarantinedUntilMillis: Int64? = nil
     /// The agent's latest `FAIL` reason.
     public var lastError: String? = nil
+    /// `FAIL`s recorded against it (of tasks the farm still keeps).
+    public var failures: Int = 0
 }
 
 /// One line of a job's history.
