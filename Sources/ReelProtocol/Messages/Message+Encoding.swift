@@ -54,6 +54,17 @@ extension Message {
             line.add("epoch", epoch)
             line.add("sha256", sha256)
             line.add("size", data.count)
+        case let .resultPart(task, epoch, sha256, offset, total, bytes):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("sha256", sha256)
+            line.add("offset", offset)
+            line.add("total", total)
+            line.add("size", bytes.count)
+        case let .resultStored(task, have, total):
+            line.add("task", task)
+            line.add("have", have)
+            line.add("total", total)
         case let .fail(task, epoch, reason):
             line.add("task", task)
             line.add("epoch", epoch)
@@ -103,8 +114,8 @@ extension Message {
     /// The payload that follows the header line, for the verbs that carry one.
     public var payload: [UInt8]? {
         switch self {
-        case let .task(_, bytes), let .result(_, _, _, bytes), let .data(_, _, bytes), let .submit(bytes),
-             let .put(_, _, _, bytes), let .report(bytes):
+        case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .data(_, _, bytes),
+             let .submit(bytes), let .put(_, _, _, bytes), let .report(bytes):
             bytes
         default:
             nil

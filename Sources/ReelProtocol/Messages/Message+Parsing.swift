@@ -40,7 +40,7 @@ extension Message {
             }
             return payload
         }
-        if payload != nil, !["TASK", "RESULT", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
@@ -93,6 +93,17 @@ extension Message {
         case "RESULT":
             return .result(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
                            sha256: try line.hex256("sha256"), data: try body(&line))
+        case "RESULTPART":
+            let task = try line.integer("task", in: id)
+            let epoch = try line.integer("epoch", in: id)
+            let sha = try line.hex256("sha256")
+            let offset = try line.integer("offset")
+            let total = try line.integer("total")
+            let bytes = try body(&line)
+            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
+                throw ReelProtocolError(.malformed, "RESULTPART: offset + size exceeds total")
+            }
+            return .resultPart(task: task, epoch: epoch, sha256: sha, offset: offset, total: total, bytes: bytes)
         case "ACCEPTED": return .accepted(task: try line.integer("task", in: id))
         case "FAIL":
             return .fail(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
@@ -127,6 +138,10 @@ extension Message {
             }
             return .put(sha256: sha, offset: offset, total: total, bytes: bytes)
         case "STORED":
+            // `task=` answers a RESULTPART, `sha256=` a PUT.
+            if let task = try line.optionalInteger("task", in: id) {
+                return .resultStored(task: task, have: try line.integer("have"), total: try line.integer("total"))
+            }
             return .stored(sha256: try line.hex256("sha256"), have: try line.integer("have"), total: try line.integer("total"))
         case "STATUS": return .status(job: try line.optionalInteger("job", in: id))
         case "AGENTS": return .agents
