@@ -24,8 +24,11 @@ import Testing
         let client: ReelClient
         let agent: ReelClient
         let task: TaskAssignment
+        /// The result to upload, and its SHA-256.
+        let bytes: [UInt8]
+        let hash: String
 
-        static func start(leaseSeconds: Double = 30, agentName: String = "uploader",
+        static func start(resultBytes: Int, leaseSeconds: Double = 30, agentName: String = "uploader",
                           configure: @escaping (inout CoordinatorConfiguration) -> Void = { _ in }) async throws -> Setup {
             let media = try TestMedia()
             let harness = try await CoordinatorHarness(leaseSeconds: leaseSeconds, configure: configure)
@@ -34,13 +37,21 @@ import Testing
             let agent = try await harness.connect(role: .agent, name: agentName)
             #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
             guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 10)) else { throw TestFailure(description: "no TASK") }
-            return Setup(media: media, harness: harness, client: client, agent: agent, task: task)
+            let bytes = RangedResultTests.pattern(resultBytes)
+            return Setup(media: media, harness: harness, client: client, agent: agent, task: task, bytes: bytes,
+                         hash: FileDigest.sha256(bytes: bytes))
         }
 
-        func part(_ bytes: [UInt8], _ range: Range<Int>, sha256: String, on connection: ReelClient? = nil) async throws -> Message {
-            try await (connection ?? agent).send(.resultPart(task: task.task, epoch: task.epoch, sha256: sha256, offset: Int64(range.lowerBound),
-                                                             total: Int64(bytes.count), bytes: Array(bytes[range])))
+        /// Sends bytes `range` of the result as a part (declaring `sha256`, by default its own).
+        func part(_ range: Range<Int>, sha256: String? = nil, on connection: ReelClient? = nil) async throws -> Message {
+            try await (connection ?? agent).send(.resultPart(task: task.task, epoch: task.epoch, sha256: sha256 ?? hash,
+                                                             offset: Int64(range.lowerBound), total: Int64(bytes.count),
+                                                             bytes: Array(bytes[range])))
         }
+
+        /// The reply to a part that leaves `have` bytes held.
+        func stored(_ have: Int) -> Message { .resultStored(task: task.task, have: Int64(have), total: Int64(bytes.count)) }
+        var accepted: Message { .accepted(task: task.task) }
 
         /// Names of the partial result uploads in the coordinator's storage.
         var partialResults: [String] {
@@ -69,74 +80,59 @@ import Testing
     }
 
     @Test func aResultLargerThanOnePayloadIsUploadedInPartsAndVerifiedByHash() async throws {
-        let setup = try await Setup.start()
         let size = 70 << 20, partSize = 16 << 20
         #expect(size > ProtocolLimits.maxPayloadLength, "the point of the test")
-        let bytes = Self.pattern(size)
-        let hash = FileDigest.sha256(bytes: bytes)
-        var offset = 0
+        let setup = try await Setup.start(resultBytes: size)
         var replies: [Message] = []
-        while offset < size {
-            let end = min(size, offset + partSize)
-            replies.append(try await setup.part(bytes, offset..<end, sha256: hash))
-            offset = end
+        for offset in stride(from: 0, to: size, by: partSize) {
+            replies.append(try await setup.part(offset..<min(size, offset + partSize)))
         }
-        let expected: [Message] = stride(from: partSize, to: size, by: partSize).map {
-            .resultStored(task: setup.task.task, have: Int64($0), total: Int64(size))
-        } + [.accepted(task: setup.task.task)]
-        #expect(replies == expected)
+        #expect(replies == stride(from: partSize, to: size, by: partSize).map { setup.stored($0) } + [setup.accepted])
         // Stored content-addressed, whole and intact; nothing partial left behind.
-        let stored = setup.harness.storage + "/results/" + hash
-        let (count, digest) = try FileDigest.sha256(path: stored)
-        #expect(count == size && digest == hash)
+        let (count, digest) = try FileDigest.sha256(path: setup.harness.storage + "/results/" + setup.hash)
+        #expect(count == size && digest == setup.hash)
         #expect(setup.partialResults.isEmpty)
         #expect(try await setup.client.status(job: setup.task.job).tasks.done == 1)
         // The lease is spent: a late part of the same upload is stale.
-        let late = await Self.refusal { try await setup.part(bytes, 0..<10, sha256: hash) }
+        let late = await Self.refusal { try await setup.part(0..<10) }
         #expect(late?.code == .staleEpoch)
         try await setup.stop()
     }
 
     @Test func aPartAtTheWrongOffsetIsRefusedWithTheBytesHeld() async throws {
-        let setup = try await Setup.start()
-        let bytes = Self.pattern(3_000)
-        let hash = FileDigest.sha256(bytes: bytes)
-        #expect(try await setup.part(bytes, 0..<1_000, sha256: hash) == .resultStored(task: setup.task.task, have: 1_000, total: 3_000))
+        let setup = try await Setup.start(resultBytes: 3_000)
+        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
         for wrong in [2_000..<3_000, 0..<1_000, 999..<2_000] {
-            let error = await Self.refusal { try await setup.part(bytes, wrong, sha256: hash) }
+            let error = await Self.refusal { try await setup.part(wrong) }
             #expect(error?.code == .badRange && error?.heldBytes == 1_000, "part at \(wrong.lowerBound): \(String(describing: error))")
         }
-        #expect(try await setup.part(bytes, 1_000..<2_000, sha256: hash) == .resultStored(task: setup.task.task, have: 2_000, total: 3_000))
-        #expect(try await setup.part(bytes, 2_000..<3_000, sha256: hash) == .accepted(task: setup.task.task))
+        #expect(try await setup.part(1_000..<2_000) == setup.stored(2_000))
+        #expect(try await setup.part(2_000..<3_000) == setup.accepted)
         try await setup.stop()
     }
 
     @Test func aCompleteUploadWithTheWrongHashIsRefusedAndDiscarded() async throws {
-        let setup = try await Setup.start()
-        let bytes = Self.pattern(2_000)
-        let wrong = FileDigest.sha256(bytes: Array(bytes.reversed()))
-        #expect(try await setup.part(bytes, 0..<1_000, sha256: wrong) == .resultStored(task: setup.task.task, have: 1_000, total: 2_000))
-        let error = await Self.refusal { try await setup.part(bytes, 1_000..<2_000, sha256: wrong) }
+        let setup = try await Setup.start(resultBytes: 2_000)
+        let wrong = FileDigest.sha256(bytes: Array(setup.bytes.reversed()))
+        #expect(try await setup.part(0..<1_000, sha256: wrong) == setup.stored(1_000))
+        let error = await Self.refusal { try await setup.part(1_000..<2_000, sha256: wrong) }
         #expect(error?.code == .checksumMismatch)
         #expect(setup.partialResults.isEmpty, "the upload is discarded")
         // The lease still holds: the right bytes are accepted, sent again from 0.
-        let right = FileDigest.sha256(bytes: bytes)
-        #expect(try await setup.part(bytes, 0..<1_000, sha256: right) == .resultStored(task: setup.task.task, have: 1_000, total: 2_000))
-        #expect(try await setup.part(bytes, 1_000..<2_000, sha256: right) == .accepted(task: setup.task.task))
+        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
+        #expect(try await setup.part(1_000..<2_000) == setup.accepted)
         try await setup.stop()
     }
 
     @Test func aStaleEpochMidUploadIsRefusedAndThePartialUploadDiscarded() async throws {
-        let setup = try await Setup.start(leaseSeconds: 2)
-        let bytes = Self.pattern(3_000)
-        let hash = FileDigest.sha256(bytes: bytes)
-        #expect(try await setup.part(bytes, 0..<1_000, sha256: hash) == .resultStored(task: setup.task.task, have: 1_000, total: 3_000))
+        let setup = try await Setup.start(resultBytes: 3_000, leaseSeconds: 2)
+        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
         #expect(setup.partialResults.count == 1)
         // The 2 s lease runs out (PROGRESS does not renew it) and the reaper re-queues the task.
         try await eventually("the lease expires") {
             try await setup.agent.send(.progress(task: setup.task.task, epoch: setup.task.epoch, frames: 1)) == .lost(task: setup.task.task)
         }
-        let error = await Self.refusal { try await setup.part(bytes, 1_000..<2_000, sha256: hash) }
+        let error = await Self.refusal { try await setup.part(1_000..<2_000) }
         #expect(error?.code == .staleEpoch)
         #expect(setup.partialResults.isEmpty, "the partial upload of a stale epoch is discarded at once")
         try await setup.stop()
@@ -144,29 +140,25 @@ import Testing
 
     @Test func anUploadResumesOnANewConnectionFromTheBytesHeld() async throws {
         // A generous reconnect grace: the test is about resuming, not about racing the grace.
-        let setup = try await Setup.start(configure: { $0.reconnectGraceSeconds = 60 })
-        let bytes = Self.pattern(3_000)
-        let hash = FileDigest.sha256(bytes: bytes)
-        #expect(try await setup.part(bytes, 0..<1_000, sha256: hash) == .resultStored(task: setup.task.task, have: 1_000, total: 3_000))
-        #expect(try await setup.part(bytes, 1_000..<2_000, sha256: hash) == .resultStored(task: setup.task.task, have: 2_000, total: 3_000))
+        let setup = try await Setup.start(resultBytes: 3_000, configure: { $0.reconnectGraceSeconds = 60 })
+        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
+        #expect(try await setup.part(1_000..<2_000) == setup.stored(2_000))
         await setup.agent.close()  // the connection drops
 
         let again = try await setup.harness.connect(role: .agent, name: "uploader")
         #expect(try await again.send(.capabilities(agentCaps)) == .ok)
-        let restart = await Self.refusal { try await setup.part(bytes, 0..<1_000, sha256: hash, on: again) }
+        let restart = await Self.refusal { try await setup.part(0..<1_000, on: again) }
         #expect(restart?.heldBytes == 2_000, "the coordinator kept what arrived: \(String(describing: restart))")
-        #expect(try await setup.part(bytes, 2_000..<3_000, sha256: hash, on: again) == .accepted(task: setup.task.task))
-        let (count, digest) = try FileDigest.sha256(path: setup.harness.storage + "/results/" + hash)
-        #expect(count == 3_000 && digest == hash)
+        #expect(try await setup.part(2_000..<3_000, on: again) == setup.accepted)
+        let (count, digest) = try FileDigest.sha256(path: setup.harness.storage + "/results/" + setup.hash)
+        #expect(count == 3_000 && digest == setup.hash)
         await again.close()
         try await setup.stop()
     }
 
     @Test func theSweepDeletesPartialUploadsWhoseLeaseIsGoneAndKeepsLiveOnes() async throws {
-        let setup = try await Setup.start(configure: { $0.reconnectGraceSeconds = 0.5 })
-        let bytes = Self.pattern(2_000)
-        let hash = FileDigest.sha256(bytes: bytes)
-        #expect(try await setup.part(bytes, 0..<1_000, sha256: hash) == .resultStored(task: setup.task.task, have: 1_000, total: 2_000))
+        let setup = try await Setup.start(resultBytes: 2_000, configure: { $0.reconnectGraceSeconds = 0.5 })
+        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
         let sweeper = try StorageSweeper(configuration: setup.harness.configuration)
         #expect(try await sweeper.sweep().abandonedUploads == 0, "the lease lives: the upload can still complete")
         #expect(setup.partialResults.count == 1)

@@ -58,9 +58,7 @@ extension Message {
             line.add("task", task)
             line.add("epoch", epoch)
             line.add("sha256", sha256)
-            line.add("offset", offset)
-            line.add("total", total)
-            line.add("size", bytes.count)
+            line.addRange(offset: offset, total: total, size: bytes.count)
         case let .resultStored(task, have, total):
             line.add("task", task)
             line.add("have", have)
@@ -74,9 +72,7 @@ extension Message {
             line.add("offset", offset)
             line.add("length", length)
         case let .data(offset, total, bytes):
-            line.add("offset", offset)
-            line.add("total", total)
-            line.add("size", bytes.count)
+            line.addRange(offset: offset, total: total, size: bytes.count)
         case let .submit(document):
             line.add("size", document.count)
         case let .job(id, missing):
@@ -84,9 +80,7 @@ extension Message {
             line.add("missing", list: missing)
         case let .put(sha256, offset, total, bytes):
             line.add("sha256", sha256)
-            line.add("offset", offset)
-            line.add("total", total)
-            line.add("size", bytes.count)
+            line.addRange(offset: offset, total: total, size: bytes.count)
         case let .stored(sha256, have, total):
             line.add("sha256", sha256)
             line.add("have", have)
