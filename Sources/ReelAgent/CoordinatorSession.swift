@@ -84,8 +84,8 @@ final class CoordinatorSession: Sendable {
 
     /// What the coordinator said to a part of a result.
     enum PartReply: Equatable {
-        /// Stored; it holds this many bytes of the result.
-        case stored(have: Int64)
+        /// Stored; it holds this many bytes of the result, and renewed the lease until `expiresAtMillis`.
+        case stored(have: Int64, expiresAtMillis: Int64)
         /// The result is complete, verified and accepted.
         case accepted
     }
@@ -97,7 +97,8 @@ final class CoordinatorSession: Sendable {
                                                          total: total, bytes: bytes), timeout: uploadTimeout)
         switch reply {
         case .accepted(let id) where id == task.task: return .accepted
-        case .resultStored(let id, let have, let held) where id == task.task && held == total: return .stored(have: have)
+        case .resultStored(let id, let have, let held, let expires) where id == task.task && held == total:
+            return .stored(have: have, expiresAtMillis: expires)
         default: throw unexpected(reply, "RESULTPART")
         }
     }

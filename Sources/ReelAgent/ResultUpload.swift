@@ -11,7 +11,8 @@ struct ResultUpload {
     let partBytes: Int
 
     /// Sends parts from `pending.have` until the coordinator answers `ACCEPTED`, keeping
-    /// `pending.have` at what it acknowledged. A `bad_range` that says how much it holds (a part
+    /// `pending.have` at what it acknowledged and `pending.leaseExpiresAtMillis` at the lease as
+    /// the parts renewed it (a long upload must not look expired to the retry policy). A `bad_range` that says how much it holds (a part
     /// stored whose reply was lost, or a partial upload it no longer has) moves there and carries
     /// on — once without progress in between, so two confused peers cannot loop.
     /// - Throws: the coordinator's refusal (`ReelProtocolError`), a connection failure, or
@@ -38,11 +39,12 @@ struct ResultUpload {
             switch reply {
             case .accepted:
                 return
-            case .stored(let have):
+            case .stored(let have, let expires):
                 guard have > pending.have, have < pending.byteCount else {
                     throw AgentError.protocolViolation("STORED have=\(have) after a part [\(pending.have), +\(length)) of \(pending.byteCount) bytes")
                 }
                 pending.have = have
+                pending.leaseExpiresAtMillis = max(pending.leaseExpiresAtMillis, expires)
                 resynchronised = false
             }
         }

@@ -108,8 +108,9 @@ extension CoordinatorHandler {
         metrics.bytesIn.increment(by: Int64(bytes.count))
         let lease = try heldLease(task: task, epoch: epoch, peer: peer)
         let storage = storage, leaseSeconds = configuration.leaseSeconds
+        let expires: Int64
         do {
-            _ = try await pool.run { try $0.renewLease(lease, leaseSeconds: leaseSeconds) }
+            expires = try await pool.run { try $0.renewLease(lease, leaseSeconds: leaseSeconds) }
         } catch JobStoreError.staleEpoch {
             let freed = try await offload { storage.discardResultUploads(task: task, epoch: epoch) }
             if freed > 0 { logger.info("partial result discarded: its lease is gone", metadata: ["task": "\(task)", "epoch": "\(epoch)", "bytes": "\(freed)"]) }
@@ -120,7 +121,7 @@ extension CoordinatorHandler {
         }
         switch outcome {
         case .held(let have):
-            return .resultStored(task: task, have: have, total: total)
+            return .resultStored(task: task, have: have, total: total, expiresAtMillis: expires)
         case .complete(let path):
             return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: path), peer: peer)
         }

@@ -165,7 +165,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 }
                 guard Int64(held.count) == total else {
                     partials[key] = held
-                    return .resultStored(task: task, have: Int64(held.count), total: total)
+                    return .resultStored(task: task, have: Int64(held.count), total: total, expiresAtMillis: Self.nowMillis + leaseMillis)
                 }
                 // The part completing the upload: refused (not stored) or accepted, as RESULT was.
                 let result = Result(task: task, epoch: epoch, sha256: sha256, bytes: held, connection: peer.connectionID)

@@ -49,9 +49,21 @@ import Testing
                                                              bytes: Array(bytes[range])))
         }
 
-        /// The reply to a part that leaves `have` bytes held.
-        func stored(_ have: Int) -> Message { .resultStored(task: task.task, have: Int64(have), total: Int64(bytes.count)) }
-        var accepted: Message { .accepted(task: task.task) }
+        /// What a reply to a part says: `stored(have)` (checked to name this task and total and
+        /// to renew the lease into the future), `accepted`, or the reply itself when it is neither.
+        func outcome(_ reply: Message) -> String {
+            switch reply {
+            case .resultStored(task.task, let have, Int64(bytes.count), let expires) where expires > Int64(Date().timeIntervalSince1970 * 1000):
+                "stored(\(have))"
+            case .accepted(task.task): "accepted"
+            default: reply.headerLine
+            }
+        }
+
+        /// Sends a part and says what came back (`outcome`).
+        func send(_ range: Range<Int>, sha256: String? = nil, on connection: ReelClient? = nil) async throws -> String {
+            outcome(try await part(range, sha256: sha256, on: connection))
+        }
 
         /// Names of the partial result uploads in the coordinator's storage.
         var partialResults: [String] {
@@ -83,11 +95,11 @@ import Testing
         let size = 70 << 20, partSize = 16 << 20
         #expect(size > ProtocolLimits.maxPayloadLength, "the point of the test")
         let setup = try await Setup.start(resultBytes: size)
-        var replies: [Message] = []
+        var replies: [String] = []
         for offset in stride(from: 0, to: size, by: partSize) {
-            replies.append(try await setup.part(offset..<min(size, offset + partSize)))
+            replies.append(try await setup.send(offset..<min(size, offset + partSize)))
         }
-        #expect(replies == stride(from: partSize, to: size, by: partSize).map { setup.stored($0) } + [setup.accepted])
+        #expect(replies == stride(from: partSize, to: size, by: partSize).map { "stored(\($0))" } + ["accepted"])
         // Stored content-addressed, whole and intact; nothing partial left behind.
         let (count, digest) = try FileDigest.sha256(path: setup.harness.storage + "/results/" + setup.hash)
         #expect(count == size && digest == setup.hash)
@@ -101,32 +113,32 @@ import Testing
 
     @Test func aPartAtTheWrongOffsetIsRefusedWithTheBytesHeld() async throws {
         let setup = try await Setup.start(resultBytes: 3_000)
-        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
+        #expect(try await setup.send(0..<1_000) == "stored(1000)")
         for wrong in [2_000..<3_000, 0..<1_000, 999..<2_000] {
             let error = await Self.refusal { try await setup.part(wrong) }
             #expect(error?.code == .badRange && error?.heldBytes == 1_000, "part at \(wrong.lowerBound): \(String(describing: error))")
         }
-        #expect(try await setup.part(1_000..<2_000) == setup.stored(2_000))
-        #expect(try await setup.part(2_000..<3_000) == setup.accepted)
+        #expect(try await setup.send(1_000..<2_000) == "stored(2000)")
+        #expect(try await setup.send(2_000..<3_000) == "accepted")
         try await setup.stop()
     }
 
     @Test func aCompleteUploadWithTheWrongHashIsRefusedAndDiscarded() async throws {
         let setup = try await Setup.start(resultBytes: 2_000)
         let wrong = FileDigest.sha256(bytes: Array(setup.bytes.reversed()))
-        #expect(try await setup.part(0..<1_000, sha256: wrong) == setup.stored(1_000))
+        #expect(try await setup.send(0..<1_000, sha256: wrong) == "stored(1000)")
         let error = await Self.refusal { try await setup.part(1_000..<2_000, sha256: wrong) }
         #expect(error?.code == .checksumMismatch)
         #expect(setup.partialResults.isEmpty, "the upload is discarded")
         // The lease still holds: the right bytes are accepted, sent again from 0.
-        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
-        #expect(try await setup.part(1_000..<2_000) == setup.accepted)
+        #expect(try await setup.send(0..<1_000) == "stored(1000)")
+        #expect(try await setup.send(1_000..<2_000) == "accepted")
         try await setup.stop()
     }
 
     @Test func aStaleEpochMidUploadIsRefusedAndThePartialUploadDiscarded() async throws {
         let setup = try await Setup.start(resultBytes: 3_000, leaseSeconds: 2)
-        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
+        #expect(try await setup.send(0..<1_000) == "stored(1000)")
         #expect(setup.partialResults.count == 1)
         // The 2 s lease runs out (PROGRESS does not renew it) and the reaper re-queues the task.
         try await eventually("the lease expires") {
@@ -141,15 +153,15 @@ import Testing
     @Test func anUploadResumesOnANewConnectionFromTheBytesHeld() async throws {
         // A generous reconnect grace: the test is about resuming, not about racing the grace.
         let setup = try await Setup.start(resultBytes: 3_000, configure: { $0.reconnectGraceSeconds = 60 })
-        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
-        #expect(try await setup.part(1_000..<2_000) == setup.stored(2_000))
+        #expect(try await setup.send(0..<1_000) == "stored(1000)")
+        #expect(try await setup.send(1_000..<2_000) == "stored(2000)")
         await setup.agent.close()  // the connection drops
 
         let again = try await setup.harness.connect(role: .agent, name: "uploader")
         #expect(try await again.send(.capabilities(agentCaps)) == .ok)
         let restart = await Self.refusal { try await setup.part(0..<1_000, on: again) }
         #expect(restart?.heldBytes == 2_000, "the coordinator kept what arrived: \(String(describing: restart))")
-        #expect(try await setup.part(2_000..<3_000, on: again) == setup.accepted)
+        #expect(try await setup.send(2_000..<3_000, on: again) == "accepted")
         let (count, digest) = try FileDigest.sha256(path: setup.harness.storage + "/results/" + setup.hash)
         #expect(count == 3_000 && digest == setup.hash)
         await again.close()
@@ -158,7 +170,7 @@ import Testing
 
     @Test func theSweepDeletesPartialUploadsWhoseLeaseIsGoneAndKeepsLiveOnes() async throws {
         let setup = try await Setup.start(resultBytes: 2_000, configure: { $0.reconnectGraceSeconds = 0.5 })
-        #expect(try await setup.part(0..<1_000) == setup.stored(1_000))
+        #expect(try await setup.send(0..<1_000) == "stored(1000)")
         let sweeper = try StorageSweeper(configuration: setup.harness.configuration)
         #expect(try await sweeper.sweep().abandonedUploads == 0, "the lease lives: the upload can still complete")
         #expect(setup.partialResults.count == 1)

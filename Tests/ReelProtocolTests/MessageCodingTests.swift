@@ -43,7 +43,8 @@ struct MessageCodingTests {
         "PAUSE", "PAUSE job=0", "RESUME job=x", "PRIORITY job=1", "PRIORITY job=1 priority=1001", "PRIORITY job=1 priority=-1001",
         "PRIORITY job=1 priority=-0", "PRIORITY job=1 priority=-01", "PRIORITY job=1 priority=--1", "PRIORITY job=1 priority=+1",
         "EVENTS job=1", "EVENTS job=1 after=-1", "EVENTS after=0",
-        "STORED task=1 sha256=\(Samples.hashA) have=1 total=2", "STORED task=0 have=1 total=2", "STORED task=1 have=1",
+        "STORED task=1 sha256=\(Samples.hashA) have=1 total=2 expires=3", "STORED task=0 have=1 total=2 expires=3",
+        "STORED task=1 have=1 total=2", "STORED task=1 have=1 expires=3",
     ])
     func malformed(_ line: String) {
         #expect(throws: ReelProtocolError.self) { try Message.parse(line: line) }
@@ -91,7 +92,7 @@ struct MessageCodingTests {
         let part = try Message.parse(line: "RESULTPART total=70 size=2 offset=68 sha256=\(hash) epoch=3 task=9", payload: [1, 2])
         #expect(part == .resultPart(task: 9, epoch: 3, sha256: hash, offset: 68, total: 70, bytes: [1, 2]))
         #expect(part.requestRoles == [.agent])
-        #expect(Message.resultStored(task: 9, have: 70, total: 70).requestRoles == nil, "a reply")
+        #expect(Message.resultStored(task: 9, have: 70, total: 70, expiresAtMillis: 1).requestRoles == nil, "a reply")
     }
 
     @Test("bad_range of a ranged upload tells the bytes held, and only it")

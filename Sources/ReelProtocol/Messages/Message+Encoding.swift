@@ -59,10 +59,11 @@ extension Message {
             line.add("epoch", epoch)
             line.add("sha256", sha256)
             line.addRange(offset: offset, total: total, size: bytes.count)
-        case let .resultStored(task, have, total):
+        case let .resultStored(task, have, total, expires):
             line.add("task", task)
             line.add("have", have)
             line.add("total", total)
+            line.add("expires", expires)
         case let .fail(task, epoch, reason):
             line.add("task", task)
             line.add("epoch", epoch)

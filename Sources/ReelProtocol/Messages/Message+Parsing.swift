@@ -136,7 +136,8 @@ extension Message {
         case "STORED":
             // `task=` answers a RESULTPART, `sha256=` a PUT.
             if let task = try line.optionalInteger("task", in: id) {
-                return .resultStored(task: task, have: try line.integer("have"), total: try line.integer("total"))
+                return .resultStored(task: task, have: try line.integer("have"), total: try line.integer("total"),
+                                     expiresAtMillis: try line.integer("expires"))
             }
             return .stored(sha256: try line.hex256("sha256"), have: try line.integer("have"), total: try line.integer("total"))
         case "STATUS": return .status(job: try line.optionalInteger("job", in: id))

@@ -54,8 +54,9 @@ public enum Message: Hashable, Sendable {
     /// `RESULTPART task= epoch= sha256= offset= total= size=` + bytes `[offset, offset+size)` of
     /// a result of `total` bytes uploaded in ranges (any size; each part within the payload limit).
     case resultPart(task: Int64, epoch: Int64, sha256: String, offset: Int64, total: Int64, bytes: [UInt8])
-    /// `STORED task= have= total=` — a part of a ranged result was stored; `have` bytes are held.
-    case resultStored(task: Int64, have: Int64, total: Int64)
+    /// `STORED task= have= total= expires=` — a part of a ranged result was stored; `have` bytes
+    /// are held, and the part renewed the lease until `expires` (ms since the Unix epoch).
+    case resultStored(task: Int64, have: Int64, total: Int64, expiresAtMillis: Int64)
     /// `ACCEPTED task=` — the result was verified and stored.
     case accepted(task: Int64)
     /// `FAIL task= epoch= reason=` — rendering failed.
