@@ -168,6 +168,25 @@ import Testing
         try await setup.stop()
     }
 
+    @Test func anUploadResumesAcrossACoordinatorRestartCheckedAgainstTheBytesOnDisk() async throws {
+        let grace: (inout CoordinatorConfiguration) -> Void = { $0.reconnectGraceSeconds = 60 }
+        let setup = try await Setup.start(resultBytes: 3_000, configure: grace)
+        #expect(try await setup.send(0..<2_000) == "stored(2000)")
+        await setup.agent.close(); await setup.client.close()
+        try await setup.harness.stop()
+
+        // The new process has no running digest: it must hash the 2 000 bytes on disk first.
+        let second = try await CoordinatorHarness(reusing: setup.harness, configure: grace)
+        let again = try await second.connect(role: .agent, name: "uploader")
+        #expect(try await again.send(.capabilities(agentCaps)) == .ok)
+        #expect(try await setup.send(2_000..<3_000, on: again) == "accepted")
+        let (count, digest) = try FileDigest.sha256(path: second.storage + "/results/" + setup.hash)
+        #expect(count == 3_000 && digest == setup.hash)
+        await again.close()
+        try await second.stop()
+        setup.media.cleanUp()
+    }
+
     @Test func theSweepDeletesPartialUploadsWhoseLeaseIsGoneAndKeepsLiveOnes() async throws {
         let setup = try await Setup.start(resultBytes: 2_000, configure: { $0.reconnectGraceSeconds = 0.5 })
         #expect(try await setup.send(0..<1_000) == "stored(1000)")
