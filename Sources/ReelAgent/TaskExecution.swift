@@ -9,7 +9,8 @@ import ReelProtocol
 /// render on a dedicated thread while heartbeating every lease/3 and reporting progress,
 /// then upload the result — or abandon it (`LOST`, connection lost, shutdown grace over).
 /// A rendered result is never thrown away for the coordinator's trouble: `deliver` retries it
-/// (`ResultRetry`), and hands it back to the slot to re-send after reconnecting.
+/// (`ResultRetry`), and hands it back to the slot to re-send after reconnecting, in parts read
+/// from its file (`ResultUpload`), resuming from what the coordinator already holds.
 struct TaskExecution {
     /// How a task ended, as far as the slot's loop cares.
     enum Ending {
@@ -45,8 +46,10 @@ struct TaskExecution {
             logger.error("cannot start the task", metadata: ["error": "\(error)"])
             return await fail(assignment, reason: "agent cannot run the task: \(error)", logger: logger)
         }
+        // The rendered file stays only while a result waiting for a new connection refers to it.
+        var outputHandedBack = false
         defer {
-            unlink(job.outputPath)
+            if !outputHandedBack { unlink(job.outputPath) }
             for url in job.registeredURLs { RemoteMedia.unregister(url: url) }
         }
 
@@ -67,7 +70,11 @@ struct TaskExecution {
             logger.error("render failed", metadata: ["error": "\(error)"])
             return await fail(assignment, reason: "\(error)", logger: logger)
         case .rendered(.success(let artifact)):
-            return await upload(assignment, artifact: artifact, leaseExpiresAtMillis: lease.value, logger: logger)
+            let pending = PendingResult(assignment: assignment, sha256: artifact.sha256, path: artifact.path,
+                                        byteCount: Int64(artifact.byteCount), leaseExpiresAtMillis: lease.value)
+            let ending = await deliver(pending, logger: logger)
+            if case .connectionLost(.some) = ending { outputHandedBack = true }
+            return ending
         }
     }
 
@@ -241,23 +248,11 @@ struct TaskExecution {
 
     // MARK: Endings
 
-    private func upload(_ assignment: TaskAssignment, artifact: ChunkArtifact, leaseExpiresAtMillis: Int64, logger: Logger) async -> Ending {
-        let bytes: [UInt8]
-        do {
-            bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: artifact.path)))
-            guard bytes.count == artifact.byteCount, bytes.count <= ProtocolLimits.maxPayloadLength else {
-                throw AgentError.protocolViolation("output of \(bytes.count) bytes cannot be uploaded (limit \(ProtocolLimits.maxPayloadLength))")
-            }
-        } catch {
-            return await fail(assignment, reason: "cannot read the rendered output: \(error)", logger: logger)
-        }
-        return await deliver(PendingResult(assignment: assignment, sha256: artifact.sha256, bytes: bytes,
-                                           leaseExpiresAtMillis: leaseExpiresAtMillis), logger: logger)
-    }
-
-    /// Sends `RESULT` until it is accepted or can no longer count (`ResultRetry`). Between
-    /// attempts it heartbeats: that renews the lease and learns of its loss before the bytes
-    /// are sent again. Returns `.connectionLost(pending)` when a new connection is needed.
+    /// Sends the result in parts until it is accepted or can no longer count (`ResultRetry`);
+    /// each attempt continues from the bytes the coordinator holds. Between attempts it
+    /// heartbeats: that renews the lease and learns of its loss before more bytes are sent.
+    /// Returns `.connectionLost(pending)` when a new connection is needed; on every other ending
+    /// the result's file is deleted.
     func deliver(_ pending: PendingResult, logger: Logger) async -> Ending {
         var pending = pending
         var logger = logger
@@ -265,9 +260,10 @@ struct TaskExecution {
         logger[metadataKey: "epoch"] = "\(pending.assignment.epoch)"
         var retry = ResultRetry(initial: configuration.reconnectInitial, maximum: configuration.reconnectMaximum)
         var attempt: ResultRetry.Attempt
+        let upload = ResultUpload(session: session, partBytes: configuration.resultPartBytes)
         while true {
             do {
-                try await session.result(pending.assignment, sha256: pending.sha256, bytes: pending.bytes)
+                try await upload.send(&pending)
                 attempt = .accepted
             } catch let error as ReelProtocolError {
                 attempt = session.isClosed ? .connectionLost : .refused(error)
@@ -278,13 +274,16 @@ struct TaskExecution {
                 let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
                 switch retry.decide(after: attempt, leaseExpiresAtMillis: pending.leaseExpiresAtMillis, nowMillis: nowMillis) {
                 case .delivered:
-                    logger.info("result accepted", metadata: ["bytes": "\(pending.bytes.count)", "sha256": "\(pending.sha256)"])
+                    logger.info("result accepted", metadata: ["bytes": "\(pending.byteCount)", "sha256": "\(pending.sha256)"])
+                    pending.discard()
                     return drain.isDraining ? .released : .finished
                 case .discard(let reason):
                     logger.warning("result discarded", metadata: ["reason": "\(reason)"])
+                    pending.discard()
                     return drain.isDraining ? .released : .finished
                 case .reconnect:
-                    logger.warning("connection lost while delivering the result; it is kept to be sent again after reconnecting")
+                    logger.warning("connection lost while delivering the result; it is kept to be sent on after reconnecting",
+                                   metadata: ["have": "\(pending.have)", "bytes": "\(pending.byteCount)"])
                     return .connectionLost(pending)
                 case .retry(let delay):
                     if case .refused(let error) = attempt {
@@ -293,6 +292,7 @@ struct TaskExecution {
                     do { try await Task.sleep(for: delay) } catch {}
                     if drain.graceExpired || Task.isCancelled {
                         logger.error("shutdown grace period over before the coordinator accepted the result; discarded")
+                        pending.discard()
                         return .released
                     }
                     do {

@@ -63,6 +63,18 @@ public enum StorageSweep {
         return (unneeded.sorted(), abandoned.sorted())
     }
 
+    /// In `results/`: partial result uploads (`<task>-<epoch>-<sha256>.partial`) that can never
+    /// complete, because their task is not leased under their epoch (`leased`: task → epoch of
+    /// the tasks leased now), or untouched for the upload grace whatever their lease.
+    public static func abandonedResultUploads(_ files: [StoredFile], leased: [Int64: Int64], nowMillis: Int64,
+                                              policy: RetentionPolicy) -> [String] {
+        let uploadCutoff = nowMillis - Int64(policy.uploadGraceSeconds * 1000)
+        return files.filter { file in
+            guard let upload = CoordinatorStorage.partialResult(named: file.name) else { return false }
+            return leased[upload.task] != upload.epoch || file.modifiedMillis < uploadCutoff
+        }.map(\.name).sorted()
+    }
+
     /// Leftovers in `tmp/` (a crash mid-upload of a result) untouched for the upload grace.
     public static func temporariesToDelete(_ files: [StoredFile], nowMillis: Int64, policy: RetentionPolicy) -> [String] {
         let cutoff = nowMillis - Int64(policy.uploadGraceSeconds * 1000)

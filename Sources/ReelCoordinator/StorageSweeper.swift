@@ -92,8 +92,19 @@ public final class StorageSweeper: Sendable {
             if let freed { report.bytesFreed += freed; report.assets += 1 }
         }
         for name in assets.abandonedUploads {
-            report.bytesFreed += storage.withUploadLock { Self.remove(storage.root + "/assets/" + name) }
+            report.bytesFreed += storage.removePartialUpload(at: storage.root + "/assets/" + name)
             report.abandonedUploads += 1
+        }
+        // Partial results whose lease is gone (lost, expired after the agent's connection never
+        // came back, the job cancelled) can never complete.
+        let partialResults = storage.list("results").filter { CoordinatorStorage.partialResult(named: $0.name) != nil }
+        if !partialResults.isEmpty {
+            let tasks = partialResults.compactMap { CoordinatorStorage.partialResult(named: $0.name)?.task }
+            let leased = try await worker.run { try $0.leasedEpochs(tasks: tasks) }
+            for name in StorageSweep.abandonedResultUploads(partialResults, leased: leased, nowMillis: nowMillis, policy: policy) {
+                report.bytesFreed += storage.removePartialUpload(at: storage.root + "/results/" + name)
+                report.abandonedUploads += 1
+            }
         }
         for name in StorageSweep.temporariesToDelete(storage.list("tmp"), nowMillis: nowMillis, policy: policy) {
             report.bytesFreed += Self.remove(storage.root + "/tmp/" + name)

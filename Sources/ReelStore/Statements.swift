@@ -378,6 +378,7 @@ enum Statements {
         SELECT DISTINCT t.result_sha256 AS h FROM tasks t JOIN jobs j ON j.id = t.job_id
         WHERE t.result_sha256 IS NOT NULL AND t.kind <> 'finalise' AND j.state <> 'done' AND \(stillNeeds("j"))
         """
+    static let leasedEpochs = "SELECT id, epoch FROM tasks WHERE id = ANY($1::bigint[]) AND state = 'leased'"
     /// Assets still needed: those of unfinished jobs and of jobs ended after the cutoff `$1`.
     static let neededAssetHashes = """
         SELECT DISTINCT ja.sha256 AS h FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE \(stillNeeds("j"))
