@@ -82,6 +82,12 @@ final class CoordinatorSession: Sendable {
         return try leaseReply(reply, "RELEASE")
     }
 
+    /// `POSTER`: a small JPEG of the task's last frame, for the console (`OK`, or `LOST` when
+    /// the lease is gone, which changes nothing for the task).
+    func poster(_ task: TaskAssignment, jpeg: [UInt8]) async throws {
+        _ = try leaseReply(try await client.request(.poster(task: task.task, epoch: task.epoch, jpeg: jpeg), timeout: requestTimeout), "POSTER")
+    }
+
     /// What the coordinator said to a part of a result.
     enum PartReply: Equatable {
         /// Stored; it holds this many bytes of the result, and renewed the lease until `expiresAtMillis`.

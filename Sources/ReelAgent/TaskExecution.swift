@@ -50,6 +50,7 @@ struct TaskExecution {
         var outputHandedBack = false
         defer {
             if !outputHandedBack { unlink(job.outputPath) }
+            unlink(job.posterPath)
             for url in job.registeredURLs { RemoteMedia.unregister(url: url) }
         }
 
@@ -70,6 +71,7 @@ struct TaskExecution {
             logger.error("render failed", metadata: ["error": "\(error)"])
             return await fail(assignment, reason: "\(error)", logger: logger)
         case .rendered(.success(let artifact)):
+            await sendPoster(assignment, path: job.posterPath, logger: logger)
             let pending = PendingResult(assignment: assignment, sha256: artifact.sha256, path: artifact.path,
                                         byteCount: Int64(artifact.byteCount), leaseExpiresAtMillis: lease.value)
             let ending = await deliver(pending, logger: logger)
@@ -88,6 +90,8 @@ struct TaskExecution {
         var outputPath: String
         /// The `reel-asset:` URLs registered for this task (unregistered when it ends).
         var registeredURLs: [String]
+        /// Where a video chunk's poster frame (its last frame, small JPEG) is written.
+        var posterPath: String { outputPath + ".poster.jpg" }
     }
 
     private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) async throws -> RenderJob {
@@ -191,9 +195,12 @@ struct TaskExecution {
         switch job.specification.kind {
         case .videoChunk:
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
-                                                 encoderThreads: job.encoderThreads) { done in
+                                                 encoderThreads: job.encoderThreads, progress: { done in
                 try control.report(framesDone: done)
-            }
+            }, lastFrame: { frame in
+                // A poster is for people: one that cannot be made never fails the chunk.
+                if let jpeg = try? PosterFrame.jpeg(frame) { FileManager.default.createFile(atPath: job.posterPath, contents: Data(jpeg)) }
+            })
         case .audio:
             try control.checkCancelled()
             // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
@@ -310,6 +317,17 @@ struct TaskExecution {
                 }
                 break
             }
+        }
+    }
+
+    /// Sends the chunk's poster frame, if one was made, while the lease still holds (before the
+    /// result). Best effort: the console just shows an older picture if this one does not arrive.
+    private func sendPoster(_ assignment: TaskAssignment, path: String, logger: Logger) async {
+        guard let data = FileManager.default.contents(atPath: path), !session.isClosed else { return }
+        do {
+            try await session.poster(assignment, jpeg: [UInt8](data))
+        } catch {
+            logger.debug("poster frame not sent", metadata: ["error": "\(error)"])
         }
     }
 

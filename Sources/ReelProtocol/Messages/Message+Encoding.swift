@@ -54,6 +54,10 @@ extension Message {
             line.add("epoch", epoch)
             line.add("sha256", sha256)
             line.add("size", data.count)
+        case let .poster(task, epoch, jpeg):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("size", jpeg.count)
         case let .resultPart(task, epoch, sha256, offset, total, bytes):
             line.add("task", task)
             line.add("epoch", epoch)
@@ -109,7 +113,7 @@ extension Message {
     /// The payload that follows the header line, for the verbs that carry one.
     public var payload: [UInt8]? {
         switch self {
-        case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .data(_, _, bytes),
+        case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .poster(_, _, bytes), let .data(_, _, bytes),
              let .submit(bytes), let .put(_, _, _, bytes), let .report(bytes):
             bytes
         default:

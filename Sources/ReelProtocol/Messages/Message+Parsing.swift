@@ -51,7 +51,7 @@ extension Message {
             }
             return (offset, total, bytes)
         }
-        if payload != nil, !["TASK", "RESULT", "RESULTPART", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
@@ -104,6 +104,8 @@ extension Message {
         case "RESULT":
             return .result(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
                            sha256: try line.hex256("sha256"), data: try body(&line))
+        case "POSTER":
+            return .poster(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id), jpeg: try body(&line))
         case "RESULTPART":
             let task = try line.integer("task", in: id)
             let epoch = try line.integer("epoch", in: id)
