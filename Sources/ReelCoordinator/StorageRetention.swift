@@ -12,7 +12,8 @@ import Foundation
 ///   recent composition uploads nothing; `reel delete` releases a job's assets at once.
 /// - Files nobody references are deleted only once older than `unreferencedGraceSeconds`, so a
 ///   result or asset written just before its row (upload → rename → record) is never raced.
-/// - Abandoned `.partial` uploads and leftovers in `tmp/`: deleted after `uploadGraceSeconds`.
+/// - Abandoned `.partial` uploads and leftovers in `tmp/`: deleted after `uploadGraceSeconds`;
+///   a partial result upload as soon as its lease is gone (it can never complete).
 public struct RetentionPolicy: Hashable, Sendable {
     /// Default 7 days: long enough to fetch a weekend's renders, short enough to bound the disk.
     public var keepOutputsSeconds: Double?

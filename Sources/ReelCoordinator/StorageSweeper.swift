@@ -14,10 +14,11 @@ public struct SweepReport: Hashable, Sendable {
 }
 
 /// The periodic storage sweep (every `storageSweepInterval`): expires done jobs' outputs,
-/// deletes chunk results and assets no job needs any more, abandoned `.partial` uploads and
-/// `tmp/` leftovers (`RetentionPolicy`), and forgets agents long offline. The decisions are
-/// `StorageSweep`'s (pure); this lists directories, asks the store, deletes. `now` is injected
-/// so tests sweep "a week later" without waiting.
+/// deletes chunk results and assets no job needs any more, abandoned `.partial` uploads (a
+/// result's as soon as its lease is gone) and `tmp/` leftovers (`RetentionPolicy`), and
+/// forgets agents long offline. The decisions are `StorageSweep`'s (pure); this lists
+/// directories, asks the store, deletes. `now` is injected so tests sweep "a week later"
+/// without waiting.
 public final class StorageSweeper: Sendable {
     private let worker: StoreWorker
     private let storage: CoordinatorStorage

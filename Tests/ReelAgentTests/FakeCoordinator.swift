@@ -56,6 +56,9 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     /// lose the lease from then on (`LOST`), as when the task was re-queued meanwhile.
     var staleEpochAtPart: Int? { get { lock.withLock { _staleAtPart } } set { lock.withLock { _staleAtPart = newValue } } }
     private var _staleAtPart: Int?
+    /// How long each `RESULTPART` takes to answer (a slow link).
+    var partDelay: Duration { get { lock.withLock { _partDelay } } set { lock.withLock { _partDelay = newValue } } }
+    private var _partDelay: Duration = .zero
     /// Lease length handed out with `TASK` and `LEASE`.
     let leaseMillis: Int64
     /// How long an empty `CLAIM` is held before `NONE` (shorter than the agent's wait, to keep tests quick).
@@ -145,6 +148,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 return .ok
             }
         case .resultPart(let task, let epoch, let sha256, let offset, let total, let bytes):
+            try await Task.sleep(for: partDelay)
             return try lock.withLock { () throws -> Message in
                 _parts.append(Part(task: task, epoch: epoch, offset: offset, count: bytes.count, connection: peer.connectionID))
                 let key = "\(task)-\(epoch)"

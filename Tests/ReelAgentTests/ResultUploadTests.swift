@@ -20,10 +20,10 @@ import Testing
     /// Renders chunk `frames` as task `task` with an agent sending parts of `partBytes` to a fake
     /// coordinator set up by `configure`, until `done` holds (or a generous deadline passes);
     /// then shuts both down. The caller removes `fixture`.
-    static func run(task: Int64, frames: FrameRange, configure: (FakeCoordinator) -> Void = { _ in },
-                    until done: @escaping (FakeCoordinator) -> Bool) async throws -> Run {
+    static func run(task: Int64, frames: FrameRange, partBytes: Int = partBytes, leaseMillis: Int64 = 30_000,
+                    configure: (FakeCoordinator) -> Void = { _ in }, until done: @escaping (FakeCoordinator) -> Bool) async throws -> Run {
         let fixture = try RenderFixture.make(seconds: 2, audio: false)
-        let coordinator = try FakeCoordinator()
+        let coordinator = try FakeCoordinator(leaseMillis: leaseMillis)
         try await coordinator.start()
         fixture.serve(on: coordinator)
         configure(coordinator)
@@ -77,6 +77,22 @@ import Testing
         #expect(parts.count == Int((Int64(direct.size) + p - 1) / p) + 1, "one part sent twice, nothing else again")
         #expect(run.coordinator.fails.isEmpty && run.coordinator.queuedTasks == 0)
         #expect(run.workFiles.isEmpty)
+    }
+
+    @Test func anUploadLongerThanTheLeaseIsKeptAliveByItsPartsAcrossAReconnect() async throws {
+        // A 3 s lease and a slow link: 512-byte parts answered after 100 ms each. The upload
+        // outlasts the lease as last renewed by a heartbeat; only the expiry each STORED carries
+        // keeps the agent from taking its result for expired when the connection drops.
+        let p = 512, dropAfter = 45
+        let run = try await Self.run(task: 64, frames: FrameRange(start: 0, end: 25), partBytes: p, leaseMillis: 3_000, configure: {
+            $0.partDelay = .milliseconds(100)
+            $0.dropConnectionAfterPart = dropAfter
+        }) { $0.results.count == 1 || $0.claims >= 2 }  // accepted, or (the failure) discarded and claiming again
+        defer { run.fixture.remove() }
+        let parts = run.coordinator.parts
+        #expect(parts.count > dropAfter && parts[dropAfter - 1].connection != parts[dropAfter].connection, "resumed on a new connection")
+        #expect(Self.accepted(run.coordinator).count == 1 && run.coordinator.fails.isEmpty)
+        #expect(parts.first?.offset == 0 && parts.filter { $0.offset == 0 }.count == 1, "never started over")
     }
 
     @Test func aStaleEpochMidUploadStopsTheUploadAndDiscardsTheResult() async throws {
