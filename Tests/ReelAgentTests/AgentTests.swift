@@ -45,6 +45,14 @@ import ReelProtocol
         #expect(video.sha256 == directVideo.sha256 && audio.sha256 == directAudio.sha256)
         #expect(video.epoch == 1 && audio.epoch == 1)
 
+        // A poster of the video chunk's last frame came before its result: a JPEG at most 320 wide.
+        let posters = coordinator.posters
+        #expect(posters.map(\.task) == [11], "one poster, for the video chunk only")
+        let poster = fixture.directory.appendingPathComponent("poster.jpg").path
+        try Data(posters.first?.jpeg ?? []).write(to: URL(fileURLWithPath: poster))
+        let posterImage = try StillImage.load(path: poster)
+        #expect(posterImage.width <= PosterFrame.maxWidth && posterImage.width > 0)
+
         // The uploaded chunk decodes (by ffprobe) to exactly its frames.
         let uploaded = fixture.directory.appendingPathComponent("uploaded.mp4").path
         try Data(video.bytes).write(to: URL(fileURLWithPath: uploaded))

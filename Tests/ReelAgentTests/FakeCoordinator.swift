@@ -25,6 +25,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     private var _fails: [Failure] = []
     private var _releases: [(task: Int64, epoch: Int64)] = []
     private var _progress: [Int64] = []
+    private var _posters: [(task: Int64, jpeg: [UInt8])] = []
     private var _heartbeats = 0
     private var _fetchedBytes = 0
     private var _fetchCount = 0
@@ -98,6 +99,8 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
 
     /// Accepted results.
     var results: [Result] { lock.withLock { _results } }
+    /// `POSTER`s received.
+    var posters: [(task: Int64, jpeg: [UInt8])] { lock.withLock { _posters } }
     /// Every complete result received (the part completing it), refused or accepted.
     var resultAttempts: [Result] { lock.withLock { _resultAttempts } }
     /// Every `RESULTPART` received, in order.
@@ -140,6 +143,11 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 _heartbeats += 1
                 if _loseLeases { _lostSent += 1; return .lost(task: task) }
                 return .lease(task: task, epoch: epoch, expiresAtMillis: Self.nowMillis + leaseMillis)
+            }
+        case .poster(let task, _, let jpeg):
+            return lock.withLock { () -> Message in
+                _posters.append((task, jpeg))
+                return _loseLeases ? .lost(task: task) : .ok
             }
         case .progress(let task, _, let frames):
             return lock.withLock { () -> Message in
