@@ -124,14 +124,17 @@ struct CoordinatorStorage: Sendable {
 
     /// Verifies and stores a task result under its content hash. Returns its path.
     func storeResult(_ bytes: [UInt8], sha256: String) throws -> String {
+        // Checked in memory (the bytes are here), then written once, or not at all when the
+        // same content is already stored (results are stored by content).
+        let digest = FileDigest.sha256(bytes: bytes)
+        guard digest == sha256 else {
+            throw ReelProtocolError(.checksumMismatch, "result has SHA-256 \(digest) (\(bytes.count) bytes), not the declared \(sha256)")
+        }
+        let final = resultPath(sha256)
+        if Self.fileSize(final) == Int64(bytes.count) { return final }
         let temporary = "\(root)/tmp/result-\(UUID().uuidString)"
         defer { unlink(temporary) }
         try append(bytes, to: temporary, create: true)
-        let (count, digest) = try FileDigest.sha256(path: temporary)
-        guard digest == sha256, count == bytes.count else {
-            throw ReelProtocolError(.checksumMismatch, "result has SHA-256 \(digest) (\(count) bytes), not the declared \(sha256)")
-        }
-        let final = resultPath(sha256)
         guard rename(temporary, final) == 0 else {
             throw ReelProtocolError(.internal, "cannot store result \(sha256): \(String(cString: strerror(errno)))")
         }
