@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReelAgent
+import ReelLogTesting
 import ReelCore
 import ReelMedia
 import ReelProtocol
@@ -322,7 +323,7 @@ import ReelProtocol
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "intruder", cacheDirectory: cache,
             claimWaitSeconds: 1, reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(200))
-        let log = LogRecorder()
+        let log = LogCapture()
         let agent = try Agent(configuration: configuration, authenticator: try Authenticator(secret: Array("not-the-farm-secret!".utf8)),
                               logger: log.logger)
         let group = ServiceGroupHandle(service: agent, logger: testLogger())
@@ -345,7 +346,7 @@ import ReelProtocol
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: port, name: "lonely", cacheDirectory: cache,
             reconnectInitial: .milliseconds(20), reconnectMaximum: .milliseconds(100))
-        let log = LogRecorder()
+        let log = LogCapture()
         let agent = try Agent(configuration: configuration, authenticator: probe.authenticator, logger: log.logger)
         let group = ServiceGroupHandle(service: agent, logger: testLogger())
         #expect(await eventually(timeout: .seconds(60)) { log.count("cannot reach the coordinator") >= 5 }, "many refused connects")

@@ -202,38 +202,6 @@ func testLogger() -> Logger {
     return Logger(label: "reel.agent.test", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
-/// A logger that keeps every message, so a test can wait for what the agent says it did
-/// (three refused connection attempts, say) instead of sleeping and hoping it happened.
-final class LogRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-
-    var logger: Logger {
-        var logger = Logger(label: "reel.agent.test") { _ in Handler(recorder: self) }
-        logger.logLevel = .debug
-        return logger
-    }
-
-    /// How many messages so far contain `text`.
-    func count(_ text: String) -> Int { lock.withLock { messages.filter { $0.contains(text) }.count } }
-
-    fileprivate func record(_ message: String) { lock.withLock { messages.append(message) } }
-
-    private struct Handler: LogHandler {
-        let recorder: LogRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .debug
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                 file: String, function: String, line: UInt) {
-            recorder.record("\(message)")
-        }
-    }
-}
-
 /// The plan documents fixtures made, by hash, for `FakeCoordinator` to serve on `FETCH` (as a
 /// real coordinator serves the job's stored plan document).
 enum TestPlanDocuments {

@@ -2,6 +2,7 @@ import Foundation
 import NIOSSL
 import Testing
 import ReelAgent
+import ReelLogTesting
 import ReelCore
 
 /// `--tls-ca`: the agent trusts only the given CA and verifies the coordinator's name.
@@ -34,7 +35,7 @@ import ReelCore
 
         // The wrong server name is refused before HELLO: nothing reaches the handler.
         let connectionsBefore = coordinator.connectionCount
-        let log = LogRecorder()
+        let log = LogCapture()
         let wrongName = try RunningAgent.start(on: coordinator, tls: try AgentConfiguration.tlsContext(trustingCAFile: cert),
                                                tlsServerHostname: "render-hq.example", logger: log.logger)
         defer { try? FileManager.default.removeItem(at: wrongName.cacheDirectory) }
