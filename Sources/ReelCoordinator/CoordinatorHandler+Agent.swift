@@ -64,10 +64,8 @@ extension CoordinatorHandler {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         let leaseSeconds = configuration.leaseSeconds
         do {
-            let expires = try await pool.run { store in
-                try store.agentHeartbeat(agent)
-                return try store.renewLease(Lease(task: task, epoch: epoch, agent: agent), leaseSeconds: leaseSeconds)
-            }
+            // Renewing is also the agent's sign of life (one statement).
+            let expires = try await pool.run { try $0.renewLease(Lease(task: task, epoch: epoch, agent: agent), leaseSeconds: leaseSeconds) }
             return .lease(task: task, epoch: epoch, expiresAtMillis: expires)
         } catch JobStoreError.staleEpoch {
             return .lost(task: task)
@@ -77,10 +75,7 @@ extension CoordinatorHandler {
     func progress(task: Int64, epoch: Int64, frames: Int64, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         do {
-            try await pool.run { store in
-                try store.agentHeartbeat(agent)
-                try store.recordProgress(Lease(task: task, epoch: epoch, agent: agent), frames: frames)
-            }
+            try await pool.run { try $0.recordProgress(Lease(task: task, epoch: epoch, agent: agent), frames: frames) }
             return .ok
         } catch JobStoreError.staleEpoch {
             return .lost(task: task)

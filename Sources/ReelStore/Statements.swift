@@ -116,17 +116,32 @@ enum Statements {
     /// the task is still leased.
     private static let fence = "id = $1::bigint AND epoch = $2::bigint AND lease_owner = $3::bigint AND state = 'leased'"
 
+    /// The holder's sign of life, in the same statement as a heartbeat or progress (after the
+    /// task: the store's lock order), whether or not the lease still holds.
+    private static let holderAlive = """
+        alive AS (
+            UPDATE agents SET last_heartbeat = now(), state = CASE WHEN state = 'offline' THEN 'online' ELSE state END
+            WHERE id = $3::bigint
+        )
+        """
     /// Renewal (for `$4` seconds from the farm clock's `$5`) additionally requires the lease not
     /// to have expired (an expired lease is lost even before the expirer has re-queued it).
+    /// One statement, one round trip.
     static let renewLease = """
-        UPDATE tasks SET lease_expires_at = \(at(5)) + $4::double precision * interval '1 second', updated_at = now()
-        WHERE \(fence) AND lease_expires_at > \(at(5))
-        RETURNING \(ms("lease_expires_at")) AS expires_ms
+        WITH renewed AS (
+            UPDATE tasks SET lease_expires_at = \(at(5)) + $4::double precision * interval '1 second', updated_at = now()
+            WHERE \(fence) AND lease_expires_at > \(at(5))
+            RETURNING \(ms("lease_expires_at")) AS expires_ms
+        ), \(holderAlive)
+        SELECT expires_ms FROM renewed
         """
     /// The job of the task whose lease `$1…$3` still holds (no row when it does not).
     static let jobOfLease = "SELECT job_id FROM tasks WHERE \(fence)"
     static let recordProgress = """
-        UPDATE tasks SET progress_frames = $4::bigint, updated_at = now() WHERE \(fence) RETURNING job_id
+        WITH progressed AS (
+            UPDATE tasks SET progress_frames = $4::bigint, updated_at = now() WHERE \(fence) RETURNING job_id
+        ), \(holderAlive)
+        SELECT job_id FROM progressed
         """
     /// Completion is accepted under the current epoch even if the lease just expired but was
     /// not yet re-queued: nobody else can hold the task, so the result is still the one.

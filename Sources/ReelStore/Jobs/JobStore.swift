@@ -112,22 +112,20 @@ public final class JobStore: @unchecked Sendable {
         return (try counts(Statements.jobStateCounts), try counts(Statements.taskStateCounts))
     }
 
-    /// Extends a live lease to now + `leaseSeconds`.
+    /// Extends a live lease to now + `leaseSeconds`; also the holder's sign of life (`last_heartbeat`).
     /// - Returns: the new expiry (ms since the Unix epoch).
     /// - Throws: `JobStoreError.staleEpoch` when the lease is no longer held or has expired.
     public func renewLease(_ lease: Lease, leaseSeconds: Double) throws -> Int64 {
-        try connection.transaction { db in
-            guard let row = try db.query(Statements.renewLease, fenced(lease) + [String(leaseSeconds), now]).singleRow() else {
-                throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
-            }
-            return try row.int64("expires_ms")
+        guard let row = try connection.query(Statements.renewLease, fenced(lease) + [String(leaseSeconds), now]).singleRow() else {
+            throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
         }
+        return try row.int64("expires_ms")
     }
 
-    /// Records frames done (for status); does not renew the lease.
+    /// Records frames done (for status) and the holder's sign of life; does not renew the lease.
     public func recordProgress(_ lease: Lease, frames: Int64) throws {
         let result = try connection.query(Statements.recordProgress, fenced(lease) + [String(frames)])
-        guard result.affectedRows == 1 else { throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch) }
+        guard result.rows.count == 1 else { throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch) }
     }
 
     /// The job of the task `lease` names, if the lease still holds (nil when it does not).
