@@ -7,7 +7,8 @@
 #                                        connection cut) and start again with the same options;
 #                                        for fault-injection tests
 # Listens on 127.0.0.1:PORT with its unix socket inside DATADIR, trust authentication: for
-# local test use only. initdb and postgres refuse to run as root, so as root they run as the
+# local test use only. PG_OPTIONS adds server options (e.g. "-c shared_preload_libraries=pg_stat_statements").
+# initdb and postgres refuse to run as root, so as root they run as the
 # `postgres` user (and DATADIR is chowned to it).
 set -eu
 
@@ -51,7 +52,7 @@ start)
     if ! as_owner "$bin/pg_ctl" -D "$datadir" status >/dev/null 2>&1; then
         # fsync off and a small footprint: this cluster is for tests and single-machine renders.
         as_owner "$bin/pg_ctl" -D "$datadir" -l "$datadir/server.log" -w -t 60 \
-            -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='$datadir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500 -c shared_buffers=32MB" \
+            -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='$datadir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500 -c shared_buffers=32MB ${PG_OPTIONS:-}" \
             start >/dev/null || { tail -20 "$datadir/server.log" >&2; exit 1; }
     fi
     if ! as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'reel'" | grep -q 1; then

@@ -44,34 +44,46 @@ enum Statements {
 
     static let jobState = "SELECT state FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
 
-    /// Claim, step 1 (`JobStore.claimTasks`): which of the agents `$3` are quarantined (they
-    /// get nothing, and do not count as "another live agent" for a task someone failed), and up
-    /// to `$2` claimable tasks of the kinds in `$1`, locked, skipping rows another transaction
-    /// holds, so claimers never wait on tasks and never get the same one. Claimable: queued, of
-    /// an active, unpaused job; a finalise task only once every render task of its job is done
-    /// (the job's counters say so). Returned with the agents that failed each one, for
-    /// `ClaimPolicy`, which decides the order (priority, job, audio → chunks → finalise,
-    /// ordinal) and who gets what. Always at least one row (task columns NULL when none is
-    /// claimable), so the quarantine answer comes in the same round trip.
-    static let claimCandidates = """
+    /// Claim, step 1 (`JobStore.claimTasks`): which of the agents `$2` are quarantined (they
+    /// get nothing, and do not count as "another live agent" for a task someone failed), and
+    /// the jobs with a queued task of the kinds in `$1`, in claim order (priority, then age):
+    /// active, unpaused, with whether every render task is done (only then is a finalise task
+    /// claimable). Always at least one row (job columns NULL when none), so the quarantine answer
+    /// comes in the same round trip. Few rows: one per job, not per task.
+    static let claimableJobs = """
         WITH quarantine AS (
-            SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE id = ANY($3::bigint[]) AND quarantined_until > now()
-        ), candidate AS (
-            SELECT t.id, t.job_id, t.kind, t.ordinal, j.priority
-            FROM tasks t JOIN jobs j ON j.id = t.job_id
-            WHERE t.state = 'queued' AND t.kind = ANY($1::text[])
-              AND j.state IN ('queued', 'running', 'finalising') AND NOT j.paused
-              AND (t.kind <> 'finalise' OR j.tasks_done = j.render_tasks)
-            ORDER BY j.priority DESC, j.id, CASE t.kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END, t.ordinal, t.id
-            LIMIT $2::integer
+            SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE id = ANY($2::bigint[]) AND quarantined_until > now()
+        )
+        SELECT q.ids AS quarantined, j.id, j.priority, j.rendered
+        FROM quarantine q LEFT JOIN (
+            SELECT id, priority, tasks_done = render_tasks AS rendered FROM jobs
+            WHERE state IN ('queued', 'running', 'finalising') AND NOT paused
+              AND EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id AND t.state = 'queued' AND t.kind = ANY($1::text[]))
+        ) j ON true
+        ORDER BY j.priority DESC, j.id
+        """
+    /// Claim, step 2, per job in claim order until enough: up to `$5` claimable tasks of job `$1`
+    /// (priority `$4`) of the kinds in `$2` (a finalise task only if `$3`, every render task
+    /// done), in the job's order (audio → chunks → finalise, ordinal) straight from the
+    /// `tasks_claim_order` index, locked, skipping rows another transaction holds (claimers
+    /// never wait on tasks and never get the same one). Returned with the agents that failed
+    /// each one, for `ClaimPolicy`, which decides who gets what.
+    static let claimCandidatesOfJob = """
+        WITH candidate AS (
+            SELECT t.id, t.job_id, t.kind, t.ordinal, $4::integer AS priority
+            FROM tasks t
+            WHERE t.job_id = $1::bigint AND t.state = 'queued' AND t.kind = ANY($2::text[])
+              AND (t.kind <> 'finalise' OR $3::boolean)
+            ORDER BY (CASE t.kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END), t.ordinal, t.id
+            LIMIT $5::integer
             FOR UPDATE OF t SKIP LOCKED
         )
-        SELECT q.ids AS quarantined, c.id, c.job_id, c.kind, c.ordinal, c.priority,
+        SELECT c.id, c.job_id, c.kind, c.ordinal, c.priority,
                coalesce((SELECT array_agg(DISTINCT f.agent_id) FROM task_failures f
                          WHERE f.task_id = c.id AND f.agent_id IS NOT NULL), '{}') AS failed_agents
-        FROM quarantine q LEFT JOIN candidate c ON true
+        FROM candidate c
         """
-    /// Claim, step 2, in one statement: lease task `$1[i]` to agent `$2[i]` for `$3` seconds
+    /// Claim, step 3, in one statement: lease task `$1[i]` to agent `$2[i]` for `$3` seconds
     /// from the farm clock's `$4` under a new epoch; record it as each agent's current task (a
     /// claim is also a sign of life); append one `claimed` event per lease. Tasks are updated
     /// before agents (the store's lock order). Returns each lease with its job's state, so the

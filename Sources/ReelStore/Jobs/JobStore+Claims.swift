@@ -24,11 +24,18 @@ extension JobStore {
             let agents = Set(requests.map(\.agent)).union(liveAgents)
             // More than asked for, so agents kept off tasks they failed find others (an agent that
             // failed more than 64 of the first tasks waits for them to be taken by others).
-            let rows = try db.query(Statements.claimCandidates, [
-                Self.kindsLiteral(kinds), String(requests.count + 64), Self.integerArray(agents.sorted()),
-            ]).rows
-            let quarantined = Set(try rows.first.map { Self.integers(try $0.string("quarantined")) } ?? [])
-            var candidates = try rows.filter { $0["id"] != nil }.map(Self.candidate)
+            let limit = requests.count + 64
+            let kindList = Self.kindsLiteral(kinds)
+            let jobs = try db.query(Statements.claimableJobs, [kindList, Self.integerArray(agents.sorted())]).rows
+            let quarantined = Set(try jobs.first.map { Self.integers(try $0.string("quarantined")) } ?? [])
+            var candidates: [ClaimCandidate] = []
+            // Job by job in claim order (usually the first has enough): each an index range scan.
+            for job in jobs where job["id"] != nil && candidates.count < limit {
+                candidates += try db.query(Statements.claimCandidatesOfJob, [
+                    try job.string("id"), kindList, try job.string("rendered") == "t" ? "true" : "false", try job.string("priority"),
+                    String(limit - candidates.count),
+                ]).rows.map(Self.candidate)
+            }
             candidates.sort(by: ClaimPolicy.precedes)
             let live = liveAgents.subtracting(quarantined)
             var chosen: [Int: ClaimCandidate] = [:]
