@@ -186,6 +186,9 @@ public final class Coordinator: Service, Sendable {
     /// Every `reaperInterval`: expire leases (then wake the dispatcher), plan jobs whose assets arrived (or whose planning a
     /// restart interrupted), refresh the state gauges.
     private func reaperLoop(worker: StoreWorker, planner: JobPlanner, dispatcher: Dispatcher) async {
+        // The state gauges count every task row (a scan that grows with the farm's history):
+        // refreshed every 10 s, not every pass.
+        var gaugesRefreshed = ContinuousClock.now - .seconds(3600)
         while !Task.isCancelled {
             do {
                 let expired = try await worker.run { try $0.expireLeases() }
@@ -199,8 +202,11 @@ public final class Coordinator: Service, Sendable {
                     }
                 }
                 await planner.planPendingJobs()
-                let counts = try await worker.run { try $0.stateCounts() }
-                metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)
+                if ContinuousClock.now - gaugesRefreshed >= .seconds(10) {
+                    let counts = try await worker.run { try $0.stateCounts() }
+                    metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)
+                    gaugesRefreshed = .now
+                }
             } catch {
                 logger.error("reaper pass failed", metadata: ["error": "\(error)"])
             }

@@ -216,7 +216,9 @@ UPDATE jobs SET run_started_at = started_at;
         Migration(version: 5, name: "task_claims", sql: #"""
 -- The console's job page shows each chunk's agent and start without reading the job's events
 -- (a long job has hundreds of thousands): the latest claim's agent and time, set by the claim.
-ALTER TABLE tasks ADD COLUMN last_agent bigint REFERENCES agents (id) ON DELETE SET NULL;
+-- No foreign key (a claim would pay its check on every row): a forgotten agent's id simply
+-- finds no name.
+ALTER TABLE tasks ADD COLUMN last_agent bigint;
 ALTER TABLE tasks ADD COLUMN claimed_at timestamptz;
 UPDATE tasks t SET last_agent = c.agent_id, claimed_at = c.at
 FROM (SELECT DISTINCT ON (task_id) task_id, agent_id, at FROM events
