@@ -1,3 +1,4 @@
+import Foundation
 import ReelCore
 import ReelProtocol
 import ReelStore
@@ -22,11 +23,17 @@ struct ChunkReuse {
         return (video, plan.audioTracks.isEmpty ? nil : ContentKey.audio(plan, assetContent: content))
     }
 
-    /// The stored results `found` (content key → result) whose files are still in storage intact in size.
+    /// The stored results `found` (content key → result) whose files are still in storage
+    /// intact in size. Their modification times are set to now: retention's grace for results
+    /// no job needs counts from the file's time, so a result reused now stays reusable for
+    /// another grace period after the job that reuses it ends.
     func present(_ found: [String: TaskResult]) -> [String: TaskResult] {
         found.filter { _, result in
-            CoordinatorStorage.isValidHash(result.sha256)
-                && CoordinatorStorage.problem(path: storage.resultPath(result.sha256), size: result.size, sha256: nil) == nil
+            let path = storage.resultPath(result.sha256)
+            guard CoordinatorStorage.isValidHash(result.sha256),
+                  CoordinatorStorage.problem(path: path, size: result.size, sha256: nil) == nil else { return false }
+            utimes(path, nil)
+            return true
         }
     }
 }

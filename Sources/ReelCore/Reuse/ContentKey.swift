@@ -33,9 +33,7 @@ public enum ContentKey {
     /// The key of video chunk `frames` of `plan` encoded with `encoderThreads` threads.
     public static func videoChunk(_ plan: RenderPlan, frames: FrameRange, encoderThreads: Int,
                                   assetContent: [String: String]) -> String? {
-        var out = CanonicalEncoder()
-        out.write("key", "video-chunk")
-        out.write("renderer", rendererVersion)
+        var out = encoder(for: "video-chunk")
         let video = plan.export.video
         out.write("codec", video.codec)
         out.write("profile", video.profile)
@@ -58,9 +56,7 @@ public enum ContentKey {
 
     /// The key of the audio task (the whole mix of `plan`).
     public static func audio(_ plan: RenderPlan, assetContent: [String: String]) -> String? {
-        var out = CanonicalEncoder()
-        out.write("key", "audio")
-        out.write("renderer", rendererVersion)
+        var out = encoder(for: "audio")
         let audio = plan.export.audio
         out.write("codec", audio.codec)
         out.write("bitRate", audio.bitRate)
@@ -87,6 +83,14 @@ public enum ContentKey {
             }
         }
         return digest(out)
+    }
+
+    /// An encoder that starts with the key's kind and `rendererVersion`.
+    private static func encoder(for kind: String) -> CanonicalEncoder {
+        var out = CanonicalEncoder()
+        out.write("key", kind)
+        out.write("renderer", rendererVersion)
+        return out
     }
 
     private static func digest(_ encoder: CanonicalEncoder) -> String {
