@@ -128,6 +128,8 @@ let package = Package(
         .target(name: "ReelStoreTesting", dependencies: ["ReelStore"]),
         // A minimal HTTP client for the console tests (ReelConsoleTests, ReelCoordinatorTests).
         .target(name: "ReelHTTPTesting"),
+        // A logger that keeps what it is told (agent and coordinator tests).
+        .target(name: "ReelLogTesting", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
             "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
@@ -135,13 +137,13 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting",
-            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting",
+            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
-            "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia",
+            "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia", "ReelLogTesting",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -96,12 +96,32 @@ spec_bytes=$(sql "SELECT coalesce(sum(length(spec)), 0) FROM tasks")
 tasks_size=$(sql "SELECT pg_total_relation_size('tasks')")
 database_size=$(sql "SELECT pg_database_size(current_database())")
 
+# CPU seconds (user + system) a process and its exited children used so far; for PostgreSQL,
+# the postmaster and every backend. On a shared machine wall-clock rates vary with the other
+# load, CPU per claim much less: it says what each side costs.
+ticks=$(getconf CLK_TCK)
+cpu_of() { awk -v t="$ticks" '{ s += $14 + $15 + $16 + $17 } END { printf "%.2f", s / t }' "$@" 2>/dev/null || echo 0; }
+postmaster=$(head -1 "$work/pg/postmaster.pid")
+cpu_coordinator() { cpu_of "/proc/$coordinator/stat"; }
+cpu_postgres() { cpu_of "/proc/$postmaster/stat" $(pgrep -P "$postmaster" | sed 's|.*|/proc/&/stat|'); }
+# Runs the load client; prints its report and the CPU each side used per claim.
+measure() {
+  local c0 p0 out c1 p1 claims
+  c0=$(cpu_coordinator); p0=$(cpu_postgres)
+  out=$(/usr/bin/time -f "client-cpu %U %S" "$bin/reel-dispatchbench" --host 127.0.0.1 --port "$port" \
+    --secret-file "$work/secret" --agents "$agents" --seconds "$run_seconds" --render-ms "$1" 2>&1)
+  c1=$(cpu_coordinator); p1=$(cpu_postgres)
+  claims=$(echo "$out" | sed -n 's/^claims: \([0-9]*\).*/\1/p')
+  echo "$out" | grep -v '^client-cpu'
+  echo "$out" | awk -v c="$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" -v p="$(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }')" -v n="${claims:-0}" '
+    /^client-cpu/ { l = $2 + $3 }
+    END { if (n > 0) printf "CPU per claim (ms): coordinator %.2f, PostgreSQL %.2f, load client %.2f\n", 1000 * c / n, 1000 * p / n, 1000 * l / n }'
+}
+
 log "throughput: $agents agents claiming back to back for $run_seconds s"
-closed=$("$bin/reel-dispatchbench" --host 127.0.0.1 --port "$port" --secret-file "$work/secret" \
-  --agents "$agents" --seconds "$run_seconds" --render-ms 0)
+closed=$(measure 0)
 log "latency: $agents agents rendering 1 s per task for $run_seconds s"
-paced=$("$bin/reel-dispatchbench" --host 127.0.0.1 --port "$port" --secret-file "$work/secret" \
-  --agents "$agents" --seconds "$run_seconds" --render-ms 1000)
+paced=$(measure 1000)
 rss_peak=$(awk '/VmHWM/ {print $2}' "/proc/$coordinator/status")
 rss_now=$(awk '/VmRSS/ {print $2}' "/proc/$coordinator/status")
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }

@@ -36,8 +36,11 @@ public struct AgentConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// Reply timeout of short requests (`CAPS`, `HEARTBEAT`, `PROGRESS`, `FAIL`, `RELEASE`, `FETCH`).
     public var requestTimeout: Duration
-    /// Reply timeout of `RESULT` (the upload of a whole chunk).
+    /// Reply timeout of one `RESULTPART` (the upload of one part of a result).
     public var uploadTimeout: Duration
+    /// Bytes of a result sent (and read from disk) per `RESULTPART`: a result of any size is
+    /// uploaded in parts of this size, never held whole in memory. 1 byte…64 MiB; default 8 MiB.
+    public var resultPartBytes: Int
     /// When set, the connection runs inside TLS trusting this context (`--tls-ca`).
     public var tls: NIOSSLContext?
     /// Host name checked against the coordinator's certificate (default: `coordinatorHost`).
@@ -49,7 +52,8 @@ public struct AgentConfiguration: Sendable {
                 claimWaitSeconds: Int = 20, reconnectInitial: Duration = .milliseconds(500),
                 reconnectMaximum: Duration = .seconds(30), progressInterval: Duration = .seconds(2),
                 shutdownGracePeriod: Duration = .seconds(30), requestTimeout: Duration = .seconds(60),
-                uploadTimeout: Duration = .seconds(300), tls: NIOSSLContext? = nil, tlsServerHostname: String? = nil) {
+                uploadTimeout: Duration = .seconds(300), tls: NIOSSLContext? = nil, tlsServerHostname: String? = nil,
+                resultPartBytes: Int = 8 << 20) {
         self.coordinatorHost = coordinatorHost
         self.coordinatorPort = coordinatorPort
         self.host = host ?? AgentConfiguration.hostName()
@@ -65,6 +69,7 @@ public struct AgentConfiguration: Sendable {
         self.shutdownGracePeriod = shutdownGracePeriod
         self.requestTimeout = requestTimeout
         self.uploadTimeout = uploadTimeout
+        self.resultPartBytes = resultPartBytes
         self.tls = tls
         self.tlsServerHostname = tlsServerHostname
     }
@@ -76,6 +81,9 @@ public struct AgentConfiguration: Sendable {
         guard slots >= 1 else { throw AgentError.configuration("threads must be at least 1") }
         guard (0...ProtocolLimits.maxClaimWait).contains(claimWaitSeconds) else {
             throw AgentError.configuration("claim wait must be 0…\(ProtocolLimits.maxClaimWait) s")
+        }
+        guard (1...ProtocolLimits.maxPayloadLength).contains(resultPartBytes) else {
+            throw AgentError.configuration("the result part size must be 1 byte…\(ProtocolLimits.maxPayloadLength >> 20) MiB")
         }
         guard cacheByteLimit >= 0 else { throw AgentError.configuration("the cache size must not be negative") }
         guard !name.isEmpty, !host.isEmpty else { throw AgentError.configuration("the agent name and host must not be empty") }
@@ -140,12 +148,15 @@ public enum AgentError: Error, CustomStringConvertible, Sendable {
     case protocolViolation(String)
     /// The render was abandoned (lease lost, shutdown, connection lost).
     case cancelled
+    /// A file of the agent's own (a rendered result) cannot be read.
+    case io(String)
 
     public var description: String {
         switch self {
         case .configuration(let message): "configuration: \(message)"
         case .protocolViolation(let message): "coordinator protocol violation: \(message)"
         case .cancelled: "render abandoned"
+        case .io(let message): message
         }
     }
 }

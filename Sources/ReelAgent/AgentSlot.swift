@@ -33,6 +33,7 @@ struct AgentSlot {
             if let result = pending, result.leaseExpiresAtMillis <= Self.nowMillis {
                 logger.warning("result discarded: its lease expired before the coordinator was reachable again",
                                metadata: ["task": "\(result.assignment.task)", "epoch": "\(result.assignment.epoch)"])
+                result.discard()
                 pending = nil
                 continue
             }
@@ -70,6 +71,7 @@ struct AgentSlot {
         if let pending {
             logger.error("shutting down with a result the coordinator never accepted; it will be rendered again",
                          metadata: ["task": "\(pending.assignment.task)"])
+            pending.discard()
         }
     }
 

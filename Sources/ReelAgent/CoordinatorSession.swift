@@ -82,11 +82,31 @@ final class CoordinatorSession: Sendable {
         return try leaseReply(reply, "RELEASE")
     }
 
-    /// `RESULT`: returns normally on `ACCEPTED`; `ERR stale_epoch` / `checksum_mismatch` are thrown.
-    func result(_ task: TaskAssignment, sha256: String, bytes: [UInt8]) async throws {
-        let reply = try await client.request(.result(task: task.task, epoch: task.epoch, sha256: sha256, data: bytes),
-                                             timeout: uploadTimeout)
-        guard case .accepted(let id) = reply, id == task.task else { throw unexpected(reply, "RESULT") }
+    /// `POSTER`: a small JPEG of the task's last frame, for the console (`OK`, or `LOST` when
+    /// the lease is gone, which changes nothing for the task).
+    func poster(_ task: TaskAssignment, jpeg: [UInt8]) async throws {
+        _ = try leaseReply(try await client.request(.poster(task: task.task, epoch: task.epoch, jpeg: jpeg), timeout: requestTimeout), "POSTER")
+    }
+
+    /// What the coordinator said to a part of a result.
+    enum PartReply: Equatable {
+        /// Stored; it holds this many bytes of the result, and renewed the lease until `expiresAtMillis`.
+        case stored(have: Int64, expiresAtMillis: Int64)
+        /// The result is complete, verified and accepted.
+        case accepted
+    }
+
+    /// `RESULTPART`: bytes `[offset, offset + bytes.count)` of a result of `total` bytes.
+    /// `ERR stale_epoch` / `checksum_mismatch` / `bad_range` are thrown.
+    func resultPart(_ task: TaskAssignment, sha256: String, offset: Int64, total: Int64, bytes: [UInt8]) async throws -> PartReply {
+        let reply = try await client.request(.resultPart(task: task.task, epoch: task.epoch, sha256: sha256, offset: offset,
+                                                         total: total, bytes: bytes), timeout: uploadTimeout)
+        switch reply {
+        case .accepted(let id) where id == task.task: return .accepted
+        case .resultStored(let id, let have, let held, let expires) where id == task.task && held == total:
+            return .stored(have: have, expiresAtMillis: expires)
+        default: throw unexpected(reply, "RESULTPART")
+        }
     }
 
     /// `FETCH`: exactly `length` bytes from `offset` of the source `sha256` whose size is `size`.

@@ -1,15 +1,24 @@
 import Foundation
 import ReelProtocol
 
-/// A rendered chunk the coordinator has not accepted yet. Kept (bytes in memory, at most one
-/// 64 MiB payload) across `ERR internal` replies and reconnections while its lease lives, so a
-/// coordinator or database restart costs a re-upload, never a re-render.
+/// A rendered chunk the coordinator has not accepted yet: its file (read in parts as they are
+/// sent, never whole) and how much of it the coordinator holds. Kept across `ERR internal`
+/// replies and reconnections while its lease lives, so a coordinator or database restart costs
+/// at most the parts it did not acknowledge, never a re-render. Whoever drops it calls `discard()`.
 struct PendingResult: Sendable {
     let assignment: TaskAssignment
     let sha256: String
-    let bytes: [UInt8]
+    /// The rendered file, owned by this value from the end of the render until `discard()`.
+    let path: String
+    let byteCount: Int64
+    /// Bytes the coordinator said it holds (`STORED have=`, or `ERR bad_range have=`): the next
+    /// part starts here.
+    var have: Int64 = 0
     /// The lease's expiry as last heard from the coordinator (`TASK`, then every `LEASE`).
     var leaseExpiresAtMillis: Int64
+
+    /// Deletes the rendered file: the result was delivered, or can no longer count.
+    func discard() { unlink(path) }
 }
 
 /// The lease expiry as last renewed, written by the heartbeat supervisor and read when the

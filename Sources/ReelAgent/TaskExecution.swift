@@ -9,7 +9,8 @@ import ReelProtocol
 /// render on a dedicated thread while heartbeating every lease/3 and reporting progress,
 /// then upload the result — or abandon it (`LOST`, connection lost, shutdown grace over).
 /// A rendered result is never thrown away for the coordinator's trouble: `deliver` retries it
-/// (`ResultRetry`), and hands it back to the slot to re-send after reconnecting.
+/// (`ResultRetry`), and hands it back to the slot to re-send after reconnecting, in parts read
+/// from its file (`ResultUpload`), resuming from what the coordinator already holds.
 struct TaskExecution {
     /// How a task ended, as far as the slot's loop cares.
     enum Ending {
@@ -45,8 +46,11 @@ struct TaskExecution {
             logger.error("cannot start the task", metadata: ["error": "\(error)"])
             return await fail(assignment, reason: "agent cannot run the task: \(error)", logger: logger)
         }
+        // The rendered file stays only while a result waiting for a new connection refers to it.
+        var outputHandedBack = false
         defer {
-            unlink(job.outputPath)
+            if !outputHandedBack { unlink(job.outputPath) }
+            unlink(job.posterPath)
             for url in job.registeredURLs { RemoteMedia.unregister(url: url) }
         }
 
@@ -67,7 +71,12 @@ struct TaskExecution {
             logger.error("render failed", metadata: ["error": "\(error)"])
             return await fail(assignment, reason: "\(error)", logger: logger)
         case .rendered(.success(let artifact)):
-            return await upload(assignment, artifact: artifact, leaseExpiresAtMillis: lease.value, logger: logger)
+            await sendPoster(assignment, path: job.posterPath, logger: logger)
+            let pending = PendingResult(assignment: assignment, sha256: artifact.sha256, path: artifact.path,
+                                        byteCount: Int64(artifact.byteCount), leaseExpiresAtMillis: lease.value)
+            let ending = await deliver(pending, logger: logger)
+            if case .connectionLost(.some) = ending { outputHandedBack = true }
+            return ending
         }
     }
 
@@ -81,6 +90,8 @@ struct TaskExecution {
         var outputPath: String
         /// The `reel-asset:` URLs registered for this task (unregistered when it ends).
         var registeredURLs: [String]
+        /// Where a video chunk's poster frame (its last frame, small JPEG) is written.
+        var posterPath: String { outputPath + ".poster.jpg" }
     }
 
     private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) async throws -> RenderJob {
@@ -184,9 +195,12 @@ struct TaskExecution {
         switch job.specification.kind {
         case .videoChunk:
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
-                                                 encoderThreads: job.encoderThreads) { done in
+                                                 encoderThreads: job.encoderThreads, progress: { done in
                 try control.report(framesDone: done)
-            }
+            }, lastFrame: { frame in
+                // A poster is for people: one that cannot be made never fails the chunk.
+                if let jpeg = try? PosterFrame.jpeg(frame) { FileManager.default.createFile(atPath: job.posterPath, contents: Data(jpeg)) }
+            })
         case .audio:
             try control.checkCancelled()
             // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
@@ -241,23 +255,11 @@ struct TaskExecution {
 
     // MARK: Endings
 
-    private func upload(_ assignment: TaskAssignment, artifact: ChunkArtifact, leaseExpiresAtMillis: Int64, logger: Logger) async -> Ending {
-        let bytes: [UInt8]
-        do {
-            bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: artifact.path)))
-            guard bytes.count == artifact.byteCount, bytes.count <= ProtocolLimits.maxPayloadLength else {
-                throw AgentError.protocolViolation("output of \(bytes.count) bytes cannot be uploaded (limit \(ProtocolLimits.maxPayloadLength))")
-            }
-        } catch {
-            return await fail(assignment, reason: "cannot read the rendered output: \(error)", logger: logger)
-        }
-        return await deliver(PendingResult(assignment: assignment, sha256: artifact.sha256, bytes: bytes,
-                                           leaseExpiresAtMillis: leaseExpiresAtMillis), logger: logger)
-    }
-
-    /// Sends `RESULT` until it is accepted or can no longer count (`ResultRetry`). Between
-    /// attempts it heartbeats: that renews the lease and learns of its loss before the bytes
-    /// are sent again. Returns `.connectionLost(pending)` when a new connection is needed.
+    /// Sends the result in parts until it is accepted or can no longer count (`ResultRetry`);
+    /// each attempt continues from the bytes the coordinator holds. Between attempts it
+    /// heartbeats: that renews the lease and learns of its loss before more bytes are sent.
+    /// Returns `.connectionLost(pending)` when a new connection is needed; on every other ending
+    /// the result's file is deleted.
     func deliver(_ pending: PendingResult, logger: Logger) async -> Ending {
         var pending = pending
         var logger = logger
@@ -265,9 +267,10 @@ struct TaskExecution {
         logger[metadataKey: "epoch"] = "\(pending.assignment.epoch)"
         var retry = ResultRetry(initial: configuration.reconnectInitial, maximum: configuration.reconnectMaximum)
         var attempt: ResultRetry.Attempt
+        let upload = ResultUpload(session: session, partBytes: configuration.resultPartBytes)
         while true {
             do {
-                try await session.result(pending.assignment, sha256: pending.sha256, bytes: pending.bytes)
+                try await upload.send(&pending)
                 attempt = .accepted
             } catch let error as ReelProtocolError {
                 attempt = session.isClosed ? .connectionLost : .refused(error)
@@ -278,13 +281,16 @@ struct TaskExecution {
                 let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
                 switch retry.decide(after: attempt, leaseExpiresAtMillis: pending.leaseExpiresAtMillis, nowMillis: nowMillis) {
                 case .delivered:
-                    logger.info("result accepted", metadata: ["bytes": "\(pending.bytes.count)", "sha256": "\(pending.sha256)"])
+                    logger.info("result accepted", metadata: ["bytes": "\(pending.byteCount)", "sha256": "\(pending.sha256)"])
+                    pending.discard()
                     return drain.isDraining ? .released : .finished
                 case .discard(let reason):
                     logger.warning("result discarded", metadata: ["reason": "\(reason)"])
+                    pending.discard()
                     return drain.isDraining ? .released : .finished
                 case .reconnect:
-                    logger.warning("connection lost while delivering the result; it is kept to be sent again after reconnecting")
+                    logger.warning("connection lost while delivering the result; it is kept to be sent on after reconnecting",
+                                   metadata: ["have": "\(pending.have)", "bytes": "\(pending.byteCount)"])
                     return .connectionLost(pending)
                 case .retry(let delay):
                     if case .refused(let error) = attempt {
@@ -293,6 +299,7 @@ struct TaskExecution {
                     do { try await Task.sleep(for: delay) } catch {}
                     if drain.graceExpired || Task.isCancelled {
                         logger.error("shutdown grace period over before the coordinator accepted the result; discarded")
+                        pending.discard()
                         return .released
                     }
                     do {
@@ -310,6 +317,17 @@ struct TaskExecution {
                 }
                 break
             }
+        }
+    }
+
+    /// Sends the chunk's poster frame, if one was made, while the lease still holds (before the
+    /// result). Best effort: the console just shows an older picture if this one does not arrive.
+    private func sendPoster(_ assignment: TaskAssignment, path: String, logger: Logger) async {
+        guard let data = FileManager.default.contents(atPath: path), !session.isClosed else { return }
+        do {
+            try await session.poster(assignment, jpeg: [UInt8](data))
+        } catch {
+            logger.debug("poster frame not sent", metadata: ["error": "\(error)"])
         }
     }
 

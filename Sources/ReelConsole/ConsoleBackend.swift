@@ -36,6 +36,8 @@ public protocol ConsoleBackend: Sendable {
     func agents() async throws -> [AgentStatus]
     func perform(_ action: JobAction, job: Int64) async throws
     func setPriority(job: Int64, priority: Int) async throws
+    /// The job's newest poster frame (JPEG), nil when it has none yet.
+    func poster(job: Int64) async throws -> [UInt8]?
     /// The Prometheus text for `/metrics`.
     func metricsExposition() -> String
 }

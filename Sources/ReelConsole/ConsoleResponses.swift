@@ -34,11 +34,16 @@ enum ConsoleResponses {
                  body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
+    static func jpeg(_ bytes: [UInt8]) -> Response {
+        Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store", .xContentTypeOptions: "nosniff"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
     /// The dashboard page: only its own script, style and API; never framed.
     static func page(_ html: String) -> Response {
         Response(status: .ok, headers: [
             .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache", .xContentTypeOptions: "nosniff",
-            .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
         ], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 }

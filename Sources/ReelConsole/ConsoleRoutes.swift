@@ -61,6 +61,13 @@ enum ConsoleRoutes {
             return try ConsoleResponses.json(try await services.backend.events(job: try Self.jobID(context), after: after,
                                                                                 limit: Int(limit ?? Int64(EventsReport.pageSize))))
         },
+        ConsoleRoute(method: .get, path: "/api/v1/jobs/{id}/poster", access: .read) { _, context, services in
+            let job = try Self.jobID(context)
+            guard let jpeg = try await services.backend.poster(job: job) else {
+                throw ConsoleBackendError(.notFound, "job \(job) has no poster frame yet (agents send one with each finished chunk)")
+            }
+            return ConsoleResponses.jpeg(jpeg)
+        },
         ConsoleRoute(method: .get, path: "/api/v1/agents", access: .read) { _, _, services in
             try ConsoleResponses.json(AgentsReport(agents: try await services.backend.agents()))
         },

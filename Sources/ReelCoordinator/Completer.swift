@@ -23,9 +23,12 @@ final class Completer: Sendable {
     private let worker: StoreWorker
     private let maxBatch: Int
     private let logger: Logger
+    private let onJobRendered: @Sendable () -> Void
 
-    init(worker: StoreWorker, maxBatch: Int = 256, logger: Logger) {
-        self.worker = worker; self.maxBatch = max(1, maxBatch); self.logger = logger
+    /// - Parameter onJobRendered: called after a batch in which some job's last render task
+    ///   completed (its finalise task became claimable).
+    init(worker: StoreWorker, maxBatch: Int = 256, logger: Logger, onJobRendered: @escaping @Sendable () -> Void = {}) {
+        self.worker = worker; self.maxBatch = max(1, maxBatch); self.logger = logger; self.onJobRendered = onJobRendered
     }
 
     /// Completes the task under `lease` with `result`. - Returns: the completion, or nil when
@@ -54,6 +57,7 @@ final class Completer: Sendable {
             let items = batch.map { (lease: $0.lease, result: $0.result) }
             do {
                 let completions = try await worker.run { try $0.completeTasks(items) }
+                if completions.contains(where: { $0?.jobRendered == true }) { onJobRendered() }
                 for (pending, completion) in zip(batch, completions) { pending.continuation.resume(returning: completion) }
             } catch {
                 logger.error("result batch failed", metadata: ["results": "\(batch.count)", "error": "\(error)"])

@@ -89,8 +89,8 @@ public final class Coordinator: Service, Sendable {
         try storage.prepare()
         let (pool, worker): (StorePool, StoreWorker)
         do {
-            pool = try StorePool(conninfo: configuration.database, count: configuration.storeConnections)
-            worker = try StoreWorker(conninfo: configuration.database, label: "loops")
+            pool = try StorePool(conninfo: configuration.database, count: configuration.storeConnections, clock: configuration.clock)
+            worker = try StoreWorker(conninfo: configuration.database, label: "loops", clock: configuration.clock)
         } catch {
             throw CoordinatorStartupError(description: "cannot connect to PostgreSQL at \(Self.redacted(configuration.database)): \(error)")
         }
@@ -102,15 +102,16 @@ public final class Coordinator: Service, Sendable {
         }
 
         let sessions = Locked<[UInt64: Int64]>([:])
-        let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch"),
+        let finaliserBell = Doorbell()
+        let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch", clock: configuration.clock),
                                     leaseSeconds: configuration.leaseSeconds, logger: logger,
                                     liveAgents: { Set(sessions.current.values) })
         self.dispatcher.withValue { $0 = dispatcher }
         let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher,
-                                         completer: Completer(worker: try StoreWorker(conninfo: configuration.database, label: "results"),
-                                                              logger: logger),
+                                         completer: Completer(worker: try StoreWorker(conninfo: configuration.database, label: "results", clock: configuration.clock),
+                                                              logger: logger, onJobRendered: { finaliserBell.ring() }),
                                          sessions: sessions)
         let tls = try makeTLSConfiguration()
         let server = try await ReelServer.start(
@@ -141,9 +142,10 @@ public final class Coordinator: Service, Sendable {
                                                         "storage": "\(storage.root)", "lease": "\(configuration.leaseSeconds)s"])
         markStarted()
 
-        let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger)
+        let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
+                                      bell: finaliserBell)
         // Its own connection: a sweep over a large storage directory must not delay lease expiry.
-        let sweeper = StorageSweeper(worker: try StoreWorker(conninfo: configuration.database, label: "sweep"), storage: storage,
+        let sweeper = StorageSweeper(worker: try StoreWorker(conninfo: configuration.database, label: "sweep", clock: configuration.clock), storage: storage,
                                      configuration: configuration, logger: logger, now: { StorageSweeper.wallClockMillis() })
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.reaperLoop(worker: worker, planner: planner, dispatcher: dispatcher) }

@@ -42,6 +42,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var tlsKeyFile: String? = nil
     /// Lease length handed to agents (and used for the coordinator's own finalise tasks), seconds.
     public var leaseSeconds: Double = 30
+    /// What time it is for leases (grant, renewal, expiry, reconnect grace). The wall clock;
+    /// tests move a clock of their own forward instead of sleeping through a lease.
+    public var clock: FarmClock = .wall
     /// Claims a task gets before it (and its job) fails.
     public var maxAttempts: Int = 3
     /// Video chunk length when the job's settings do not say (whole GOPs near it).

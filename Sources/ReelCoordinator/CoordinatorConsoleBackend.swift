@@ -52,6 +52,16 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
         try await translating { _ = try await handler.handle(.priority(job: job, priority: priority)) }
     }
 
+    func poster(job: Int64) async throws -> [UInt8]? {
+        let storage = handler.storage
+        guard let poster = try await offload({ try storage.poster(job: job) }) else {
+            // A job that does not exist is 404 too, with its own message.
+            _ = try await self.job(job)
+            return nil
+        }
+        return poster
+    }
+
     func metricsExposition() -> String { metrics.exposition() }
 
     /// The handler's refusals (as the line protocol words them) become the console's.

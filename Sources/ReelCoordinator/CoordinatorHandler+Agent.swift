@@ -64,10 +64,8 @@ extension CoordinatorHandler {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         let leaseSeconds = configuration.leaseSeconds
         do {
-            let expires = try await pool.run { store in
-                try store.agentHeartbeat(agent)
-                return try store.renewLease(Lease(task: task, epoch: epoch, agent: agent), leaseSeconds: leaseSeconds)
-            }
+            // Renewing is also the agent's sign of life (one statement).
+            let expires = try await pool.run { try $0.renewLease(Lease(task: task, epoch: epoch, agent: agent), leaseSeconds: leaseSeconds) }
             return .lease(task: task, epoch: epoch, expiresAtMillis: expires)
         } catch JobStoreError.staleEpoch {
             return .lost(task: task)
@@ -77,10 +75,7 @@ extension CoordinatorHandler {
     func progress(task: Int64, epoch: Int64, frames: Int64, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         do {
-            try await pool.run { store in
-                try store.agentHeartbeat(agent)
-                try store.recordProgress(Lease(task: task, epoch: epoch, agent: agent), frames: frames)
-            }
+            try await pool.run { try $0.recordProgress(Lease(task: task, epoch: epoch, agent: agent), frames: frames) }
             return .ok
         } catch JobStoreError.staleEpoch {
             return .lost(task: task)
@@ -92,16 +87,56 @@ extension CoordinatorHandler {
     func result(task: Int64, epoch: Int64, sha256: String, data: [UInt8], peer: Peer) async throws -> Message {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
         metrics.bytesIn.increment(by: Int64(data.count))
-        guard let agent = agentID(peer) else { throw ReelProtocolError(.staleEpoch, "task \(task): this connection holds no lease (send CAPS)") }
+        let lease = try heldLease(task: task, epoch: epoch, peer: peer)
         let storage = storage
         let path = try await offload { try storage.storeResult(data, sha256: sha256) }
-        let lease = Lease(task: task, epoch: epoch, agent: agent)
-        guard let completion = try await completer.complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: path)) else {
-            throw ReelProtocolError(.staleEpoch, "task \(task) is no longer held under epoch \(epoch) by \(peer.name)")
+        return try await complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: path), peer: peer)
+    }
+
+    /// One range of a result uploaded in parts: fenced like every message about a task (a stale
+    /// epoch discards the partial upload: it can never complete), appended to the partial file and
+    /// hashed as it arrives; the part that completes it is verified and completes the task exactly
+    /// as a one-payload `RESULT` does. Each part renews the lease, so a long upload keeps it.
+    func resultPart(task: Int64, epoch: Int64, sha256: String, offset: Int64, total: Int64, bytes: [UInt8],
+                    peer: Peer) async throws -> Message {
+        guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
+        metrics.bytesIn.increment(by: Int64(bytes.count))
+        let lease = try heldLease(task: task, epoch: epoch, peer: peer)
+        let storage = storage, leaseSeconds = configuration.leaseSeconds
+        let expires: Int64
+        do {
+            expires = try await pool.run { try $0.renewLease(lease, leaseSeconds: leaseSeconds) }
+        } catch JobStoreError.staleEpoch {
+            let freed = try await offload { storage.discardResultUploads(task: task, epoch: epoch) }
+            if freed > 0 { logger.info("partial result discarded: its lease is gone", metadata: ["task": "\(task)", "epoch": "\(epoch)", "bytes": "\(freed)"]) }
+            throw ReelProtocolError(.staleEpoch, "task \(task) is no longer held under epoch \(epoch) by \(peer.name); its partial upload is discarded")
+        }
+        let outcome = try await offload {
+            try storage.appendResultPart(task: task, epoch: epoch, sha256: sha256, offset: offset, total: total, bytes: bytes)
+        }
+        switch outcome {
+        case .held(let have):
+            return .resultStored(task: task, have: have, total: total, expiresAtMillis: expires)
+        case .complete(let path):
+            return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: path), peer: peer)
+        }
+    }
+
+    /// The lease an agent's message about `task` claims; a connection that sent no `CAPS` holds none.
+    private func heldLease(task: Int64, epoch: Int64, peer: Peer) throws -> Lease {
+        guard let agent = agentID(peer) else { throw ReelProtocolError(.staleEpoch, "task \(task): this connection holds no lease (send CAPS)") }
+        return Lease(task: task, epoch: epoch, agent: agent)
+    }
+
+    /// Completes the task with its verified, stored result (`Completer`, batched).
+    private func complete(_ lease: Lease, result: TaskResult, peer: Peer) async throws -> Message {
+        guard let completion = try await completer.complete(lease, result: result) else {
+            throw ReelProtocolError(.staleEpoch, "task \(lease.task) is no longer held under epoch \(lease.epoch) by \(peer.name)")
         }
         metrics.framesRendered.increment(by: completion.frames)
-        logger.debug("result accepted", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "job": "\(completion.jobID)", "bytes": "\(data.count)"])
-        return .accepted(task: task)
+        logger.debug("result accepted", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(lease.task)",
+                                                   "job": "\(completion.jobID)", "bytes": "\(result.size)"])
+        return .accepted(task: lease.task)
     }
 
     func fail(task: Int64, epoch: Int64, reason: String, peer: Peer) async throws -> Message {

@@ -157,7 +157,8 @@ extension CoordinatorHandler {
                 return AgentStatus(name: record.name, host: record.host, state: state, threads: caps?.threads ?? 0,
                                    heartbeatAgeSeconds: Double(record.heartbeatAgeMillis) / 1000,
                                    currentTask: record.currentTask.map { labels[$0] ?? "task \($0)" },
-                                   quarantinedUntilMillis: record.quarantinedUntilMillis, lastError: record.lastError)
+                                   quarantinedUntilMillis: record.quarantinedUntilMillis, lastError: record.lastError,
+                                   failures: record.failures)
             }
         }
         return .report(json: Array(try CoordinatorJSON.encode(AgentsReport(agents: agents)).utf8))
@@ -185,6 +186,7 @@ extension CoordinatorHandler {
         let storage = storage
         try await offload {
             if let output = deleted.outputKey, output.hasPrefix(storage.root + "/outputs/") { unlink(output) }
+            unlink(storage.posterPath(job: job))
             for hash in deleted.unreferencedResults where CoordinatorStorage.isValidHash(hash) { unlink(storage.resultPath(hash)) }
         }
         logger.info("job deleted", metadata: ["job": "\(job)", "results": "\(deleted.unreferencedResults.count)"])

@@ -40,6 +40,10 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .progress(let task, let epoch, let frames): return try await progress(task: task, epoch: epoch, frames: frames, peer: peer)
             case .result(let task, let epoch, let sha256, let data):
                 return try await result(task: task, epoch: epoch, sha256: sha256, data: data, peer: peer)
+            case .poster(let task, let epoch, let jpeg):
+                return try await poster(task: task, epoch: epoch, jpeg: jpeg, peer: peer)
+            case .resultPart(let task, let epoch, let sha256, let offset, let total, let bytes):
+                return try await resultPart(task: task, epoch: epoch, sha256: sha256, offset: offset, total: total, bytes: bytes, peer: peer)
             case .fail(let task, let epoch, let reason): return try await fail(task: task, epoch: epoch, reason: reason, peer: peer)
             case .release(let task, let epoch): return try await release(task: task, epoch: epoch, peer: peer)
             case .fetch(let sha256, let offset, let length): return try await fetch(sha256: sha256, offset: offset, length: length)

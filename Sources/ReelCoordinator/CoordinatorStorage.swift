@@ -4,10 +4,12 @@ import ReelProtocol
 
 /// The coordinator's files under one root: `assets/<sha256>` (verified sources, served by
 /// `FETCH`), `assets/<sha256>.partial` (uploads in progress), `results/<sha256>` (verified task
-/// results, content-addressed), `outputs/<job>.<mp4|mov>` (finished jobs), `tmp/`.
+/// results, content-addressed), `results/<task>-<epoch>-<sha256>.partial` (results uploaded in
+/// parts, in progress), `outputs/<job>.<mp4|mov>` (finished jobs), `tmp/`.
 ///
 /// Every file reaches its final name by rename after verification, so a crash never leaves a
-/// wrong file under a final name. Appends to partial uploads are serialised by a lock.
+/// wrong file under a final name. Appends to partial uploads are serialised by a lock, which
+/// also guards their running SHA-256 digests (uploads are hashed as their ranges arrive).
 ///
 /// Owner-only: the sources, results and outputs are the farm's customers' media, so the four
 /// folders are mode 0700 (enforced at every start, which also fixes folders an older version
@@ -17,7 +19,8 @@ import ReelProtocol
 /// `outputs/` and `tmp/` get the process umask but sit behind those folders.
 struct CoordinatorStorage: Sendable {
     let root: String
-    private let appendLock = Locked(())
+    /// The upload lock, over the running digest of every partial upload (asset or result) by path.
+    let uploadState = Locked<[String: FileDigest.Running]>([:])
 
     init(root: String) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
@@ -27,11 +30,11 @@ struct CoordinatorStorage: Sendable {
     /// `SUBMIT` removes damaged ones under it, so an upload never completes onto a file that is
     /// about to be deleted.
     func withUploadLock<T>(_ body: () throws -> T) rethrows -> T {
-        try appendLock.withValue { _ in try body() }
+        try uploadState.withValue { _ in try body() }
     }
 
     /// The folders under the root, each private to the coordinator's user.
-    static let folders = ["assets", "results", "outputs", "tmp"]
+    static let folders = ["assets", "results", "outputs", "posters", "tmp"]
 
     /// Creates the root and the folders, owner-only (see the type's documentation).
     func prepare() throws {
@@ -76,7 +79,7 @@ struct CoordinatorStorage: Sendable {
     /// bytes held). When the upload reaches `total`, verifies its SHA-256 and renames it into place.
     /// - Returns: bytes held afterwards and whether the asset is now complete.
     func put(hash: String, offset: Int64, total: Int64, bytes: [UInt8]) throws -> (have: Int64, complete: Bool) {
-        try appendLock.withValue { _ in
+        try uploadState.withValue { digests in
             let final = assetPath(hash)
             if let size = Self.fileSize(final) {
                 return (size, true)
@@ -84,36 +87,54 @@ struct CoordinatorStorage: Sendable {
             let partial = partialAssetPath(hash)
             let have = Self.fileSize(partial) ?? 0
             guard offset == have else {
-                throw ReelProtocolError(.badRange, "upload of \(hash) holds \(have) bytes; the next PUT must start at offset \(have), not \(offset)")
+                throw ReelProtocolError.outOfOrder(have: have, "upload of \(hash) holds \(have) bytes; the next PUT must start at offset \(have), not \(offset)")
             }
             guard offset + Int64(bytes.count) <= total else {
                 throw ReelProtocolError(.badRange, "PUT of \(bytes.count) bytes at \(offset) goes past total \(total)")
             }
-            try append(bytes, to: partial)
-            let now = have + Int64(bytes.count)
-            guard now == total else { return (now, false) }
-            let (_, digest) = try FileDigest.sha256(path: partial)
-            guard digest == hash else {
+            let digest = try appendHashed(bytes, to: partial, holding: have, digests: &digests)
+            guard digest.byteCount == total else { return (digest.byteCount, false) }
+            digests[partial] = nil
+            guard digest.hex == hash else {
                 unlink(partial)
-                throw ReelProtocolError(.checksumMismatch, "uploaded bytes have SHA-256 \(digest), not \(hash); upload discarded")
+                throw ReelProtocolError(.checksumMismatch, "uploaded bytes have SHA-256 \(digest.hex), not \(hash); upload discarded")
             }
             guard rename(partial, final) == 0 else {
                 throw ReelProtocolError(.internal, "cannot move \(partial) into place: \(String(cString: strerror(errno)))")
             }
-            return (now, true)
+            return (total, true)
         }
+    }
+
+    /// Appends `bytes` to the partial upload at `partial`, which holds `have` bytes, and feeds
+    /// them to its running digest (rebuilt from the file when it does not cover exactly `have`
+    /// bytes: after a restart, or for a file it never saw). Call under the upload lock.
+    /// - Returns: the digest of the whole partial file, also kept in `digests`.
+    func appendHashed(_ bytes: [UInt8], to partial: String, holding have: Int64,
+                      digests: inout [String: FileDigest.Running]) throws -> FileDigest.Running {
+        var digest = digests[partial] ?? FileDigest.Running()
+        if digest.byteCount != have {
+            digest = have == 0 ? FileDigest.Running() : try FileDigest.Running(path: partial)
+        }
+        try append(bytes, to: partial)
+        digest.update(bytes)
+        digests[partial] = digest
+        return digest
     }
 
     /// Verifies and stores a task result under its content hash. Returns its path.
     func storeResult(_ bytes: [UInt8], sha256: String) throws -> String {
+        // Checked in memory (the bytes are here), then written once, or not at all when the
+        // same content is already stored (results are stored by content).
+        let digest = FileDigest.sha256(bytes: bytes)
+        guard digest == sha256 else {
+            throw ReelProtocolError(.checksumMismatch, "result has SHA-256 \(digest) (\(bytes.count) bytes), not the declared \(sha256)")
+        }
+        let final = resultPath(sha256)
+        if Self.fileSize(final) == Int64(bytes.count) { return final }
         let temporary = "\(root)/tmp/result-\(UUID().uuidString)"
         defer { unlink(temporary) }
         try append(bytes, to: temporary, create: true)
-        let (count, digest) = try FileDigest.sha256(path: temporary)
-        guard digest == sha256, count == bytes.count else {
-            throw ReelProtocolError(.checksumMismatch, "result has SHA-256 \(digest) (\(count) bytes), not the declared \(sha256)")
-        }
-        let final = resultPath(sha256)
         guard rename(temporary, final) == 0 else {
             throw ReelProtocolError(.internal, "cannot store result \(sha256): \(String(cString: strerror(errno)))")
         }
@@ -140,7 +161,7 @@ struct CoordinatorStorage: Sendable {
         return (total, bytes)
     }
 
-    private func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
+    func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
         guard fd >= 0 else { throw ReelProtocolError(.internal, "cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

@@ -21,6 +21,9 @@ struct FinaliserLoop: Sendable {
     let agent: Int64
     let configuration: CoordinatorConfiguration
     let logger: Logger
+    /// Rung when a job's last render task completes, so finalising starts at once rather than
+    /// at the next pass (every `reaperInterval`, which still catches anything else).
+    let bell: Doorbell
 
     func run() async {
         while !Task.isCancelled {
@@ -29,7 +32,7 @@ struct FinaliserLoop: Sendable {
             } catch {
                 logger.error("finaliser pass failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: configuration.reaperInterval)
+            await bell.wait(upTo: configuration.reaperInterval)
         }
     }
 

@@ -12,7 +12,8 @@ import Foundation
 ///   recent composition uploads nothing; `reel delete` releases a job's assets at once.
 /// - Files nobody references are deleted only once older than `unreferencedGraceSeconds`, so a
 ///   result or asset written just before its row (upload → rename → record) is never raced.
-/// - Abandoned `.partial` uploads and leftovers in `tmp/`: deleted after `uploadGraceSeconds`.
+/// - Abandoned `.partial` uploads and leftovers in `tmp/`: deleted after `uploadGraceSeconds`;
+///   a partial result upload as soon as its lease is gone (it can never complete).
 public struct RetentionPolicy: Hashable, Sendable {
     /// Default 7 days: long enough to fetch a weekend's renders, short enough to bound the disk.
     public var keepOutputsSeconds: Double?
@@ -61,6 +62,18 @@ public enum StorageSweep {
             }
         }
         return (unneeded.sorted(), abandoned.sorted())
+    }
+
+    /// In `results/`: partial result uploads (`<task>-<epoch>-<sha256>.partial`) that can never
+    /// complete, because their task is not leased under their epoch (`leased`: task → epoch of
+    /// the tasks leased now), or untouched for the upload grace whatever their lease.
+    public static func abandonedResultUploads(_ files: [StoredFile], leased: [Int64: Int64], nowMillis: Int64,
+                                              policy: RetentionPolicy) -> [String] {
+        let uploadCutoff = nowMillis - Int64(policy.uploadGraceSeconds * 1000)
+        return files.filter { file in
+            guard let upload = CoordinatorStorage.partialResult(named: file.name) else { return false }
+            return leased[upload.task] != upload.epoch || file.modifiedMillis < uploadCutoff
+        }.map(\.name).sorted()
     }
 
     /// Leftovers in `tmp/` (a crash mid-upload of a result) untouched for the upload grace.

@@ -14,10 +14,11 @@ public struct SweepReport: Hashable, Sendable {
 }
 
 /// The periodic storage sweep (every `storageSweepInterval`): expires done jobs' outputs,
-/// deletes chunk results and assets no job needs any more, abandoned `.partial` uploads and
-/// `tmp/` leftovers (`RetentionPolicy`), and forgets agents long offline. The decisions are
-/// `StorageSweep`'s (pure); this lists directories, asks the store, deletes. `now` is injected
-/// so tests sweep "a week later" without waiting.
+/// deletes chunk results and assets no job needs any more, abandoned `.partial` uploads (a
+/// result's as soon as its lease is gone) and `tmp/` leftovers (`RetentionPolicy`), and
+/// forgets agents long offline. The decisions are `StorageSweep`'s (pure); this lists
+/// directories, asks the store, deletes. `now` is injected so tests sweep "a week later"
+/// without waiting.
 public final class StorageSweeper: Sendable {
     private let worker: StoreWorker
     private let storage: CoordinatorStorage
@@ -92,8 +93,19 @@ public final class StorageSweeper: Sendable {
             if let freed { report.bytesFreed += freed; report.assets += 1 }
         }
         for name in assets.abandonedUploads {
-            report.bytesFreed += storage.withUploadLock { Self.remove(storage.root + "/assets/" + name) }
+            report.bytesFreed += storage.removePartialUpload(at: storage.root + "/assets/" + name)
             report.abandonedUploads += 1
+        }
+        // Partial results whose lease is gone (lost, expired after the agent's connection never
+        // came back, the job cancelled) can never complete.
+        let partialResults = storage.list("results").filter { CoordinatorStorage.partialResult(named: $0.name) != nil }
+        if !partialResults.isEmpty {
+            let tasks = partialResults.compactMap { CoordinatorStorage.partialResult(named: $0.name)?.task }
+            let leased = try await worker.run { try $0.leasedEpochs(tasks: tasks) }
+            for name in StorageSweep.abandonedResultUploads(partialResults, leased: leased, nowMillis: nowMillis, policy: policy) {
+                report.bytesFreed += storage.removePartialUpload(at: storage.root + "/results/" + name)
+                report.abandonedUploads += 1
+            }
         }
         for name in StorageSweep.temporariesToDelete(storage.list("tmp"), nowMillis: nowMillis, policy: policy) {
             report.bytesFreed += Self.remove(storage.root + "/tmp/" + name)

@@ -11,12 +11,14 @@ import ReelStore
 final class StoreWorker: @unchecked Sendable {
     private let queue: DispatchQueue
     private let conninfo: String
+    private let clock: FarmClock
     private var store: JobStore
 
-    init(conninfo: String, label: String) throws {
+    init(conninfo: String, label: String, clock: FarmClock = .wall) throws {
         self.conninfo = conninfo
+        self.clock = clock
         self.queue = DispatchQueue(label: "reel.store.\(label)")
-        self.store = JobStore(connection: try PGConnection(conninfo))
+        self.store = JobStore(connection: try PGConnection(conninfo), clock: clock)
     }
 
     /// Runs `body` with the store on the worker's queue.
@@ -25,7 +27,7 @@ final class StoreWorker: @unchecked Sendable {
             queue.async {
                 continuation.resume(with: Result {
                     if !self.store.connection.isOpen {
-                        self.store = JobStore(connection: try PGConnection(self.conninfo))
+                        self.store = JobStore(connection: try PGConnection(self.conninfo), clock: self.clock)
                     }
                     return try body(self.store)
                 })
@@ -39,8 +41,8 @@ final class StorePool: Sendable {
     private let workers: [StoreWorker]
     private let counter = LockedCounter()
 
-    init(conninfo: String, count: Int) throws {
-        workers = try (0..<max(1, count)).map { try StoreWorker(conninfo: conninfo, label: "pool\($0)") }
+    init(conninfo: String, count: Int, clock: FarmClock = .wall) throws {
+        workers = try (0..<max(1, count)).map { try StoreWorker(conninfo: conninfo, label: "pool\($0)", clock: clock) }
     }
 
     func run<T: Sendable>(_ body: @escaping @Sendable (JobStore) throws -> T) async throws -> T {

@@ -53,3 +53,19 @@ public struct ReelProtocolError: Error, Hashable, Sendable, CustomStringConverti
     /// since the `ERR` text is raw and must stay on one line).
     public var reply: Message { .error(code: code, message: message) }
 }
+
+extension ReelProtocolError {
+    /// `ERR bad_range have=B …`: a ranged upload (`PUT`, `RESULTPART`) sent at an offset other than
+    /// the bytes held. The text starts with `have=B` so the uploader can continue from `B` without
+    /// a round trip of its own (proto/PROTOCOL.md §4.2, §4.3); the rest is for humans.
+    public static func outOfOrder(have: Int64, _ message: String) -> ReelProtocolError {
+        ReelProtocolError(.badRange, "have=\(have) \(message)")
+    }
+
+    /// The bytes held, from an `outOfOrder` error (`bad_range` whose text starts with `have=B`).
+    public var heldBytes: Int64? {
+        guard code == .badRange, message.hasPrefix("have=") else { return nil }
+        let digits = message.dropFirst(5).prefix { $0 != " " }
+        return ProtocolLine.canonicalInteger(String(digits))
+    }
+}

@@ -4,6 +4,8 @@
 enum Statements {
     /// `timestamptz` → ms since the Unix epoch.
     private static func ms(_ column: String) -> String { "(extract(epoch FROM \(column)) * 1000)::bigint" }
+    /// Parameter `$n`, a `FarmClock` reading in milliseconds, as a timestamp.
+    private static func at(_ n: Int) -> String { "to_timestamp($\(n)::bigint / 1000.0)" }
 
     // MARK: Migrations
 
@@ -67,14 +69,19 @@ enum Statements {
 
     static let jobState = "SELECT state FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
 
-    /// Claim, step 1 (`JobStore.claimTasks`): up to `$2` claimable tasks of the kinds in `$1`,
-    /// locked, skipping rows another transaction holds, so claimers never wait on tasks and
-    /// never get the same one. Claimable: queued, of an active, unpaused job; a finalise task
-    /// only once every render task of its job is done (the job's counters say so). Returned
-    /// with the agents that failed each one, for `ClaimPolicy`, which decides the order
-    /// (priority, job, audio → chunks → finalise, ordinal) and who gets what.
+    /// Claim, step 1 (`JobStore.claimTasks`): which of the agents `$3` are quarantined (they
+    /// get nothing, and do not count as "another live agent" for a task someone failed), and up
+    /// to `$2` claimable tasks of the kinds in `$1`, locked, skipping rows another transaction
+    /// holds, so claimers never wait on tasks and never get the same one. Claimable: queued, of
+    /// an active, unpaused job; a finalise task only once every render task of its job is done
+    /// (the job's counters say so). Returned with the agents that failed each one, for
+    /// `ClaimPolicy`, which decides the order (priority, job, audio → chunks → finalise,
+    /// ordinal) and who gets what. Always at least one row (task columns NULL when none is
+    /// claimable), so the quarantine answer comes in the same round trip.
     static let claimCandidates = """
-        WITH candidate AS (
+        WITH quarantine AS (
+            SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE id = ANY($3::bigint[]) AND quarantined_until > now()
+        ), candidate AS (
             SELECT t.id, t.job_id, t.kind, t.ordinal, j.priority
             FROM tasks t JOIN jobs j ON j.id = t.job_id
             WHERE t.state = 'queued' AND t.kind = ANY($1::text[])
@@ -84,38 +91,35 @@ enum Statements {
             LIMIT $2::integer
             FOR UPDATE OF t SKIP LOCKED
         )
-        SELECT c.id, c.job_id, c.kind, c.ordinal, c.priority,
+        SELECT q.ids AS quarantined, c.id, c.job_id, c.kind, c.ordinal, c.priority,
                coalesce((SELECT array_agg(DISTINCT f.agent_id) FROM task_failures f
                          WHERE f.task_id = c.id AND f.agent_id IS NOT NULL), '{}') AS failed_agents
-        FROM candidate c
+        FROM quarantine q LEFT JOIN candidate c ON true
         """
-    /// Claim, step 2: which of the agents `$1` are quarantined (they get nothing, and do not
-    /// count as "another live agent" for a task someone failed).
-    static let quarantinedAgents = "SELECT id FROM agents WHERE id = ANY($1::bigint[]) AND quarantined_until > now()"
-    /// Claim, step 3: lease task `$1[i]` to agent `$2[i]` for `$3` seconds under a new epoch.
+    /// Claim, step 2, in one statement: lease task `$1[i]` to agent `$2[i]` for `$3` seconds
+    /// from the farm clock's `$4` under a new epoch; record it as each agent's current task (a
+    /// claim is also a sign of life); append one `claimed` event per lease. Tasks are updated
+    /// before agents (the store's lock order). Returns each lease with its job's state, so the
+    /// caller marks jobs running only when one was still queued.
     static let leaseTasks = """
-        UPDATE tasks t
-        SET state = 'leased', lease_owner = x.agent,
-            lease_expires_at = now() + $3::double precision * interval '1 second',
-            epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
-        FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
-        WHERE t.id = x.task AND t.state = 'queued' AND j.id = t.job_id
-        RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
-                  t.lease_owner, \(ms("t.lease_expires_at")) AS expires_ms, j.plan_sha256, j.plan_size
-        """
-    /// Claim, step 4: each claiming agent's current task (agent `$1[i]` holds task `$2[i]`);
-    /// a claim is also a sign of life.
-    static let setAgentTasks = """
-        UPDATE agents a SET current_task = x.task, last_heartbeat = now(),
-                            state = CASE WHEN a.state = 'offline' THEN 'online' ELSE a.state END
-        FROM unnest($1::bigint[], $2::bigint[]) AS x(agent, task)
-        WHERE a.id = x.agent
-        """
-    /// Claim, step 5: one `claimed` event per lease.
-    static let appendClaimEvents = """
-        INSERT INTO events (job_id, task_id, agent_id, kind, message)
-        SELECT x.job, x.task, x.agent, 'claimed', 'epoch ' || x.epoch || ', attempt ' || x.attempt
-        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::integer[]) AS x(job, task, agent, epoch, attempt)
+        WITH leased AS (
+            UPDATE tasks t
+            SET state = 'leased', lease_owner = x.agent, last_agent = x.agent, claimed_at = now(),
+                lease_expires_at = \(at(4)) + $3::double precision * interval '1 second',
+                epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
+            FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
+            WHERE t.id = x.task AND t.state = 'queued' AND j.id = t.job_id
+            RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
+                      t.lease_owner, \(ms("t.lease_expires_at")) AS expires_ms, j.plan_sha256, j.plan_size, j.state AS job_state
+        ), holders AS (
+            UPDATE agents a SET current_task = l.id, last_heartbeat = now(),
+                                state = CASE WHEN a.state = 'offline' THEN 'online' ELSE a.state END
+            FROM leased l WHERE a.id = l.lease_owner
+        ), claim_events AS (
+            INSERT INTO events (job_id, task_id, agent_id, kind, message)
+            SELECT l.job_id, l.id, l.lease_owner, 'claimed', 'epoch ' || l.epoch || ', attempt ' || l.attempts FROM leased l
+        )
+        SELECT * FROM leased
         """
     /// After a claim commits, in a transaction of its own (a claim holds task locks and must
     /// never wait for a job row): the jobs `$1` start running, those in `$2` (their finalise
@@ -137,15 +141,32 @@ enum Statements {
     /// the task is still leased.
     private static let fence = "id = $1::bigint AND epoch = $2::bigint AND lease_owner = $3::bigint AND state = 'leased'"
 
-    /// Renewal additionally requires the lease not to have expired (an expired lease is lost
-    /// even before the expirer has re-queued it).
-    static let renewLease = """
-        UPDATE tasks SET lease_expires_at = now() + $4::double precision * interval '1 second', updated_at = now()
-        WHERE \(fence) AND lease_expires_at > now()
-        RETURNING \(ms("lease_expires_at")) AS expires_ms
+    /// The holder's sign of life, in the same statement as a heartbeat or progress (after the
+    /// task: the store's lock order), whether or not the lease still holds.
+    private static let holderAlive = """
+        alive AS (
+            UPDATE agents SET last_heartbeat = now(), state = CASE WHEN state = 'offline' THEN 'online' ELSE state END
+            WHERE id = $3::bigint
+        )
         """
+    /// Renewal (for `$4` seconds from the farm clock's `$5`) additionally requires the lease not
+    /// to have expired (an expired lease is lost even before the expirer has re-queued it).
+    /// One statement, one round trip.
+    static let renewLease = """
+        WITH renewed AS (
+            UPDATE tasks SET lease_expires_at = \(at(5)) + $4::double precision * interval '1 second', updated_at = now()
+            WHERE \(fence) AND lease_expires_at > \(at(5))
+            RETURNING \(ms("lease_expires_at")) AS expires_ms
+        ), \(holderAlive)
+        SELECT expires_ms FROM renewed
+        """
+    /// The job of the task whose lease `$1…$3` still holds (no row when it does not).
+    static let jobOfLease = "SELECT job_id FROM tasks WHERE \(fence)"
     static let recordProgress = """
-        UPDATE tasks SET progress_frames = $4::bigint, updated_at = now() WHERE \(fence) RETURNING job_id
+        WITH progressed AS (
+            UPDATE tasks SET progress_frames = $4::bigint, updated_at = now() WHERE \(fence) RETURNING job_id
+        ), \(holderAlive)
+        SELECT job_id FROM progressed
         """
     /// Completion is accepted under the current epoch even if the lease just expired but was
     /// not yet re-queued: nobody else can hold the task, so the result is still the one.
@@ -184,29 +205,30 @@ enum Statements {
         UPDATE tasks SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
         WHERE job_id = $1::bigint AND state IN ('queued', 'leased')
         """
-    /// Jobs with a lease that has run out, in id order (`expireLeases` handles one job per
-    /// transaction, locking the job first).
+    /// Jobs with a lease that has run out by the farm clock's `$1`, in id order (`expireLeases`
+    /// handles one job per transaction, locking the job first).
     static let jobsWithExpiredLeases = """
-        SELECT DISTINCT job_id FROM tasks WHERE state = 'leased' AND lease_expires_at <= now() ORDER BY job_id
+        SELECT DISTINCT job_id FROM tasks WHERE state = 'leased' AND lease_expires_at <= \(at(1)) ORDER BY job_id
         """
-    /// Every expired lease of job `$1`: re-queued while attempts remain, else failed.
+    /// Every lease of job `$1` expired by the farm clock's `$2`: re-queued while attempts
+    /// remain, else failed.
     static let expireLeasesOfJob = """
         UPDATE tasks t
         SET state = CASE WHEN t.attempts < t.max_attempts THEN 'queued' ELSE 'failed' END,
             error = CASE WHEN t.attempts < t.max_attempts THEN t.error ELSE 'lease expired on the last attempt' END,
             lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
         FROM (SELECT id, lease_owner AS old_owner FROM tasks
-              WHERE job_id = $1::bigint AND state = 'leased' AND lease_expires_at <= now()
+              WHERE job_id = $1::bigint AND state = 'leased' AND lease_expires_at <= \(at(2))
               FOR UPDATE SKIP LOCKED) expired
         WHERE t.id = expired.id
         RETURNING t.id, t.job_id, t.epoch, expired.old_owner, t.state
         """
     /// The leases agent `$1` holds (to shorten them when its connection closes).
     static let leasesOfAgent = "SELECT id FROM tasks WHERE lease_owner = $1::bigint AND state = 'leased' ORDER BY id"
-    /// A holder's connection closed: its lease on `$1` ends within `$3` seconds unless it
-    /// comes back and heartbeats (which renews the lease as usual).
+    /// A holder's connection closed: its lease on `$1` ends within `$3` seconds of the farm
+    /// clock's `$4` unless it comes back and heartbeats (which renews the lease as usual).
     static let shortenLease = """
-        UPDATE tasks SET lease_expires_at = least(lease_expires_at, now() + $3::double precision * interval '1 second'), updated_at = now()
+        UPDATE tasks SET lease_expires_at = least(lease_expires_at, \(at(4)) + $3::double precision * interval '1 second'), updated_at = now()
         WHERE id = $1::bigint AND lease_owner = $2::bigint AND state = 'leased'
         RETURNING \(ms("lease_expires_at")) AS expires_ms
         """
@@ -269,7 +291,8 @@ enum Statements {
     static let listAgents = """
         SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,
                (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms, current_task,
-               CASE WHEN quarantined_until > now() THEN \(ms("quarantined_until")) END AS quarantined_ms, last_error
+               CASE WHEN quarantined_until > now() THEN \(ms("quarantined_until")) END AS quarantined_ms, last_error,
+               (SELECT count(*) FROM task_failures f WHERE f.agent_id = agents.id) AS failures
         FROM agents ORDER BY name
         """
 
@@ -395,6 +418,7 @@ enum Statements {
         SELECT DISTINCT t.result_sha256 AS h FROM tasks t JOIN jobs j ON j.id = t.job_id
         WHERE t.result_sha256 IS NOT NULL AND t.kind <> 'finalise' AND j.state <> 'done' AND \(stillNeeds("j"))
         """
+    static let leasedEpochs = "SELECT id, epoch FROM tasks WHERE id = ANY($1::bigint[]) AND state = 'leased'"
     /// Assets still needed: those of unfinished jobs and of jobs ended after the cutoff `$1`.
     static let neededAssetHashes = """
         SELECT DISTINCT ja.sha256 AS h FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE \(stillNeeds("j"))
@@ -417,31 +441,37 @@ enum Statements {
 // MARK: Batched completions (issue 7)
 
 extension Statements {
-    /// The jobs of tasks `$1`, in id order (locked in that order by `lockJobs`).
-    static let jobsOfTasks = "SELECT DISTINCT job_id FROM tasks WHERE id = ANY($1::bigint[]) ORDER BY job_id"
-    /// Locks jobs `$1` in id order (the store's lock order: jobs first, lowest id first).
-    static let lockJobs = "SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE"
+    /// The jobs of tasks `$1`, locked in id order (the store's lock order: jobs first, lowest
+    /// id first), and touched (`updated_at`: now() is the transaction's start either way).
+    static let lockAndTouchJobsOfTasks = """
+        WITH locked AS (
+            SELECT id FROM jobs WHERE id IN (SELECT job_id FROM tasks WHERE id = ANY($1::bigint[])) ORDER BY id FOR NO KEY UPDATE
+        )
+        UPDATE jobs j SET updated_at = now() FROM locked WHERE j.id = locked.id
+        """
     /// Completes render tasks under their leases: `$1…$6` are parallel arrays (task, epoch,
     /// agent, sha256, size, key). Only rows whose fence matches change; the others are stale.
+    /// A task named twice changes once. In the same statement, tasks before agents: each
+    /// completing agent no longer holds its task, and one `completed` event per task.
     static let completeTasks = """
-        UPDATE tasks t SET state = 'done', result_sha256 = x.sha256, result_size = x.size, result_key = x.key,
-                           lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(),
-                           progress_frames = t.frame_end - t.frame_start, error = NULL
-        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
-             AS x(task, epoch, agent, sha256, size, key)
-        WHERE t.id = x.task AND t.epoch = x.epoch AND t.lease_owner = x.agent AND t.state = 'leased' AND t.kind <> 'finalise'
-        RETURNING t.id, t.job_id, t.kind, t.frame_end - t.frame_start AS frames
+        WITH completed AS (
+            UPDATE tasks t SET state = 'done', result_sha256 = x.sha256, result_size = x.size, result_key = x.key,
+                               lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(),
+                               progress_frames = t.frame_end - t.frame_start, error = NULL
+            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
+                 AS x(task, epoch, agent, sha256, size, key)
+            WHERE t.id = x.task AND t.epoch = x.epoch AND t.lease_owner = x.agent AND t.state = 'leased' AND t.kind <> 'finalise'
+            RETURNING t.id, t.job_id, t.kind, t.frame_end - t.frame_start AS frames, x.agent, x.size, x.sha256
+        ), released AS (
+            UPDATE agents a SET current_task = NULL FROM completed c WHERE a.id = c.agent AND a.current_task = c.id
+        ), logged AS (
+            INSERT INTO events (job_id, task_id, agent_id, kind, message)
+            SELECT c.job_id, c.id, c.agent, 'completed', c.size || ' bytes sha256 ' || c.sha256 FROM completed c
+        )
+        SELECT id, job_id, kind, frames FROM completed
         """
-    /// Agent `$1[i]` no longer holds task `$2[i]`.
-    static let clearAgentTasks = """
-        UPDATE agents a SET current_task = NULL FROM unnest($1::bigint[], $2::bigint[]) AS x(agent, task)
-        WHERE a.id = x.agent AND a.current_task = x.task
-        """
-    static let touchJobs = "UPDATE jobs SET updated_at = now() WHERE id = ANY($1::bigint[])"
-    /// One `completed` event per result: parallel arrays (job, task, agent, size, sha256).
-    static let appendCompletionEvents = """
-        INSERT INTO events (job_id, task_id, agent_id, kind, message)
-        SELECT x.job, x.task, x.agent, 'completed', x.size || ' bytes sha256 ' || x.sha256
-        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[]) AS x(job, task, agent, size, sha256)
+    /// Which of jobs `$1` have every render task done (their finalise task is claimable).
+    static let jobsRendered = """
+        SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND tasks_done = render_tasks AND state IN ('queued', 'running')
         """
 }

@@ -83,10 +83,10 @@ public enum TestDatabase {
         public func connect() throws -> PGConnection { try PGConnection(conninfo) }
 
         /// A migrated store on a new connection.
-        public func store() throws -> JobStore {
+        public func store(clock: FarmClock = .wall) throws -> JobStore {
             let connection = try connect()
             try Migrator.migrate(connection)
-            return JobStore(connection: connection)
+            return JobStore(connection: connection, clock: clock)
         }
 
         deinit {

@@ -151,7 +151,7 @@ struct AllInOneRender {
         let path = dir.appendingPathComponent("secret-\(getpid())").path
         var bytes = [UInt8](repeating: 0, count: 32)
         for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-        let hex = Array(bytes.map { String(format: "%02x", $0) }.joined().utf8)
+        let hex = Array(FileDigest.hex(bytes).utf8)
         // Created 0600 by open(2) itself — never briefly readable by others, and private
         // enough for the secret-file check (`SecretFileError`). A leftover of an earlier run
         // with this pid is replaced.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReelAgent
+import ReelLogTesting
 import ReelCore
 import ReelMedia
 import ReelProtocol
@@ -44,6 +45,14 @@ import ReelProtocol
         #expect(audio.bytes == [UInt8](try Data(contentsOf: URL(fileURLWithPath: audioPath))), "audio differs from the direct render")
         #expect(video.sha256 == directVideo.sha256 && audio.sha256 == directAudio.sha256)
         #expect(video.epoch == 1 && audio.epoch == 1)
+
+        // A poster of the video chunk's last frame came before its result: a JPEG at most 320 wide.
+        let posters = coordinator.posters
+        #expect(posters.map(\.task) == [11], "one poster, for the video chunk only")
+        let poster = fixture.directory.appendingPathComponent("poster.jpg").path
+        try Data(posters.first?.jpeg ?? []).write(to: URL(fileURLWithPath: poster))
+        let posterImage = try StillImage.load(path: poster)
+        #expect(posterImage.width <= PosterFrame.maxWidth && posterImage.width > 0)
 
         // The uploaded chunk decodes (by ffprobe) to exactly its frames.
         let uploaded = fixture.directory.appendingPathComponent("uploaded.mp4").path
@@ -314,10 +323,11 @@ import ReelProtocol
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "intruder", cacheDirectory: cache,
             claimWaitSeconds: 1, reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(200))
+        let log = LogCapture()
         let agent = try Agent(configuration: configuration, authenticator: try Authenticator(secret: Array("not-the-farm-secret!".utf8)),
-                              logger: testLogger())
+                              logger: log.logger)
         let group = ServiceGroupHandle(service: agent, logger: testLogger())
-        try await Task.sleep(for: .milliseconds(600))  // several refused attempts
+        #expect(await eventually(timeout: .seconds(60)) { log.count("refused our credentials") >= 3 }, "several refused attempts")
         let started = ContinuousClock.now
         #expect(try await group.shutDownGracefully(timeout: .seconds(10)))
         #expect(ContinuousClock.now - started < .seconds(2), "backoff sleeps wake up for shutdown")
@@ -336,9 +346,10 @@ import ReelProtocol
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: port, name: "lonely", cacheDirectory: cache,
             reconnectInitial: .milliseconds(20), reconnectMaximum: .milliseconds(100))
-        let agent = try Agent(configuration: configuration, authenticator: probe.authenticator, logger: testLogger())
+        let log = LogCapture()
+        let agent = try Agent(configuration: configuration, authenticator: probe.authenticator, logger: log.logger)
         let group = ServiceGroupHandle(service: agent, logger: testLogger())
-        try await Task.sleep(for: .milliseconds(700))  // many refused connects
+        #expect(await eventually(timeout: .seconds(60)) { log.count("cannot reach the coordinator") >= 5 }, "many refused connects")
         #expect(try await group.shutDownGracefully(timeout: .seconds(10)))
     }
 }

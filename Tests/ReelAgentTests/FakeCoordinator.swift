@@ -10,6 +10,8 @@ import ReelProtocol
 final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     struct Result: Sendable { var task: Int64; var epoch: Int64; var sha256: String; var bytes: [UInt8]; var connection: UInt64 }
     struct Failure: Sendable { var task: Int64; var epoch: Int64; var reason: String }
+    /// One `RESULTPART` as received (before it was stored or refused).
+    struct Part: Sendable { var task: Int64; var epoch: Int64; var offset: Int64; var count: Int; var connection: UInt64 }
 
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -17,9 +19,13 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     private var queue: [(TaskAssignment, [UInt8])] = []
     private(set) var _results: [Result] = []
     private var _resultAttempts: [Result] = []
+    private var _parts: [Part] = []
+    /// Bytes held of each result upload in progress, by "task-epoch".
+    private var partials: [String: [UInt8]] = [:]
     private var _fails: [Failure] = []
     private var _releases: [(task: Int64, epoch: Int64)] = []
     private var _progress: [Int64] = []
+    private var _posters: [(task: Int64, jpeg: [UInt8])] = []
     private var _heartbeats = 0
     private var _fetchedBytes = 0
     private var _fetchCount = 0
@@ -36,13 +42,24 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     /// Drop the connection (`ERR shutting_down`) at the n-th `FETCH` (1-based), once.
     var dropConnectionAtFetch: Int? { get { lock.withLock { _dropAt } } set { lock.withLock { _dropAt = newValue } } }
     private var _dropAt: Int?
-    /// Refuse the next `RESULT`s with these errors, in order, before accepting again
+    /// Refuse the next results (the part that would complete each) with these errors, in order, before accepting again
     /// (`shutting_down` also closes the connection, as a draining coordinator does).
     var refuseResults: [ReelProtocolError] { get { lock.withLock { _refuse } } set { lock.withLock { _refuse = newValue } } }
     private var _refuse: [ReelProtocolError] = []
     /// With `refuseResults`: the lease is lost as the result is refused (`LOST` from then on).
     var loseLeaseOnRefusal: Bool { get { lock.withLock { _loseOnRefusal } } set { lock.withLock { _loseOnRefusal = newValue } } }
     private var _loseOnRefusal = false
+    /// Store the n-th `RESULTPART` (1-based), then drop the connection (`ERR shutting_down`)
+    /// before replying, once: the agent never hears that the part arrived.
+    var dropConnectionAfterPart: Int? { get { lock.withLock { _dropAfterPart } } set { lock.withLock { _dropAfterPart = newValue } } }
+    private var _dropAfterPart: Int?
+    /// Answer the n-th `RESULTPART` (1-based) `ERR stale_epoch` and discard its upload, and
+    /// lose the lease from then on (`LOST`), as when the task was re-queued meanwhile.
+    var staleEpochAtPart: Int? { get { lock.withLock { _staleAtPart } } set { lock.withLock { _staleAtPart = newValue } } }
+    private var _staleAtPart: Int?
+    /// How long each `RESULTPART` takes to answer (a slow link).
+    var partDelay: Duration { get { lock.withLock { _partDelay } } set { lock.withLock { _partDelay = newValue } } }
+    private var _partDelay: Duration = .zero
     /// Lease length handed out with `TASK` and `LEASE`.
     let leaseMillis: Int64
     /// How long an empty `CLAIM` is held before `NONE` (shorter than the agent's wait, to keep tests quick).
@@ -82,8 +99,14 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
 
     /// Accepted results.
     var results: [Result] { lock.withLock { _results } }
-    /// Every `RESULT` received, refused or accepted.
+    /// `POSTER`s received.
+    var posters: [(task: Int64, jpeg: [UInt8])] { lock.withLock { _posters } }
+    /// Every complete result received (the part completing it), refused or accepted.
     var resultAttempts: [Result] { lock.withLock { _resultAttempts } }
+    /// Every `RESULTPART` received, in order.
+    var parts: [Part] { lock.withLock { _parts } }
+    /// Uploads begun and neither completed nor discarded.
+    var partialUploads: Int { lock.withLock { partials.count } }
     var fails: [Failure] { lock.withLock { _fails } }
     var releases: [(task: Int64, epoch: Int64)] { lock.withLock { _releases } }
     var progressFrames: [Int64] { lock.withLock { _progress } }
@@ -121,25 +144,56 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 if _loseLeases { _lostSent += 1; return .lost(task: task) }
                 return .lease(task: task, epoch: epoch, expiresAtMillis: Self.nowMillis + leaseMillis)
             }
+        case .poster(let task, _, let jpeg):
+            return lock.withLock { () -> Message in
+                _posters.append((task, jpeg))
+                return _loseLeases ? .lost(task: task) : .ok
+            }
         case .progress(let task, _, let frames):
             return lock.withLock { () -> Message in
                 _progress.append(frames)
                 if _loseLeases { _lostSent += 1; return .lost(task: task) }
                 return .ok
             }
-        case .result(let task, let epoch, let sha256, let data):
-            let refusal = lock.withLock { () -> ReelProtocolError? in
-                let result = Result(task: task, epoch: epoch, sha256: sha256, bytes: data, connection: peer.connectionID)
+        case .resultPart(let task, let epoch, let sha256, let offset, let total, let bytes):
+            try await Task.sleep(for: partDelay)
+            return try lock.withLock { () throws -> Message in
+                _parts.append(Part(task: task, epoch: epoch, offset: offset, count: bytes.count, connection: peer.connectionID))
+                let key = "\(task)-\(epoch)"
+                if let stale = _staleAtPart, stale == _parts.count {
+                    partials[key] = nil
+                    _loseLeases = true
+                    throw ReelProtocolError(.staleEpoch, "task \(task) is held under epoch \(epoch + 1)")
+                }
+                var held = partials[key] ?? []
+                guard offset == Int64(held.count) else {
+                    throw ReelProtocolError.outOfOrder(have: Int64(held.count), "send offset \(held.count), not \(offset)")
+                }
+                held += bytes
+                if let drop = _dropAfterPart, drop == _parts.count {
+                    _dropAfterPart = nil
+                    partials[key] = held
+                    throw ReelProtocolError(.shuttingDown, "test drops the connection after storing the part")
+                }
+                guard Int64(held.count) == total else {
+                    partials[key] = held
+                    return .resultStored(task: task, have: Int64(held.count), total: total, expiresAtMillis: Self.nowMillis + leaseMillis)
+                }
+                // The part completing the upload: refused (not stored) or accepted, as RESULT was.
+                let result = Result(task: task, epoch: epoch, sha256: sha256, bytes: held, connection: peer.connectionID)
                 _resultAttempts.append(result)
                 if !_refuse.isEmpty {
                     if _loseOnRefusal { _loseLeases = true }
-                    return _refuse.removeFirst()
+                    throw _refuse.removeFirst()
                 }
+                guard FileDigest.sha256(bytes: held) == sha256 else {
+                    partials[key] = nil
+                    throw ReelProtocolError(.checksumMismatch, "the fake coordinator got other bytes than \(sha256)")
+                }
+                partials[key] = nil
                 _results.append(result)
-                return nil
+                return .accepted(task: task)
             }
-            if let refusal { throw refusal }
-            return .accepted(task: task)
         case .fail(let task, let epoch, let reason):
             lock.withLock { _fails.append(Failure(task: task, epoch: epoch, reason: reason)) }
             return .ok

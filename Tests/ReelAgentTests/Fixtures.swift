@@ -173,15 +173,15 @@ struct RunningAgent {
 
     static func start(on coordinator: FakeCoordinator, cacheDirectory: URL? = nil,
                       grace: Duration = .seconds(30), slots: Int = 1,
-                      tls: AgentConfiguration.TLSContext? = nil, tlsServerHostname: String? = nil) throws -> RunningAgent {
+                      tls: AgentConfiguration.TLSContext? = nil, tlsServerHostname: String? = nil,
+                      resultPartBytes: Int = 8 << 20, logger: Logger = testLogger()) throws -> RunningAgent {
         let cache = try cacheDirectory ?? RenderFixture.tempDirectory()
         let configuration = AgentConfiguration(
             coordinatorHost: "127.0.0.1", coordinatorPort: coordinator.port, name: "test-agent",
             cacheDirectory: cache, cacheByteLimit: 64 << 20, slots: slots, claimWaitSeconds: 1,
             reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(400),
             progressInterval: .milliseconds(100), shutdownGracePeriod: grace, requestTimeout: .seconds(20),
-            tls: tls, tlsServerHostname: tlsServerHostname)
-        let logger = testLogger()
+            tls: tls, tlsServerHostname: tlsServerHostname, resultPartBytes: resultPartBytes)
         let agent = try Agent(configuration: configuration, authenticator: coordinator.authenticator, logger: logger)
         return RunningAgent(agent: agent, group: ServiceGroupHandle(service: agent, logger: logger), cacheDirectory: cache)
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOSSL
 import Testing
 import ReelAgent
+import ReelLogTesting
 import ReelCore
 
 /// `--tls-ca`: the agent trusts only the given CA and verifies the coordinator's name.
@@ -33,11 +34,12 @@ import ReelCore
         #expect(try await running.group.shutDownGracefully())
 
         // The wrong server name is refused before HELLO: nothing reaches the handler.
-        let wrongName = try RunningAgent.start(on: coordinator, tls: try AgentConfiguration.tlsContext(trustingCAFile: cert),
-                                               tlsServerHostname: "render-hq.example")
-        defer { try? FileManager.default.removeItem(at: wrongName.cacheDirectory) }
         let connectionsBefore = coordinator.connectionCount
-        try await Task.sleep(for: .milliseconds(500))
+        let log = LogCapture()
+        let wrongName = try RunningAgent.start(on: coordinator, tls: try AgentConfiguration.tlsContext(trustingCAFile: cert),
+                                               tlsServerHostname: "render-hq.example", logger: log.logger)
+        defer { try? FileManager.default.removeItem(at: wrongName.cacheDirectory) }
+        #expect(await eventually(timeout: .seconds(60)) { log.count("cannot reach the coordinator") >= 2 }, "refused twice")
         #expect(try await wrongName.group.shutDownGracefully())
         await coordinator.stop()
         #expect(coordinator.connectionCount == connectionsBefore)

@@ -34,6 +34,12 @@ final class FakeBackend: ConsoleBackend {
         _ = try await self.job(job)
         state.withLockedValue { $0.actions.append("priority \(job) \(priority)") }
     }
+    /// Job 7 has a poster (a JPEG's first bytes and its JFIF header), the others none.
+    static let poster: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0x00, 0x01, 0xFF, 0xD9]
+    func poster(job: Int64) async throws -> [UInt8]? {
+        _ = try await self.job(job)
+        return job == 7 ? Self.poster : nil
+    }
     func metricsExposition() -> String { "# TYPE reel_jobs gauge\nreel_jobs 1\n" }
 }
 
@@ -84,7 +90,7 @@ final class FakeBackend: ConsoleBackend {
             let metrics = try await farm.http.request("GET", "/metrics")
             #expect(metrics.status == 200 && metrics.body.contains("reel_jobs 1"))
 
-            for path in ["/api/v1/jobs", "/api/v1/jobs/7", "/api/v1/jobs/7/events", "/api/v1/agents", "/api/v1/session", "/api/v1/stream"] {
+            for path in ["/api/v1/jobs", "/api/v1/jobs/7", "/api/v1/jobs/7/events", "/api/v1/jobs/7/poster", "/api/v1/agents", "/api/v1/session", "/api/v1/stream"] {
                 let reply = try await farm.http.request("GET", path)
                 #expect(reply.status == 401, "\(path) without a token: \(reply.status)")
                 #expect(reply.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
@@ -128,6 +134,18 @@ final class FakeBackend: ConsoleBackend {
             }
             #expect(try await farm.http.request("PUT", "/api/v1/jobs/7/priority", token: farm.readOnlyToken, body: #"{"priority": 9}"#).status == 403)
             #expect(farm.backend.actions.isEmpty)
+        }
+    }
+
+    @Test func aJobsPosterIsAJPEGAndAJobWithoutOneIs404() async throws {
+        try await Self.withFarm { farm in
+            let poster = try await farm.http.request("GET", "/api/v1/jobs/7/poster", token: farm.readOnlyToken)
+            #expect(poster.status == 200)
+            #expect(poster.headers["content-type"] == "image/jpeg")
+            #expect(poster.headers["content-length"] == String(FakeBackend.poster.count) && poster.body.contains("JFIF"))
+            let none = try await farm.http.request("GET", "/api/v1/jobs/6/poster", token: farm.readOnlyToken)
+            #expect(none.status == 404 && none.body.contains("no poster"), "\(none.status) \(none.body)")
+            #expect(try await farm.http.request("GET", "/api/v1/jobs/99/poster", token: farm.readOnlyToken).status == 404)
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import ReelConsole
 import ReelCoordinator
 import ReelCore
+import ReelMedia
 import ReelProtocol
 import Testing
 
@@ -145,6 +146,48 @@ import Testing
         // A wrong token: the sign-in form with the coordinator's reason.
         let refused = try await Self.renderedDOM("http://127.0.0.1:\(http.port)/#token=nonsense")
         #expect(refused.contains("not a valid console token"), "\(refused.prefix(3000))")
+        await agent.close(); await client.close()
+        try await harness.stop()
+    }
+}
+
+/// POSTER: the newest poster frame of a job, sent by the agent holding one of its tasks, is
+/// what the console serves; a stale sender or a non-JPEG changes nothing.
+@Suite struct PosterTests {
+    @Test func anAgentsPosterIsServedByTheConsoleAndOnlyTheLeaseHolderMaySendOne() async throws {
+        let media = try TestMedia()
+        defer { media.cleanUp() }
+        let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media)
+        let agent = try await harness.connect(role: .agent, name: "render-01")
+        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        let token = try await ConsoleHTTPTests.token(.readOnly)
+        #expect(try await http.request("GET", "/api/v1/jobs/\(job)/poster", token: token).status == 404, "no poster yet")
+
+        let picture = YUVImage(width: 640, height: 360)
+        picture.fill(y: 81, u: 90, v: 240)
+        let jpeg = try PosterFrame.jpeg(picture)
+        #expect(try await agent.send(.poster(task: task.task, epoch: task.epoch, jpeg: jpeg)) == .ok)
+        let served = try await http.request("GET", "/api/v1/jobs/\(job)/poster", token: token)
+        #expect(served.status == 200 && served.headers["content-type"] == "image/jpeg")
+        #expect(served.headers["content-length"] == String(jpeg.count))
+
+        do {
+            _ = try await agent.send(.poster(task: task.task, epoch: task.epoch, jpeg: Array("not a picture".utf8)))
+            Issue.record("a poster that is not a JPEG was accepted")
+        } catch let error as ReelProtocolError {
+            #expect(error.code == .malformed)
+        }
+        #expect(try await agent.send(.poster(task: task.task, epoch: task.epoch + 1, jpeg: jpeg)) == .lost(task: task.task))
+        #expect(try await agent.send(.release(task: task.task, epoch: task.epoch)) == .ok)
+        #expect(try await agent.send(.poster(task: task.task, epoch: task.epoch, jpeg: jpeg)) == .lost(task: task.task))
+
+        // Deleting the job deletes its poster.
+        #expect(try await client.send(.cancel(job: job)) == .ok)
+        #expect(try await client.send(.delete(job: job)) == .ok)
+        #expect(!FileManager.default.fileExists(atPath: harness.storage + "/posters/\(job).jpg"))
         await agent.close(); await client.close()
         try await harness.stop()
     }

@@ -92,6 +92,8 @@ final class CoordinatorHarness: Sendable {
     let task: Task<Void, Error>
     let port: Int
     let configuration: CoordinatorConfiguration
+    /// The coordinator's lease clock: `clock.advance(seconds:)` ages every lease.
+    let clock: AdjustableClock
 
     static let secret = "coordinator tests shared secret"
 
@@ -116,6 +118,8 @@ final class CoordinatorHarness: Sendable {
         configuration.storageDirectory = storage
         configuration.secretFile = secretFile
         configuration.leaseSeconds = leaseSeconds
+        clock = AdjustableClock()
+        configuration.clock = clock.farmClock
         configuration.reaperInterval = .milliseconds(300)
         configuration.drainTimeout = .seconds(5)
         configuration.metrics = HostPort(host: "127.0.0.1", port: 0)

@@ -20,7 +20,7 @@ import Testing
     @Test func wrongChecksumAndStaleEpochResultsAreRefused() async throws {
         let media = try TestMedia()
         defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness(leaseSeconds: 2)
+        let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         _ = try await Self.queuedJob(client, media)
 
@@ -37,8 +37,9 @@ import Testing
             #expect(error.code == .checksumMismatch)
         }
 
-        // The 2 s lease runs out (PROGRESS does not renew it); the reaper re-queues the task and
-        // another agent claims it.
+        // The lease runs out (PROGRESS does not renew it); the reaper re-queues the task and
+        // another agent claims it, whose lease lasts (the clock moves no further).
+        harness.clock.advance(seconds: 31)
         try await eventually("the lease expires") {
             try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task)
         }

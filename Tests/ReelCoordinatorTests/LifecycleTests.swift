@@ -8,7 +8,7 @@ import Testing
     @Test func aRestartedCoordinatorCompletesTheJob() async throws {
         let media = try TestMedia()
         defer { media.cleanUp() }
-        let first = try await CoordinatorHarness(leaseSeconds: 2)
+        let first = try await CoordinatorHarness()
         var client = try await first.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
 
@@ -23,7 +23,8 @@ import Testing
         await client.close()
         try await first.stop()
 
-        let second = try await CoordinatorHarness(leaseSeconds: 2, reusing: first)
+        let second = try await CoordinatorHarness(reusing: first)
+        second.clock.advance(seconds: 31) // past the abandoned lease
         client = try await second.connect(role: .client, name: "ops@test")
         let before = try await client.status(job: job)
         #expect(before.tasks.done == 1)
@@ -84,7 +85,7 @@ import Testing
         let agent = try await harness.connect(role: .agent, name: "waiter")
         #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
         async let reply = agent.send(.claim(waitSeconds: 30))
-        try await Task.sleep(for: .milliseconds(500))
+        try await eventually("the claim waits") { harness.coordinator.waitingClaims == 1 }
         try await harness.stop()
         // A claim the drain did not answer is still waiting when the drain times out, and the
         // server then closes its connection: the request fails instead of returning. So NONE

@@ -1,35 +1,9 @@
 import Foundation
 import Logging
 import ReelProtocol
+import ReelLogTesting
 import Testing
 @testable import ReelCoordinator
-
-/// Keeps every log record in memory, for assertions.
-final class LogCapture: @unchecked Sendable {
-    struct Record { var level: Logger.Level; var message: String; var metadata: Logger.Metadata }
-    private let lock = NSLock()
-    private var stored: [Record] = []
-    var records: [Record] { lock.withLock { stored } }
-    func append(_ record: Record) { lock.withLock { stored.append(record) } }
-
-    var logger: Logger {
-        Logger(label: "capture") { _ in Handler(capture: self) }
-    }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            capture.append(Record(level: event.level, message: event.message.description,
-                                  metadata: metadata.merging(event.metadata ?? [:]) { $1 }))
-        }
-    }
-}
 
 @Suite struct LoginFailureLogTests {
     @Test(arguments: [

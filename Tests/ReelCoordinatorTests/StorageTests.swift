@@ -32,6 +32,19 @@ import Testing
                                                   StoredFile(name: "result-2", modifiedMillis: now)], nowMillis: now, policy: policy) == ["result-1"])
     }
 
+    @Test func partialResultUploadsGoWhenTheirLeaseIsGoneOrAfterTheGrace() {
+        let day = Int64(86_400_000)
+        let files = [StoredFile(name: "7-2-\(a).partial", modifiedMillis: now - 60_000),      // task 7 leased under epoch 2: kept
+                     StoredFile(name: "7-1-\(b).partial", modifiedMillis: now - 60_000),      // an older epoch of task 7
+                     StoredFile(name: "8-1-\(c).partial", modifiedMillis: now - 60_000),      // task 8 is not leased
+                     StoredFile(name: "9-3-\(a).partial", modifiedMillis: now - 2 * day),     // leased, but untouched for 2 days
+                     StoredFile(name: a, modifiedMillis: now - 2 * day),                      // a stored result: not a partial
+                     StoredFile(name: "x-1-\(a).partial", modifiedMillis: now - 2 * day),     // not our name
+                     StoredFile(name: "7-2-abc.partial", modifiedMillis: now - 2 * day)]
+        #expect(StorageSweep.abandonedResultUploads(files, leased: [7: 2, 9: 3], nowMillis: now, policy: policy)
+                == ["7-1-\(b).partial", "8-1-\(c).partial", "9-3-\(a).partial"])
+    }
+
     @Test func retentionCutoffAndDurations() {
         #expect(policy.endedCutoffMillis(nowMillis: now) == now - 7 * 86_400_000)
         #expect(RetentionPolicy(keepOutputsSeconds: nil).endedCutoffMillis(nowMillis: now) == nil)
@@ -187,6 +200,8 @@ import Testing
         let badStatus = try #require(agents.first { $0.name == "agent-bad" })
         #expect(badStatus.state == "quarantined")
         #expect(badStatus.lastError == "libx264 missing")
+        #expect(badStatus.failures == 3)
+        #expect(agents.first { $0.name == "agent-good" }?.failures == 0)
         #expect((badStatus.quarantinedUntilMillis ?? 0) > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
         #expect(agents.first { $0.name == "agent-good" }?.state == "idle")
 

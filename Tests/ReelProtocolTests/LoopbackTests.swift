@@ -107,12 +107,26 @@ struct LoopbackTests {
     }
 }
 
-/// Answers STATUS slowly, so a shutdown can find a request in flight.
-struct SlowHandler: ReelRequestHandler {
+/// Answers a request only once the test opens its gate, so a shutdown can find it in flight
+/// (one request per handler).
+final class GatedHandler: ReelRequestHandler, Sendable {
+    let arrivals: AsyncStream<Void>
+    private let arrived: AsyncStream<Void>.Continuation
+    private let gate: AsyncStream<Void>
+    private let opener: AsyncStream<Void>.Continuation
+
+    init() {
+        (arrivals, arrived) = AsyncStream<Void>.makeStream()
+        (gate, opener) = AsyncStream<Void>.makeStream()
+    }
+
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
-        try await Task.sleep(for: .milliseconds(400))
+        arrived.yield()
+        for await _ in gate {}
         return .report(json: Array("slow".utf8))
     }
+
+    func open() { opener.finish() }
 }
 
 @Suite("Graceful shutdown", .timeLimit(.minutes(1)))
@@ -120,18 +134,21 @@ struct ShutdownTests {
     @Test("in-flight requests get their reply, idle connections are told shutting_down, then all close")
     func drain() async throws {
         let auth = try Authenticator(secret: Samples.secret)
+        let handler = GatedHandler()
         let server = try await ReelServer.start(
-            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0), authenticator: auth, handler: SlowHandler())
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0), authenticator: auth, handler: handler)
         let port = try #require(server.localAddress?.port)
         let configuration = ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "c")
         let busy = try await ReelClient.connect(configuration: configuration, authenticator: auth)
         let idle = try await ReelClient.connect(configuration: configuration, authenticator: auth)
         async let reply = busy.request(.status(job: nil))
-        try await Task.sleep(for: .milliseconds(100))
-        try await server.shutdown()
+        for await _ in handler.arrivals { break }
+        let shutdown = Task { try await server.shutdown() }
+        try await idle.closeFuture.get() // the drain has begun, with the request still in flight
+        handler.open()
         #expect(try await reply == .report(json: Array("slow".utf8)))
         try await busy.closeFuture.get()
-        try await idle.closeFuture.get()
+        try await shutdown.value
         await #expect(throws: ReelProtocolError.self) { try await idle.request(.ping) }
     }
 }
@@ -141,8 +158,9 @@ struct ClientTimeoutTests {
     @Test("a reply that does not come in time fails the request with timeout and closes the connection")
     func timeout() async throws {
         let auth = try Authenticator(secret: Samples.secret)
+        let handler = GatedHandler()
         let server = try await ReelServer.start(
-            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0), authenticator: auth, handler: SlowHandler())
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0), authenticator: auth, handler: handler)
         let port = try #require(server.localAddress?.port)
         let client = try await ReelClient.connect(
             configuration: ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "c"), authenticator: auth)
@@ -153,6 +171,7 @@ struct ClientTimeoutTests {
             #expect(error.code == .timeout)
         }
         try await client.closeFuture.get()
+        handler.open()
         try await server.close()
     }
 }

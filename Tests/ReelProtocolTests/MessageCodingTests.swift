@@ -24,7 +24,7 @@ struct MessageCodingTests {
     @Test("every verb is covered by the samples")
     func coverage() {
         let verbs = Set(Samples.messages.map(\.verb))
-        #expect(verbs.count == 39)
+        #expect(verbs.count == 40)
     }
 
     @Test("malformed lines are refused with a typed error", arguments: [
@@ -43,6 +43,8 @@ struct MessageCodingTests {
         "PAUSE", "PAUSE job=0", "RESUME job=x", "PRIORITY job=1", "PRIORITY job=1 priority=1001", "PRIORITY job=1 priority=-1001",
         "PRIORITY job=1 priority=-0", "PRIORITY job=1 priority=-01", "PRIORITY job=1 priority=--1", "PRIORITY job=1 priority=+1",
         "EVENTS job=1", "EVENTS job=1 after=-1", "EVENTS after=0",
+        "STORED task=1 sha256=\(Samples.hashA) have=1 total=2 expires=3", "STORED task=0 have=1 total=2 expires=3",
+        "STORED task=1 have=1 total=2", "STORED task=1 have=1 expires=3",
     ])
     func malformed(_ line: String) {
         #expect(throws: ReelProtocolError.self) { try Message.parse(line: line) }
@@ -69,6 +71,42 @@ struct MessageCodingTests {
             try Message.parse(line: "PUT sha256=\(Samples.hashA) offset=9223372036854775807 total=0 size=1", payload: [1])
         }
         #expect(try Message.parse(line: "SUBMIT size=3", payload: [1, 2, 3]) == .submit(document: [1, 2, 3]))
+    }
+
+    @Test("a result part must fit its total, carry its bytes and name a hash")
+    func resultPartBounds() throws {
+        let hash = Samples.hashA
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "RESULTPART task=1 epoch=1 sha256=\(hash) offset=4 total=5 size=2", payload: [1, 2])
+        }
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "RESULTPART task=1 epoch=1 sha256=\(hash) offset=9223372036854775807 total=9223372036854775807 size=1", payload: [1])
+        }
+        #expect(throws: ReelProtocolError.self) { try Message.parse(line: "RESULTPART task=1 epoch=1 sha256=\(hash) offset=0 total=2 size=2") }
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "RESULTPART task=1 epoch=1 sha256=abc offset=0 total=2 size=2", payload: [1, 2])
+        }
+        #expect(throws: ReelProtocolError.self) {
+            try Message.parse(line: "RESULTPART task=1 epoch=0 sha256=\(hash) offset=0 total=2 size=2", payload: [1, 2])
+        }
+        let part = try Message.parse(line: "RESULTPART total=70 size=2 offset=68 sha256=\(hash) epoch=3 task=9", payload: [1, 2])
+        #expect(part == .resultPart(task: 9, epoch: 3, sha256: hash, offset: 68, total: 70, bytes: [1, 2]))
+        #expect(part.requestRoles == [.agent])
+        #expect(Message.resultStored(task: 9, have: 70, total: 70, expiresAtMillis: 1).requestRoles == nil, "a reply")
+    }
+
+    @Test("bad_range of a ranged upload tells the bytes held, and only it")
+    func heldBytes() throws {
+        let error = ReelProtocolError.outOfOrder(have: 16_777_216, "send offset 16777216")
+        #expect(error.heldBytes == 16_777_216)
+        guard case .error(let code, let text) = try Message.parse(line: error.reply.headerLine) else {
+            Issue.record("not an ERR"); return
+        }
+        #expect(ReelProtocolError(code, text).heldBytes == 16_777_216, "survives the wire")
+        #expect(ReelProtocolError(.badRange, "offset 9 is past the end").heldBytes == nil)
+        #expect(ReelProtocolError(.badRange, "have=01 x").heldBytes == nil)
+        #expect(ReelProtocolError(.internal, "have=5 x").heldBytes == nil)
+        #expect(ReelProtocolError.outOfOrder(have: 0, "").heldBytes == 0)
     }
 
     @Test("keys are accepted in any order")

@@ -98,15 +98,16 @@ struct JobStoreTests {
     @Test("an expired lease is requeued; the old epoch's completion is rejected, the new holder's accepted")
     func leaseExpiry() throws {
         let schema = try TestDatabase.Schema()
-        let store = try schema.store()
+        let clock = AdjustableClock()
+        let store = try schema.store(clock: clock.farmClock)
         let slow = try store.registerAgent(name: "slow", host: "h", capabilities: "{}")
         let fast = try store.registerAgent(name: "fast", host: "h", capabilities: "{}")
         _ = try store.createJob(Self.job(chunks: 1, audio: false))
 
-        let old = try #require(try store.claimTask(agent: slow, leaseSeconds: 0.2))
+        let old = try #require(try store.claimTask(agent: slow, leaseSeconds: 30))
         #expect(try store.expireLeases() == [], "lease expired too early")
-        #expect(try store.renewLease(old.lease, leaseSeconds: 0.2) > old.leaseExpiresAtMillis - 1)
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try store.renewLease(old.lease, leaseSeconds: 30) >= old.leaseExpiresAtMillis)
+        clock.advance(seconds: 31)
         #expect(throws: JobStoreError.staleEpoch(task: old.id, epoch: old.epoch)) { try store.renewLease(old.lease, leaseSeconds: 10) }
 
         let expired = try store.expireLeases()
@@ -161,11 +162,13 @@ struct JobStoreTests {
     @Test("a lease expiring on the last attempt fails the job")
     func expiryOnLastAttempt() throws {
         let schema = try TestDatabase.Schema()
-        let store = try schema.store()
+        let clock = AdjustableClock()
+        let store = try schema.store(clock: clock.farmClock)
         let agent = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
         let job = try store.createJob(Self.job(chunks: 1, audio: false, maxAttempts: 1))
-        let task = try #require(try store.claimTask(agent: agent, leaseSeconds: 0.05))
-        Thread.sleep(forTimeInterval: 0.2)
+        let task = try #require(try store.claimTask(agent: agent, leaseSeconds: 30))
+        #expect(try store.expireLeases() == [])
+        clock.advance(seconds: 31)
         #expect(try store.expireLeases().map(\.newState) == [.failed])
         #expect(try store.jobSummary(job)?.state == .failed)
         #expect(throws: JobStoreError.self) { try store.complete(task.lease, result: Self.result(1)) }

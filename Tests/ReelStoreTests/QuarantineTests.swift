@@ -103,6 +103,7 @@ struct StoreQuarantineTests {
         let record = try #require(try store.agents().first { $0.id == a })
         #expect(record.quarantinedUntilMillis == until)
         #expect(record.lastError == "no codec either")
+        #expect(record.failures == 2)
 
         // Let back (quarantine over): claims work again.
         try schema.connect().query("UPDATE agents SET quarantined_until = now() - interval '1 second' WHERE id = $1::bigint", [String(a)])

@@ -68,6 +68,10 @@ enum DashboardPage {
       <span id="job-state"></span>
     </div>
     <div id="job-summary" class="summary"></div>
+    <figure id="poster" class="poster" hidden>
+      <img id="poster-image" alt="the newest finished frame of the job">
+      <figcaption class="muted">Newest finished frame</figcaption>
+    </figure>
     <div id="job-actions" class="actions"></div>
     <h2>Chunks</h2>
     <div id="strip" class="strip" aria-label="chunks by state"></div>
@@ -99,7 +103,7 @@ enum DashboardPage {
       <table id="agents" class="grid cards">
         <thead><tr>
           <th>Agent</th><th class="opt">Host</th><th>State</th><th class="num">Threads</th><th class="num">Heartbeat</th>
-          <th>Current chunk</th><th>Problems</th>
+          <th>Current chunk</th><th class="num">Failures</th><th>Problems</th>
         </tr></thead>
         <tbody></tbody>
       </table>

@@ -237,7 +237,10 @@ enum DashboardScript {
     let match;
     if ((match = hash.match(/^#\/jobs\/(\d+)$/))) {
       const job = parseInt(match[1], 10);
-      if (!state.route || state.route.job !== job) { state.job = null; state.events = []; state.jobSeen = null; }
+      if (!state.route || state.route.job !== job) {
+        state.job = null; state.events = []; state.jobSeen = null; state.posterKey = null;
+        $("poster").hidden = true;
+      }
       state.route = { view: "job", job };
       show("job-view");
       renderJob();
@@ -290,6 +293,7 @@ enum DashboardScript {
       state.jobSeen = JSON.stringify(detail.job);
       state.events = state.events.concat(page.events);
       renderJob();
+      refreshPoster(id, detail.job.tasks.done).catch(() => {});
     } catch (error) {
       if (error instanceof Unauthorized) return signOut(error.message);
       $("job-title").textContent = `Job ${id}`;
@@ -298,6 +302,22 @@ enum DashboardScript {
       state.loadingJob = false;
       if (state.jobReload) { state.jobReload = false; refreshJob(false); }
     }
+  }
+
+  // The job's newest finished frame: fetched (with the token, so as a blob) when the number of
+  // done chunks changes, since agents send one with each chunk.
+  async function refreshPoster(id, done) {
+    const key = `${id}:${done}`;
+    if (state.posterKey === key) return;
+    state.posterKey = key;
+    const response = await fetch(`/api/v1/jobs/${id}/poster`, { headers: { "Authorization": "Bearer " + state.token }, cache: "no-store" });
+    if (!state.route || state.route.job !== id) return;
+    if (!response.ok) { $("poster").hidden = true; return; }
+    const image = $("poster-image");
+    if (image.dataset.url) URL.revokeObjectURL(image.dataset.url);
+    image.dataset.url = URL.createObjectURL(await response.blob());
+    image.src = image.dataset.url;
+    $("poster").hidden = false;
   }
 
   function chunkName(chunk) {
@@ -354,6 +374,7 @@ enum DashboardScript {
       el("td", { class: "num lab", "data-label": "threads", text: agent.threads }),
       el("td", { class: "num lab", "data-label": "heartbeat", text: age(agent.heartbeatAgeSeconds) }),
       el("td", { class: "c-full", text: agent.currentTask || "–" }),
+      el("td", { class: "num lab", "data-label": "failures", text: agent.failures ?? "–" }),
       el("td", { class: "wrap error c-full", text: [agent.quarantinedUntilMillis ? `quarantined until ${when(agent.quarantinedUntilMillis)}` : null,
                                             agent.lastError].filter(Boolean).join("; ") }))));
     $("agents-empty").hidden = state.agents.length > 0;

@@ -68,6 +68,9 @@ button:disabled { opacity: 0.5; cursor: default; }
 .summary > div { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 0.5rem 0.7rem; }
 .summary b { display: block; font-size: 0.75rem; color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em; font-weight: 600; }
 .summary .progress { margin-top: 0.3rem; }
+.poster { margin: 0.8rem 0 0; }
+.poster img { display: block; max-width: min(100%, 320px); height: auto; border: 1px solid var(--line); border-radius: 6px; background: #000; }
+.poster figcaption { font-size: 0.8rem; margin-top: 0.25rem; }
 .strip { display: flex; flex-wrap: wrap; gap: 3px; padding: 0.6rem; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
 .cell { display: inline-block; width: 1.4rem; height: 1.8rem; border-radius: 3px; background: var(--queued); transition: background 0.3s; }
 .strip .cell { cursor: default; }

@@ -11,8 +11,10 @@ public enum ChunkRenderer {
     /// Renders frames `frames` of `plan` to an MP4 (QuickTime for ProRes) at `path` (written atomically).
     /// `progress` is called with the number of frames done so far in this chunk; it may throw
     /// to abandon the render (an agent whose lease was lost), and the error is rethrown.
+    /// `lastFrame`, if given, sees the chunk's last frame as rendered (for a poster frame).
     public static func renderVideo(_ plan: RenderPlan, frames: FrameRange, to path: String, encoderThreads: Int,
-                                   progress: ((Int) throws -> Void)? = nil) throws -> ChunkArtifact {
+                                   progress: ((Int) throws -> Void)? = nil,
+                                   lastFrame: ((YUVImage) throws -> Void)? = nil) throws -> ChunkArtifact {
         precondition(frames.start >= 0 && frames.end <= plan.frameCount && frames.count > 0, "chunk \(frames) outside the plan")
         let partial = AtomicFile.temporaryPath(for: path)
         defer { unlink(partial) }
@@ -22,6 +24,7 @@ public enum ChunkRenderer {
         for k in frames.start..<frames.end {
             let image = try renderer.render(frame: k)
             for packet in try encoder.encode(image, frameIndex: Int64(k - frames.start)) { try writer.write(video: packet) }
+            if k == frames.end - 1 { try lastFrame?(image) }
             try progress?(k - frames.start + 1)
         }
         for packet in try encoder.finish() { try writer.write(video: packet) }

@@ -24,43 +24,12 @@ public enum PNGWriter {
 
     private static func encode(pixels: [UInt8], width: Int, height: Int, format: AVPixelFormat, to path: String) throws {
         let what = "writing PNG \(path)"
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_PNG) else {
-            throw MediaError(code: .noCodec, message: "no PNG encoder", context: what)
+        let bytes = try pixels.withUnsafeBufferPointer { buffer in
+            try StillEncoder.encode(AV_CODEC_ID_PNG, width: width, height: height, format: format,
+                                    planes: .init(data: [UnsafeMutablePointer(mutating: buffer.baseAddress)],
+                                                  strides: [Int32(pixels.count / height)]),
+                                    context: what)
         }
-        guard let ctx = avcodec_alloc_context3(codec) else { fatalError("avcodec_alloc_context3: out of memory") }
-        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
-        defer { avcodec_free_context(&owned) }
-        ctx.pointee.width = Int32(width)
-        ctx.pointee.height = Int32(height)
-        ctx.pointee.pix_fmt = format
-        ctx.pointee.time_base = AVRational(num: 1, den: 1)
-        try check(avcodec_open2(ctx, codec, nil), what)
-
-        let frame = Frame(), packet = Packet()
-        let f = frame.pointer
-        f.pointee.format = format.rawValue
-        f.pointee.width = Int32(width)
-        f.pointee.height = Int32(height)
-        f.pointee.pts = 0
-        let bytesPerPixel = pixels.count / (width * height)
-        let status = pixels.withUnsafeBufferPointer { buffer -> Int32 in
-            // Borrowed, unreferenced data: libavcodec copies it in send_frame.
-            f.pointee.data.0 = UnsafeMutablePointer(mutating: buffer.baseAddress)
-            f.pointee.linesize.0 = Int32(width * bytesPerPixel)
-            defer { f.pointee.data.0 = nil }
-            return avcodec_send_frame(ctx, f)
-        }
-        try check(status, what)
-        try check(avcodec_send_frame(ctx, nil), what)
-        var bytes: [UInt8] = []
-        while true {
-            let r = avcodec_receive_packet(ctx, packet.pointer)
-            if r == averrorEOF || r == averrorEAGAIN { break }
-            try check(r, what)
-            bytes += UnsafeBufferPointer(start: packet.pointer.pointee.data, count: Int(packet.pointer.pointee.size))
-            packet.unref()
-        }
-        guard !bytes.isEmpty else { throw MediaError(code: .noData, message: "the encoder produced nothing", context: what) }
         guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
             throw MediaError(code: .invalidArgument, message: "cannot write the file", context: what)
         }

@@ -180,11 +180,13 @@ public struct AgentStatus: Codable, Sendable, Hashable {
     public var quarantinedUntilMillis: Int64?
     /// Its latest `FAIL` reason.
     public var lastError: String?
+    /// `FAIL`s recorded against it, for the tasks the farm still keeps (absent from older coordinators).
+    public var failures: Int?
     public init(name: String, host: String, state: String, threads: Int, heartbeatAgeSeconds: Double?, currentTask: String?,
-                quarantinedUntilMillis: Int64? = nil, lastError: String? = nil) {
+                quarantinedUntilMillis: Int64? = nil, lastError: String? = nil, failures: Int? = nil) {
         self.name = name; self.host = host; self.state = state; self.threads = threads
         self.heartbeatAgeSeconds = heartbeatAgeSeconds; self.currentTask = currentTask
-        self.quarantinedUntilMillis = quarantinedUntilMillis; self.lastError = lastError
+        self.quarantinedUntilMillis = quarantinedUntilMillis; self.lastError = lastError; self.failures = failures
     }
 }
 

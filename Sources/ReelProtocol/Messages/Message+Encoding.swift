@@ -54,6 +54,20 @@ extension Message {
             line.add("epoch", epoch)
             line.add("sha256", sha256)
             line.add("size", data.count)
+        case let .poster(task, epoch, jpeg):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("size", jpeg.count)
+        case let .resultPart(task, epoch, sha256, offset, total, bytes):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("sha256", sha256)
+            line.addRange(offset: offset, total: total, size: bytes.count)
+        case let .resultStored(task, have, total, expires):
+            line.add("task", task)
+            line.add("have", have)
+            line.add("total", total)
+            line.add("expires", expires)
         case let .fail(task, epoch, reason):
             line.add("task", task)
             line.add("epoch", epoch)
@@ -63,9 +77,7 @@ extension Message {
             line.add("offset", offset)
             line.add("length", length)
         case let .data(offset, total, bytes):
-            line.add("offset", offset)
-            line.add("total", total)
-            line.add("size", bytes.count)
+            line.addRange(offset: offset, total: total, size: bytes.count)
         case let .submit(document):
             line.add("size", document.count)
         case let .job(id, missing):
@@ -73,9 +85,7 @@ extension Message {
             line.add("missing", list: missing)
         case let .put(sha256, offset, total, bytes):
             line.add("sha256", sha256)
-            line.add("offset", offset)
-            line.add("total", total)
-            line.add("size", bytes.count)
+            line.addRange(offset: offset, total: total, size: bytes.count)
         case let .stored(sha256, have, total):
             line.add("sha256", sha256)
             line.add("have", have)
@@ -103,8 +113,8 @@ extension Message {
     /// The payload that follows the header line, for the verbs that carry one.
     public var payload: [UInt8]? {
         switch self {
-        case let .task(_, bytes), let .result(_, _, _, bytes), let .data(_, _, bytes), let .submit(bytes),
-             let .put(_, _, _, bytes), let .report(bytes):
+        case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .poster(_, _, bytes), let .data(_, _, bytes),
+             let .submit(bytes), let .put(_, _, _, bytes), let .report(bytes):
             bytes
         default:
             nil

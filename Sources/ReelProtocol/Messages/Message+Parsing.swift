@@ -40,7 +40,18 @@ extension Message {
             }
             return payload
         }
-        if payload != nil, !["TASK", "RESULT", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
+        /// `offset=`, `total=` and the payload of a ranged message (`DATA`, `PUT`, `RESULTPART`),
+        /// which must fit within `total`.
+        func range(_ line: inout ProtocolLine) throws(ReelProtocolError) -> (offset: Int64, total: Int64, bytes: [UInt8]) {
+            let offset = try line.integer("offset")
+            let total = try line.integer("total")
+            let bytes = try body(&line)
+            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
+                throw ReelProtocolError(.malformed, "\(line.verb): offset + size exceeds total")
+            }
+            return (offset, total, bytes)
+        }
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
@@ -93,6 +104,14 @@ extension Message {
         case "RESULT":
             return .result(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
                            sha256: try line.hex256("sha256"), data: try body(&line))
+        case "POSTER":
+            return .poster(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id), jpeg: try body(&line))
+        case "RESULTPART":
+            let task = try line.integer("task", in: id)
+            let epoch = try line.integer("epoch", in: id)
+            let sha = try line.hex256("sha256")
+            let part = try range(&line)
+            return .resultPart(task: task, epoch: epoch, sha256: sha, offset: part.offset, total: part.total, bytes: part.bytes)
         case "ACCEPTED": return .accepted(task: try line.integer("task", in: id))
         case "FAIL":
             return .fail(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
@@ -102,13 +121,8 @@ extension Message {
             return .fetch(sha256: try line.hex256("sha256"), offset: try line.integer("offset"),
                           length: try line.integer("length", in: 1...Int64(ProtocolLimits.maxPayloadLength)))
         case "DATA":
-            let offset = try line.integer("offset")
-            let total = try line.integer("total")
-            let bytes = try body(&line)
-            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
-                throw ReelProtocolError(.malformed, "DATA: offset + size exceeds total")
-            }
-            return .data(offset: offset, total: total, bytes: bytes)
+            let data = try range(&line)
+            return .data(offset: data.offset, total: data.total, bytes: data.bytes)
         case "SUBMIT": return .submit(document: try body(&line))
         case "JOB":
             let job = try line.integer("job", in: id)
@@ -119,14 +133,14 @@ extension Message {
             return .job(id: job, missing: missing)
         case "PUT":
             let sha = try line.hex256("sha256")
-            let offset = try line.integer("offset")
-            let total = try line.integer("total")
-            let bytes = try body(&line)
-            guard Message.fits(offset: offset, count: bytes.count, total: total) else {
-                throw ReelProtocolError(.malformed, "PUT: offset + size exceeds total")
-            }
-            return .put(sha256: sha, offset: offset, total: total, bytes: bytes)
+            let part = try range(&line)
+            return .put(sha256: sha, offset: part.offset, total: part.total, bytes: part.bytes)
         case "STORED":
+            // `task=` answers a RESULTPART, `sha256=` a PUT.
+            if let task = try line.optionalInteger("task", in: id) {
+                return .resultStored(task: task, have: try line.integer("have"), total: try line.integer("total"),
+                                     expiresAtMillis: try line.integer("expires"))
+            }
             return .stored(sha256: try line.hex256("sha256"), have: try line.integer("have"), total: try line.integer("total"))
         case "STATUS": return .status(job: try line.optionalInteger("job", in: id))
         case "AGENTS": return .agents

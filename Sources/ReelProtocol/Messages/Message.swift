@@ -51,6 +51,14 @@ public enum Message: Hashable, Sendable {
     case progress(task: Int64, epoch: Int64, frames: Int64)
     /// `RESULT task= epoch= sha256= size=` + the task's output.
     case result(task: Int64, epoch: Int64, sha256: String, data: [UInt8])
+    /// `RESULTPART task= epoch= sha256= offset= total= size=` + bytes `[offset, offset+size)` of
+    /// a result of `total` bytes uploaded in ranges (any size; each part within the payload limit).
+    case resultPart(task: Int64, epoch: Int64, sha256: String, offset: Int64, total: Int64, bytes: [UInt8])
+    /// `POSTER task= epoch= size=` + a small JPEG of the task's last frame, for the console.
+    case poster(task: Int64, epoch: Int64, jpeg: [UInt8])
+    /// `STORED task= have= total= expires=` — a part of a ranged result was stored; `have` bytes
+    /// are held, and the part renewed the lease until `expires` (ms since the Unix epoch).
+    case resultStored(task: Int64, have: Int64, total: Int64, expiresAtMillis: Int64)
     /// `ACCEPTED task=` — the result was verified and stored.
     case accepted(task: Int64)
     /// `FAIL task= epoch= reason=` — rendering failed.
@@ -167,6 +175,8 @@ extension Message {
         case .lost: "LOST"
         case .progress: "PROGRESS"
         case .result: "RESULT"
+        case .resultPart: "RESULTPART"
+        case .poster: "POSTER"
         case .accepted: "ACCEPTED"
         case .fail: "FAIL"
         case .release: "RELEASE"
@@ -175,7 +185,7 @@ extension Message {
         case .submit: "SUBMIT"
         case .job: "JOB"
         case .put: "PUT"
-        case .stored: "STORED"
+        case .stored, .resultStored: "STORED"
         case .status: "STATUS"
         case .agents: "AGENTS"
         case .report: "REPORT"
@@ -195,10 +205,10 @@ extension Message {
     public var requestRoles: Set<PeerRole>? {
         switch self {
         case .ping, .quit: [.agent, .client]
-        case .capabilities, .claim, .heartbeat, .progress, .result, .fail, .release, .fetch: [.agent]
+        case .capabilities, .claim, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch: [.agent]
         case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,
-             .accepted, .data, .job, .stored, .report:
+             .accepted, .data, .job, .stored, .resultStored, .report:
             nil
         }
     }

@@ -157,4 +157,10 @@ struct LineWriter {
     mutating func add(_ key: String, _ value: String) { text += " \(key)=" + PercentEncoding.encode(value) }
     mutating func add(_ key: String, _ value: some BinaryInteger) { text += " \(key)=\(value)" }
     mutating func add(_ key: String, list: [String]) { text += " \(key)=" + list.map(PercentEncoding.encode).joined(separator: ",") }
+    /// `offset= total= size=` of a ranged message (`DATA`, `PUT`, `RESULTPART`).
+    mutating func addRange(offset: Int64, total: Int64, size: Int) {
+        add("offset", offset)
+        add("total", total)
+        add("size", size)
+    }
 }

@@ -19,16 +19,16 @@ extension JobStore {
     public func claimTasks(for requests: [ClaimRequest], leaseSeconds: Double, kinds: Set<JobTaskKind>,
                            liveAgents: Set<Int64>) throws -> [ClaimedTask?] {
         guard !requests.isEmpty else { return [] }
+        var mustMarkJobs = false
         let claimed: [ClaimedTask?] = try connection.transaction { db in
             let agents = Set(requests.map(\.agent)).union(liveAgents)
-            let quarantined = Set(try db.query(Statements.quarantinedAgents, [Self.integerArray(agents.sorted())]).rows
-                .map { try $0.int64("id") })
-            let asking = requests.filter { !quarantined.contains($0.agent) }
-            guard !asking.isEmpty else { return requests.map { _ in nil } }
             // More than asked for, so agents kept off tasks they failed find others (an agent that
             // failed more than 64 of the first tasks waits for them to be taken by others).
-            let limit = asking.count + 64
-            var candidates = try db.query(Statements.claimCandidates, [Self.kindsLiteral(kinds), String(limit)]).rows.map(Self.candidate)
+            let rows = try db.query(Statements.claimCandidates, [
+                Self.kindsLiteral(kinds), String(requests.count + 64), Self.integerArray(agents.sorted()),
+            ]).rows
+            let quarantined = Set(try rows.first.map { Self.integers(try $0.string("quarantined")) } ?? [])
+            var candidates = try rows.filter { $0["id"] != nil }.map(Self.candidate)
             candidates.sort(by: ClaimPolicy.precedes)
             let live = liveAgents.subtracting(quarantined)
             var chosen: [Int: ClaimCandidate] = [:]
@@ -39,20 +39,18 @@ extension JobStore {
             }
             guard !chosen.isEmpty else { return requests.map { _ in nil } }
             let order = chosen.keys.sorted()
-            let leased = try db.query(Statements.leaseTasks, [
-                Self.integerArray(order.map { chosen[$0]!.task }), Self.integerArray(order.map { requests[$0].agent }), String(leaseSeconds),
-            ]).rows.map(Self.claimedTask)
-            let byTask = Dictionary(uniqueKeysWithValues: leased.map { ($0.id, $0) })
-            try db.query(Statements.setAgentTasks, [Self.integerArray(leased.map(\.leaseOwner)), Self.integerArray(leased.map(\.id))])
-            try db.query(Statements.appendClaimEvents, [
-                Self.integerArray(leased.map(\.jobID)), Self.integerArray(leased.map(\.id)), Self.integerArray(leased.map(\.leaseOwner)),
-                Self.integerArray(leased.map(\.epoch)), Self.integerArray(leased.map { Int64($0.attempts) }),
-            ])
+            let rowsLeased = try db.query(Statements.leaseTasks, [
+                Self.integerArray(order.map { chosen[$0]!.task }), Self.integerArray(order.map { requests[$0].agent }), String(leaseSeconds), now,
+            ]).rows
+            mustMarkJobs = try rowsLeased.contains { try $0.string("job_state") == JobState.queued.rawValue || $0.string("kind") == JobTaskKind.finalise.rawValue }
+            let byTask = Dictionary(uniqueKeysWithValues: try rowsLeased.map(Self.claimedTask).map { ($0.id, $0) })
             return requests.indices.map { index in chosen[index].flatMap { byTask[$0.task] } }
         }
-        // Outside the claim's transaction: a claim holds task locks and must never wait for a job row.
+        // Outside the claim's transaction: a claim holds task locks and must never wait for a job
+        // row. Needed only when a job was still queued or a finalise task was claimed (the reaper
+        // also converges jobs a crash left behind).
         let tasks = claimed.compactMap { $0 }
-        if !tasks.isEmpty {
+        if mustMarkJobs {
             try markJobsClaimed(jobs: Set(tasks.map(\.jobID)), finalising: Set(tasks.filter { $0.kind == .finalise }.map(\.jobID)))
         }
         return claimed
@@ -72,6 +70,11 @@ extension JobStore {
         try connection.query(Statements.markJobsClaimed, [Self.integerArray(jobs.sorted()), Self.integerArray(finalising.sorted())])
     }
 
+    /// The integers of a `bigint[]` column's text (`{1,2,3}`).
+    static func integers(_ array: String) -> [Int64] {
+        array.trimmingCharacters(in: ["{", "}"]).split(separator: ",").compactMap { Int64($0) }
+    }
+
     /// A `text[]` literal of `kinds` for the claim statement.
     static func kindsLiteral(_ kinds: Set<JobTaskKind>) -> String {
         "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
@@ -81,7 +84,7 @@ extension JobStore {
         guard let kind = TaskKind(rawValue: try row.string("kind")) else {
             throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
         }
-        let failed = try row.string("failed_agents").trimmingCharacters(in: ["{", "}"]).split(separator: ",").compactMap { Int64($0) }
+        let failed = integers(try row.string("failed_agents"))
         return ClaimCandidate(task: try row.int64("id"), job: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
                               jobPriority: try row.int("priority"), failedAgents: failed)
     }

@@ -77,22 +77,17 @@ enum ConsoleStatements {
 
     static let jobExists = "SELECT id FROM jobs WHERE id = $1::bigint"
 
-    /// Latest claim per task and latest failure per task, each one pass over the job's rows.
+    /// Each task with its latest claim's agent (the holder while leased) and latest failure.
     static let tasksWithAgents = """
-        WITH claims AS (
-            SELECT DISTINCT ON (e.task_id) e.task_id, e.agent_id, e.at
-            FROM events e WHERE e.job_id = $1::bigint AND e.kind = 'claimed' AND e.task_id IS NOT NULL
-            ORDER BY e.task_id, e.id DESC),
-        failures AS (
+        WITH failures AS (
             SELECT DISTINCT ON (f.task_id) f.task_id, f.agent_name || ': ' || f.message AS message
             FROM task_failures f JOIN tasks ft ON ft.id = f.task_id WHERE ft.job_id = $1::bigint
             ORDER BY f.task_id, f.id DESC)
         SELECT t.id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.state, t.attempts, t.max_attempts, t.progress_frames,
                t.error, f.message AS last_failure, a.name AS agent_name,
-               \(ms("c.at")) AS claimed_ms, \(ms("t.finished_at")) AS finished_ms
+               \(ms("t.claimed_at")) AS claimed_ms, \(ms("t.finished_at")) AS finished_ms
         FROM tasks t
-        LEFT JOIN claims c ON c.task_id = t.id
-        LEFT JOIN agents a ON a.id = coalesce(t.lease_owner, c.agent_id)
+        LEFT JOIN agents a ON a.id = coalesce(t.lease_owner, t.last_agent)
         LEFT JOIN failures f ON f.task_id = t.id
         WHERE t.job_id = $1::bigint
         ORDER BY CASE t.kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END, t.ordinal

@@ -78,6 +78,16 @@ extension JobStore {
         Set(try connection.query(Statements.neededResultHashes, [cutoffMillis.map(String.init)]).rows.map { try $0.string("h") })
     }
 
+    /// The epochs under which those of `tasks` are leased right now (a task not leased is absent):
+    /// a partial result upload of any other task or epoch can never complete and may go.
+    public func leasedEpochs(tasks: [Int64]) throws -> [Int64: Int64] {
+        var out: [Int64: Int64] = [:]
+        for row in try connection.query(Statements.leasedEpochs, [Self.integerArray(tasks)]).rows {
+            out[try row.int64("id")] = try row.int64("epoch")
+        }
+        return out
+    }
+
     /// Asset hashes some job still needs (same cutoff rule as results).
     public func neededAssetHashes(endedAfter cutoffMillis: Int64?) throws -> Set<String> {
         Set(try connection.query(Statements.neededAssetHashes, [cutoffMillis.map(String.init)]).rows.map { try $0.string("h") })

@@ -17,10 +17,16 @@
 /// (the coordinator gives each store its own connection and worker).
 public final class JobStore: @unchecked Sendable {
     public let connection: PGConnection
+    /// The time lease rules read (grant, renewal, expiry, grace); tests move it instead of sleeping.
+    public let clock: FarmClock
 
-    public init(connection: PGConnection) {
+    public init(connection: PGConnection, clock: FarmClock = .wall) {
         self.connection = connection
+        self.clock = clock
     }
+
+    /// `clock`'s now, as a statement parameter.
+    var now: String { String(clock.nowMillis()) }
 
     // MARK: Jobs
 
@@ -122,22 +128,25 @@ public final class JobStore: @unchecked Sendable {
         return (try counts(Statements.jobStateCounts), try counts(Statements.taskStateCounts))
     }
 
-    /// Extends a live lease to now + `leaseSeconds`.
+    /// Extends a live lease to now + `leaseSeconds`; also the holder's sign of life (`last_heartbeat`).
     /// - Returns: the new expiry (ms since the Unix epoch).
     /// - Throws: `JobStoreError.staleEpoch` when the lease is no longer held or has expired.
     public func renewLease(_ lease: Lease, leaseSeconds: Double) throws -> Int64 {
-        try connection.transaction { db in
-            guard let row = try db.query(Statements.renewLease, fenced(lease) + [String(leaseSeconds)]).singleRow() else {
-                throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
-            }
-            return try row.int64("expires_ms")
+        guard let row = try connection.query(Statements.renewLease, fenced(lease) + [String(leaseSeconds), now]).singleRow() else {
+            throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
         }
+        return try row.int64("expires_ms")
     }
 
-    /// Records frames done (for status); does not renew the lease.
+    /// Records frames done (for status) and the holder's sign of life; does not renew the lease.
     public func recordProgress(_ lease: Lease, frames: Int64) throws {
         let result = try connection.query(Statements.recordProgress, fenced(lease) + [String(frames)])
-        guard result.affectedRows == 1 else { throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch) }
+        guard result.rows.count == 1 else { throw JobStoreError.staleEpoch(task: lease.task, epoch: lease.epoch) }
+    }
+
+    /// The job of the task `lease` names, if the lease still holds (nil when it does not).
+    public func jobOfLease(_ lease: Lease) throws -> Int64? {
+        try connection.query(Statements.jobOfLease, fenced(lease)).singleRow().map { try $0.int64("job_id") }
     }
 
     /// Accepts a verified result under the current lease. Completing the finalise task
@@ -203,11 +212,11 @@ public final class JobStore: @unchecked Sendable {
     /// - Returns: the leases that were expired.
     public func expireLeases() throws -> [ExpiredLease] {
         var all: [ExpiredLease] = []
-        for row in try connection.query(Statements.jobsWithExpiredLeases).rows {
+        for row in try connection.query(Statements.jobsWithExpiredLeases, [now]).rows {
             let job = try row.int64("job_id")
             all += try connection.transaction { db -> [ExpiredLease] in
                 guard try db.query(Statements.lockJob, [String(job)]).singleRow() != nil else { return [] }
-                let expired = try db.query(Statements.expireLeasesOfJob, [String(job)]).rows.map { row in
+                let expired = try db.query(Statements.expireLeasesOfJob, [String(job), now]).rows.map { row in
                     ExpiredLease(task: try row.int64("id"), jobID: try row.int64("job_id"), epoch: try row.int64("epoch"),
                                  agent: try row.optionalInt64("old_owner"), newState: TaskState(rawValue: try row.string("state")) ?? .failed)
                 }
@@ -235,7 +244,7 @@ public final class JobStore: @unchecked Sendable {
         // One row per statement: never two task locks at once outside a job lock.
         try connection.query(Statements.leasesOfAgent, [String(agent)]).rows.compactMap { row in
             let task = try row.int64("id")
-            let shortened = try connection.query(Statements.shortenLease, [String(task), String(agent), String(graceSeconds)])
+            let shortened = try connection.query(Statements.shortenLease, [String(task), String(agent), String(graceSeconds), now])
             return shortened.affectedRows == 1 ? task : nil
         }
     }
@@ -360,7 +369,8 @@ public final class JobStore: @unchecked Sendable {
                         capabilities: try row.string("capabilities"), state: AgentState(rawValue: try row.string("state")) ?? .offline,
                         lastHeartbeatMillis: try row.int64("heartbeat_ms"), heartbeatAgeMillis: try row.int64("age_ms"),
                         currentTask: try row.optionalInt64("current_task"),
-                        quarantinedUntilMillis: try row.optionalInt64("quarantined_ms"), lastError: row["last_error"])
+                        quarantinedUntilMillis: try row.optionalInt64("quarantined_ms"), lastError: row["last_error"],
+                        failures: try row.int("failures"))
         }
     }
 

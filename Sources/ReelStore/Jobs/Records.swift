@@ -141,6 +141,8 @@ public struct Completion: Hashable, Sendable {
     public var jobDone: Bool
     /// Frames of the completed video chunk (0 for other kinds).
     public var frames: Int64 = 0
+    /// Every render task of the job is now done: its finalise task can be claimed.
+    public var jobRendered: Bool = false
 }
 
 /// The job's plan document in the coordinator's storage, by content: agents fetch it once
@@ -250,6 +252,8 @@ public struct AgentRecord: Hashable, Sendable {
     public var quarantinedUntilMillis: Int64? = nil
     /// The agent's latest `FAIL` reason.
     public var lastError: String? = nil
+    /// `FAIL`s recorded against it (of tasks the farm still keeps).
+    public var failures: Int = 0
 }
 
 /// One line of a job's history.

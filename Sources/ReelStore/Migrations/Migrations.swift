@@ -213,7 +213,17 @@ ALTER TABLE jobs ADD COLUMN run_started_at timestamptz;
 ALTER TABLE jobs ADD COLUMN run_frames_base bigint NOT NULL DEFAULT 0;
 UPDATE jobs SET run_started_at = started_at;
 """#),
-        Migration(version: 5, name: "chunk_reuse", sql: #"""
+        Migration(version: 5, name: "task_claims", sql: #"""
+-- The console's job page shows each chunk's agent and start without reading the job's events
+-- (a long job has hundreds of thousands): the latest claim's agent and time, set by the claim.
+ALTER TABLE tasks ADD COLUMN last_agent bigint REFERENCES agents (id) ON DELETE SET NULL;
+ALTER TABLE tasks ADD COLUMN claimed_at timestamptz;
+UPDATE tasks t SET last_agent = c.agent_id, claimed_at = c.at
+FROM (SELECT DISTINCT ON (task_id) task_id, agent_id, at FROM events
+      WHERE kind = 'claimed' AND task_id IS NOT NULL ORDER BY task_id, id DESC) c
+WHERE c.task_id = t.id;
+"""#),
+        Migration(version: 6, name: "chunk_reuse", sql: #"""
 -- Issue 11: incremental re-rendering. A render task carries the content key of its output
 -- (SHA-256 over everything that decides its bytes, ReelCore's ContentKey); planning looks up
 -- a done task with the same key, in any job, and inserts the new task done with that result.

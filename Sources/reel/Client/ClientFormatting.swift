@@ -64,14 +64,15 @@ enum ClientFormatting {
         return "storage: assets \(bytes(usage.assetBytes)), results \(bytes(usage.resultBytes)), outputs \(bytes(usage.outputBytes))\n"
     }
 
-    /// One row per agent: name, host, state, threads, heartbeat age, current task.
+    /// One row per agent: name, host, state, threads, heartbeat age, failures, current task.
     static func agentsTable(_ report: AgentsReport) -> String {
         guard !report.agents.isEmpty else { return "no agents\n" }
-        var table = TextTable(headers: ["AGENT", "HOST", "STATE", "THREADS", "HEARTBEAT", "TASK"], rightAligned: [3, 4])
+        var table = TextTable(headers: ["AGENT", "HOST", "STATE", "THREADS", "HEARTBEAT", "FAILURES", "TASK"], rightAligned: [3, 4, 5])
         for agent in report.agents {
             table.add([
                 agent.name, agent.host, agent.state, String(agent.threads),
                 agent.heartbeatAgeSeconds.map { age($0) } ?? "never",
+                agent.failures.map(String.init) ?? "-",
                 agent.currentTask ?? "-",
             ])
         }
