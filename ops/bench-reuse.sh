@@ -97,7 +97,8 @@ render() {  # name, flags…
   local t0; t0=$(now)
   summary[$name]=$("$bin/reel" render "$work/comp.json" -o "$work/$name.mp4" --agents "$agents" --chunk-seconds 10 \
                    --database "$url" --quiet "$@" | tail -n 1)
-  secs[$name]=$(echo "$(now) - $t0" | bc)
+  summary[$name]=${summary[$name]#"$work/"}
+  secs[$name]=$(printf '%.1f' "$(echo "$(now) - $t0" | bc)")
   log "${summary[$name]} in ${secs[$name]} s"
 }
 render first
@@ -111,7 +112,7 @@ packets() { ffprobe -v error -select_streams v:0 -show_entries packet=pts,flags,
 packets "$work/edited.mp4" > "$work/edited.packets"
 packets "$work/fresh.mp4" > "$work/fresh.packets"
 count=$(wc -l < "$work/edited.packets")
-if cmp -s "$work/edited.packets" "$work/fresh.packets"; then same="identical ($count packets)"; else same="**DIFFERENT**"; fi
+if cmp -s "$work/edited.packets" "$work/fresh.packets"; then same="identical, all $count"; else same="**DIFFERENT**"; fi
 changed=$(packets "$work/first.mp4" | diff - "$work/edited.packets" | grep -c '^>' || true)
 share=$(echo "scale=1; 100 * ${secs[edited]} / ${secs[first]}" | bc)
 cat > "$report" <<MD
