@@ -36,8 +36,8 @@ let package = Package(
                        providers: [.apt(["libfreetype-dev", "libfontconfig-dev", "libharfbuzz-dev", "libfribidi-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
-        // Pure core: exact time, the composition model, validation, planning. No I/O.
-        .target(name: "ReelCore"),
+        // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
+        .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // libav, the compositor, text, audio mixing, encoding, muxing, stitching.
         .target(name: "ReelMedia", dependencies: [
             "ReelCore", "CFFmpeg", "CFreeType",

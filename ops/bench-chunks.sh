@@ -25,25 +25,17 @@ agents=2
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/reel-bench-chunks.XXXXXX")
 if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir: $work" >&2; else trap 'rm -rf "$work"' EXIT; fi
-log() { echo "== $*" >&2; }
-ff() { ffmpeg -nostdin -v error -y "$@"; }
-now() { date +%s.%N; }
+. ops/bench-lib.sh
 
 # 1. Build.
 log "building reel and reel-chunkbench (release)"
-swift build -c release --scratch-path .build-release --product reel >&2
-swift build -c release --scratch-path .build-release --product reel-chunkbench >&2
+build_release reel reel-chunkbench
 bin="$root/.build-release/release"
 
-# 2. Media and composition. Sources are encoded near-losslessly (CRF 10, intra-heavy) so
-# the composition's own encode dominates; sizes differ on purpose (the compositor scales).
+# 2. Media and composition (ops/bench-lib.sh: testsrc2, mandelbrot, life, gradients; near-lossless).
 log "generating media in $work"
 src="$work/src"; mkdir -p "$src"
-enc=(-c:v libx264 -preset veryfast -crf 10 -pix_fmt yuv420p -g 30)
-ff -f lavfi -i "testsrc2=size=1280x720:rate=30:duration=12" "${enc[@]}" "$src/testsrc2.mp4"
-ff -f lavfi -i "mandelbrot=size=640x360:rate=30:start_scale=3:end_scale=0.05" -t 12 "${enc[@]}" "$src/mandelbrot.mp4"
-ff -f lavfi -i "life=size=640x360:rate=30:mold=10:ratio=0.1:death_color=#402010:life_color=#20c060:mold_color=#803000" \
-   -t 12 "${enc[@]}" "$src/life.mp4"
+make_clips "$src"
 # A zooming still: one testsrc2-free photo-like frame (a mandelbrot detail, blurred a little),
 # panned and zoomed over 12 s.
 ff -f lavfi -i "mandelbrot=size=1920x1080:start_scale=0.02:start_x=-0.743643887037151:start_y=0.13182590420533" \
@@ -51,7 +43,6 @@ ff -f lavfi -i "mandelbrot=size=1920x1080:start_scale=0.02:start_x=-0.7436438870
 ff -loop 1 -framerate 30 -i "$src/still.png" \
    -vf "zoompan=z='1+0.0015*on':x='iw/2-(iw/zoom/2)+on*0.5':y='ih/2-(ih/zoom/2)':d=1:s=1280x720:fps=30" \
    -t 12 "${enc[@]}" "$src/zoom.mp4"
-ff -f lavfi -i "gradients=size=1280x720:rate=30:speed=0.02:n=5:seed=7" -t 12 "${enc[@]}" "$src/gradients.mp4"
 # Music: a chord with a slow tremolo and a little noise, 60 s stereo.
 ff -f lavfi -i "sine=frequency=220:sample_rate=48000:duration=60" -f lavfi -i "sine=frequency=277:sample_rate=48000:duration=60" \
    -f lavfi -i "anoisesrc=color=pink:amplitude=0.05:sample_rate=48000:duration=60" \

@@ -114,7 +114,7 @@ extension CoordinatorHandler {
         let name = (try? CoordinatorJSON.decode(StoredJobSettings.self, from: summary.settings))?.settings.name
         let c = summary.taskCounts
         let counts = TaskCounts(done: c[.done] ?? 0, running: c[.leased] ?? 0, queued: c[.queued] ?? 0, failed: c[.failed] ?? 0,
-                                cancelled: c[.cancelled] ?? 0, total: c.values.reduce(0, +))
+                                cancelled: c[.cancelled] ?? 0, total: c.values.reduce(0, +), reused: summary.tasksReused)
         let total = Int(summary.framesTotal), done = Int(summary.framesDone)
         var fps: Double?
         var eta: Double?

@@ -94,14 +94,25 @@ struct JobPlanner: Sendable {
             let storage = storage
             let reference = try await offload { try PlanDocuments.store(document, storage: storage) }
             let documentPath = storage.assetPath(reference.sha256)
+            // Chunks whose content key has a stored result (any job) are created done with it.
+            let keys = try await offload { [plan, chunks, manifest] in
+                ChunkReuse.keys(plan: plan, chunks: chunks, encoderThreads: threads, manifest: manifest)
+            }
+            var reusable: [String: TaskResult] = [:]
+            if stored.settings.noCache != true {
+                let wanted = (keys.video + [keys.audio]).compactMap { $0 }
+                let found = try await pool.run { try $0.results(forContentKeys: wanted) }
+                let reuse = ChunkReuse(storage: storage)
+                reusable = try await offload { reuse.present(found) }
+            }
             var tasks: [NewTask] = []
             for (ordinal, chunk) in chunks.enumerated() {
                 tasks.append(NewTask(kind: .videoChunk, ordinal: ordinal, frameStart: Int64(chunk.start), frameEnd: Int64(chunk.end),
-                                     spec: "", maxAttempts: configuration.maxAttempts))
+                                     spec: "", maxAttempts: configuration.maxAttempts).keyed(keys.video[ordinal], reusing: reusable))
             }
             if !plan.audioTracks.isEmpty {
                 tasks.append(NewTask(kind: .audio, ordinal: 0, frameStart: 0, frameEnd: Int64(plan.frameCount), spec: "",
-                                     maxAttempts: configuration.maxAttempts))
+                                     maxAttempts: configuration.maxAttempts).keyed(keys.audio, reusing: reusable))
             }
             tasks.append(NewTask(kind: .finalise, ordinal: 0, spec: "", maxAttempts: configuration.maxAttempts))
             let planJSON = try CoordinatorJSON.encode(agentPlan)
@@ -112,6 +123,7 @@ struct JobPlanner: Sendable {
             if created {
                 dispatcher.wake()
                 logger.info("planned job", metadata: ["job": "\(job)", "chunks": "\(chunks.count)", "frames": "\(plan.frameCount)",
+                                                      "reused": "\(tasks.filter { $0.reusedResult != nil }.count)",
                                                       "audio": "\(!plan.audioTracks.isEmpty)", "plan": "\(reference.sha256.prefix(12)) (\(reference.size) bytes)"])
             }
         } catch let error as CompositionError {

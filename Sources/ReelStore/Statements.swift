@@ -26,11 +26,36 @@ enum Statements {
         """
     /// A job's tasks in one statement: `$2…$7` are parallel arrays (kind, ordinal, frames,
     /// spec, attempts).
+    /// Parallel arrays, one element per task; a task with a result (`$9…$11` not NULL) is
+    /// created done with it (reused: never rendered), which the insert trigger counts.
     static let insertTasks = """
-        INSERT INTO tasks (job_id, kind, ordinal, frame_start, frame_end, spec, max_attempts)
-        SELECT $1::bigint, x.kind, x.ordinal, x.frame_start, x.frame_end, x.spec, x.max_attempts
-        FROM unnest($2::text[], $3::integer[], $4::bigint[], $5::bigint[], $6::text[], $7::integer[])
-             AS x(kind, ordinal, frame_start, frame_end, spec, max_attempts)
+        INSERT INTO tasks (job_id, kind, ordinal, frame_start, frame_end, spec, max_attempts, content_key,
+                           state, reused, result_sha256, result_size, result_key, progress_frames, finished_at)
+        SELECT $1::bigint, x.kind, x.ordinal, x.frame_start, x.frame_end, x.spec, x.max_attempts, x.content_key,
+               CASE WHEN x.result_sha256 IS NULL THEN 'queued' ELSE 'done' END, x.result_sha256 IS NOT NULL,
+               x.result_sha256, x.result_size, x.result_key,
+               CASE WHEN x.result_sha256 IS NULL THEN 0 ELSE x.frame_end - x.frame_start END,
+               CASE WHEN x.result_sha256 IS NULL THEN NULL ELSE now() END
+        FROM unnest($2::text[], $3::integer[], $4::bigint[], $5::bigint[], $6::text[], $7::integer[], $8::text[],
+                    $9::text[], $10::bigint[], $11::text[])
+             AS x(kind, ordinal, frame_start, frame_end, spec, max_attempts, content_key, result_sha256, result_size, result_key)
+        """
+    /// `tasks_reused` of job `$1` recounted (a reused result found damaged is rendered after all).
+    static let countReusedTasks = """
+        UPDATE jobs SET tasks_reused = (SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused) WHERE id = $1::bigint
+        """
+    /// After planning job `$1` with reused tasks: count them, and leave their frames out of
+    /// the run's speed (they were not rendered by this run).
+    static let recordReusedAtPlanning = """
+        UPDATE jobs SET tasks_reused = (SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused),
+                        run_frames_base = frames_done
+        WHERE id = $1::bigint
+        """
+    /// The newest stored result of a done task per content key in `$1` (any job).
+    static let resultsByContentKey = """
+        SELECT DISTINCT ON (content_key) content_key, result_sha256, result_size, result_key FROM tasks
+        WHERE content_key = ANY($1::text[]) AND state = 'done' AND result_sha256 IS NOT NULL AND result_key IS NOT NULL
+        ORDER BY content_key, finished_at DESC NULLS LAST, id DESC
         """
     static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, $2) ON CONFLICT DO NOTHING"
 
@@ -242,7 +267,7 @@ enum Statements {
         \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
         \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
         \(ms("j.run_started_at")) AS run_started_ms, j.run_frames_base,
-        j.render_tasks, j.tasks_done, j.tasks_failed, j.tasks_cancelled, j.frames_total, j.frames_done,
+        j.render_tasks, j.tasks_done, j.tasks_failed, j.tasks_cancelled, j.frames_total, j.frames_done, j.tasks_reused,
         l.leased, l.frames_in_progress
         """
     private static let leasedOfJob = """
@@ -375,7 +400,7 @@ enum Statements {
     /// with a fresh set of attempts (its next claim bumps the epoch).
     static let requeueDamagedTask = """
         UPDATE tasks SET state = 'queued', attempts = 0, result_sha256 = NULL, result_size = NULL, result_key = NULL,
-                         progress_frames = 0, finished_at = NULL, error = $2, updated_at = now()
+                         progress_frames = 0, finished_at = NULL, error = $2, updated_at = now(), reused = false
         WHERE id = $1::bigint AND state = 'done' AND kind <> 'finalise'
         RETURNING job_id
         """

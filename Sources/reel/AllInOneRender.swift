@@ -22,6 +22,8 @@ struct AllInOneRender {
     var agents: Int
     var chunkSeconds: Rational
     var encoderThreads: Int
+    /// Render every chunk anew (`--no-cache`) instead of reusing identical ones rendered before.
+    var noCache = false
     var database: String?
     var quiet: Bool
 
@@ -122,7 +124,7 @@ struct AllInOneRender {
         let parsed = try Composition.parse(Array(data))
         let manifest = try AssetManifest(composition: parsed, directory: URL(fileURLWithPath: composition).deletingLastPathComponent().path)
         let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: URL(fileURLWithPath: composition).lastPathComponent,
-                                   fileType: fileType)
+                                   fileType: fileType, noCache: noCache ? true : nil)
         let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
                                                           manifest: manifest, client: client, quiet: quiet) { farm.job = $0 }
         let following = ReconnectingClient(client, options: connection)
@@ -139,7 +141,7 @@ struct AllInOneRender {
         }
         await following.close()
         try Task.checkCancellation()
-        farm.finished = "\(output): job \(job), \(final.frameCount) frames, \(final.tasks.total) tasks on \(agents) agent(s)"
+        farm.finished = "\(output): job \(job), \(final.frameCount) frames, \(ClientFormatting.reuse(final.tasks)) on \(agents) agent(s)"
     }
 
     /// A fresh random secret for this run, readable by this user only.

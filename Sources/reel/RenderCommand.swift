@@ -25,6 +25,8 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else a private cluster).") var database: String?
     @Flag(help: "Render with worker threads in this process, without a database or coordinator.") var inProcess = false
     @Flag(help: "With --in-process: keep the chunk files beside the output (in a .chunks directory).") var keepChunks = false
+    @Flag(help: "Render every chunk anew, even those an earlier render already made identically (no reuse; farm mode only).")
+    var noCache = false
     @Flag(help: "No progress bar.") var quiet = false
 
     func validate() throws {
@@ -57,7 +59,8 @@ struct RenderCommand: AsyncParsableCommand {
             }
             let environmentDatabase = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
             try await AllInOneRender(composition: composition, output: output, fileType: fileType, agents: agents, chunkSeconds: seconds,
-                                     encoderThreads: encoderThreads, database: database ?? environmentDatabase, quiet: quiet).run()
+                                     encoderThreads: encoderThreads, noCache: noCache, database: database ?? environmentDatabase,
+                                     quiet: quiet).run()
         }
     }
 }

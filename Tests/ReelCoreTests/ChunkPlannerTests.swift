@@ -23,10 +23,31 @@ struct ChunkPlannerTests {
                 == ranges([(0, 300), (300, 600), (600, 900)]))
     }
 
-    @Test func shrinksForAgentsAndSpreadsEvenly() {
-        // 15 GOPs over 8 agents: boundaries at round(i·15/8) GOPs = 2, 4, 6, 8, 9, 11, 13.
+    @Test func shrinksForAgentsOnAFixedGrid() {
+        // 15 GOPs over 8 agents: the largest grid step giving 8 chunks is 2 GOPs; the last chunk takes the rest.
         #expect(ChunkPlanner.plan(frameCount: 900, gopFrames: 60, frameDuration: Rational(1, 30), minimumChunks: 8)
-                == ranges([(0, 120), (120, 240), (240, 360), (360, 480), (480, 540), (540, 660), (660, 780), (780, 900)]))
+                == ranges([(0, 120), (120, 240), (240, 360), (360, 480), (480, 600), (600, 720), (720, 840), (840, 900)]))
+    }
+
+    @Test func lengthChangesOnlyTheLastChunk() {
+        // 120 s at 30 fps; 1 s more or less moves only the end of the last chunk.
+        let base = ChunkPlanner.plan(frameCount: 3600, gopFrames: 60, frameDuration: Rational(1, 30))
+        for frameCount in [3630, 3660, 3540] {
+            let edited = ChunkPlanner.plan(frameCount: frameCount, gopFrames: 60, frameDuration: Rational(1, 30))
+            #expect(Array(edited.dropLast()) == Array(base.prefix(edited.count - 1)), "frames \(frameCount)")
+            #expect(edited.last?.end == frameCount)
+        }
+    }
+
+    @Test func aCutMovesOnlyTheBoundaryNearIt() {
+        // A cut near 40 s (frame 1190 → GOP boundary 1200) moves nothing; one at 1250 pulls 1200 to 1260;
+        // every other chunk keeps its frames.
+        let base = ChunkPlanner.plan(frameCount: 3600, gopFrames: 60, frameDuration: Rational(1, 30), cutFrames: [1190])
+        let moved = ChunkPlanner.plan(frameCount: 3600, gopFrames: 60, frameDuration: Rational(1, 30), cutFrames: [1250])
+        #expect(base.count == 12 && moved.count == 12)
+        let changed = zip(base, moved).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
+        #expect(changed == [3, 4])
+        #expect(moved[3] == FrameRange(start: 900, end: 1260) && moved[4] == FrameRange(start: 1260, end: 1500))
     }
 
     @Test func neverBelowOneGOP() {

@@ -19,6 +19,14 @@ import Testing
         #expect(lines[2].contains("100%") && lines[2].hasSuffix("-"))
     }
 
+    @Test func reusedChunksAreCountedInTheTableAndTheFinalMessage() {
+        var job = ClientCommandTests.sampleJobs[0]
+        #expect(!ClientFormatting.jobsTable(StatusReport(jobs: [job])).contains("reused"))
+        job.tasks = TaskCounts(done: 11, total: 11, reused: 10)
+        #expect(ClientFormatting.jobsTable(StatusReport(jobs: [job])).contains("11/0/0/0 of 11, 10 reused"))
+        #expect(ClientFormatting.reuse(job.tasks) == "10 of 11 tasks reused, 1 rendered")
+    }
+
     @Test func aFailedJobsErrorFollowsTheTable() {
         var job = ClientCommandTests.sampleJobs[0]
         job.state = "failed"

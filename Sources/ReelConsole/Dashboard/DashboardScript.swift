@@ -335,7 +335,8 @@ enum DashboardScript {
     $("job-summary").replaceChildren(
       item("Progress", progressBar(job)),
       item("Frames", `${job.framesDone} / ${job.frameCount}`),
-      item("Chunks", `${t.done} done · ${t.running} running · ${t.queued} queued` + (t.failed ? ` · ${t.failed} failed` : "")),
+      item("Chunks", `${t.done} done` + (t.reused ? ` (${t.reused} reused)` : "") + ` · ${t.running} running · ${t.queued} queued`
+        + (t.failed ? ` · ${t.failed} failed` : "")),
       item("Frames/s", fps(job.framesPerSecond)),
       item("ETA", ended(job) ? "–" : clock(job.etaSeconds)),
       item("Submitted", when(job.submittedAtMillis)),

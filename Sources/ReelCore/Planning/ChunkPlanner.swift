@@ -14,12 +14,20 @@ public struct FrameRange: Hashable, Sendable, Codable, CustomStringConvertible {
 /// with an IDR frame of a closed GOP); every chunk holds at least one whole GOP (unless the
 /// whole job is shorter than one GOP); a trailing partial GOP joins the last chunk.
 ///
-/// Chunks aim at `targetChunkSeconds` but are made smaller so that there are at least
-/// `minimumChunks` (e.g. the number of agents) when the job has that many GOPs, and the
-/// GOPs are spread evenly. A boundary may then move by at most one GOP towards a cut (a
-/// segment or instruction change), choosing the GOP boundary nearest that cut, because a
-/// join at a cut hides the encoder's small discontinuity at chunk joins. There are never more
-/// than `RenderLimits.maximumChunks` chunks (they are made longer instead), nor more than GOPs.
+/// Boundaries lie on a fixed grid counted from frame 0: every `s` GOPs, where `s` is the
+/// target chunk length in whole GOPs, made smaller only when the job has too few GOPs to give
+/// `minimumChunks` chunks (e.g. the number of agents) and larger only when it would give more
+/// than `RenderLimits.maximumChunks`. The last chunk takes what is left. A boundary may then
+/// move by at most one GOP towards a cut (a segment or instruction change), choosing the GOP
+/// boundary nearest that cut, because a join at a cut hides the encoder's small
+/// discontinuity at chunk joins.
+///
+/// Decision (stability over balance): the grid is not spread evenly over the job, so that an
+/// edit in one place leaves every other chunk's frame range as it was and incremental
+/// re-rendering (`ContentKey`) can reuse those chunks. Lengthening or shortening the
+/// composition changes only its last chunk; a cut moved, added or removed changes at most the
+/// boundary within one GOP of it, i.e. the two chunks around it. The price is a last chunk
+/// that may be shorter than the others.
 public enum ChunkPlanner {
     public static let defaultTargetChunkSeconds = Rational(10)
 
@@ -31,17 +39,19 @@ public enum ChunkPlanner {
         let gops = max(1, frameCount / gopFrames)
         let gopSeconds = frameDuration * gopFrames
         let targetGOPs = targetChunkSeconds > .zero ? min(gops, max(1, Int((targetChunkSeconds / gopSeconds).rounded))) : 1
-        // Never more than `RenderLimits.maximumChunks` chunks: longer chunks instead.
-        let count = min(gops, RenderLimits.maximumChunks, max((gops + targetGOPs - 1) / targetGOPs, minimumChunks))
+        // The grid step in GOPs: the largest `s` ≤ the target with ceil(gops / s) ≥ minimumChunks
+        // (s < gops / (minimumChunks − 1)), and never more than `RenderLimits.maximumChunks` chunks.
+        let forMinimum = minimumChunks >= 2 ? max(1, (gops + minimumChunks - 2) / (minimumChunks - 1) - 1) : gops
+        let step = max(min(targetGOPs, forMinimum), (gops + RenderLimits.maximumChunks - 1) / RenderLimits.maximumChunks)
+        let count = (gops + step - 1) / step
 
-        // Even spread: boundary i at round(i·gops/count) GOPs; consecutive ideals differ by ≥ 1
-        // because gops ≥ count.
-        func ideal(_ i: Int) -> Int { Int(Rational(Int64(i * gops), Int64(count)).rounded) }
+        // Grid boundary i at i·step GOPs (the job's end for i == count).
+        func ideal(_ i: Int) -> Int { i >= count ? gops : i * step }
         var boundaries = [0]
         for i in 1..<max(1, count) {
             let target = ideal(i)
             let lower = boundaries.last! + 1, upper = ideal(i + 1) - 1
-            // A cut's nearest GOP boundary, if within one GOP of the ideal and keeping order.
+            // A cut's nearest GOP boundary, if within one GOP of the grid and keeping order.
             let snapped = cutFrames.compactMap { cut -> (gop: Int, miss: Int, shift: Int)? in
                 let g = Int(Rational(Int64(cut), Int64(gopFrames)).rounded)
                 guard abs(g - target) <= 1, g >= lower, g <= upper else { return nil }

@@ -26,10 +26,13 @@ public struct JobSettings: Codable, Sendable, Hashable {
     public var fileType: FileType?
     /// The job's priority (`JobPriority.range`; higher is claimed first). Default 0.
     public var priority: Int?
+    /// Render every chunk anew, even those whose content key has a stored result (`--no-cache`).
+    /// Default false: such chunks are reused, not rendered.
+    public var noCache: Bool?
     public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil,
-                priority: Int? = nil) {
+                priority: Int? = nil, noCache: Bool? = nil) {
         self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name; self.fileType = fileType
-        self.priority = priority
+        self.priority = priority; self.noCache = noCache
     }
 }
 
@@ -86,17 +89,21 @@ public struct TaskCounts: Codable, Sendable, Hashable {
     /// Stopped because the job was cancelled or failed elsewhere (not failures of their own).
     public var cancelled: Int
     public var total: Int
-    public init(done: Int = 0, running: Int = 0, queued: Int = 0, failed: Int = 0, cancelled: Int = 0, total: Int = 0) {
+    /// Of `done`: created done at planning from a stored result with the same content key
+    /// (an identical chunk rendered before, by any job), not rendered by this job.
+    public var reused: Int
+    public init(done: Int = 0, running: Int = 0, queued: Int = 0, failed: Int = 0, cancelled: Int = 0, total: Int = 0, reused: Int = 0) {
         self.done = done; self.running = running; self.queued = queued; self.failed = failed; self.cancelled = cancelled
-        self.total = total
+        self.total = total; self.reused = reused
     }
 
-    private enum CodingKeys: String, CodingKey { case done, running, queued, failed, cancelled, total }
+    private enum CodingKeys: String, CodingKey { case done, running, queued, failed, cancelled, total, reused }
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(done: try c.decode(Int.self, forKey: .done), running: try c.decode(Int.self, forKey: .running),
                   queued: try c.decode(Int.self, forKey: .queued), failed: try c.decode(Int.self, forKey: .failed),
-                  cancelled: try c.decodeIfPresent(Int.self, forKey: .cancelled) ?? 0, total: try c.decode(Int.self, forKey: .total))
+                  cancelled: try c.decodeIfPresent(Int.self, forKey: .cancelled) ?? 0, total: try c.decode(Int.self, forKey: .total),
+                  reused: try c.decodeIfPresent(Int.self, forKey: .reused) ?? 0)
     }
 }
 

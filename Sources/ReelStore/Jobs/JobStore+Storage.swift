@@ -51,6 +51,7 @@ extension JobStore {
                     try appendEvent(db, job: job, task: task, kind: "requeued", message: reason)
                 }
             }
+            try db.query(Statements.countReusedTasks, [String(job)])
             try db.query(Statements.reopenFinalisingJob, [String(job)])
         }
     }
@@ -118,13 +119,14 @@ extension JobStore {
     }
 
     /// A `bigint[]` literal.
-    static func integerArray(_ values: [Int64]) -> String {
-        "{" + values.map(String.init).joined(separator: ",") + "}"
+    static func integerArray(_ values: [Int64?]) -> String {
+        "{" + values.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}"
     }
 
-    /// A `text[]` literal; values are quoted so any text is safe.
-    static func textArray(_ values: [String]) -> String {
-        "{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-            .joined(separator: ",") + "}"
+    /// A `text[]` literal; values are quoted so any text is safe (nil is NULL).
+    static func textArray(_ values: [String?]) -> String {
+        "{" + values.map { value in
+            value.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" } ?? "NULL"
+        }.joined(separator: ",") + "}"
     }
 }

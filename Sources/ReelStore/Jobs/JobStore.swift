@@ -70,7 +70,9 @@ public final class JobStore: @unchecked Sendable {
                 try db.query(Statements.insertJobAsset, [String(job), document.sha256])
             }
             try insertTasks(db, job: job, tasks)
-            try appendEvent(db, job: job, kind: "planned", message: "\(tasks.count) tasks")
+            let reused = tasks.filter { $0.reusedResult != nil }.count
+            if reused > 0 { try db.query(Statements.recordReusedAtPlanning, [String(job)]) }
+            try appendEvent(db, job: job, kind: "planned", message: "\(tasks.count) tasks" + (reused > 0 ? ", \(reused) reused" : ""))
             return true
         }
     }
@@ -90,8 +92,22 @@ public final class JobStore: @unchecked Sendable {
         try db.query(Statements.insertTasks, [
             String(job), Self.textArray(tasks.map(\.kind.rawValue)), Self.integerArray(tasks.map { Int64($0.ordinal) }),
             Self.integerArray(tasks.map(\.frameStart)), Self.integerArray(tasks.map(\.frameEnd)), Self.textArray(tasks.map(\.spec)),
-            Self.integerArray(tasks.map { Int64($0.maxAttempts) }),
+            Self.integerArray(tasks.map { Int64($0.maxAttempts) }), Self.textArray(tasks.map(\.contentKey)),
+            Self.textArray(tasks.map { $0.reusedResult?.sha256 }), Self.integerArray(tasks.map { $0.reusedResult?.size }),
+            Self.textArray(tasks.map { $0.reusedResult?.key }),
         ])
+    }
+
+    /// The newest stored result of a done task (any job) for each of `contentKeys` that has one.
+    /// The caller checks that the file is still in storage (retention may have removed it).
+    public func results(forContentKeys contentKeys: [String]) throws -> [String: TaskResult] {
+        guard !contentKeys.isEmpty else { return [:] }
+        var found: [String: TaskResult] = [:]
+        for row in try connection.query(Statements.resultsByContentKey, [Self.textArray(contentKeys)]).rows {
+            found[try row.string("content_key")] = TaskResult(sha256: try row.string("result_sha256"), size: try row.int64("result_size"),
+                                                              key: try row.string("result_key"))
+        }
+        return found
     }
 
     /// Fails a job that has not ended (e.g. its composition could not be planned); its open
@@ -448,6 +464,6 @@ public final class JobStore: @unchecked Sendable {
             framesDone: try row.int64("frames_done") + row.int64("frames_in_progress"), createdAtMillis: try row.int64("created_ms"),
             startedAtMillis: try row.optionalInt64("started_ms"), updatedAtMillis: try row.int64("updated_ms"),
             finishedAtMillis: try row.optionalInt64("finished_ms"), runStartedAtMillis: try row.optionalInt64("run_started_ms"),
-            runFramesBase: try row.int64("run_frames_base"))
+            runFramesBase: try row.int64("run_frames_base"), tasksReused: try row.int("tasks_reused"))
     }
 }

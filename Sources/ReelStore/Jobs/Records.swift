@@ -49,10 +49,16 @@ public struct NewTask: Hashable, Sendable {
     /// The specification handed to the agent with the task (JSON, opaque to the store).
     public var spec: String
     public var maxAttempts: Int
+    /// SHA-256 over everything that decides the task's output (ReelCore's `ContentKey`); a
+    /// later task with the same key may reuse this one's result.
+    public var contentKey: String?
+    /// A stored result with the same content key: the task is created done with it, not rendered.
+    public var reusedResult: TaskResult?
 
-    public init(kind: JobTaskKind, ordinal: Int, frameStart: Int64 = 0, frameEnd: Int64 = 0, spec: String = "{}", maxAttempts: Int = 3) {
+    public init(kind: JobTaskKind, ordinal: Int, frameStart: Int64 = 0, frameEnd: Int64 = 0, spec: String = "{}", maxAttempts: Int = 3,
+                contentKey: String? = nil, reusedResult: TaskResult? = nil) {
         self.kind = kind; self.ordinal = ordinal; self.frameStart = frameStart; self.frameEnd = frameEnd
-        self.spec = spec; self.maxAttempts = maxAttempts
+        self.spec = spec; self.maxAttempts = maxAttempts; self.contentKey = contentKey; self.reusedResult = reusedResult
     }
 }
 
@@ -203,6 +209,8 @@ public struct JobSummary: Hashable, Sendable {
     /// frames already done then: speed and ETA count from there.
     public var runStartedAtMillis: Int64? = nil
     public var runFramesBase: Int64 = 0
+    /// Render tasks created done from another task's result with the same content key.
+    public var tasksReused: Int = 0
 }
 
 /// Whether an agent takes work (`agents.state`).

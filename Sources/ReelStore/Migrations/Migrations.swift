@@ -225,5 +225,15 @@ FROM (SELECT DISTINCT ON (task_id) task_id, agent_id, at FROM events
       WHERE kind = 'claimed' AND task_id IS NOT NULL ORDER BY task_id, id DESC) c
 WHERE c.task_id = t.id;
 """#),
+        Migration(version: 6, name: "chunk_reuse", sql: #"""
+-- Issue 11: incremental re-rendering. A render task carries the content key of its output
+-- (SHA-256 over everything that decides its bytes, ReelCore's ContentKey); planning looks up
+-- a done task with the same key, in any job, and inserts the new task done with that result.
+-- reused marks such tasks; jobs.tasks_reused counts them (STATUS shows it).
+ALTER TABLE tasks ADD COLUMN content_key text CHECK (content_key ~ '^[0-9a-f]{64}$');
+ALTER TABLE tasks ADD COLUMN reused boolean NOT NULL DEFAULT false;
+ALTER TABLE jobs ADD COLUMN tasks_reused integer NOT NULL DEFAULT 0;
+CREATE INDEX tasks_content_key_done ON tasks (content_key) WHERE state = 'done' AND content_key IS NOT NULL;
+"""#),
     ]
 }

@@ -19,7 +19,8 @@ enum ClientFormatting {
                 String(job.id), job.name, job.paused && !finishedStates.contains(job.state) ? "\(job.state) (paused)" : job.state,
                 String(job.priority),
                 // Cancelled chunks (the job was cancelled, or failed elsewhere) are not failures.
-                "\(t.done)/\(t.running)/\(t.queued)/\(t.failed) of \(t.total)" + (t.cancelled > 0 ? ", \(t.cancelled) cancelled" : ""),
+                "\(t.done)/\(t.running)/\(t.queued)/\(t.failed) of \(t.total)" + (t.cancelled > 0 ? ", \(t.cancelled) cancelled" : "")
+                    + (t.reused > 0 ? ", \(t.reused) reused" : ""),
                 percent(job.progress),
                 job.framesPerSecond.map { String(format: "%.1f", $0) } ?? "-",
                 finishedStates.contains(job.state) ? "-" : (job.etaSeconds.map(clock) ?? "-"),
@@ -32,6 +33,11 @@ enum ClientFormatting {
             }
         }
         return text + storageLine(report.storage)
+    }
+
+    /// `3 of 13 tasks reused, 10 rendered`: how much of a finished job came from earlier renders.
+    static func reuse(_ tasks: TaskCounts) -> String {
+        "\(tasks.reused) of \(tasks.total) tasks reused, \(tasks.total - tasks.reused) rendered"
     }
 
     /// The job's history, one event a line: local date and time, kind, task, agent, message.

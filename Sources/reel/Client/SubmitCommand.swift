@@ -29,6 +29,7 @@ struct SubmitCommand: AsyncParsableCommand {
     @Option(help: "A name for `reel status` (default: the composition's file name).") var name: String?
     @Option(help: "Priority, -1000…1000: higher runs first (default 0). Change it later with `reel priority JOB N`.")
     var priority: Int?
+    @Flag(help: "Render every chunk anew, even those an earlier job already rendered identically (no reuse).") var noCache = false
     @Flag(help: "No progress output.") var quiet = false
 
     func validate() throws {
@@ -62,7 +63,7 @@ struct SubmitCommand: AsyncParsableCommand {
             let manifest = try AssetManifest(composition: parsed, directory: directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
                                        name: name ?? URL(fileURLWithPath: composition).lastPathComponent, fileType: fileType,
-                                       priority: priority)
+                                       priority: priority, noCache: noCache ? true : nil)
 
             let client = try await OperatorClient.connect(connection)
             let job = try await Self.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
@@ -80,7 +81,12 @@ struct SubmitCommand: AsyncParsableCommand {
             case "done":
                 if let output {
                     try await OutputDownload.run(job: job, to: output, via: following, quiet: quiet)
-                    if !quiet { Terminal.error("\(output): \(ClientFormatting.bytes(final.outputBytes ?? 0)), job \(job) done") }
+                    if !quiet {
+                        Terminal.error("\(output): \(ClientFormatting.bytes(final.outputBytes ?? 0)), job \(job) done, "
+                                       + ClientFormatting.reuse(final.tasks))
+                    }
+                } else if !quiet {
+                    Terminal.error("job \(job) done, " + ClientFormatting.reuse(final.tasks))
                 }
                 await following.close()
             case "cancelled":

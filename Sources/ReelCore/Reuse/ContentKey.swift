@@ -1,0 +1,136 @@
+import Crypto
+
+/// A SHA-256 over everything that decides a render task's bytes (64 lower-case hex digits):
+/// two tasks with the same key produce the same file, so a stored result of one stands for the
+/// other (incremental re-rendering: after an edit only the chunks whose key changed are
+/// rendered again, across jobs and submitters).
+///
+/// A video chunk's key covers, in `CanonicalEncoder` form: `rendererVersion`; the video
+/// encoder settings (codec, profile, CRF, speed presets, GOP, bit rate) and the encoder thread
+/// count; the render size, output size and frame duration; and for each frame of its range the
+/// `FrameDescription` (`RenderPlan.frame(_:)`): time, background, every layer (track, source
+/// by content hash, source time, transform, opacity, crop) and every overlay (its bitmap by
+/// content hash or text/font/size/colour, frame, evaluated transform and opacity). The audio
+/// key covers the whole mix: every audio track's volume, ramps and segments (source by
+/// content hash, source start, position, duration), the audio export settings and the
+/// composition's duration and frame grid.
+///
+/// Sources are named by content (`assetContent`: asset id → SHA-256 of the file), never by id or
+/// path, so the same media under another name or in another job gives the same key. A key
+/// cannot be made when a source has no known content hash (`nil`: render the task).
+///
+/// Not covered, so it must be the same wherever results are shared: the fonts installed on
+/// agents (a text overlay is keyed by font name), and the renderer itself — see `rendererVersion`.
+public enum ContentKey {
+    /// Bump this whenever the output for the same input could change: any change to
+    /// compositing, scaling, colour conversion, text rasterising, audio mixing or resampling,
+    /// the encoder's or muxer's options or the FFmpeg/x264/x265 libraries Reel is built
+    /// against, or to what a `FrameDescription` means. A bump makes every stored result
+    /// unreachable for reuse (they are rendered again once), which is always safe; forgetting
+    /// one would let stale chunks be stitched next to fresh ones.
+    public static let rendererVersion = 1
+
+    /// The key of video chunk `frames` of `plan` encoded with `encoderThreads` threads.
+    public static func videoChunk(_ plan: RenderPlan, frames: FrameRange, encoderThreads: Int,
+                                  assetContent: [String: String]) -> String? {
+        var out = encoder(for: "video-chunk")
+        let video = plan.export.video
+        out.write("codec", video.codec)
+        out.write("profile", video.profile)
+        out.write("crf", video.crf)
+        out.write("x264Preset", video.x264Preset)
+        out.write("x265Preset", video.x265Preset ?? "none")
+        out.write("gopDuration", video.gopDuration)
+        out.write("gopFrames", video.gopFrames)
+        out.write("bitRate", video.bitRate)
+        out.write("encoderThreads", encoderThreads)
+        out.write("renderSize", plan.renderSize)
+        out.write("outputSize", plan.outputSize)
+        out.write("frameDuration", plan.frameDuration)
+        out.write("frames", frames.count)
+        for k in frames.start..<frames.end {
+            guard plan.write(frame: plan.frame(k), to: &out, assetContent: assetContent) else { return nil }
+        }
+        return digest(out)
+    }
+
+    /// The key of the audio task (the whole mix of `plan`).
+    public static func audio(_ plan: RenderPlan, assetContent: [String: String]) -> String? {
+        var out = encoder(for: "audio")
+        let audio = plan.export.audio
+        out.write("codec", audio.codec)
+        out.write("bitRate", audio.bitRate)
+        out.write("sampleRate", audio.sampleRate)
+        out.write("channels", audio.channels)
+        out.write("duration", plan.duration)
+        out.write("frameDuration", plan.frameDuration)
+        out.write("tracks", plan.audioTracks.count)
+        for track in plan.audioTracks {
+            out.write("track", track.id)
+            out.write("volume", track.volume)
+            out.write("ramps", track.volumeRamps.count)
+            for ramp in track.volumeRamps {
+                out.write("from", ramp.from); out.write("to", ramp.to)
+                out.write("start", ramp.start); out.write("duration", ramp.duration)
+            }
+            out.write("segments", track.segments.count)
+            for segment in track.segments {
+                guard let content = assetContent[segment.asset] else { return nil }
+                out.write("source", content)
+                out.write("sourceStart", segment.sourceStart)
+                out.write("at", segment.at)
+                out.write("duration", segment.duration)
+            }
+        }
+        return digest(out)
+    }
+
+    /// An encoder that starts with the key's kind and `rendererVersion`.
+    private static func encoder(for kind: String) -> CanonicalEncoder {
+        var out = CanonicalEncoder()
+        out.write("key", kind)
+        out.write("renderer", rendererVersion)
+        return out
+    }
+
+    private static func digest(_ encoder: CanonicalEncoder) -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        return String(decoding: SHA256.hash(data: encoder.bytes).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xF)]] }, as: UTF8.self)
+    }
+}
+
+extension RenderPlan {
+    /// Writes `frame` canonically; `false` when a source it draws has no content hash.
+    fileprivate func write(frame: FrameDescription, to out: inout CanonicalEncoder, assetContent: [String: String]) -> Bool {
+        out.write("time", frame.time)
+        out.write("background", frame.background)
+        out.write("layers", frame.layers.count)
+        for layer in frame.layers {
+            guard let content = assetContent[layer.asset] else { return false }
+            out.write("track", layer.trackID)
+            out.write("source", content)
+            out.write("sourceTime", layer.sourceTime)
+            out.write("transform", layer.transform)
+            out.write("opacity", layer.opacity)
+            out.write("crop", layer.crop)
+        }
+        out.write("overlays", frame.overlays.count)
+        for draw in frame.overlays {
+            let overlay = overlays[draw.index]
+            switch overlay.kind {
+            case .image(let id):
+                guard let content = assetContent[id] else { return false }
+                out.write("image", content)
+            case .text(let text, let font, let fontSize, let color):
+                out.write("text", text)
+                out.write("font", font)
+                out.write("fontSize", fontSize)
+                out.write("color", color)
+            }
+            out.write("frame", overlay.frame)
+            out.write("transform", draw.transform)
+            out.write("opacity", draw.opacity)
+        }
+        return true
+    }
+}

@@ -1,0 +1,124 @@
+import Testing
+@testable import ReelCore
+
+/// Content keys decide which chunks are rendered again after an edit: each kind of edit must
+/// change exactly the keys of the chunks whose frames it changes, and nothing else.
+@Suite("Content keys")
+struct ContentKeyTests {
+    private static let assets = Fixtures.described([
+        "clip": Fixtures.movie(320, 240, duration: Rational(100)),
+        "music": Fixtures.sound(duration: Rational(100)),
+    ])
+    private static let content = ["clip": String(repeating: "a", count: 64), "music": String(repeating: "b", count: 64)]
+
+    /// 60 s at 10 fps with 2 s GOPs: six 10 s chunks of 100 frames. Segments [0, 40), [40, 50),
+    /// [50, 60); a caption during [21, 26) (chunk 2); an opacity dip during [34, 36) (chunk 3).
+    struct Edit {
+        var caption = "Hello"
+        var dip = "0.5"
+        var middleSourceStart = "40"
+        var crf = 23
+        var musicStart = "0"
+    }
+
+    private static func plan(_ e: Edit = Edit(), names: (clip: String, music: String) = ("clip", "music")) throws -> RenderPlan {
+        try Fixtures.plan(#"""
+        {"formatVersion": 1, "assets": {"\#(names.clip)": {"url": "c.mp4"}, "\#(names.music)": {"url": "m.m4a"}},
+         "tracks": [
+           {"id": 1, "mediaType": "video", "segments": [
+             {"asset": "\#(names.clip)", "at": 0, "sourceRange": {"start": 0, "duration": 40}},
+             {"asset": "\#(names.clip)", "at": 40, "sourceRange": {"start": \#(e.middleSourceStart), "duration": 10}},
+             {"asset": "\#(names.clip)", "at": 50, "sourceRange": {"start": 50, "duration": 10}}]},
+           {"id": 2, "mediaType": "audio", "segments": [
+             {"asset": "\#(names.music)", "at": 0, "sourceRange": {"start": \#(e.musicStart), "duration": 60}}]}],
+         "videoComposition": {
+           "renderSize": {"width": 320, "height": 240}, "frameDuration": "1/10",
+           "instructions": [{"timeRange": {"start": 0, "duration": 60}, "layerInstructions": [
+             {"track": 1, "opacityRamps": [
+               {"from": 1.0, "to": \#(e.dip), "timeRange": {"start": 34, "duration": 1}},
+               {"from": \#(e.dip), "to": 1.0, "timeRange": {"start": 35, "duration": 1}}]}]}],
+           "overlays": [{"text": "\#(e.caption)", "font": "sans-serif", "fontSize": 20, "color": "#FFFFFF",
+                         "frame": {"x": 10, "y": 200, "width": 300, "height": 30}, "timeRange": {"start": 21, "duration": 5}}]},
+         "export": {"preset": "medium", "video": {"crf": \#(e.crf)}}}
+        """#, assets: Self.assets.merging(names.clip == "clip" ? [:] : [names.clip: Self.assets["clip"]!, names.music: Self.assets["music"]!]) { $1 })
+    }
+
+    private static func keys(_ plan: RenderPlan, content: [String: String] = content, threads: Int = 4) -> (video: [String?], audio: String?) {
+        let chunks = ChunkPlanner.plan(for: plan)
+        return (chunks.map { ContentKey.videoChunk(plan, frames: $0, encoderThreads: threads, assetContent: content) },
+                ContentKey.audio(plan, assetContent: content))
+    }
+
+    /// Indices of the video chunks whose keys differ.
+    private static func changedChunks(_ edit: Edit) throws -> (video: [Int], audio: Bool) {
+        let before = keys(try plan()), after = keys(try plan(edit))
+        #expect(before.video.count == 6 && after.video.count == 6)
+        return (zip(before.video, after.video).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset), before.audio != after.audio)
+    }
+
+    @Test func sameInputGivesTheSameKeys() throws {
+        let a = Self.keys(try Self.plan()), b = Self.keys(try Self.plan())
+        #expect(a.video == b.video && a.audio == b.audio)
+        #expect(a.video.allSatisfy { $0?.count == 64 && $0?.allSatisfy(\.isHexDigit) == true })
+        #expect(Set(a.video).count == 6, "every chunk shows other frames")
+    }
+
+    @Test func assetsAreKeyedByContentNotName() throws {
+        let renamed = try Self.plan(names: ("shot", "song"))
+        let a = Self.keys(try Self.plan())
+        let b = Self.keys(renamed, content: ["shot": Self.content["clip"]!, "song": Self.content["music"]!])
+        #expect(a.video == b.video && a.audio == b.audio)
+        let otherBytes = Self.keys(try Self.plan(), content: ["clip": String(repeating: "c", count: 64), "music": Self.content["music"]!])
+        #expect(zip(a.video, otherBytes.video).allSatisfy { $0 != $1 })
+        #expect(a.audio == otherBytes.audio)
+    }
+
+    @Test func noKeyWithoutTheSourcesContent() throws {
+        let k = Self.keys(try Self.plan(), content: ["music": Self.content["music"]!])
+        #expect(k.video.allSatisfy { $0 == nil })
+        #expect(k.audio != nil)
+        #expect(Self.keys(try Self.plan(), content: ["clip": Self.content["clip"]!]).audio == nil)
+    }
+
+    @Test func captionTextChangesOnlyItsChunk() throws {
+        var edit = Edit(); edit.caption = "Hallo"
+        let changed = try Self.changedChunks(edit)
+        #expect(changed.video == [2] && !changed.audio)
+    }
+
+    @Test func opacityRampChangesOnlyItsChunk() throws {
+        var edit = Edit(); edit.dip = "0.25"
+        let changed = try Self.changedChunks(edit)
+        #expect(changed.video == [3] && !changed.audio)
+    }
+
+    @Test func segmentSourceRangeChangesOnlyItsChunk() throws {
+        var edit = Edit(); edit.middleSourceStart = "45"
+        let changed = try Self.changedChunks(edit)
+        #expect(changed.video == [4] && !changed.audio)
+    }
+
+    @Test func encoderSettingChangesEveryVideoChunk() throws {
+        var edit = Edit(); edit.crf = 24
+        let changed = try Self.changedChunks(edit)
+        #expect(changed.video == Array(0..<6) && !changed.audio)
+        let plan = try Self.plan()
+        #expect(Self.keys(plan, threads: 2).video.enumerated().allSatisfy { $0.element != Self.keys(plan).video[$0.offset] })
+    }
+
+    @Test func musicChangesOnlyTheAudio() throws {
+        var edit = Edit(); edit.musicStart = "5"
+        let changed = try Self.changedChunks(edit)
+        #expect(changed.video.isEmpty && changed.audio)
+    }
+
+    @Test func doublesAreWrittenExactly() {
+        var a = CanonicalEncoder(), b = CanonicalEncoder()
+        a.write("x", 0.1 + 0.2)
+        b.write("x", 0.3)
+        #expect(a.bytes != b.bytes, "0.1 + 0.2 and 0.3 print alike when rounded but differ")
+        var c = CanonicalEncoder(), d = CanonicalEncoder()
+        c.write("a", "b=1:c"); d.write("a", "b"); d.write("", "c")
+        #expect(c.bytes != d.bytes, "a value cannot run into the next field")
+    }
+}
