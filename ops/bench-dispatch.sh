@@ -28,15 +28,8 @@ hours=${HOURS:-4}
 segments=${SEGMENTS:-1440}
 chunk_seconds=${CHUNK_SECONDS:-2}
 
-log() { echo "== $*" >&2; }
-if [ -n "${REEL_BIN_DIR:-}" ]; then
-  bin=$(cd "$REEL_BIN_DIR" && pwd)
-else
-  log "building reel and reel-dispatchbench (release, .build-release)"
-  swift build -c release --scratch-path .build-release --product reel >&2
-  swift build -c release --scratch-path .build-release --product reel-dispatchbench >&2
-  bin=$root/.build-release/release
-fi
+. ops/bench-lib.sh
+use_release reel reel-dispatchbench
 
 # Under /var/tmp: the postgres user must reach the data directory when this runs as root.
 work=$(mktemp -d /var/tmp/reel-bench-dispatch.XXXXXX)
@@ -69,16 +62,11 @@ json.dump({"formatVersion": 1, "assets": {"still": {"url": "still.png"}},
            "export": {"preset": "low"}}, open(path, "w"))
 EOF
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
   --secret-file "$work/secret" --lease-seconds 300 >"$work/coordinator.log" 2>&1 &
 coordinator=$!
-for i in $(seq 1 150); do
-  if bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then break; fi
-  kill -0 "$coordinator" 2>/dev/null || { cat "$work/coordinator.log" >&2; exit 1; }
-  [ "$i" -lt 150 ] || { log "the coordinator did not start listening"; exit 1; }
-  sleep 0.2
-done
+wait_listening "$port" "$coordinator" "$work/coordinator.log"
 
 export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
 for j in $(seq 1 "$jobs"); do
@@ -130,7 +118,7 @@ mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
   echo "### Dispatch: $agents agents, $jobs × ${hours} h timeline ($segments stills) in ${chunk_seconds} s chunks"
   echo
   echo "Command: \`AGENTS=$agents RUN_SECONDS=$run_seconds JOBS=$jobs HOURS=$hours SEGMENTS=$segments CHUNK_SECONDS=$chunk_seconds ops/bench-dispatch.sh\`"
-  echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)"
+  echo "Machine: $(machine)"
   echo
   echo "| figure | value |"
   echo "|---|---|"

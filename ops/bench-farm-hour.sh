@@ -21,14 +21,8 @@ agents=${AGENTS:-2}
 threads=${THREADS:-1}
 chunk_seconds=${CHUNK_SECONDS:-10}
 
-log() { echo "== $*" >&2; }
-if [ -n "${REEL_BIN_DIR:-}" ]; then
-  bin=$(cd "$REEL_BIN_DIR" && pwd)
-else
-  log "building reel (release, .build-release)"
-  swift build -c release --scratch-path .build-release --product reel >&2
-  bin=$root/.build-release/release
-fi
+. ops/bench-lib.sh
+use_release reel
 
 work=$(mktemp -d /var/tmp/reel-bench-hour.XXXXXX)
 chmod 755 "$work"
@@ -83,16 +77,11 @@ pg_port=${PG_PORT:-54392}
 database=$("$root/ops/postgres.sh" start "$work/pg" "$pg_port")
 head -c 32 /dev/urandom | base64 > "$work/secret"
 chmod 600 "$work/secret"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
   --secret-file "$work/secret" >"$work/coordinator.log" 2>&1 &
 pids+=($!)
-for i in $(seq 1 150); do
-  if bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then break; fi
-  kill -0 "${pids[0]}" 2>/dev/null || { cat "$work/coordinator.log" >&2; exit 1; }
-  [ "$i" -lt 150 ] || { log "the coordinator did not start listening"; exit 1; }
-  sleep 0.2
-done
+wait_listening "$port" "${pids[0]}" "$work/coordinator.log"
 for n in $(seq 1 "$agents"); do
   "$bin/reel" agent --coordinator "127.0.0.1:$port" --secret-file "$work/secret" --cache "$work/cache-$n" \
     --name "agent-$n" --threads "$threads" >"$work/agent-$n.log" 2>&1 &
@@ -124,7 +113,7 @@ size=$(stat -c %s "$work/out.mp4")
   echo "### Farm end to end: $minutes min of 640x360 at 30 fps, $agents agent(s) × $threads thread(s), $chunk_seconds s chunks"
   echo
   echo "Command: \`MINUTES=$minutes AGENTS=$agents THREADS=$threads CHUNK_SECONDS=$chunk_seconds ops/bench-farm-hour.sh\`"
-  echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)"
+  echo "Machine: $(machine)"
   echo
   echo "| figure | value |"
   echo "|---|---|"

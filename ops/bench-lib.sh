@@ -25,3 +25,33 @@ make_clips() {
      -t 12 "${enc[@]}" "$src/life.mp4"
   ff -f lavfi -i "gradients=size=1280x720:rate=30:speed=0.02:n=5:seed=7" -t 12 "${enc[@]}" "$src/gradients.mp4"
 }
+
+# Sets $bin to the release binaries: $REEL_BIN_DIR when given, else the named products built
+# into .build-release.
+use_release() {
+  if [ -n "${REEL_BIN_DIR:-}" ]; then
+    bin=$(cd "$REEL_BIN_DIR" && pwd)
+  else
+    log "building $* (release, .build-release)"
+    build_release "$@"
+    bin=$PWD/.build-release/release
+  fi
+}
+
+# A free TCP port on loopback.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# Waits (up to 30 s) until something listens on 127.0.0.1:$1, while process $2 lives (else
+# prints its log $3 and fails).
+wait_listening() {
+  local i
+  for i in $(seq 1 150); do
+    if bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; then return 0; fi
+    kill -0 "$2" 2>/dev/null || { cat "$3" >&2; return 1; }
+    sleep 0.2
+  done
+  log "nothing listens on 127.0.0.1:$1 after 30 s"; return 1
+}
+
+# The machine line of a benchmark report.
+machine() { echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)"; }

@@ -18,14 +18,8 @@ root=$PWD
 report=${1:-/dev/stdout}
 seconds=${SECONDS_OF_VIDEO:-20}
 runs=${RUNS:-3}
-log() { echo "== $*" >&2; }
-if [ -n "${REEL_BIN_DIR:-}" ]; then
-  bin=$(cd "$REEL_BIN_DIR" && pwd)
-else
-  log "building reel (release, .build-release)"
-  swift build -c release --scratch-path .build-release --product reel >&2
-  bin=$root/.build-release/release
-fi
+. ops/bench-lib.sh
+use_release reel
 command -v hyperfine >/dev/null || { log "hyperfine is missing: apt-get install hyperfine"; exit 1; }
 
 work=$(mktemp -d /var/tmp/reel-bench-overhead.XXXXXX)
@@ -48,13 +42,11 @@ ffmpeg_command="ffmpeg -nostdin -v error -y -i $work/clip.mp4 -c:v libx264 -prof
 reel_command="$bin/reel render $work/clip.json -o $work/reel.mp4 --agents 2 --quiet"
 hyperfine --warmup 1 --runs "$runs" --export-json "$work/times.json" -n "ffmpeg" "$ffmpeg_command" -n "reel render --agents 2" "$reel_command" >&2
 
-python3 - "$work/times.json" "$report" "$seconds" "$runs" <<'PY'
-import json, os, subprocess, sys, statistics
-times, report, seconds, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+python3 - "$work/times.json" "$report" "$seconds" "$runs" "$(machine)" <<'PY'
+import json, sys
+times, report, seconds, runs, machine = sys.argv[1:6]
 results = {r["command"]: r for r in json.load(open(times))["results"]}
 ff, reel = results["ffmpeg"], results["reel render --agents 2"]
-def cpu(r): return statistics.median([u + s for u, s in zip(r["user"], r["system"])]) if "user" in r and isinstance(r["user"], list) else r["user"] + r["system"]
-machine = subprocess.run(["bash", "-c", "echo \"$(nproc) cores, $(awk '/MemTotal/ {printf \"%.0f GiB\", $2 / 1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)\""], capture_output=True, text=True).stdout.strip()
 with open(report, "w") as out:
     out.write(f"### reel render --agents 2 against ffmpeg: {seconds} s of 1280x720, preset medium\n\n")
     out.write(f"Command: `SECONDS_OF_VIDEO={seconds} RUNS={runs} ops/bench-overhead.sh`\n")
