@@ -149,12 +149,13 @@ import json, sys
 for a in json.load(sys.stdin)["agents"]:
     if a["name"] == sys.argv[1]: print(a.get("currentTask") or "")' "$1"
 }
-log "fault run: a second agent on host A; the same job again, submitted from host A"
+# --no-cache: every chunk of the first job is stored, so without it nothing would be rendered.
+log "fault run: a second agent on host A; the same job again (--no-cache), submitted from host A"
 ip netns exec "$ns_a" "$reel" agent --coordinator "$addr_a:$port" --secret-file "$work/secret" \
   --cache "$work/cache-a" --name host-a-1 --threads 1 >"$work/agent-a.log" 2>&1 &
 pids+=($!)
 ip netns exec "$ns_a" timeout 900 "$reel" submit "$work/sample/sample.json" --chunk-seconds "$chunk_seconds" \
-  --wait -o "$work/faulted.mp4" --quiet >"$work/job2-id" 2>"$work/submit2.log" &
+  --no-cache --wait -o "$work/faulted.mp4" --quiet >"$work/job2-id" 2>"$work/submit2.log" &
 submit_pid=$!
 
 held=""
