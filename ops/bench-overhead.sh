@@ -10,7 +10,7 @@
 # near-losslessly so decoding it costs little). The composition plays it whole with export
 # preset `medium`: H.264 Main, CRF 23, x264 preset medium, closed 2 s GOPs, mbtree=0,
 # sync-lookahead=0, AAC 128 kb/s. ffmpeg gets exactly those x264 parameters and its own
-# automatic threading. Timings are hyperfine's (RUNS runs after one warm-up, which also starts
+# automatic threading; Reel renders with --no-cache. Timings are hyperfine's (RUNS runs after one warm-up, which also starts
 # the private PostgreSQL cluster that later runs reuse); the figure is the ratio of the medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +39,8 @@ JSON
 
 x264="keyint=60:min-keyint=60:scenecut=0:open-gop=0:stitchable=1:repeat-headers=0:sliced-threads=0:sync-lookahead=0:mbtree=0"
 ffmpeg_command="ffmpeg -nostdin -v error -y -i $work/clip.mp4 -c:v libx264 -profile:v main -preset medium -crf 23 -pix_fmt yuv420p -x264-params $x264 -c:a aac -b:a 128k $work/ffmpeg.mp4"
-reel_command="$bin/reel render $work/clip.json -o $work/reel.mp4 --agents 2 --quiet"
+# --no-cache: every run renders (otherwise the runs after the first reuse its chunks).
+reel_command="$bin/reel render $work/clip.json -o $work/reel.mp4 --agents 2 --no-cache --quiet"
 hyperfine --warmup 1 --runs "$runs" --export-json "$work/times.json" -n "ffmpeg" "$ffmpeg_command" -n "reel render --agents 2" "$reel_command" >&2
 
 python3 - "$work/times.json" "$report" "$seconds" "$runs" "$(machine)" <<'PY'

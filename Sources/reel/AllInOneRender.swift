@@ -291,6 +291,10 @@ final class LocalFarm: @unchecked Sendable {
                 Terminal.error("could not cancel job \(job): \(error)")
             }
         }
+        // After a finished render nothing is in flight: the coordinator's drain answers the
+        // agents' waiting claims at once, so both stop together instead of the agents first
+        // waiting out their claim's long poll.
+        if !interrupted, let coordinator { await coordinator.group.triggerGracefulShutdown() }
         await stopAgents()
         if let coordinator {
             await coordinator.group.triggerGracefulShutdown()
