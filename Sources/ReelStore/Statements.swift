@@ -90,9 +90,8 @@ enum Statements {
     /// Claim, step 2, per job in claim order until enough: up to `$5` claimable tasks of job `$1`
     /// (priority `$4`) of the kinds in `$2` (a finalise task only if `$3`, every render task
     /// done), in the job's order (audio → chunks → finalise, ordinal) straight from the
-    /// `tasks_claim_order` index, locked, skipping rows another transaction holds (claimers
-    /// never wait on tasks and never get the same one). Returned with the agents that failed
-    /// each one, for `ClaimPolicy`, which decides who gets what.
+    /// `tasks_claim_order` index (a plain read: the lease statement locks what it leases).
+    /// Returned with the agents that failed each one, for `ClaimPolicy`, which decides who gets what.
     static let claimCandidatesOfJob = """
         WITH candidate AS (
             SELECT t.id, t.job_id, t.kind, t.ordinal, $4::integer AS priority
@@ -101,7 +100,6 @@ enum Statements {
               AND (t.kind <> 'finalise' OR $3::boolean)
             ORDER BY (CASE t.kind WHEN 'audio' THEN 0 WHEN 'video_chunk' THEN 1 ELSE 2 END), t.ordinal, t.id
             LIMIT $5::integer
-            FOR UPDATE OF t SKIP LOCKED
         )
         SELECT c.id, c.job_id, c.kind, c.ordinal, c.priority,
                coalesce((SELECT array_agg(DISTINCT f.agent_id) FROM task_failures f
@@ -113,14 +111,18 @@ enum Statements {
     /// claim is also a sign of life); append one `claimed` event per lease. Tasks are updated
     /// before agents (the store's lock order). Returns each lease with its job's state, so the
     /// caller marks jobs running only when one was still queued.
+    /// The tasks are locked first with `SKIP LOCKED` (a claim never waits on a task another
+    /// transaction holds, so it can neither stall nor deadlock) and leased only if still queued.
     static let leaseTasks = """
-        WITH leased AS (
+        WITH locked AS (
+            SELECT id FROM tasks WHERE id = ANY($1::bigint[]) AND state = 'queued' FOR UPDATE SKIP LOCKED
+        ), leased AS (
             UPDATE tasks t
             SET state = 'leased', lease_owner = x.agent, last_agent = x.agent, claimed_at = now(),
                 lease_expires_at = \(at(4)) + $3::double precision * interval '1 second',
                 epoch = t.epoch + 1, attempts = t.attempts + 1, progress_frames = 0, updated_at = now()
-            FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), jobs j
-            WHERE t.id = x.task AND t.state = 'queued' AND j.id = t.job_id
+            FROM unnest($1::bigint[], $2::bigint[]) AS x(task, agent), locked l, jobs j
+            WHERE t.id = x.task AND l.id = x.task AND t.state = 'queued' AND j.id = t.job_id
             RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
                       t.lease_owner, \(ms("t.lease_expires_at")) AS expires_ms, j.plan_sha256, j.plan_size, j.state AS job_state
         ), holders AS (

@@ -11,8 +11,12 @@ public struct ClaimRequest: Hashable, Sendable {
 /// its finaliser loop, tests). `ClaimPolicy` decides; this file only reads its inputs and
 /// applies its answer.
 extension JobStore {
-    /// Leases tasks of `kinds` to the agents of `requests`, at most one each, in one
-    /// transaction: the first requests get the first tasks in claim order (`ClaimPolicy`).
+    /// Leases tasks of `kinds` to the agents of `requests`, at most one each: the first requests
+    /// get the first tasks in claim order (`ClaimPolicy`). Three statements and no transaction
+    /// held open between them (each round trip counts in a claim's latency): read the claimable
+    /// jobs, read candidates, then lease in one statement that locks its tasks with `SKIP LOCKED`
+    /// and leases only those still queued. A candidate taken in between by another claimer is
+    /// simply not leased (its request gets nil and claims again); no task is ever leased twice.
     /// A quarantined agent gets nothing; a task an agent already failed goes to it only when
     /// every other live, unquarantined agent of `liveAgents` has failed it too.
     /// - Returns: one entry per request, in order: its task, or nil.
@@ -20,7 +24,7 @@ extension JobStore {
                            liveAgents: Set<Int64>) throws -> [ClaimedTask?] {
         guard !requests.isEmpty else { return [] }
         var mustMarkJobs = false
-        let claimed: [ClaimedTask?] = try connection.transaction { db in
+        let claimed: [ClaimedTask?] = try { (db: PGConnection) in
             let agents = Set(requests.map(\.agent)).union(liveAgents)
             // More than asked for, so agents kept off tasks they failed find others (an agent that
             // failed more than 64 of the first tasks waits for them to be taken by others).
@@ -52,9 +56,8 @@ extension JobStore {
             mustMarkJobs = try rowsLeased.contains { try $0.string("job_state") == JobState.queued.rawValue || $0.string("kind") == JobTaskKind.finalise.rawValue }
             let byTask = Dictionary(uniqueKeysWithValues: try rowsLeased.map(Self.claimedTask).map { ($0.id, $0) })
             return requests.indices.map { index in chosen[index].flatMap { byTask[$0.task] } }
-        }
-        // Outside the claim's transaction: a claim holds task locks and must never wait for a job
-        // row. Needed only when a job was still queued or a finalise task was claimed (the reaper
+        }(connection)
+        // In a statement of its own: a claim locks tasks and must never wait for a job row. Needed only when a job was still queued or a finalise task was claimed (the reaper
         // also converges jobs a crash left behind).
         let tasks = claimed.compactMap { $0 }
         if mustMarkJobs {

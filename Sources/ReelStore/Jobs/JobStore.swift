@@ -1,6 +1,7 @@
 /// Jobs, tasks, leases, agents, events and assets in PostgreSQL — the farm's only durable
-/// state. Every operation is one transaction on the store's connection, built from the named
-/// statements in `Statements`.
+/// state. Every operation that changes state is one transaction (or one statement) on the
+/// store's connection, built from the named statements in `Statements`; a claim reads before
+/// its one leasing statement without holding a transaction open (see `claimTasks`).
 ///
 /// Leases: a claim sets owner, expiry and a new fencing epoch; every holder operation
 /// (`renew`, `recordProgress`, `complete`, `fail`, `release`) presents its `Lease` and is
@@ -8,9 +9,9 @@
 ///
 /// Lock order, the same in every transaction, so that no two can deadlock: a job row
 /// (`FOR NO KEY UPDATE`), then its task rows, then agent rows. A claim is the exception that
-/// keeps the rule: it locks only tasks, with `SKIP LOCKED` (it never waits for one), then
-/// agents, and never a job row (the job is marked running in a transaction of its own after
-/// the claim commits). Every other task state change locks the task's job first
+/// keeps the rule: its leasing statement locks only tasks, with `SKIP LOCKED` (it never waits
+/// for one), then agents, and never a job row (the job is marked running in a statement of its
+/// own afterwards). Every other task state change locks the task's job first
 /// (`Statements.lockJobOfTask`), which also serialises the job's counters (migration 3).
 ///
 /// `@unchecked Sendable` like its `PGConnection`: use one store from one thread at a time
