@@ -137,10 +137,12 @@ import Testing
     }
 
     @Test func aStaleEpochMidUploadIsRefusedAndThePartialUploadDiscarded() async throws {
-        let setup = try await Setup.start(resultBytes: 3_000, leaseSeconds: 2)
+        let setup = try await Setup.start(resultBytes: 3_000)
         #expect(try await setup.send(0..<1_000) == "stored(1000)")
         #expect(setup.partialResults.count == 1)
-        // The 2 s lease runs out (PROGRESS does not renew it) and the reaper re-queues the task.
+        // The lease runs out (the test moves the lease clock past it; PROGRESS does not renew
+        // it) and the reaper re-queues the task.
+        setup.harness.clock.advance(seconds: 31)
         try await eventually("the lease expires") {
             try await setup.agent.send(.progress(task: setup.task.task, epoch: setup.task.epoch, frames: 1)) == .lost(task: setup.task.task)
         }
