@@ -13,7 +13,8 @@
 #    JOBS times with --chunk-seconds CHUNK_SECONDS (4 h in 2 s chunks: 7,200 tasks a job);
 # 4. reports the tasks' database footprint (spec bytes per task, table and database size);
 # 5. runs reel-dispatchbench twice: agents claiming back to back (throughput), then agents that
-#    "render" 1 s per task (latency under a steady load of about AGENTS claims per second);
+#    "render" about 1 s per task (0.5–1.5 s, starts staggered: latency under a steady load of
+#    about AGENTS claims per second);
 # 6. reports the coordinator's peak and current RSS.
 # Results go in BENCHMARKS.md with the command and the machine. Nothing here is a test: no
 # figure is asserted.

@@ -8,7 +8,11 @@ import ReelProtocol
 /// `CLAIM` → (optionally "render" for `--render-ms`) → `RESULT` with a small payload, for
 /// `--seconds`. With `--render-ms 0` agents claim back to back (throughput); with
 /// `--render-ms 1000` each offers about one claim per second (latency under a steady load —
-/// in a saturated closed loop, latency is just agents ÷ throughput). Not part of the CLI.
+/// in a saturated closed loop, latency is just agents ÷ throughput). To make the load steady
+/// rather than 200 claims at once every second, each agent starts at a random moment within
+/// the first render time and each "render" lasts between half and one and a half render times
+/// (uniformly, seeded per agent, so runs are repeatable): a real farm's chunks do not all end
+/// together. Not part of the CLI.
 ///
 ///   reel-dispatchbench --host H --port P --secret-file F --agents N --seconds S [--render-ms M]
 @main
@@ -87,16 +91,21 @@ struct DispatchBench {
         let start = clock.now
         let deadline = start + .milliseconds(Int(o.seconds * 1000))
         let merged = await withTaskGroup(of: Samples.self) { group in
-            for client in clients {
+            for (index, client) in clients.enumerated() {
                 group.addTask {
                     var samples = Samples()
+                    var random = SplitMix(seed: UInt64(index) &+ 0x5EED)
+                    func renderTime() -> Duration { .milliseconds(Int(Double(o.renderMilliseconds) * (0.5 + random.unit()))) }
+                    if o.renderMilliseconds > 0 {
+                        try? await Task.sleep(for: .milliseconds(Int(Double(o.renderMilliseconds) * random.unit())))
+                    }
                     while clock.now < deadline {
                         let asked = clock.now
                         do {
                             let reply = try await client.request(.claim(waitSeconds: 1), timeout: .seconds(30))
                             guard case .task(let assignment, _) = reply else { samples.empty += 1; continue }
                             samples.claimMilliseconds.append(milliseconds(clock.now - asked))
-                            if o.renderMilliseconds > 0 { try await Task.sleep(for: .milliseconds(o.renderMilliseconds)) }
+                            if o.renderMilliseconds > 0 { try await Task.sleep(for: renderTime()) }
                             let sent = clock.now
                             _ = try await client.request(.result(task: assignment.task, epoch: assignment.epoch, sha256: digest, data: payload),
                                                          timeout: .seconds(30))
@@ -148,4 +157,19 @@ struct DispatchBench {
 struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// SplitMix64: a small seeded generator, so a run's render times are the same every time.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
