@@ -80,12 +80,14 @@ import Testing
     }
 
     @Test func anUploadLongerThanTheLeaseIsKeptAliveByItsPartsAcrossAReconnect() async throws {
-        // A 3 s lease and a slow link: 512-byte parts answered after 100 ms each. The upload
-        // outlasts the lease as last renewed by a heartbeat; only the expiry each STORED carries
-        // keeps the agent from taking its result for expired when the connection drops.
+        // A 10 s lease and a slow link: 512-byte parts answered after 300 ms each, so the
+        // connection drops after 13.5 s of upload. The upload outlasts the lease as last renewed
+        // by a heartbeat; only the expiry each STORED carries keeps the agent from taking its
+        // result for expired when the connection drops. (A 10 s lease leaves the reconnect 10 s:
+        // a loaded CI machine once took longer than the 3 s this test used to allow.)
         let p = 512, dropAfter = 45
-        let run = try await Self.run(task: 64, frames: FrameRange(start: 0, end: 25), partBytes: p, leaseMillis: 3_000, configure: {
-            $0.partDelay = .milliseconds(100)
+        let run = try await Self.run(task: 64, frames: FrameRange(start: 0, end: 25), partBytes: p, leaseMillis: 10_000, configure: {
+            $0.partDelay = .milliseconds(300)
             $0.dropConnectionAfterPart = dropAfter
         }) { $0.results.count == 1 || $0.claims >= 2 }  // accepted, or (the failure) discarded and claiming again
         defer { run.fixture.remove() }
