@@ -106,7 +106,7 @@ let package = Package(
 
         // N simulated agents speaking reel/1 for ops/bench-dispatch.sh; not part of the public CLI.
         .executableTarget(name: "reel-dispatchbench", dependencies: [
-            "ReelProtocol",
+            "ReelProtocol", "ReelCore",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(name: "reel-bench", dependencies: ["ReelMedia", "ReelCore"], path: "Sources/reel-bench",
                           swiftSettings: fastMath),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
-        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling"]),
+        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelCore"]),
         .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore"]),
         .testTarget(name: "ReelProtocolTests", dependencies: [
             "ReelProtocol",
@@ -130,7 +130,7 @@ let package = Package(
         .target(name: "ReelHTTPTesting"),
         // A logger that keeps what it is told (agent and coordinator tests).
         .target(name: "ReelLogTesting", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling"]),
+        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelCore"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
             "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
             .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import ReelCore
 import ReelProtocol
 
 /// A load client for `ops/bench-dispatch.sh`: N simulated agents speaking `reel/1` against a
@@ -94,7 +95,7 @@ struct DispatchBench {
             for (index, client) in clients.enumerated() {
                 group.addTask {
                     var samples = Samples()
-                    var random = SplitMix(seed: UInt64(index) &+ 0x5EED)
+                    var random = SplitMix64(seed: UInt64(index) &+ 0x5EED)
                     func renderTime() -> Duration { .milliseconds(Int(Double(o.renderMilliseconds) * (0.5 + random.unit()))) }
                     if o.renderMilliseconds > 0 {
                         try? await Task.sleep(for: .milliseconds(Int(Double(o.renderMilliseconds) * random.unit())))
@@ -157,19 +158,4 @@ struct DispatchBench {
 struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// SplitMix64: a small seeded generator, so a run's render times are the same every time.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

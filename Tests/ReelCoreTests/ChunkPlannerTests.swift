@@ -1,17 +1,6 @@
 import Testing
 @testable import ReelCore
 
-/// SplitMix64: a tiny deterministic generator so property tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 private func ranges(_ pairs: [(Int, Int)]) -> [FrameRange] { pairs.map { FrameRange(start: $0.0, end: $0.1) } }
 
@@ -77,7 +66,7 @@ struct ChunkPlannerTests {
     }
 
     @Test func propertiesHoldForRandomJobs() {
-        var rng = SplitMix64(state: 0x5EED)
+        var rng = SplitMix64(seed: 0x5EED)
         let frameDurations = [Rational(1, 24), Rational(1, 25), Rational(1, 30), Rational(1001, 30000), Rational(1, 60)]
         for _ in 0..<3000 {
             let frameCount = Int.random(in: 0...6000, using: &rng)

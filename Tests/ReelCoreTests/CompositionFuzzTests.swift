@@ -23,7 +23,7 @@ import Testing
         var outcomes = (parseErrors: 0, invalid: 0, planned: 0)
         for i in 0..<Self.cases {
             let caseSeed = Self.seed &+ UInt64(i) &* 0x9E37_79B9_7F4A_7C15
-            var rng = SplitMix64(state: caseSeed)
+            var rng = SplitMix64(seed: caseSeed)
             let json = FuzzInput.document(&rng)
             let assets = FuzzInput.assets(&rng)
             watchdog.begin(caseSeed: caseSeed, json: json)

@@ -23,7 +23,7 @@ import Testing
     @Test func arithmeticInsideTheDomainIsExact() {
         let scale = Int64(3_528_000_000) // lcm of 10⁶, 44 100, 48 000, 90 000, 192 000, 176 400
         #expect(scale <= TimeDomain.maximumTimescale)
-        var rng = SplitMix64(state: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<20_000 {
             let x = Int64(bitPattern: rng.next()) % (TimeDomain.maximumSeconds * scale)
             let y = Int64(bitPattern: rng.next()) % (TimeDomain.maximumSeconds * scale)

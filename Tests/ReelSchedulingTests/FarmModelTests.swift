@@ -1,3 +1,4 @@
+import ReelCore
 import Testing
 @testable import ReelScheduling
 
@@ -69,7 +70,7 @@ import Testing
     /// job is never failed or cancelled (nothing is lost).
     @Test func randomEventSequencesKeepOneLiveLeasePerTaskAndLoseNothing() throws {
         for seed in 0..<2_000 {
-            var rng = SplitMix64(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+            var rng = SplitMix64(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
             var farm = FarmModel(leaseMillis: 3_000, graceMillis: 1_000)
             var now: Millis = 0
             var issued: [LeaseToken] = []
@@ -117,17 +118,5 @@ import Testing
                 }
             }
         }
-    }
-}
-
-/// The seeded generator used by the random tests (the same algorithm as ReelCore's tests).
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

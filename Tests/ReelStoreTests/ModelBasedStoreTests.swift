@@ -1,6 +1,7 @@
 import Foundation
 import ReelScheduling
 import ReelStoreTesting
+import ReelCore
 import Testing
 @testable import ReelStore
 
@@ -10,20 +11,9 @@ import Testing
 /// applied to both, and after every step every task (state, attempts, epoch, holder) and job
 /// (state, paused, priority) must agree, as must each operation's answer. No task is ever
 /// held twice; none is lost. Times: leases are long and expiry is forced (the store's clock
-/// is PostgreSQL's, the model's is injected), so nothing here waits.
+/// is the wall clock, the model's is injected), so nothing here waits.
 @Suite("JobStore matches the FarmModel over random event sequences")
 struct ModelBasedStoreTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     struct Mismatch: Error, CustomStringConvertible { var description: String }
 
     /// Sequences per test case; `REEL_MODEL_SEQUENCES` runs more (e.g. 10000) when hunting.
@@ -48,7 +38,7 @@ struct ModelBasedStoreTests {
 
     func run(seed: Int, steps: Int, store: JobStore, schema: TestDatabase.Schema, checker: PGConnection,
              agents: [Int64], finaliser: Int64) throws {
-        var random = Generator(state: UInt64(seed))
+        var random = SplitMix64(seed: UInt64(seed))
         var model = FarmModel(leaseMillis: 1_000_000_000, graceMillis: 5_000)
         let live = Set(agents)
         // Model ids ↔ store ids (both assigned in the same order, but never assumed equal).

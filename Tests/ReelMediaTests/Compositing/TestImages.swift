@@ -3,16 +3,7 @@ import ReelCore
 @testable import ReelMedia
 
 /// Deterministic pseudo-random bytes (SplitMix64) so failures reproduce.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SplitMix64 {
     mutating func byte(_ range: ClosedRange<UInt8> = 0...255) -> UInt8 {
         range.lowerBound + UInt8(truncatingIfNeeded: next() % UInt64(Int(range.upperBound) - Int(range.lowerBound) + 1))
     }
