@@ -9,12 +9,7 @@ extension CoordinatorStorage {
     func posterPath(job: Int64) -> String { "\(root)/posters/\(job).jpg" }
 
     func storePoster(job: Int64, jpeg: [UInt8]) throws {
-        let temporary = "\(root)/tmp/poster-\(UUID().uuidString)"
-        defer { unlink(temporary) }
-        try append(jpeg, to: temporary)
-        guard rename(temporary, posterPath(job: job)) == 0 else {
-            throw ReelProtocolError(.internal, "cannot store the poster of job \(job): \(String(cString: strerror(errno)))")
-        }
+        try writeWhole(jpeg, to: posterPath(job: job), what: "the poster of job \(job)")
     }
 
     /// The job's poster, or nil when it has none (yet).

@@ -132,13 +132,19 @@ struct CoordinatorStorage: Sendable {
         }
         let final = resultPath(sha256)
         if Self.fileSize(final) == Int64(bytes.count) { return final }
-        let temporary = "\(root)/tmp/result-\(UUID().uuidString)"
-        defer { unlink(temporary) }
-        try append(bytes, to: temporary, create: true)
-        guard rename(temporary, final) == 0 else {
-            throw ReelProtocolError(.internal, "cannot store result \(sha256): \(String(cString: strerror(errno)))")
-        }
+        try writeWhole(bytes, to: final, what: "result \(sha256)")
         return final
+    }
+
+    /// Writes `bytes` to a private file in `tmp/` and renames it to `path`: a reader sees the
+    /// old file or the whole new one, never part of it.
+    func writeWhole(_ bytes: [UInt8], to path: String, what: String) throws {
+        let temporary = "\(root)/tmp/write-\(UUID().uuidString)"
+        defer { unlink(temporary) }
+        try append(bytes, to: temporary)
+        guard rename(temporary, path) == 0 else {
+            throw ReelProtocolError(.internal, "cannot store \(what): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Reads up to `length` bytes of the file at `path` from `offset`.
@@ -161,7 +167,7 @@ struct CoordinatorStorage: Sendable {
         return (total, bytes)
     }
 
-    func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
+    private func append(_ bytes: [UInt8], to path: String, create: Bool = true) throws {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
         guard fd >= 0 else { throw ReelProtocolError(.internal, "cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
