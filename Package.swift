@@ -114,9 +114,11 @@ let package = Package(
         // Single-threaded compositor benchmark (ops/bench-compositor.sh runs it in release).
         .executableTarget(name: "reel-bench", dependencies: ["ReelMedia", "ReelCore"], path: "Sources/reel-bench",
                           swiftSettings: fastMath),
-        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore"]),
-        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelCore"]),
-        .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore"]),
+        // `@Suite(.blocking)`: suites whose tests block run on threads of their own, off the cooperative pool.
+        .target(name: "ReelThreadTesting"),
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelThreadTesting"]),
+        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelCore", "ReelThreadTesting"]),
+        .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelProtocolTests", dependencies: [
             "ReelProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -130,20 +132,20 @@ let package = Package(
         .target(name: "ReelHTTPTesting"),
         // A logger that keeps what it is told (agent and coordinator tests).
         .target(name: "ReelLogTesting", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelCore"]),
+        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
             "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
-        .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting",
+        .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting", "ReelThreadTesting",
             "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
-            "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia", "ReelLogTesting",
+            "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia", "ReelLogTesting", "ReelThreadTesting",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -152,7 +154,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "ReelIntegrationTests", dependencies: [
-            "ReelMedia", "ReelCore", "ReelProtocol", "reel",
+            "ReelMedia", "ReelCore", "ReelProtocol", "reel", "ReelThreadTesting",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -4,6 +4,7 @@ import ReelAgent
 import ReelLogTesting
 import ReelCore
 import ReelMedia
+import ReelThreadTesting
 import ReelProtocol
 
 /// The agent against a fake coordinator (a real `ReelServer`, no PostgreSQL): it renders what
@@ -14,7 +15,7 @@ import ReelProtocol
 /// test machine's timing (lease/heartbeat windows) meaningful.
 @Suite(.serialized) struct AgentTests {
     @Test func rendersVideoChunkAndAudioByteIdenticalToADirectRender() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: true)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: true)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -39,8 +40,10 @@ import ReelProtocol
         let audio = try #require(coordinator.results.first { $0.task == 12 })
         let videoPath = fixture.directory.appendingPathComponent("direct-video.mp4").path
         let audioPath = fixture.directory.appendingPathComponent("direct-audio.m4a").path
-        let directVideo = try ChunkRenderer.renderVideo(fixture.localPlan, frames: frames, to: videoPath, encoderThreads: 1)
-        let directAudio = try ChunkRenderer.renderAudio(fixture.localPlan, to: audioPath)
+        let plan = fixture.localPlan
+        let (directVideo, directAudio) = try await offThePool {
+            (try ChunkRenderer.renderVideo(plan, frames: frames, to: videoPath, encoderThreads: 1), try ChunkRenderer.renderAudio(plan, to: audioPath))
+        }
         #expect(video.bytes == [UInt8](try Data(contentsOf: URL(fileURLWithPath: videoPath))), "video chunk differs from the direct render")
         #expect(audio.bytes == [UInt8](try Data(contentsOf: URL(fileURLWithPath: audioPath))), "audio differs from the direct render")
         #expect(video.sha256 == directVideo.sha256 && audio.sha256 == directAudio.sha256)
@@ -57,7 +60,7 @@ import ReelProtocol
         // The uploaded chunk decodes (by ffprobe) to exactly its frames.
         let uploaded = fixture.directory.appendingPathComponent("uploaded.mp4").path
         try Data(video.bytes).write(to: URL(fileURLWithPath: uploaded))
-        #expect(try Spawn.videoFrameCount(uploaded) == frames.count)
+        #expect(try await offThePool { try Spawn.videoFrameCount(uploaded) } == frames.count)
 
         // Sources came only through FETCH, progress was reported, nothing is left behind.
         #expect(coordinator.fetchedBytes > 0 && coordinator.fetchedBytes == Int(running.agent.cache.fetchedBytes))
@@ -67,7 +70,7 @@ import ReelProtocol
     }
 
     @Test func aSecondTaskOnTheSameAssetFetchesNothingNew() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -101,7 +104,7 @@ import ReelProtocol
     }
 
     @Test func aLostLeaseAbandonsTheRenderWithoutAResult() async throws {
-        let fixture = try RenderFixture.make(seconds: 10, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 10, audio: false)
         defer { fixture.remove() }
         // A 600 ms lease: the agent heartbeats every ~200 ms; every reply is LOST.
         let coordinator = try FakeCoordinator(leaseMillis: 600)
@@ -125,7 +128,7 @@ import ReelProtocol
     }
 
     @Test func aRenderErrorIsReportedWithFail() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -149,7 +152,7 @@ import ReelProtocol
     }
 
     @Test func reconnectsAfterTheServerDropsTheConnectionAndAbandonsTheTaskInFlight() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -169,7 +172,7 @@ import ReelProtocol
     }
 
     @Test func aResultRefusedWithAnInternalErrorIsSentAgainNotRenderedAgain() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -192,14 +195,15 @@ import ReelProtocol
         #expect(coordinator.heartbeats >= 1, "the lease is renewed before re-sending")
         // The accepted bytes are the chunk itself, as rendered directly from the local files.
         let direct = fixture.directory.appendingPathComponent("direct.mp4").path
-        _ = try ChunkRenderer.renderVideo(fixture.localPlan, frames: frames, to: direct, encoderThreads: 1)
+        let plan = fixture.localPlan
+        _ = try await offThePool { try ChunkRenderer.renderVideo(plan, frames: frames, to: direct, encoderThreads: 1) }
         #expect(coordinator.results.first?.bytes == [UInt8](try Data(contentsOf: URL(fileURLWithPath: direct))))
         #expect(coordinator.fails.isEmpty && coordinator.releases.isEmpty && coordinator.queuedTasks == 0)
         #expect(running.workFiles.isEmpty)
     }
 
     @Test func aResultWhoseConnectionClosesIsSentAgainOnTheNextConnection() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -222,7 +226,7 @@ import ReelProtocol
     }
 
     @Test func aRefusedResultWhoseLeaseIsLostIsDiscarded() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -240,7 +244,7 @@ import ReelProtocol
     }
 
     @Test func gracefulShutdownLetsTheTaskInFlightFinish() async throws {
-        let fixture = try RenderFixture.make(seconds: 30, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 30, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -260,7 +264,7 @@ import ReelProtocol
     @Test func gracefulShutdownReleasesATaskThatOutlastsTheGracePeriod() async throws {
         // Long enough that the chunk cannot finish between the first progress report and the
         // shutdown, however fast the machine (with grace 0 it is cancelled, so this costs nothing).
-        let fixture = try RenderFixture.make(seconds: 60, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 60, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
@@ -281,7 +285,7 @@ import ReelProtocol
     }
 
     @Test func slotsRenderConcurrentlyOnTheirOwnConnections() async throws {
-        let fixture = try RenderFixture.make(seconds: 2, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 2, audio: false)
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()
         try await coordinator.start()

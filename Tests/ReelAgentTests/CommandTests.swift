@@ -1,11 +1,12 @@
 import Foundation
+import ReelThreadTesting
 import Testing
 import ReelAgent
 import ReelCore
 
 /// `reel agent` as an operator runs it: exit status 1 with a message saying what to fix for a
 /// bad secret file or coordinator address; logs on stderr; SIGTERM drains and exits 0.
-@Suite(.serialized) struct AgentCommandTests {
+@Suite(.serialized, .blocking) struct AgentCommandTests {
     static func secretFile(_ contents: String) throws -> String {
         let path = try RenderFixture.tempDirectory().appendingPathComponent("secret").path
         try contents.write(toFile: path, atomically: true, encoding: .utf8)
@@ -63,7 +64,7 @@ import ReelCore
     @Test func runsFromTheEnvironmentLogsOnStderrAndExitsZeroOnSIGTERM() async throws {
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
-        let fixture = try RenderFixture.make(seconds: 1, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 1, audio: false)
         defer { fixture.remove() }
         fixture.serve(on: coordinator)
         try coordinator.enqueue(fixture.specification(task: 61, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))

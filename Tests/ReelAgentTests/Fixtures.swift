@@ -4,6 +4,7 @@ import Logging
 import ReelAgent
 import ReelCore
 import ReelMedia
+import ReelThreadTesting
 import ReelProtocol
 
 /// Runs a program with posix_spawn, its output in files (Foundation.Process.waitUntilExit was
@@ -112,8 +113,13 @@ struct RenderFixture {
         return url
     }
 
-    /// A `seconds`-long 160x120 25 fps clip (GOP 1 s), optionally under a sine tone.
-    static func make(seconds: Int, audio: Bool) throws -> RenderFixture {
+    /// A `seconds`-long 160x120 25 fps clip (GOP 1 s), optionally under a sine tone; made off the
+    /// cooperative pool (ffmpeg is waited for), which the agent under test needs.
+    static func make(seconds: Int, audio: Bool) async throws -> RenderFixture {
+        try await offThePool { try makeBlocking(seconds: seconds, audio: audio) }
+    }
+
+    private static func makeBlocking(seconds: Int, audio: Bool) throws -> RenderFixture {
         LibAVLogging.errorsOnly()
         let dir = try tempDirectory()
         let clip = dir.appendingPathComponent("clip.mp4").path

@@ -8,7 +8,7 @@ import ReelMedia
 /// once the control is cancelled, the renderer stops at that frame and leaves no output.
 @Suite struct RenderCancellationTests {
     @Test func cancellingStopsTheRenderAtTheNextFrameWithoutOutput() async throws {
-        let fixture = try RenderFixture.make(seconds: 4, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 4, audio: false)
         defer { fixture.remove() }
         let control = RenderControl()
         let output = fixture.directory.appendingPathComponent("cancelled.mp4").path

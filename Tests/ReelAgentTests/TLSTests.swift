@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import ReelThreadTesting
 import Testing
 import ReelAgent
 import ReelLogTesting
@@ -11,14 +12,16 @@ import ReelCore
         let dir = try RenderFixture.tempDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let key = dir.appendingPathComponent("key.pem").path, cert = dir.appendingPathComponent("cert.pem").path
-        try Spawn.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                                           "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
-                                           "-days", "1", "-keyout", key, "-out", cert])
+        try await offThePool {
+            try Spawn.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                                               "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                                               "-days", "1", "-keyout", key, "-out", cert])
+        }
         let serverTLS = try NIOSSLContext(configuration: .makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMFile(cert).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
 
-        let fixture = try RenderFixture.make(seconds: 1, audio: false)
+        let fixture = try await RenderFixture.make(seconds: 1, audio: false)
 
         defer { fixture.remove() }
         let coordinator = try FakeCoordinator()

@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func aPausedJobsTasksAreNotClaimedUntilItIsResumed() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func higherPriorityJobsAreClaimedFirstWhateverTheirAge() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func eventsListTheJobsHistoryInOrderWithAgentsAndChunks() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")

@@ -5,6 +5,7 @@ import ReelCoordinator
 import ReelCore
 import ReelMedia
 import ReelProtocol
+import ReelThreadTesting
 import Testing
 
 /// The console on a real coordinator (`--http`): the API's documents are the protocol's, the
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func theAPIReturnsTheProtocolsDocumentsAndEachChunksAgent() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let (harness, http) = try await Self.consoleHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -93,19 +94,17 @@ import Testing
     }
 
     /// The DOM after the page's scripts ran, by `chromium --headless --dump-dom`.
-    /// Chromium runs on a Dispatch thread: the coordinator serving it needs the concurrency pool.
+    /// Chromium is waited for on a thread of its own: the coordinator serving it needs the concurrency pool.
     static func renderedDOM(_ url: String) async throws -> String {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("reel-chromium-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: profile) }
         let arguments = [try chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--no-first-run", "--user-data-dir=\(profile)", "--virtual-time-budget=5000", "--dump-dom", url]
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try runProgram(arguments).stdout }) }
-        }
+        return try await offThePool { try runProgram(arguments).stdout }
     }
 
     @Test func theDashboardListsTheJobAndTheAgent() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -155,7 +154,7 @@ import Testing
 /// what the console serves; a stale sender or a non-JPEG changes nothing.
 @Suite struct PosterTests {
     @Test func anAgentsPosterIsServedByTheConsoleAndOnlyTheLeaseHolderMaySendOne() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")

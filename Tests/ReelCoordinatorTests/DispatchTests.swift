@@ -15,7 +15,7 @@ import Testing
 /// does not blur them.
 @Suite struct DispatchTests {
     @Test func aWaitingClaimIsAnsweredWhenAJobArrivesAndAClosedClaimUsesNoAttempt() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness(leaseSeconds: 120)
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aDisconnectedHoldersTaskIsClaimableAfterTheGraceNotTheLease() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         // A 10-minute lease: only the 1 s grace can explain the task moving within the test.
         let harness = try await CoordinatorHarness(leaseSeconds: 600, configure: { $0.reconnectGraceSeconds = 1 })
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func anAgentThatReconnectsWithinTheGraceReattachesToItsTask() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness(leaseSeconds: 600, configure: { $0.reconnectGraceSeconds = 60 })
         let client = try await harness.connect(role: .client, name: "ops@test")

@@ -7,6 +7,7 @@ import ReelCore
 import ReelMedia
 import ReelProtocol
 import ServiceLifecycle
+import ReelThreadTesting
 import Testing
 
 struct TestFailure: Error, CustomStringConvertible { var description: String }
@@ -34,20 +35,22 @@ func runProgram(_ arguments: [String]) throws -> (status: Int32, stdout: String,
 }
 
 /// Tiny generated media: a 2 s 160x120 25 fps clip and a 2 s tone, plus the composition using them.
+/// The files are generated once per test process, off the cooperative pool (ffmpeg is waited
+/// for; see `offThePool`), and copied into each test's own directory.
 struct TestMedia {
     let directory: URL
     let video: String
     let audio: String
 
-    init() throws {
+    init() async throws {
         LibAVLogging.errorsOnly()
+        let template = try await TestMediaTemplate.shared.directory()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-media-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         video = directory.appendingPathComponent("clip.mp4").path
         audio = directory.appendingPathComponent("tone.wav").path
-        try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
-                        "-c:v", "libx264", "-pix_fmt", "yuv420p", video])
-        try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2", audio])
+        try FileManager.default.copyItem(atPath: template.appendingPathComponent("clip.mp4").path, toPath: video)
+        try FileManager.default.copyItem(atPath: template.appendingPathComponent("tone.wav").path, toPath: audio)
     }
 
     /// 2 s of video (50 frames, GOP 0.4 s = 10 frames, so 0.5 s chunks give 5 chunks) under the tone; `withAudio: false` drops the audio track.
@@ -246,19 +249,46 @@ struct RenderingAgent {
             plan.assets[id]?.url = harness.assetPath(String(asset.url.dropFirst("reel-asset:".count)))
         }
         let path = "\(workDirectory)/task-\(assignment.task)-\(assignment.epoch).mp4"
-        let artifact = spec.kind == .audio
-            ? try ChunkRenderer.renderAudio(plan, to: path)
-            : try ChunkRenderer.renderVideo(plan, frames: spec.frames, to: path, encoderThreads: document.encoderThreads)
+        let plan_ = plan, threads = document.encoderThreads
+        let artifact = try await offThePool {
+            spec.kind == .audio
+                ? try ChunkRenderer.renderAudio(plan_, to: path)
+                : try ChunkRenderer.renderVideo(plan_, frames: spec.frames, to: path, encoderThreads: threads)
+        }
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let reply = try await client.send(.result(task: assignment.task, epoch: assignment.epoch, sha256: artifact.sha256, data: bytes))
         guard reply == .accepted(task: assignment.task) else { throw TestFailure(description: "RESULT got \(reply)") }
     }
 }
 
+/// `TestMedia`'s files, generated on first use and kept for the test process.
+private actor TestMediaTemplate {
+    static let shared = TestMediaTemplate()
+    private var generation: Task<URL, any Error>?
+
+    func directory() async throws -> URL {
+        if let generation { return try await generation.value }
+        let generation = Task {
+            try await offThePool { () throws -> URL in
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-coord-media-template-\(getpid())")
+                try? FileManager.default.removeItem(at: directory)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
+                                "-c:v", "libx264", "-pix_fmt", "yuv420p", directory.appendingPathComponent("clip.mp4").path])
+                try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+                                directory.appendingPathComponent("tone.wav").path])
+                return directory
+            }
+        }
+        self.generation = generation
+        return try await generation.value
+    }
+}
+
 /// Frames in the first video stream, counted by decoding (ffprobe).
-func countFrames(_ path: String) throws -> Int {
-    let r = try runProgram(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
-                            "-of", "csv=p=0", path])
+func countFrames(_ path: String) async throws -> Int {
+    let r = try await offThePool { try runProgram(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                            "-of", "csv=p=0", path]) }
     guard let n = Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw TestFailure(description: "ffprobe said \(r.stdout)") }
     return n
 }

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func wrongChecksumAndStaleEpochResultsAreRefused() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func failedTasksAreRetriedUntilTheAttemptLimit() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")

@@ -6,7 +6,7 @@ import Testing
 /// Restart, cancel and retry: everything the coordinator knows survives in PostgreSQL and storage.
 @Suite struct LifecycleTests {
     @Test func aRestartedCoordinatorCompletesTheJob() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let first = try await CoordinatorHarness()
         var client = try await first.connect(role: .client, name: "ops@test")
@@ -39,13 +39,13 @@ import Testing
         #expect(finished.framesDone == 50)
         let output = media.directory.appendingPathComponent("restarted.mp4").path
         try await client.download(job: job, to: output)
-        #expect(try countFrames(output) == 50)
+        #expect(try await countFrames(output) == 50)
         await agentClient.close(); await client.close()
         try await second.stop()
     }
 
     @Test func cancelAndRetry() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -112,7 +112,7 @@ import Testing
 /// just that chunk is rendered again and the job still ends done, with every frame.
 @Suite struct FinaliseFailureTests {
     @Test func aCorruptStoredChunkIsRenderedAgainAndTheJobSucceeds() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -143,7 +143,7 @@ import Testing
         #expect(done.tasks.done == 5 && done.framesDone == 50)
         let output = media.directory.appendingPathComponent("output.mp4").path
         try await client.download(job: job, to: output)
-        #expect(try countFrames(output) == 50)
+        #expect(try await countFrames(output) == 50)
         await agentClient.close(); await client.close()
         try await harness.stop()
     }
@@ -164,7 +164,7 @@ import Testing
 /// and again on every restart (it re-planned the job). Now each is a validation error.
 @Suite struct HostileCompositionTests {
     @Test func overflowingTimesAreRefusedAtSubmit() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -198,7 +198,7 @@ import Testing
     /// Problems found only once the assets are known (here: 250 million frames) fail the job
     /// at planning; the coordinator lives on, also after a restart.
     @Test func aJobThatCannotBePlannedFailsAndTheCoordinatorLivesOn() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let first = try await CoordinatorHarness()
         var client = try await first.connect(role: .client, name: "ops@test")

@@ -30,7 +30,7 @@ import Testing
 
         static func start(resultBytes: Int, leaseSeconds: Double = 30, agentName: String = "uploader",
                           configure: @escaping (inout CoordinatorConfiguration) -> Void = { _ in }) async throws -> Setup {
-            let media = try TestMedia()
+            let media = try await TestMedia()
             let harness = try await CoordinatorHarness(leaseSeconds: leaseSeconds, configure: configure)
             let client = try await harness.connect(role: .client, name: "ops@test")
             _ = try await LeaseTests.queuedJob(client, media)

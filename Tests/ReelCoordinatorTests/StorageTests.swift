@@ -63,7 +63,7 @@ import Testing
 /// Stored files against the database, through a running coordinator.
 @Suite struct StorageLifecycleTests {
     @Test func aMissingOrTruncatedStoredAssetIsReportedMissingAgain() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func aDoneJobsFilesGoAfterRetentionAndAbandonedUploadsToo() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -114,7 +114,7 @@ import Testing
         #expect(first.results == 5 && first.outputs == 0 && first.assets == 0)
         let output = media.directory.appendingPathComponent("kept.mp4").path
         try await client.download(job: job, to: output)
-        #expect(try countFrames(output) == 50)
+        #expect(try await countFrames(output) == 50)
 
         let sweeper = try StorageSweeper(configuration: harness.configuration, now: { Int64(later.timeIntervalSince1970 * 1000) })
         let report = try await sweeper.sweep()
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func deleteRemovesAnEndedJobAndRefusesARunningOne() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
@@ -175,7 +175,7 @@ import Testing
 /// An agent that keeps failing is quarantined, and its tasks go to the agent that works.
 @Suite struct QuarantineFlowTests {
     @Test func aFailingAgentIsQuarantinedAndTheJobFinishesOnTheOther() async throws {
-        let media = try TestMedia()
+        let media = try await TestMedia()
         defer { media.cleanUp() }
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")

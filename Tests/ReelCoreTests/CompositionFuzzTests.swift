@@ -2,6 +2,7 @@ import Foundation
 import struct ReelCore.AffineTransform
 import Synchronization
 import Testing
+import ReelThreadTesting
 @testable import ReelCore
 
 /// Issue 8: no input may trap or hang the parser, the validator or the planner — `reel
@@ -14,7 +15,7 @@ import Testing
 /// bytes mutated, validated against probe results that are themselves hostile (absurd
 /// durations, time bases and frame rates, NaN transforms). A valid plan is then cut into
 /// chunks with random targets and has frames, cut frames and audio gains evaluated.
-@Suite struct CompositionFuzzTests {
+@Suite(.blocking) struct CompositionFuzzTests {
     static let cases = ProcessInfo.processInfo.environment["REEL_FUZZ_CASES"].flatMap(Int.init) ?? 100_000
     static let seed = ProcessInfo.processInfo.environment["REEL_FUZZ_SEED"].flatMap(UInt64.init) ?? 0x5EED_8_2026
 

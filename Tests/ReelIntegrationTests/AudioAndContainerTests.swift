@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import ReelCore
 import ReelMedia
+import ReelThreadTesting
 
 /// DESIGN §4.2–4.3: audio length, start, format, volume ramps; clean decode; index first.
-@Suite struct AudioAndContainerTests {
+@Suite(.blocking) struct AudioAndContainerTests {
     @Test func volumeRampHalvesTheLevelHalfWayAndAudioSpansTheComposition() throws {
         let dir = try Media.tempDirectory()
         let tone = dir.appendingPathComponent("tone.m4a").path

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelCore
 @testable import ReelMedia
 
 /// DESIGN §4.4–4.5 and §5: chunks joined by stream copy are indistinguishable from a one-piece
 /// render, and re-rendering a chunk changes nothing.
-@Suite struct ChunkedRenderTests {
+@Suite(.blocking) struct ChunkedRenderTests {
     /// 8 s of moving pictures (two clips, a cut at 3.5 s off the GOP grid) under a steady tone.
     static func composition(_ dir: URL) throws -> String {
         let a = dir.appendingPathComponent("a.mp4").path, b = dir.appendingPathComponent("b.mp4").path

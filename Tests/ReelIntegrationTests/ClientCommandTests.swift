@@ -3,10 +3,11 @@ import NIOSSL
 import ReelMedia
 import ReelProtocol
 import Testing
+import ReelThreadTesting
 
 /// The operator commands (`submit`, `status`, `cancel`, `fetch`, …) as a user runs them: the
 /// built `reel` binary against an in-process fake coordinator speaking the real protocol.
-@Suite(.serialized) struct ClientCommandTests {
+@Suite(.blocking, .serialized) struct ClientCommandTests {
     /// A composition with a video clip, a 60 s WAV (≈ 11 MB: more than one 8 MiB range) and a logo.
     static func makeComposition(in dir: URL) throws -> (path: String, clip: String, music: String, logo: String) {
         let clip = dir.appendingPathComponent("clip.mp4").path

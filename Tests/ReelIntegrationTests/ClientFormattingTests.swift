@@ -1,9 +1,10 @@
 import ReelProtocol
 import Testing
+import ReelThreadTesting
 @testable import reel
 
 /// The pure parts of the operator commands: tables, numbers, `HOST:PORT`.
-@Suite struct ClientFormattingTests {
+@Suite(.blocking) struct ClientFormattingTests {
     @Test func jobsTableAlignsColumnsAndShowsCountsProgressSpeedAndETA() {
         let text = ClientFormatting.jobsTable(StatusReport(jobs: ClientCommandTests.sampleJobs))
         let lines = text.split(separator: "\n").map(String.init)

@@ -1,13 +1,14 @@
 import Crypto
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelCore
 @testable import ReelMedia
 
 /// Issue 10.1: HEVC and ProRes through the chunked path `reel render` uses (2 s chunks rendered
 /// separately, joined by stream copy), checked against the source frame for frame with
 /// ffmpeg's own decoder and PSNR filter.
-@Suite struct CodecRenderTests {
+@Suite(.blocking) struct CodecRenderTests {
     /// Thresholds on ffmpeg's `psnr` average over every frame (Y, U and V weighted 4:1:1),
     /// against a lossless copy of the source. `hevcHighest` (x265 CRF 22, preset medium)
     /// measures about 46 dB on this clip; ProRes 422 about 45 dB, most of the loss being the

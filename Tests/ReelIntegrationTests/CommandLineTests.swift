@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import ReelCore
 import Glibc
+import ReelThreadTesting
 
 /// The `reel` binary as a user runs it: exit statuses, messages, and what each command writes.
-@Suite struct CommandLineTests {
+@Suite(.blocking) struct CommandLineTests {
     @Test func validateNamesEveryProblemByJSONPathAndExitsOne() throws {
         let dir = try Media.tempDirectory()
         let clip = try Fixtures.numberedClip(in: dir)

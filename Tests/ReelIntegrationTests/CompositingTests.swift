@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import ReelCore
 import ReelMedia
+import ReelThreadTesting
 
 /// Layers, transforms, opacity and the §3.2 defaults, against references computed here or by ffmpeg.
-@Suite struct CompositingTests {
+@Suite(.blocking) struct CompositingTests {
     /// Clips of different sizes and orientations concatenated with the defaults: the render size
     /// is the largest display width × height, each clip is fitted, centred and upright.
     @Test func mixedSizesAndPortraitClipAreFittedAndUpright() throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import ReelThreadTesting
 
 /// The composition examples users copy from must work: every ```` ```json ```` block of
 /// docs/composition.md and of README.md is a whole composition that `reel validate` accepts,
 /// run against media files made here to match the ones the reference describes. The
 /// validation output shown in docs/composition.md is checked too.
-@Suite struct DocumentationExamplesTests {
+@Suite(.blocking) struct DocumentationExamplesTests {
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

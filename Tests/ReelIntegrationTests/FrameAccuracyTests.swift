@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import ReelCore
 import ReelMedia
+import ReelThreadTesting
 
 /// DESIGN §4.1: N = ceil(duration / frameDuration), frame k shows time k·frameDuration, CFR.
-@Suite struct FrameAccuracyTests {
+@Suite(.blocking) struct FrameAccuracyTests {
     @Test func everyFrameShowsTheSourceFrameAtItsTime() throws {
         let dir = try Media.tempDirectory()
         let clip = try Fixtures.numberedClip(in: dir)

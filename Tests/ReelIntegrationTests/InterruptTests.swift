@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ReelThreadTesting
 
 /// Issue 10: Ctrl-C on the rendering commands. `reel render` (the farm all in one, with its
 /// own private PostgreSQL) and `reel concat` (in-process) are interrupted with SIGINT while
@@ -7,7 +8,7 @@ import Testing
 /// leave every place they write to exactly
 /// as it was — no hidden chunk folder or partial output beside the output, no temporary file,
 /// no data home, no PostgreSQL left running.
-@Suite(.serialized) struct InterruptTests {
+@Suite(.blocking, .serialized) struct InterruptTests {
     /// Every path under `dir`, relative and sorted (with sizes for files); `nil` if `dir` is absent.
     static func tree(_ dir: URL) -> [String]? {
         guard FileManager.default.fileExists(atPath: dir.path) else { return nil }

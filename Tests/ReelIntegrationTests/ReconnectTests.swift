@@ -1,10 +1,11 @@
 import Testing
+import ReelThreadTesting
 @testable import reel
 
 /// The pure pieces behind the operator commands' reconnecting (RetrySchedule, DownloadCursor)
 /// and ReconnectingClient itself, on a scripted connection with an injected clock: no sockets,
 /// no waiting.
-@Suite struct ReconnectTests {
+@Suite(.blocking) struct ReconnectTests {
     @Test func theScheduleDoublesToItsCapAndEndsExactlyAtTheWindow() {
         let t0 = ContinuousClock.now
         var schedule = RetrySchedule(policy: RetryPolicy(window: .seconds(20), initialDelay: .milliseconds(250), maximumDelay: .seconds(5)))

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import ReelThreadTesting
 
 /// Fault injection on a real farm (FarmTests' `LocalFarm`): the coordinator killed and restarted,
 /// PostgreSQL crash-restarted, while `reel submit --wait -o` follows a job. The farm must finish
 /// the job, the client must ride it out and download the output, and the output's video packets
 /// must equal a fault-free render's, with no chunk accepted twice.
 /// Needs `REEL_TEST_DATABASE_URL` (set by ops/test.sh); the PostgreSQL test starts its own cluster.
-@Suite(.serialized) struct RestartFaultTests {
+@Suite(.blocking, .serialized) struct RestartFaultTests {
     /// 8 s at 320x240 in 2 s chunks: 4 video chunks, so one is done while others are still to come.
     static let seconds = 8
 

@@ -1,10 +1,11 @@
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelScheduling
 
 /// The farm's cross-task rules, and a seeded random walk over every event checking that no
 /// task is ever held by two live leases and none is lost.
-@Suite struct FarmModelTests {
+@Suite(.blocking) struct FarmModelTests {
     @Test func aJobRunsItsTasksInOrderAndTheFinaliseLast() {
         var farm = FarmModel(leaseMillis: 30_000, graceMillis: 5_000)
         let job = farm.submit(chunks: 2, audio: true, maxAttempts: 3)

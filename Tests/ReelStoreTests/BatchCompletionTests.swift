@@ -1,9 +1,10 @@
 import Foundation
 import ReelStoreTesting
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
-@Suite("JobStore: results completed in batches")
+@Suite("JobStore: results completed in batches", .blocking)
 struct BatchCompletionTests {
     @Test("a batch completes the fresh leases and refuses the stale ones, counters included")
     func freshAndStaleInOneBatch() throws {
@@ -34,7 +35,7 @@ struct BatchCompletionTests {
     }
 }
 
-@Suite("JobStore: a retried job's run")
+@Suite("JobStore: a retried job's run", .blocking)
 struct RetriedRunTests {
     @Test("retry starts a new run: its speed counts from the next claim and the frames done since")
     func retryStartsANewRun() throws {

@@ -1,11 +1,12 @@
 import ReelStoreTesting
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
 /// The store operations the coordinator added: kind-filtered claims, planning a waiting job
 /// once its assets arrive, failing a job, state counts.
-@Suite("JobStore additions for the coordinator")
+@Suite("JobStore additions for the coordinator", .blocking)
 struct CoordinatorStoreTests {
     @Test("claims filtered by kind: agents never see finalise, the finaliser sees only finalise")
     func claimByKind() throws {

@@ -1,9 +1,10 @@
 import ReelStoreTesting
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
-@Suite("JobStore leases and job lifecycle")
+@Suite("JobStore leases and job lifecycle", .blocking)
 struct JobStoreTests {
     static let sha = String(repeating: "ab", count: 32)
 

@@ -1,13 +1,14 @@
 import Foundation
 import ReelStoreTesting
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
 /// The store's lock order (job, then tasks, then agents; claims never wait on a job row)
 /// under the races that used to deadlock (PostgreSQL 40P01): cancelling a large job while
 /// agents claim and complete its tasks, and several agents failing the last attempts of one
 /// job's tasks at once. Afterwards the job's counters must equal a recount of its rows.
-@Suite("JobStore: lock order under racing claims, completions, failures and cancel")
+@Suite("JobStore: lock order under racing claims, completions, failures and cancel", .blocking)
 struct LockOrderTests {
     static func largeJob(chunks: Int, maxAttempts: Int = 3) -> NewJob {
         var tasks = (0..<chunks).map {

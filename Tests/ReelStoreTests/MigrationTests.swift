@@ -1,8 +1,9 @@
 import ReelStoreTesting
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
-@Suite("Migrations")
+@Suite("Migrations", .blocking)
 struct MigrationTests {
     @Test("bundled migrations are numbered from 1 without gaps")
     func bundled() throws {

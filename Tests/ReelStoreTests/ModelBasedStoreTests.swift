@@ -3,6 +3,7 @@ import ReelScheduling
 import ReelStoreTesting
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
 /// The store against the pure model of issue 7 (`FarmModel`): seeded random sequences of
@@ -12,7 +13,7 @@ import Testing
 /// (state, paused, priority) must agree, as must each operation's answer. No task is ever
 /// held twice; none is lost. Times: leases are long and expiry is forced (the store's clock
 /// is the wall clock, the model's is injected), so nothing here waits.
-@Suite("JobStore matches the FarmModel over random event sequences")
+@Suite("JobStore matches the FarmModel over random event sequences", .blocking)
 struct ModelBasedStoreTests {
     struct Mismatch: Error, CustomStringConvertible { var description: String }
 

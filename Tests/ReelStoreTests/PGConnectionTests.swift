@@ -1,9 +1,10 @@
 import ReelStoreTesting
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
-@Suite("PGConnection on a real PostgreSQL")
+@Suite("PGConnection on a real PostgreSQL", .blocking)
 struct PGConnectionTests {
     @Test("text parameters round-trip untouched, NULL included")
     func parameters() throws {

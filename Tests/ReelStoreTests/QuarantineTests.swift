@@ -1,6 +1,7 @@
 import ReelStoreTesting
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelStore
 
 @Suite("Quarantine decisions (pure)")
@@ -41,7 +42,7 @@ struct QuarantinePolicyTests {
     }
 }
 
-@Suite("JobStore: failure-aware claims, quarantine, retention, deletion")
+@Suite("JobStore: failure-aware claims, quarantine, retention, deletion", .blocking)
 struct StoreQuarantineTests {
     static let finaliser = "@coordinator"
 

@@ -1,8 +1,9 @@
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
-@Suite struct ColorConversionTests {
+@Suite(.blocking) struct ColorConversionTests {
     @Test(arguments: [
         (RGBAColor.white, (235, 128, 128)),
         (RGBAColor.black, (16, 128, 128)),

@@ -1,10 +1,11 @@
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// The fast compositor against the Double reference (`ReferenceCompositor`), plus the
 /// exactness properties the renderer relies on.
-@Suite struct CompositorTests {
+@Suite(.blocking) struct CompositorTests {
     /// Draws with both implementations and checks every plane's PSNR.
     func expectMatchesReference(source: YUVImage, dest: YUVImage, transform: AffineTransform, opacity: Double = 1,
                                 crop: Rect? = nil, minPSNR: Double = 45, sourceLocation: SourceLocation = #_sourceLocation) {

@@ -1,11 +1,12 @@
 import CFreeType
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// Text overlays: coverage lands inside the box, wraps, falls back to fonts that have the
 /// characters (checked with FreeType directly), and never spills outside.
-@Suite(.serialized) struct TextRasterizerTests {
+@Suite(.blocking, .serialized) struct TextRasterizerTests {
     let rasterizer: TextRasterizer
     init() throws { rasterizer = try TextRasterizer() }
 

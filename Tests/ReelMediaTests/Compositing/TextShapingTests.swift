@@ -1,12 +1,13 @@
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// Shaped text: Reel's Arabic, Hebrew and Devanagari captions against HarfBuzz's own renderer
 /// `hb-view` (libharfbuzz-bin) with the same font file and size, right-to-left order, conjuncts,
 /// and colour emoji. Reference images are made at test time in a temporary directory.
-@Suite(.serialized) struct TextShapingTests {
+@Suite(.blocking, .serialized) struct TextShapingTests {
     let rasterizer: TextRasterizer
     init() throws { rasterizer = try TextRasterizer() }
 

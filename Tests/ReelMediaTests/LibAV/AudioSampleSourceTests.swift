@@ -1,9 +1,10 @@
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
-@Suite("AudioSampleSource")
+@Suite("AudioSampleSource", .blocking)
 struct AudioSampleSourceTests {
     /// Reads `count` samples per channel from `start` into fresh arrays.
     static func read(_ source: AudioSampleSource, start: Int64, count: Int) throws -> [[Float]] {

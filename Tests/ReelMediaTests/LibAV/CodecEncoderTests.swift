@@ -2,6 +2,7 @@ import CFFmpeg
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// HEVC NAL unit types of an Annex B stream (VPS 32, SPS 33, PPS 34, IDR 19/20, CRA 21).
@@ -15,7 +16,7 @@ func hevcNALTypes(_ data: [UInt8]) -> [UInt8] {
 }
 
 /// Issue 10.1: the HEVC and ProRes encoders keep the chunk guarantees of the H.264 one.
-@Suite("HEVC and ProRes encoders")
+@Suite("HEVC and ProRes encoders", .blocking)
 struct CodecEncoderTests {
     @Test("HEVC: byte-identical re-encodes, parameter sets only in the global header, an IDR every GOP", arguments: [1, 4])
     func hevcDeterminism(threads: Int) throws {

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// Synthetic frames that change every frame (moving gradient), so the encoder has work.
@@ -19,7 +20,7 @@ func syntheticFrame(width: Int, height: Int, index: Int) -> YUVImage {
     return image
 }
 
-@Suite("Encoders")
+@Suite("Encoders", .blocking)
 struct EncoderTests {
     static func encodeAll(_ settings: VideoEncoderSettings, frames: Int) throws -> (extradata: [UInt8], packets: [EncodedPacket]) {
         let encoder = try VideoEncoder(settings: settings)

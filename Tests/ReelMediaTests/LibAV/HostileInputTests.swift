@@ -2,11 +2,12 @@ import Foundation
 import Glibc
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// Issue 8: files that would hang or trap whoever opens them. `reel validate` must answer for
 /// a FIFO (reading one never ends) and must not wait forever on a file that does not open.
-@Suite struct HostileInputTests {
+@Suite(.blocking) struct HostileInputTests {
     @Test func aFIFOIsRefusedWithoutBeingOpened() throws {
         let dir = try TestMedia.tempDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

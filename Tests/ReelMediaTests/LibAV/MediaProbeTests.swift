@@ -1,9 +1,10 @@
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
-@Suite("MediaProbe")
+@Suite("MediaProbe", .blocking)
 struct MediaProbeTests {
     @Test("frame rate and duration match ffprobe", arguments: ["25", "30000/1001"])
     func frameRateAndDuration(rate: String) throws {

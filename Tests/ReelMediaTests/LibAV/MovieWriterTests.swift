@@ -1,9 +1,10 @@
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
-@Suite("MovieWriter")
+@Suite("MovieWriter", .blocking)
 struct MovieWriterTests {
     /// Top-level MP4 box types in file order.
     static func topLevelBoxes(_ path: String) throws -> [String] {

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
-@Suite("Poster frames")
+@Suite("Poster frames", .blocking)
 struct PosterFrameTests {
     /// Left half red, right half blue (BT.601 limited range).
     static func redBlue(width: Int, height: Int) -> YUVImage {

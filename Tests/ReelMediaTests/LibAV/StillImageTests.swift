@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
-@Suite("StillImage and PNGWriter")
+@Suite("StillImage and PNGWriter", .blocking)
 struct StillImageTests {
     @Test("a half-transparent red PNG loads with alpha, as YUV and as RGBA")
     func alpha() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
-@Suite("VideoFrameSource")
+@Suite("VideoFrameSource", .blocking)
 struct VideoFrameSourceTests {
     @Test("sequential reads at and between frame times pick the last frame with pts ≤ t", arguments: ["25", "30000/1001"])
     func sequential(rate: String) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// The coordinator's side of `FETCH`, played by an in-memory file: records every call.
@@ -39,7 +40,7 @@ final class FakeOrigin: @unchecked Sendable {
     func setFailing(_ value: Bool) { lock.withLock { failing = value } }
 }
 
-@Suite("RangeCache")
+@Suite("RangeCache", .blocking)
 struct RangeCacheTests {
     static let MiB = RangeCache.blockSize
 

@@ -1,11 +1,12 @@
 import Foundation
 import ReelCore
 import Testing
+import ReelThreadTesting
 @testable import ReelMedia
 
 /// Media opened through a registered `ByteRangeSource` decodes exactly like the same file
 /// opened by path, and a short read of a long file touches only a small part of it.
-@Suite("RemoteMedia")
+@Suite("RemoteMedia", .blocking)
 struct RemoteMediaTests {
     /// A 2 s 160x120 clip with B-frames and AAC audio.
     static func smallClip(in dir: URL) throws -> String {
