@@ -101,11 +101,11 @@ public final class Coordinator: Service, Sendable {
             try $0.registerAgent(name: finaliserName, host: ProcessInfo.processInfo.hostName, capabilities: "{}")
         }
 
-        let sessions = Locked<[UInt64: Int64]>([:])
+        let sessions = AgentSessions()
         let finaliserBell = Doorbell()
         let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch", clock: configuration.clock),
                                     leaseSeconds: configuration.leaseSeconds, logger: logger,
-                                    liveAgents: { Set(sessions.current.values) })
+                                    agents: sessions)
         self.dispatcher.withValue { $0 = dispatcher }
         let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,

@@ -9,8 +9,9 @@ extension CoordinatorHandler {
     func capabilities(_ caps: AgentCapabilities, peer: Peer) async throws -> Message {
         let json = try CoordinatorJSON.encode(caps)
         let id = try await pool.run { try $0.registerAgent(name: peer.name, host: caps.host, capabilities: json) }
-        agentSessions.withValue { $0[peer.connectionID] = id }
-        logger.info("agent registered", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "host": "\(caps.host.escapingControlCharacters)", "threads": "\(caps.threads)"])
+        agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders)
+        logger.info("agent registered", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "host": "\(caps.host.escapingControlCharacters)",
+                                                   "threads": "\(caps.threads)", "encoders": "\(caps.encoders.joined(separator: ","))"])
         return .ok
     }
 

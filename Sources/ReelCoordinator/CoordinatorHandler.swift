@@ -20,12 +20,12 @@ final class CoordinatorHandler: ReelRequestHandler {
     let logger: Logger
     let dispatcher: Dispatcher
     let completer: Completer
-    /// Connection id → the agent id it registered with `CAPS` (the dispatcher's live agents).
-    let agentSessions: Locked<[UInt64: Int64]>
+    /// Connection → the agent it registered with `CAPS`, and that agent's encoders.
+    let agentSessions: AgentSessions
 
     init(pool: StorePool, storage: CoordinatorStorage, planner: JobPlanner, metrics: CoordinatorMetrics,
          configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, completer: Completer,
-         sessions: Locked<[UInt64: Int64]>) {
+         sessions: AgentSessions) {
         self.pool = pool; self.storage = storage; self.planner = planner; self.metrics = metrics
         self.configuration = configuration; self.logger = logger; self.dispatcher = dispatcher; self.completer = completer
         self.agentSessions = sessions
@@ -85,9 +85,8 @@ final class CoordinatorHandler: ReelRequestHandler {
     /// heartbeats them first (re-attaching).
     func connectionClosed(_ peer: Peer) async {
         dispatcher.connectionClosed(peer.connectionID)
-        guard let agent = agentSessions.withValue({ $0.removeValue(forKey: peer.connectionID) }) else { return }
         // Only mark offline if no other live connection belongs to the same agent.
-        guard !agentSessions.current.values.contains(agent) else { return }
+        guard let (agent, last) = agentSessions.remove(connection: peer.connectionID), last else { return }
         let grace = configuration.reconnectGraceSeconds
         do {
             let shortened = try await pool.run { store -> [Int64] in
@@ -107,6 +106,6 @@ final class CoordinatorHandler: ReelRequestHandler {
 
     /// The agent id registered on this connection.
     func agentID(_ peer: Peer) -> Int64? {
-        agentSessions.current[peer.connectionID]
+        agentSessions.agent(on: peer.connectionID)
     }
 }

@@ -42,16 +42,15 @@ final class Dispatcher: Sendable {
     private let worker: StoreWorker
     private let leaseSeconds: Double
     private let maxBatch: Int
-    private let liveAgents: @Sendable () -> Set<Int64>
+    private let agents: AgentSessions
     private let logger: Logger
     private let clock = ContinuousClock()
 
-    /// - Parameter liveAgents: the agents connected now (for `ClaimPolicy`'s "another agent
-    ///   could take it" rule).
-    init(worker: StoreWorker, leaseSeconds: Double, maxBatch: Int = 256, logger: Logger,
-         liveAgents: @escaping @Sendable () -> Set<Int64>) {
+    /// - Parameter agents: the agents connected now and their encoders (for `ClaimPolicy`: who
+    ///   may take what, and the "another agent could take it" rule).
+    init(worker: StoreWorker, leaseSeconds: Double, maxBatch: Int = 256, logger: Logger, agents: AgentSessions) {
         self.worker = worker; self.leaseSeconds = leaseSeconds; self.maxBatch = max(1, maxBatch)
-        self.logger = logger; self.liveAgents = liveAgents
+        self.logger = logger; self.agents = agents
     }
 
     /// Number of claims waiting (metrics, tests).
@@ -146,12 +145,12 @@ final class Dispatcher: Sendable {
             if batch.isEmpty { return }
 
             let requests = batch.map { ClaimRequest(agent: $0.agent) }
-            let leaseSeconds = leaseSeconds, live = liveAgents()
+            let leaseSeconds = leaseSeconds, live = agents.live, encoders = agents.encoders
             let results: [ClaimedTask?]
             var failed = false
             do {
                 results = try await worker.run { try $0.claimTasks(for: requests, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio],
-                                                                    liveAgents: live) }
+                                                                    liveAgents: live, encoders: encoders) }
             } catch {
                 logger.error("claim batch failed", metadata: ["claims": "\(batch.count)", "error": "\(error)"])
                 results = batch.map { _ in nil }

@@ -116,9 +116,11 @@ struct JobPlanner: Sendable {
             }
             tasks.append(NewTask(kind: .finalise, ordinal: 0, spec: "", maxAttempts: configuration.maxAttempts))
             let planJSON = try CoordinatorJSON.encode(agentPlan)
+            let videoEncoder = plan.export.video.videoCodec?.encoderName
             let created = try await pool.run { [tasks] store in
                 try store.assetStored(sha256: reference.sha256, size: reference.size, storedKey: documentPath)
-                return try store.setPlan(job: job, plan: planJSON, document: reference, tasks: tasks)
+                return try store.setPlan(job: job, plan: planJSON, document: reference,
+                                         videoEncoder: videoEncoder, tasks: tasks)
             }
             if created {
                 dispatcher.wake()

@@ -1,6 +1,6 @@
 /// What a task renders; the claim order runs audio, then video chunks in order, then the
 /// finalise task (claimable only once every other task of its job is done).
-public enum TaskKind: String, Hashable, Sendable, CaseIterable, Comparable {
+public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable, Comparable {
     case audio
     case videoChunk = "video_chunk"
     case finalise

@@ -73,15 +73,15 @@ enum Statements {
     /// get nothing, and do not count as "another live agent" for a task someone failed), and
     /// the jobs with a queued task of the kinds in `$1`, in claim order (priority, then age):
     /// active, unpaused, with whether every render task is done (only then is a finalise task
-    /// claimable). Always at least one row (job columns NULL when none), so the quarantine answer
+    /// claimable) and the encoder its video chunks need. Always at least one row (job columns NULL when none), so the quarantine answer
     /// comes in the same round trip. Few rows: one per job, not per task.
     static let claimableJobs = """
         WITH quarantine AS (
             SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE id = ANY($2::bigint[]) AND quarantined_until > now()
         )
-        SELECT q.ids AS quarantined, j.id, j.priority, j.rendered
+        SELECT q.ids AS quarantined, j.id, j.priority, j.rendered, j.video_encoder
         FROM quarantine q LEFT JOIN (
-            SELECT id, priority, tasks_done = render_tasks AS rendered FROM jobs
+            SELECT id, priority, tasks_done = render_tasks AS rendered, video_encoder FROM jobs
             WHERE state IN ('queued', 'running', 'finalising') AND NOT paused
               AND EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id AND t.state = 'queued' AND t.kind = ANY($1::text[]))
         ) j ON true
@@ -341,7 +341,7 @@ enum Statements {
     static let lockJob = "SELECT id FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
     static let jobHasTasks = "SELECT 1 FROM tasks WHERE job_id = $1::bigint LIMIT 1"
     static let setJobPlan = """
-        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, updated_at = now() WHERE id = $1::bigint
+        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, video_encoder = $5, updated_at = now() WHERE id = $1::bigint
         """
     /// Pause (`$2` true) or resume a job that has not ended; returns it when it changed.
     static let setJobPaused = """

@@ -46,6 +46,34 @@ import Testing
         try await harness.stop()
     }
 
+    /// `CAPS encoders=` decides what an agent is offered: on a farm where only some hosts have
+    /// libx265, an HEVC job's chunks go to those, and its AAC audio to anyone.
+    @Test func chunksGoOnlyToAgentsThatHaveTheirEncoder() async throws {
+        let media = try await TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness(leaseSeconds: 120)
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        try await client.upload(media.video)
+        try await client.upload(media.audio)
+        guard case .job(let job, _) = try await client.send(.submit(document: try media.submission(codec: "hevc"))) else {
+            Issue.record("SUBMIT did not answer JOB"); return
+        }
+
+        let x264 = try await harness.connect(role: .agent, name: "x264-only")
+        #expect(try await x264.send(.capabilities(agentCaps)) == .ok)  // libx264 and aac
+        guard case .task(let audio, _) = try await x264.send(.claim(waitSeconds: 30)) else { Issue.record("no TASK"); return }
+        #expect(audio.job == job && audio.kind == .audio, "the audio needs only AAC")
+        #expect(try await x264.send(.claim(waitSeconds: 1)) == .noTask, "four HEVC chunks are queued, none for it")
+
+        let x265 = try await harness.connect(role: .agent, name: "with-x265")
+        let caps = AgentCapabilities(threads: 1, encoders: ["libx264", "libx265", "aac"], cacheBytes: 1 << 20, host: "localhost")
+        #expect(try await x265.send(.capabilities(caps)) == .ok)
+        guard case .task(let chunk, _) = try await x265.send(.claim(waitSeconds: 30)) else { Issue.record("no TASK"); return }
+        #expect(chunk.job == job && chunk.kind == .videoChunk && chunk.frameStart == 0)
+        await x264.close(); await x265.close(); await client.close()
+        try await harness.stop()
+    }
+
     @Test func aDisconnectedHoldersTaskIsClaimableAfterTheGraceNotTheLease() async throws {
         let media = try await TestMedia()
         defer { media.cleanUp() }

@@ -54,7 +54,7 @@ struct TestMedia {
     }
 
     /// 2 s of video (50 frames, GOP 0.4 s = 10 frames, so 0.5 s chunks give 5 chunks) under the tone; `withAudio: false` drops the audio track.
-    func composition(withAudio: Bool = true) -> String {
+    func composition(withAudio: Bool = true, codec: String? = nil) -> String {
         let audioTrack = withAudio
             ? #", {"id": 2, "mediaType": "audio", "segments": [{"asset": "tone", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}"#
             : ""
@@ -62,7 +62,7 @@ struct TestMedia {
             {"formatVersion": 1,
              "assets": {"clip": {"url": "clip.mp4"}, "tone": {"url": "tone.wav"}},
              "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}\(audioTrack)],
-             "export": {"preset": "medium", "video": {"gopDuration": 0.4}}}
+             "export": {"preset": "medium", "video": {"gopDuration": 0.4\(codec.map { #", "codec": "\#($0)""# } ?? "")}}}
             """
     }
 
@@ -75,8 +75,8 @@ struct TestMedia {
         return out
     }
 
-    func submission(chunkSeconds: Rational = Rational(1, 2), withAudio: Bool = true) throws -> [UInt8] {
-        let request = SubmitRequest(composition: composition(withAudio: withAudio), assets: try manifest(),
+    func submission(chunkSeconds: Rational = Rational(1, 2), withAudio: Bool = true, codec: String? = nil) throws -> [UInt8] {
+        let request = SubmitRequest(composition: composition(withAudio: withAudio, codec: codec), assets: try manifest(),
                                     settings: JobSettings(chunkSeconds: chunkSeconds, encoderThreads: 1, name: "test job"))
         return Array(try JSONEncoder().encode(request))
     }

@@ -114,4 +114,26 @@ import Testing
         #expect(ClaimPolicy.choose([failed], for: 8, liveAgents: [7, 8])?.task == 1)
         #expect(ClaimPolicy.choose([failed], for: 7, liveAgents: [7])?.task == 1, "alone, it may try again so the job can end")
     }
+
+    @Test func anAgentIsOfferedOnlyTasksWhoseEncoderItHas() {
+        // An HEVC job: its chunks need libx265, its audio aac. Agent 1 has no libx265.
+        let chunk = ClaimCandidate(task: 1, job: 1, kind: .videoChunk, ordinal: 0, jobPriority: 0, encoder: "libx265")
+        let audio = ClaimCandidate(task: 2, job: 1, kind: .audio, ordinal: 0, jobPriority: 0, encoder: "aac")
+        let finalise = ClaimCandidate(task: 3, job: 1, kind: .finalise, ordinal: 0, jobPriority: 0)
+        let encoders = AgentEncoders([1: ["libx264", "aac"], 2: ["libx264", "libx265", "aac"]])
+        #expect(ClaimPolicy.choose([chunk], for: 1, liveAgents: [1, 2], encoders: encoders) == nil)
+        #expect(ClaimPolicy.choose([chunk, audio], for: 1, liveAgents: [1, 2], encoders: encoders)?.task == 2)
+        #expect(ClaimPolicy.choose([chunk], for: 2, liveAgents: [1, 2], encoders: encoders)?.task == 1)
+        #expect(ClaimPolicy.choose([finalise], for: 1, liveAgents: [1], encoders: encoders)?.task == 3, "no encoder needed")
+        #expect(ClaimPolicy.choose([chunk], for: 9, liveAgents: [9], encoders: encoders)?.task == 1, "an agent that never said is not held back")
+    }
+
+    @Test func aFailedTaskWaitsOnlyForOtherAgentsThatCouldRenderIt() {
+        // Agent 2 failed the HEVC chunk; agent 1 is live but has no libx265, so it will never
+        // take it: agent 2 gets it again rather than the job waiting forever.
+        let chunk = ClaimCandidate(task: 1, job: 1, kind: .videoChunk, ordinal: 0, jobPriority: 0, failedAgents: [2], encoder: "libx265")
+        let encoders = AgentEncoders([1: ["libx264", "aac"], 2: ["libx265", "aac"], 3: ["libx265"]])
+        #expect(ClaimPolicy.choose([chunk], for: 2, liveAgents: [1, 2], encoders: encoders)?.task == 1)
+        #expect(ClaimPolicy.choose([chunk], for: 2, liveAgents: [1, 2, 3], encoders: encoders) == nil, "agent 3 could")
+    }
 }

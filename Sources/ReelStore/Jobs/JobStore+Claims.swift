@@ -18,10 +18,11 @@ extension JobStore {
     /// and leases only those still queued. A candidate taken in between by another claimer is
     /// simply not leased (its request gets nil and claims again); no task is ever leased twice.
     /// A quarantined agent gets nothing; a task an agent already failed goes to it only when
-    /// every other live, unquarantined agent of `liveAgents` has failed it too.
+    /// every other live, unquarantined agent of `liveAgents` has failed it too; an agent gets
+    /// only tasks whose encoder it has (`encoders`, from each agent's `CAPS`).
     /// - Returns: one entry per request, in order: its task, or nil.
     public func claimTasks(for requests: [ClaimRequest], leaseSeconds: Double, kinds: Set<JobTaskKind>,
-                           liveAgents: Set<Int64>) throws -> [ClaimedTask?] {
+                           liveAgents: Set<Int64>, encoders: AgentEncoders = AgentEncoders()) throws -> [ClaimedTask?] {
         guard !requests.isEmpty else { return [] }
         var mustMarkJobs = false
         let claimed: [ClaimedTask?] = try { (db: PGConnection) in
@@ -34,17 +35,30 @@ extension JobStore {
             let quarantined = Set(try jobs.first.map { Self.integers(try $0.string("quarantined")) } ?? [])
             var candidates: [ClaimCandidate] = []
             // Job by job in claim order (usually the first has enough): each an index range scan.
-            for job in jobs where job["id"] != nil && candidates.count < limit {
+            // Only the kinds some requesting agent has the encoder for; and past the limit, on
+            // for agents that can use none of the candidates so far (a job needing libx265
+            // does not hide the next job from agents without it).
+            for job in jobs where job["id"] != nil {
+                let videoEncoder = job["video_encoder"]
+                var askers = requests
+                if candidates.count >= limit {
+                    askers = requests.filter { request in !candidates.contains { encoders.allow(request.agent, $0.encoder) } }
+                    if askers.isEmpty { break }
+                }
+                let jobKinds = kinds.filter { kind in
+                    askers.contains { encoders.allow($0.agent, Self.encoder(of: kind, videoEncoder: videoEncoder)) }
+                }
+                guard !jobKinds.isEmpty else { continue }
                 candidates += try db.query(Statements.claimCandidatesOfJob, [
-                    try job.string("id"), kindList, try job.string("rendered") == "t" ? "true" : "false", try job.string("priority"),
-                    String(limit - candidates.count),
-                ]).rows.map(Self.candidate)
+                    try job.string("id"), Self.kindsLiteral(jobKinds), try job.string("rendered") == "t" ? "true" : "false",
+                    try job.string("priority"), String(max(limit - candidates.count, askers.count + 64)),
+                ]).rows.map { try Self.candidate($0, videoEncoder: videoEncoder) }
             }
             candidates.sort(by: ClaimPolicy.precedes)
             let live = liveAgents.subtracting(quarantined)
             var chosen: [Int: ClaimCandidate] = [:]
             for (index, request) in requests.enumerated() where !quarantined.contains(request.agent) {
-                guard let pick = ClaimPolicy.choose(candidates, for: request.agent, liveAgents: live) else { continue }
+                guard let pick = ClaimPolicy.choose(candidates, for: request.agent, liveAgents: live, encoders: encoders) else { continue }
                 chosen[index] = pick
                 candidates.removeAll { $0.task == pick.task }
             }
@@ -90,13 +104,24 @@ extension JobStore {
         "{" + kinds.map(\.rawValue).sorted().joined(separator: ",") + "}"
     }
 
-    private static func candidate(_ row: PGRow) throws -> ClaimCandidate {
+    /// The encoder a task of `kind` needs: its job's video encoder for a chunk (nil for jobs
+    /// planned before jobs recorded it), AAC for audio, none for the finalise task.
+    static func encoder(of kind: JobTaskKind, videoEncoder: String?) -> String? {
+        switch kind {
+        case .videoChunk: videoEncoder
+        case .audio: "aac"
+        case .finalise: nil
+        }
+    }
+
+    private static func candidate(_ row: PGRow, videoEncoder: String?) throws -> ClaimCandidate {
         guard let kind = TaskKind(rawValue: try row.string("kind")) else {
             throw PGError(sqlState: nil, message: "unknown task kind \(row["kind"] ?? "")")
         }
         let failed = integers(try row.string("failed_agents"))
         return ClaimCandidate(task: try row.int64("id"), job: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
-                              jobPriority: try row.int("priority"), failedAgents: failed)
+                              jobPriority: try row.int("priority"), failedAgents: failed,
+                              encoder: encoder(of: kind, videoEncoder: videoEncoder))
     }
 
     private static func claimedTask(_ row: PGRow) throws -> ClaimedTask {

@@ -61,12 +61,14 @@ public final class JobStore: @unchecked Sendable {
     /// Stores a job's plan and creates its tasks, once: returns `false` (and changes nothing)
     /// when the job already has tasks, so two planners racing on one job are harmless.
     /// `document` names the plan document agents fetch (content-addressed, already stored).
+    /// `videoEncoder` is the encoder its video chunks need: only agents that have it claim them.
     @discardableResult
-    public func setPlan(job: Int64, plan: String, document: PlanDocumentReference? = nil, tasks: [NewTask]) throws -> Bool {
+    public func setPlan(job: Int64, plan: String, document: PlanDocumentReference? = nil, videoEncoder: String? = nil,
+                        tasks: [NewTask]) throws -> Bool {
         try connection.transaction { db in
             guard try db.query(Statements.lockJob, [String(job)]).singleRow() != nil else { throw JobStoreError.jobNotFound(job) }
             guard try db.query(Statements.jobHasTasks, [String(job)]).singleRow() == nil else { return false }
-            try db.query(Statements.setJobPlan, [String(job), plan, document?.sha256, document.map { String($0.size) }])
+            try db.query(Statements.setJobPlan, [String(job), plan, document?.sha256, document.map { String($0.size) }, videoEncoder])
             if let document {
                 try db.query(Statements.insertJobAsset, [String(job), document.sha256])
             }

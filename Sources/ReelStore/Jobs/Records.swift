@@ -1,3 +1,4 @@
+import ReelScheduling
 /// A job's lifecycle state (`jobs.state`).
 public enum JobState: String, Hashable, Sendable, Codable, CaseIterable {
     /// Submitted; some assets are still being uploaded. Its tasks are not claimable.
@@ -19,24 +20,10 @@ public enum TaskState: String, Hashable, Sendable, Codable, CaseIterable {
     case queued, leased, done, failed, cancelled
 }
 
-/// What kind of work a task is (`tasks.kind`). Same raw values as `ReelProtocol.TaskKind`
-/// (`TASK kind=`); named apart so a module importing both needs no qualification.
-public enum JobTaskKind: String, Hashable, Sendable, Codable, CaseIterable {
-    case videoChunk = "video_chunk"
-    case audio
-    /// Stitches and muxes; claimable only when every other task of its job is done.
-    case finalise
-
-    /// Claim priority within a job: audio first (one long pass, so it starts early), then
-    /// video chunks, finalise last.
-    var claimRank: Int {
-        switch self {
-        case .audio: 0
-        case .videoChunk: 1
-        case .finalise: 2
-        }
-    }
-}
+/// What kind of work a task is (`tasks.kind`): the one task kind of the lifecycle model
+/// (`ReelScheduling.TaskKind`), under a name of its own so that a module importing both this
+/// and `ReelProtocol` (whose `TaskKind` is the wire's `TASK kind=`) needs no qualification.
+public typealias JobTaskKind = ReelScheduling.TaskKind
 
 /// A task to create with its job.
 public struct NewTask: Hashable, Sendable {

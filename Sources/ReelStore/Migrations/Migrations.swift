@@ -235,5 +235,11 @@ ALTER TABLE tasks ADD COLUMN reused boolean NOT NULL DEFAULT false;
 ALTER TABLE jobs ADD COLUMN tasks_reused integer NOT NULL DEFAULT 0;
 CREATE INDEX tasks_content_key_done ON tasks (content_key) WHERE state = 'done' AND content_key IS NOT NULL;
 """#),
+        Migration(version: 7, name: "job_video_encoder", sql: #"""
+-- Claims honour CAPS encoders=: an agent is offered a job's video chunks only if it has the
+-- encoder they need (libx264, libx265, prores_ks), set when the job is planned. NULL (jobs
+-- planned before this migration): any agent may take them, as before.
+ALTER TABLE jobs ADD COLUMN video_encoder text;
+"""#),
     ]
 }
