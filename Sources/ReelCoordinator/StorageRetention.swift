@@ -4,10 +4,11 @@ import Foundation
 ///
 /// - Outputs of done jobs: deleted `keepOutputsSeconds` after the job finished (`nil`: never).
 /// - Chunk results: kept while a job may still use them — unfinished jobs, and failed or
-///   cancelled jobs within the same retention (a `reel retry` reuses their done chunks). A
-///   done job needs none (its output is the product). A result deleted here is simply
-///   rendered again if a job ever needs it (the finaliser re-queues a missing chunk), which is
-///   exactly the contract a future chunk-reuse cache needs: results are a cache, not a record.
+///   cancelled jobs within the outputs' retention (a `reel retry` reuses their done chunks) —
+///   and, for reuse by later edits of the same composition (docs/incremental-rendering.md),
+///   `keepChunksSeconds` after a done job finished. A result deleted here is simply rendered
+///   again if a job ever needs it (the finaliser re-queues a missing chunk): results are a
+///   cache, not a record.
 /// - Assets: kept while a job may still use them (same rule, any job state), so resubmitting a
 ///   recent composition uploads nothing; `reel delete` releases a job's assets at once.
 /// - Files nobody references are deleted only once older than `unreferencedGraceSeconds`, so a
@@ -17,17 +18,27 @@ import Foundation
 public struct RetentionPolicy: Hashable, Sendable {
     /// Default 7 days: long enough to fetch a weekend's renders, short enough to bound the disk.
     public var keepOutputsSeconds: Double?
+    /// How long a done job's chunks stay reusable after it finished (`nil`: forever). Default
+    /// one day: a day's edits and renders reuse each other's chunks, and the disk holds at most
+    /// a day of chunks beside the outputs (the chunks of a job weigh about what its output does).
+    public var keepChunksSeconds: Double?
     public var uploadGraceSeconds: Double
     public var unreferencedGraceSeconds: Double
 
-    public init(keepOutputsSeconds: Double? = 7 * 86_400, uploadGraceSeconds: Double = 86_400, unreferencedGraceSeconds: Double = 3_600) {
-        self.keepOutputsSeconds = keepOutputsSeconds; self.uploadGraceSeconds = uploadGraceSeconds
-        self.unreferencedGraceSeconds = unreferencedGraceSeconds
+    public init(keepOutputsSeconds: Double? = 7 * 86_400, keepChunksSeconds: Double? = 86_400,
+                uploadGraceSeconds: Double = 86_400, unreferencedGraceSeconds: Double = 3_600) {
+        self.keepOutputsSeconds = keepOutputsSeconds; self.keepChunksSeconds = keepChunksSeconds
+        self.uploadGraceSeconds = uploadGraceSeconds; self.unreferencedGraceSeconds = unreferencedGraceSeconds
     }
 
     /// Jobs that ended before this instant (ms) no longer need their files; `nil`: keep forever.
     public func endedCutoffMillis(nowMillis: Int64) -> Int64? {
         keepOutputsSeconds.map { nowMillis - Int64($0 * 1000) }
+    }
+
+    /// Done jobs that finished before this instant (ms) keep no chunks; `nil`: all keep them.
+    public func doneChunksCutoffMillis(nowMillis: Int64) -> Int64? {
+        keepChunksSeconds.map { nowMillis - Int64($0 * 1000) }
     }
 }
 

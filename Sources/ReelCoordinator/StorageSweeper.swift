@@ -75,7 +75,8 @@ public final class StorageSweeper: Sendable {
             }
         }
 
-        let neededResults = try await worker.run { try $0.neededResultHashes(endedAfter: cutoff) }
+        let doneCutoff = policy.doneChunksCutoffMillis(nowMillis: nowMillis)
+        let neededResults = try await worker.run { try $0.neededResultHashes(endedAfter: cutoff, doneEndedAfter: doneCutoff) }
         for name in StorageSweep.resultsToDelete(storage.list("results"), needed: neededResults, nowMillis: nowMillis, policy: policy) {
             report.bytesFreed += Self.remove(storage.resultPath(name))
             report.results += 1

@@ -428,9 +428,14 @@ enum Statements {
     /// Chunk results still needed: tasks of unfinished jobs, and of failed or cancelled jobs
     /// ended after the cutoff `$1` (a retry reuses them). A done job needs none: its output is
     /// the product, and a result deleted here is simply rendered again if ever needed.
+    /// Chunk results still needed: unfinished jobs', failed or cancelled jobs' ended after `$1`,
+    /// done jobs' finished after `$2` (for reuse). A NULL cutoff keeps all.
     static let neededResultHashes = """
         SELECT DISTINCT t.result_sha256 AS h FROM tasks t JOIN jobs j ON j.id = t.job_id
-        WHERE t.result_sha256 IS NOT NULL AND t.kind <> 'finalise' AND j.state <> 'done' AND \(stillNeeds("j"))
+        WHERE t.result_sha256 IS NOT NULL AND t.kind <> 'finalise'
+          AND CASE WHEN j.state = 'done'
+                   THEN $2::double precision IS NULL OR coalesce(j.finished_at, j.updated_at) >= to_timestamp($2::double precision / 1000)
+                   ELSE \(stillNeeds("j")) END
         """
     static let leasedEpochs = "SELECT id, epoch FROM tasks WHERE id = ANY($1::bigint[]) AND state = 'leased'"
     /// Assets still needed: those of unfinished jobs and of jobs ended after the cutoff `$1`.

@@ -40,6 +40,9 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Delete done jobs' outputs (and failed or cancelled jobs' chunks) this long after they end: 30m, 12h, 7d; 0 or forever keeps them.",
                                valueName: "duration"))
     var keepOutputs: String = "7d"
+    @Option(help: ArgumentHelp("Keep done jobs' chunks this long after they end, for later jobs to reuse (docs/incremental-rendering.md): 12h, 1d, 7d; 0 or forever keeps them.",
+                               valueName: "duration"))
+    var keepChunks: String = "1d"
     @Option(help: ArgumentHelp("Quarantine an agent after this many FAILs within --quarantine-window (0: never).", valueName: "n"))
     var quarantineAfter: Int = 3
     @Option(help: ArgumentHelp("The window in which --quarantine-after failures count: 10m.", valueName: "duration"))
@@ -64,6 +67,7 @@ struct CoordinatorCommand: ParsableCommand {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace … critical") }
         guard DurationText.retention(keepOutputs) != nil else { throw ValidationError("--keep-outputs must be a duration like 30m, 12h or 7d, or forever") }
+        guard DurationText.retention(keepChunks) != nil else { throw ValidationError("--keep-chunks must be a duration like 12h, 1d or 7d, or forever") }
         guard quarantineAfter >= 0 else { throw ValidationError("--quarantine-after must be 0 (off) or more failures") }
         guard (DurationText.seconds(quarantineWindow) ?? 0) > 0 else { throw ValidationError("--quarantine-window must be a duration like 10m") }
         guard (DurationText.seconds(quarantineFor) ?? 0) > 0 else { throw ValidationError("--quarantine-for must be a duration like 10m") }
@@ -88,6 +92,7 @@ struct CoordinatorCommand: ParsableCommand {
             configuration.tlsCertificateFile = tlsCert
             configuration.tlsKeyFile = tlsKey
             configuration.retention.keepOutputsSeconds = DurationText.retention(keepOutputs)!
+            configuration.retention.keepChunksSeconds = DurationText.retention(keepChunks)!
             configuration.quarantine = QuarantinePolicy(failures: quarantineAfter, windowSeconds: DurationText.seconds(quarantineWindow)!,
                                                         durationSeconds: DurationText.seconds(quarantineFor)!)
             configuration.forgetOfflineAgentsAfterSeconds = DurationText.retention(forgetOfflineAgents)!

@@ -101,20 +101,24 @@ import Testing
         let before = try #require(try JSONDecoder().decode(StatusReport.self, from: Data(json)).storage)
         #expect(before.assetBytes > 0 && before.resultBytes > 0 && before.outputBytes > 0)
 
+        // Two hours on, the done job's chunks are kept for later jobs to reuse (--keep-chunks, 1 day).
+        let soon = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(2 * 3_600).timeIntervalSince1970 * 1000) })
+        let kept = try await soon.sweep()
+        #expect(kept.results == 0 && kept.outputs == 0 && kept.assets == 0, "\(kept)")
+        // A day and an hour on, they go (the output is the product), and the output and sources stay.
+        let early = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(25 * 3_600).timeIntervalSince1970 * 1000) })
+        let first = try await early.sweep()
+        #expect(first.results == 5 && first.outputs == 0 && first.assets == 0)
+        let output = media.directory.appendingPathComponent("kept.mp4").path
+        try await client.download(job: job, to: output)
+        #expect(try await countFrames(output) == 50)
+
         // An upload abandoned long ago, and one still in progress ("now" is a week and a day on).
         let later = Date().addingTimeInterval(8 * 86_400)
         let abandoned = harness.storage + "/assets/" + String(repeating: "e", count: 64) + ".partial"
         let inProgress = harness.storage + "/assets/" + String(repeating: "f", count: 64) + ".partial"
         for path in [abandoned, inProgress] { try Data("partial".utf8).write(to: URL(fileURLWithPath: path)) }
         try FileManager.default.setAttributes([.modificationDate: later.addingTimeInterval(-3_600)], ofItemAtPath: inProgress)
-
-        // A sweep a day too early deletes the done job's chunks (its output is the product) but keeps the output and sources.
-        let early = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(2 * 3_600).timeIntervalSince1970 * 1000) })
-        let first = try await early.sweep()
-        #expect(first.results == 5 && first.outputs == 0 && first.assets == 0)
-        let output = media.directory.appendingPathComponent("kept.mp4").path
-        try await client.download(job: job, to: output)
-        #expect(try await countFrames(output) == 50)
 
         let sweeper = try StorageSweeper(configuration: harness.configuration, now: { Int64(later.timeIntervalSince1970 * 1000) })
         let report = try await sweeper.sweep()

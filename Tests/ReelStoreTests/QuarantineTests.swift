@@ -168,6 +168,24 @@ struct StoreQuarantineTests {
         #expect(throws: JobStoreError.jobNotFound(first)) { try store.deleteJob(first) }
     }
 
+    @Test func aDoneJobsChunksAreKeptForReuseUntilTheirOwnCutoff() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let agent = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
+        let hash = String(repeating: "a", count: 64)
+        let job = try store.createJob(JobStoreTests.job(chunks: 1, audio: false))
+        let chunk = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk]))
+        try store.complete(chunk.lease, result: TaskResult(sha256: hash, size: 1, key: hash))
+        let finalise = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.finalise]))
+        #expect(try store.complete(finalise.lease, result: TaskResult(sha256: String(repeating: "b", count: 64), size: 2, key: "out")).jobDone)
+        #expect(try store.jobSummary(job)?.state == .done)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // The outputs' cutoff does not decide a done job's chunks; the chunks' own does.
+        #expect(try store.neededResultHashes(endedAfter: now + 60_000, doneEndedAfter: now - 60_000) == [hash], "kept for reuse")
+        #expect(try store.neededResultHashes(endedAfter: now - 60_000, doneEndedAfter: now + 60_000) == [], "past --keep-chunks")
+        #expect(try store.neededResultHashes(endedAfter: now + 60_000, doneEndedAfter: nil) == [hash], "--keep-chunks forever")
+    }
+
     @Test func neededFilesFollowJobStatesAndRetention() throws {
         let schema = try TestDatabase.Schema()
         let store = try schema.store()
@@ -180,13 +198,14 @@ struct StoreQuarantineTests {
         let task = try #require(try store.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk]))
         try store.complete(task.lease, result: TaskResult(sha256: hash, size: 1, key: hash))
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        #expect(try store.neededResultHashes(endedAfter: now) == [hash], "a running job needs its chunks")
+        #expect(try store.neededResultHashes(endedAfter: now, doneEndedAfter: now) == [hash], "a running job needs its chunks")
         #expect(try store.forgetAssetIfUnneeded(sha256: asset, endedAfter: now) == false)
 
         try store.cancelJob(job)
-        #expect(try store.neededResultHashes(endedAfter: now - 60_000) == [hash], "a recently cancelled job may be retried")
-        #expect(try store.neededResultHashes(endedAfter: now + 60_000) == [], "…until retention ends")
-        #expect(try store.neededResultHashes(endedAfter: nil) == [hash], "keep forever")
+        #expect(try store.neededResultHashes(endedAfter: now - 60_000, doneEndedAfter: now + 60_000) == [hash],
+                "a recently cancelled job may be retried")
+        #expect(try store.neededResultHashes(endedAfter: now + 60_000, doneEndedAfter: nil) == [], "…until retention ends")
+        #expect(try store.neededResultHashes(endedAfter: nil, doneEndedAfter: now + 60_000) == [hash], "keep forever")
         #expect(try store.neededAssetHashes(endedAfter: now + 60_000) == [])
         #expect(try store.forgetAssetIfUnneeded(sha256: asset, endedAfter: now + 60_000) == true)
         #expect(try store.asset(sha256: asset) == nil)

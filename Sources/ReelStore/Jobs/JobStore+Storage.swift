@@ -72,10 +72,12 @@ extension JobStore {
         }
     }
 
-    /// Result hashes some job still needs; jobs that ended before `cutoffMillis` (`nil`: keep
-    /// all) need none.
-    public func neededResultHashes(endedAfter cutoffMillis: Int64?) throws -> Set<String> {
-        Set(try connection.query(Statements.neededResultHashes, [cutoffMillis.map(String.init)]).rows.map { try $0.string("h") })
+    /// Result hashes some job still needs: those of unfinished jobs, of failed or cancelled jobs
+    /// that ended after `cutoffMillis` (a retry reuses them), and of done jobs that finished after
+    /// `doneCutoffMillis` (later jobs reuse them). `nil`: no cutoff, keep all.
+    public func neededResultHashes(endedAfter cutoffMillis: Int64?, doneEndedAfter doneCutoffMillis: Int64?) throws -> Set<String> {
+        Set(try connection.query(Statements.neededResultHashes, [cutoffMillis.map(String.init), doneCutoffMillis.map(String.init)])
+            .rows.map { try $0.string("h") })
     }
 
     /// The epochs under which those of `tasks` are leased right now (a task not leased is absent):
