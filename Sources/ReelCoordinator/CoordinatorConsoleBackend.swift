@@ -11,10 +11,10 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
     let metrics: CoordinatorMetrics
 
     func jobs(limit: Int) async throws -> [JobStatus] {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Int64(Date().timeIntervalSince1970 * 1000), connected = handler.connectedEncoders
         return try await translating {
             try await handler.pool.run { store in
-                try store.recentJobs(limit: limit).map { CoordinatorHandler.jobStatus($0, nowMillis: now) }
+                try store.recentJobs(limit: limit).map { CoordinatorHandler.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
             }
         }
     }

@@ -90,6 +90,7 @@ extension CoordinatorHandler {
 
     func status(job: Int64?) async throws -> Message {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let connected = connectedEncoders
         let jobs = try await pool.run { store -> [JobStatus] in
             let summaries: [JobSummary]
             if let job {
@@ -98,7 +99,7 @@ extension CoordinatorHandler {
             } else {
                 summaries = try store.recentJobs()
             }
-            return summaries.map { Self.jobStatus($0, nowMillis: now) }
+            return summaries.map { Self.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
         }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
@@ -108,9 +109,14 @@ extension CoordinatorHandler {
         return .report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8))
     }
 
+    /// The encoders of each agent connected now (for `JobStatus.needsEncoder`).
+    var connectedEncoders: [Set<String>] { Array(agentSessions.encoders.byAgent.values) }
+
     /// One job's `STATUS` document from its summary row alone (counters kept by the store):
-    /// no composition, plan or task list is read, whatever the job's size.
-    static func jobStatus(_ summary: JobSummary, nowMillis: Int64) -> JobStatus {
+    /// no composition, plan or task list is read, whatever the job's size. `connectedEncoders`:
+    /// those of the agents connected now; a job whose chunks wait for an encoder none of them
+    /// has says so (with no agent connected at all, `reel agents` tells the story).
+    static func jobStatus(_ summary: JobSummary, nowMillis: Int64, connectedEncoders: [Set<String>]) -> JobStatus {
         let name = (try? CoordinatorJSON.decode(StoredJobSettings.self, from: summary.settings))?.settings.name
         let c = summary.taskCounts
         let counts = TaskCounts(done: c[.done] ?? 0, running: c[.leased] ?? 0, queued: c[.queued] ?? 0, failed: c[.failed] ?? 0,
@@ -135,6 +141,10 @@ extension CoordinatorHandler {
                                tasks: counts, frameCount: total, framesDone: done, progress: progress, framesPerSecond: fps,
                                etaSeconds: eta, submittedAtMillis: summary.createdAtMillis, updatedAtMillis: summary.updatedAtMillis,
                                outputBytes: outputBytes, error: summary.error, priority: summary.priority, paused: summary.paused)
+        if let encoder = summary.videoEncoder, !summary.state.isTerminal, summary.state != .waiting, counts.queued > 0,
+           !connectedEncoders.isEmpty, !connectedEncoders.contains(where: { $0.contains(encoder) }) {
+            status.needsEncoder = encoder
+        }
         // The finaliser names the output `outputs/<job>.<mp4|mov>`.
         if outputBytes != nil, let key = summary.outputKey { status.outputFileType = key.split(separator: ".").last.map(String.init) }
         return status

@@ -53,7 +53,7 @@ extension CoordinatorHandler {
     /// One job's `JobStatus` (as `STATUS job=`) with its tasks.
     func jobDetail(job: Int64) async throws -> JobDetail {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let hidden = configuration.finaliserAgentName
+        let hidden = configuration.finaliserAgentName, connected = connectedEncoders
         return try await pool.run { store in
             guard let summary = try store.jobSummary(job), let tasks = try store.consoleTasks(ofJob: job) else {
                 throw JobStoreError.jobNotFound(job)
@@ -72,7 +72,7 @@ extension CoordinatorHandler {
                                    startedAtMillis: task.claimedAtMillis, finishedAtMillis: task.finishedAtMillis,
                                    framesPerSecond: fps, error: task.error)
             }
-            return JobDetail(job: Self.jobStatus(summary, nowMillis: now), chunks: chunks)
+            return JobDetail(job: Self.jobStatus(summary, nowMillis: now, connectedEncoders: connected), chunks: chunks)
         }
     }
 

@@ -265,7 +265,7 @@ enum Statements {
     /// A job's progress from its row's counters plus its leased tasks (at most one per agent
     /// slot): the same cost for 10 tasks as for 100,000.
     static let jobSummaryColumns = """
-        j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused,
+        j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused, j.video_encoder,
         \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
         \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
         \(ms("j.run_started_at")) AS run_started_ms, j.run_frames_base,

@@ -64,12 +64,14 @@ import Testing
         guard case .task(let audio, _) = try await x264.send(.claim(waitSeconds: 30)) else { Issue.record("no TASK"); return }
         #expect(audio.job == job && audio.kind == .audio, "the audio needs only AAC")
         #expect(try await x264.send(.claim(waitSeconds: 1)) == .noTask, "four HEVC chunks are queued, none for it")
+        #expect(try await client.status(job: job).needsEncoder == "libx265", "STATUS says what the job waits for")
 
         let x265 = try await harness.connect(role: .agent, name: "with-x265")
         let caps = AgentCapabilities(threads: 1, encoders: ["libx264", "libx265", "aac"], cacheBytes: 1 << 20, host: "localhost")
         #expect(try await x265.send(.capabilities(caps)) == .ok)
         guard case .task(let chunk, _) = try await x265.send(.claim(waitSeconds: 30)) else { Issue.record("no TASK"); return }
         #expect(chunk.job == job && chunk.kind == .videoChunk && chunk.frameStart == 0)
+        #expect(try await client.status(job: job).needsEncoder == nil, "an agent with libx265 is connected")
         await x264.close(); await x265.close(); await client.close()
         try await harness.stop()
     }

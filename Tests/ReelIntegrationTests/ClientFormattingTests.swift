@@ -20,6 +20,14 @@ import ReelThreadTesting
         #expect(lines[2].contains("100%") && lines[2].hasSuffix("-"))
     }
 
+    @Test func aJobWaitingForAnEncoderSaysWhichAndWhereToLook() {
+        var job = ClientCommandTests.sampleJobs[0]
+        #expect(!ClientFormatting.jobsTable(StatusReport(jobs: [job])).contains("waits for"))
+        job.needsEncoder = "libx265"
+        #expect(ClientFormatting.jobsTable(StatusReport(jobs: [job])).contains(
+            "job \(job.id) waits for an agent with libx265: no connected agent has it (reel agents)\n"))
+    }
+
     @Test func reusedChunksAreCountedInTheTableAndTheFinalMessage() {
         var job = ClientCommandTests.sampleJobs[0]
         #expect(!ClientFormatting.jobsTable(StatusReport(jobs: [job])).contains("reused"))

@@ -62,6 +62,8 @@ enum DashboardScript {
   function stateBadge(job) {
     const badges = [el("span", { class: "badge " + job.state, text: stateLabel(job.state) })];
     if (job.paused && !ended(job)) badges.push(" ", el("span", { class: "badge paused", text: "paused" }));
+    if (job.needsEncoder) badges.push(" ", el("span", { class: "badge paused", text: "needs " + job.needsEncoder,
+                                                        title: "no connected agent has this encoder" }));
     return badges;
   }
 

@@ -134,6 +134,9 @@ public struct JobStatus: Codable, Sendable, Hashable {
     public var priority: Int
     /// A paused job's tasks are not handed out (`PAUSE` / `RESUME`); running ones finish.
     public var paused: Bool
+    /// Set while the job's chunks wait for an encoder (`libx265`, `prores_ks`, …) that no
+    /// connected agent has (`CAPS encoders=`): they are handed out when such an agent connects.
+    public var needsEncoder: String?
     public init(id: Int64, name: String, state: String, tasks: TaskCounts, frameCount: Int, framesDone: Int,
                 progress: Double, framesPerSecond: Double?, etaSeconds: Double?, submittedAtMillis: Int64,
                 updatedAtMillis: Int64, outputBytes: Int64?, error: String?, priority: Int = 0, paused: Bool = false) {

@@ -467,6 +467,6 @@ public final class JobStore: @unchecked Sendable {
             framesDone: try row.int64("frames_done") + row.int64("frames_in_progress"), createdAtMillis: try row.int64("created_ms"),
             startedAtMillis: try row.optionalInt64("started_ms"), updatedAtMillis: try row.int64("updated_ms"),
             finishedAtMillis: try row.optionalInt64("finished_ms"), runStartedAtMillis: try row.optionalInt64("run_started_ms"),
-            runFramesBase: try row.int64("run_frames_base"), tasksReused: try row.int("tasks_reused"))
+            runFramesBase: try row.int64("run_frames_base"), tasksReused: try row.int("tasks_reused"), videoEncoder: row["video_encoder"])
     }
 }

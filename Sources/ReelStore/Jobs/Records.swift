@@ -198,6 +198,8 @@ public struct JobSummary: Hashable, Sendable {
     public var runFramesBase: Int64 = 0
     /// Render tasks created done from another task's result with the same content key.
     public var tasksReused: Int = 0
+    /// The encoder its video chunks need (nil for jobs planned before it was recorded).
+    public var videoEncoder: String? = nil
 }
 
 /// Whether an agent takes work (`agents.state`).

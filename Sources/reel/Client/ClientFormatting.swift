@@ -31,6 +31,9 @@ enum ClientFormatting {
             if let error = job.error, !error.isEmpty {
                 text += "job \(job.id) \(job.state): \(error.escapingControlCharacters)\n"
             }
+            if let encoder = job.needsEncoder {
+                text += "job \(job.id) waits for an agent with \(encoder.escapingControlCharacters): no connected agent has it (reel agents)\n"
+            }
         }
         return text + storageLine(report.storage)
     }
