@@ -62,6 +62,22 @@ struct FinaliserLoop: Sendable {
         return true
     }
 
+    /// A job done without a poster (every chunk reused from earlier jobs, so no agent rendered
+    /// one, or none arrived) gets one made from its output's last frame, so the console shows
+    /// what it made. Best effort: a job never fails for its poster.
+    private func posterFromOutputIfNone(job: Int64, output: String, plan: RenderPlan) async {
+        let storage = storage
+        do {
+            try await offload {
+                guard try storage.poster(job: job) == nil, plan.frameCount > 0 else { return }
+                let frame = try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1))
+                try storage.storePoster(job: job, jpeg: try PosterFrame.jpeg(frame))
+            }
+        } catch {
+            logger.debug("no poster made from the output", metadata: ["job": "\(job)", "error": "\(error)"])
+        }
+    }
+
     /// Finalises one claimable job; `false` when there was none.
     func finaliseNext() async throws -> Bool {
         let agent = agent, leaseSeconds = configuration.leaseSeconds
@@ -103,6 +119,8 @@ struct FinaliserLoop: Sendable {
                 let report = try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
                 return (report, try FileDigest.sha256(path: output))
             }
+            // Before completing: a job seen done has its poster.
+            await posterFromOutputIfNone(job: job, output: output, plan: plan)
             let completion = try await worker.run {
                 try $0.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
             }

@@ -120,6 +120,22 @@ import Testing
         let output = media.directory.appendingPathComponent("output.mp4").path
         try await client.download(job: job, to: output)
         #expect(try await countFrames(output) == 50)
+        // This agent sent no POSTER, so the finaliser made the job's poster from the output's last
+        // frame: its picture is that frame's (mean luma difference about 1 of 255, JPEG's loss),
+        // not the one before (about 3: testsrc2 moves every frame).
+        let poster = try StillImage.load(path: harness.storage + "/posters/\(job).jpg")
+        let source = try VideoFrameSource(path: output)
+        let last = try source.frame(at: Rational(49, 25)), previous = try source.frame(at: Rational(48, 25))
+        #expect(poster.width == last.width && poster.height == last.height, "160x120 is under the 320-pixel poster width")
+        func meanLumaDifference(_ frame: YUVImage) -> Double {
+            var total = 0
+            for row in 0..<frame.height {
+                for column in 0..<frame.width { total += abs(Int(frame.y.row(row)[column]) - Int(poster.y.row(row)[column])) }
+            }
+            return Double(total) / Double(frame.width * frame.height)
+        }
+        let toLast = meanLumaDifference(last), toPrevious = meanLumaDifference(previous)
+        #expect(toLast < 2 && toLast < toPrevious, "to the last frame \(toLast), to the one before \(toPrevious)")
         let audioStreams = try await offThePool {
             try runProgram(["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name", "-of", "csv=p=0", output]).stdout
         }
