@@ -300,7 +300,6 @@ enum Statements {
                                          state = 'online', last_heartbeat = now()
         RETURNING id
         """
-    static let agentHeartbeat = "UPDATE agents SET last_heartbeat = now(), state = CASE WHEN state = 'offline' THEN 'online' ELSE state END WHERE id = $1::bigint"
     static let setAgentState = "UPDATE agents SET state = $2, current_task = CASE WHEN $2 = 'offline' THEN NULL ELSE current_task END WHERE id = $1::bigint"
     static let listAgents = """
         SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,

@@ -28,8 +28,7 @@ import Testing
         let paused = try await client.status(job: job)
         #expect(paused.paused && paused.state == "queued")
 
-        let agent = try await harness.connect(role: .agent, name: "agent-1")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("agent-1")
         #expect(try await agent.send(.claim(waitSeconds: 1)) == .noTask, "a paused job's task was handed out")
 
         // A claim waiting when the job is resumed gets its task (the dispatcher is woken).
@@ -64,8 +63,7 @@ import Testing
         try await client.upload(media.audio)
         let old = try await Self.submit(client, media)
         let new = try await Self.submit(client, media)
-        let agent = try await harness.connect(role: .agent, name: "agent-1")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("agent-1")
 
         func claimedJob() async throws -> Int64 {
             guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { throw TestFailure(description: "no TASK") }
@@ -107,8 +105,7 @@ import Testing
         try await client.upload(media.video)
         try await client.upload(media.audio)
         let job = try await Self.submit(client, media)
-        let agent = try await harness.connect(role: .agent, name: "render-07")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("render-07")
         guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
         #expect(try await agent.send(.fail(task: task.task, epoch: task.epoch, reason: "decoder exploded")) == .ok)
         #expect(try await client.send(.pause(job: job)) == .ok)

@@ -30,8 +30,7 @@ import Testing
         try await client.upload(media.video)
         try await client.upload(media.audio)
         let job = try await ConsoleControlTests.submit(client, media, priority: 7)
-        let agent = try await harness.connect(role: .agent, name: "render-03")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("render-03")
         guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
         let token = try await Self.token(.operator_)
 
@@ -111,8 +110,7 @@ import Testing
         try await client.upload(media.video)
         try await client.upload(media.audio)
         let job = try await ConsoleControlTests.submit(client, media, priority: 3)
-        let agent = try await harness.connect(role: .agent, name: "render-browser-1")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("render-browser-1")
         guard case .task = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
         let token = try await ConsoleHTTPTests.token(.readOnly)
         let url = "http://127.0.0.1:\(http.port)/#token=\(token)"
@@ -159,8 +157,7 @@ import Testing
         let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media)
-        let agent = try await harness.connect(role: .agent, name: "render-01")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("render-01")
         guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
         let token = try await ConsoleHTTPTests.token(.readOnly)
         #expect(try await http.request("GET", "/api/v1/jobs/\(job)/poster", token: token).status == 404, "no poster yet")

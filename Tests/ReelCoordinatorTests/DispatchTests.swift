@@ -21,11 +21,9 @@ import Testing
         let client = try await harness.connect(role: .client, name: "ops@test")
 
         // An agent waits with nothing to do, then goes away while its claim is pending.
-        let gone = try await harness.connect(role: .agent, name: "gone")
-        #expect(try await gone.send(.capabilities(agentCaps)) == .ok)
+        let gone = try await harness.agent("gone")
         let pending = Task { try? await gone.send(.claim(waitSeconds: 60)) }
-        let waiting = try await harness.connect(role: .agent, name: "waiting")
-        #expect(try await waiting.send(.capabilities(agentCaps)) == .ok)
+        let waiting = try await harness.agent("waiting")
         try await eventually("both claims wait") { harness.dispatcherWaiting == 1 }
         await gone.abort()
         _ = await pending.value
@@ -84,14 +82,12 @@ import Testing
         let client = try await harness.connect(role: .client, name: "ops@test")
         _ = try await LeaseTests.queuedJob(client, media, withAudio: false)
 
-        let lost = try await harness.connect(role: .agent, name: "lost")
-        #expect(try await lost.send(.capabilities(agentCaps)) == .ok)
+        let lost = try await harness.agent("lost")
         guard case .task(let first, _) = try await lost.send(.claim(waitSeconds: 10)) else { Issue.record("no TASK"); return }
         #expect(first.expiresAtMillis > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
         await lost.abort()
 
-        let other = try await harness.connect(role: .agent, name: "other")
-        #expect(try await other.send(.capabilities(agentCaps)) == .ok)
+        let other = try await harness.agent("other")
         // Claim until the lost agent's task comes back (the other chunks come first or after).
         var again: TaskAssignment?
         for _ in 0..<20 {
@@ -111,8 +107,7 @@ import Testing
         let client = try await harness.connect(role: .client, name: "ops@test")
         _ = try await LeaseTests.queuedJob(client, media, withAudio: false)
 
-        let first = try await harness.connect(role: .agent, name: "flaky")
-        #expect(try await first.send(.capabilities(agentCaps)) == .ok)
+        let first = try await harness.agent("flaky")
         guard case .task(let task, _) = try await first.send(.claim(waitSeconds: 10)) else { Issue.record("no TASK"); return }
         await first.abort()
         try await eventually("the lease is cut to the grace") {
@@ -122,8 +117,7 @@ import Testing
         }
 
         // Same name, new connection: a HEARTBEAT under the old epoch renews the full lease.
-        let second = try await harness.connect(role: .agent, name: "flaky")
-        #expect(try await second.send(.capabilities(agentCaps)) == .ok)
+        let second = try await harness.agent("flaky")
         guard case .lease(let renewed, let epoch, let expires) = try await second.send(.heartbeat(task: task.task, epoch: task.epoch)) else {
             Issue.record("the reconnected agent lost its task"); return
         }

@@ -152,6 +152,13 @@ final class CoordinatorHarness: Sendable {
                                      authenticator: try Authenticator(secret: Array(secret.utf8)))
     }
 
+    /// An agent connection that has sent `CAPS` (libx264 and AAC unless `caps` says otherwise).
+    func agent(_ name: String, caps: AgentCapabilities = agentCaps, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ReelClient {
+        let client = try await connect(role: .agent, name: name)
+        #expect(try await client.send(.capabilities(caps)) == .ok, sourceLocation: sourceLocation)
+        return client
+    }
+
     func assetPath(_ hash: String) -> String { storage + "/assets/" + hash }
 
     /// Claims the coordinator's dispatcher holds right now.
@@ -300,3 +307,16 @@ func makeWorkDirectory() throws -> String {
 }
 
 let agentCaps = AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 1 << 20, host: "localhost")
+
+/// Expects `body` to fail with `ERR code`.
+func expectRefusal(_ code: ReelProtocolError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+                   _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected ERR \(code)", sourceLocation: sourceLocation)
+    } catch let error as ReelProtocolError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected ERR \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}

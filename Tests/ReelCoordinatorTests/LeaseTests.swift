@@ -24,8 +24,7 @@ import Testing
         let client = try await harness.connect(role: .client, name: "ops@test")
         _ = try await Self.queuedJob(client, media)
 
-        let slow = try await harness.connect(role: .agent, name: "slow")
-        #expect(try await slow.send(.capabilities(agentCaps)) == .ok)
+        let slow = try await harness.agent("slow")
         guard case .task(let first, _) = try await slow.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
 
         let bytes: [UInt8] = Array("not really a chunk".utf8)
@@ -45,8 +44,7 @@ import Testing
         }
         #expect(try await slow.send(.heartbeat(task: first.task, epoch: first.epoch)) == .lost(task: first.task))
         #expect(try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task))
-        let fast = try await harness.connect(role: .agent, name: "fast")
-        #expect(try await fast.send(.capabilities(agentCaps)) == .ok)
+        let fast = try await harness.agent("fast")
         guard case .task(let again, _) = try await fast.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK after expiry"); return }
         #expect(again.task == first.task)
         #expect(again.epoch == first.epoch + 1)
@@ -72,8 +70,7 @@ import Testing
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await Self.queuedJob(client, media)
-        let agent = try await harness.connect(role: .agent, name: "broken")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("broken")
         var attempts = 0
         for _ in 0..<3 {
             guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 2)) else { break }

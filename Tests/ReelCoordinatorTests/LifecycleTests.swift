@@ -12,8 +12,7 @@ import Testing
         var client = try await first.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
 
-        var agentClient = try await first.connect(role: .agent, name: "render-01")
-        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        var agentClient = try await first.agent("render-01")
         let work = try makeWorkDirectory()
         let done = try await RenderingAgent(client: agentClient, harness: first, workDirectory: work).work(limit: 1)
         #expect(done.count == 1)
@@ -51,18 +50,17 @@ import Testing
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media)
 
-        await expectError(.notReady) { try await client.send(.output(job: job, offset: 0, length: 10)) }
-        await expectError(.notFound) { try await client.send(.output(job: 999_999, offset: 0, length: 10)) }
-        await expectError(.notFound) { try await client.send(.cancel(job: 999_999)) }
-        await expectError(.conflict) { try await client.send(.retry(job: job)) }
+        await expectRefusal(.notReady) { try await client.send(.output(job: job, offset: 0, length: 10)) }
+        await expectRefusal(.notFound) { try await client.send(.output(job: 999_999, offset: 0, length: 10)) }
+        await expectRefusal(.notFound) { try await client.send(.cancel(job: 999_999)) }
+        await expectRefusal(.conflict) { try await client.send(.retry(job: job)) }
 
-        let agent = try await harness.connect(role: .agent, name: "render-01")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("render-01")
         guard case .task(let held, _) = try await agent.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
 
         #expect(try await client.send(.cancel(job: job)) == .ok)
         #expect(try await client.status(job: job).state == "cancelled")
-        await expectError(.conflict) { try await client.send(.cancel(job: job)) }
+        await expectRefusal(.conflict) { try await client.send(.cancel(job: job)) }
         // The holder learns its lease is gone; nothing is claimable.
         #expect(try await agent.send(.heartbeat(task: held.task, epoch: held.epoch)) == .lost(task: held.task))
         #expect(try await agent.send(.claim(waitSeconds: 0)) == .noTask)
@@ -82,8 +80,7 @@ import Testing
 
     @Test func pendingClaimsAreAnsweredWhenDraining() async throws {
         let harness = try await CoordinatorHarness()
-        let agent = try await harness.connect(role: .agent, name: "waiter")
-        #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
+        let agent = try await harness.agent("waiter")
         async let reply = agent.send(.claim(waitSeconds: 30))
         try await eventually("the claim waits") { harness.coordinator.waitingClaims == 1 }
         try await harness.stop()
@@ -93,18 +90,6 @@ import Testing
         // loaded CI machine overran (stop() itself took over 10 s there).
         #expect(harness.configuration.drainTimeout < .seconds(30), "the proof needs the drain to end before the claim's wait")
         #expect(try await reply == .noTask, "the 30 s claim was cut short by the drain")
-    }
-
-    func expectError(_ code: ReelProtocolError.Code, _ body: () async throws -> Message,
-                     sourceLocation: SourceLocation = #_sourceLocation) async {
-        do {
-            let reply = try await body()
-            Issue.record("expected ERR \(code), got \(reply)", sourceLocation: sourceLocation)
-        } catch let error as ReelProtocolError {
-            #expect(error.code == code, sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("expected ERR \(code), got \(error)", sourceLocation: sourceLocation)
-        }
     }
 }
 
@@ -117,8 +102,7 @@ import Testing
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let agentClient = try await harness.connect(role: .agent, name: "render-01")
-        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        let agentClient = try await harness.agent("render-01")
         let agent = RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory())
 
         // Render the first chunk, then damage its stored result before the others are done.

@@ -179,8 +179,7 @@ import Testing
 
         // The new process has no running digest: it must hash the 2 000 bytes on disk first.
         let second = try await CoordinatorHarness(reusing: setup.harness, configure: grace)
-        let again = try await second.connect(role: .agent, name: "uploader")
-        #expect(try await again.send(.capabilities(agentCaps)) == .ok)
+        let again = try await second.agent("uploader")
         #expect(try await setup.send(2_000..<3_000, on: again) == "accepted")
         let (count, digest) = try FileDigest.sha256(path: second.storage + "/results/" + setup.hash)
         #expect(count == 3_000 && digest == setup.hash)

@@ -92,8 +92,7 @@ import Testing
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let agentClient = try await harness.connect(role: .agent, name: "render-01")
-        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        let agentClient = try await harness.agent("render-01")
         try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work()
         _ = try await client.waitForState(job: job, "done", seconds: 30)
 
@@ -149,30 +148,17 @@ import Testing
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let agentClient = try await harness.connect(role: .agent, name: "render-01")
-        #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
+        let agentClient = try await harness.agent("render-01")
         try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work(limit: 2)
 
-        await expectCode(.conflict) { _ = try await client.send(.delete(job: job)) }
+        await expectRefusal(.conflict) { _ = try await client.send(.delete(job: job)) }
         #expect(try await client.send(.cancel(job: job)) == .ok)
         #expect(try await client.send(.delete(job: job)) == .ok)
-        await expectCode(.notFound) { _ = try await client.status(job: job) }
-        await expectCode(.notFound) { _ = try await client.send(.delete(job: job)) }
+        await expectRefusal(.notFound) { _ = try await client.status(job: job) }
+        await expectRefusal(.notFound) { _ = try await client.send(.delete(job: job)) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
         await agentClient.close(); await client.close()
         try await harness.stop()
-    }
-
-    func expectCode(_ code: ReelProtocolError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                    _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("expected ERR \(code)", sourceLocation: sourceLocation)
-        } catch let error as ReelProtocolError {
-            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("expected ERR \(code), got \(error)", sourceLocation: sourceLocation)
-        }
     }
 }
 
@@ -184,10 +170,8 @@ import Testing
         let harness = try await CoordinatorHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let bad = try await harness.connect(role: .agent, name: "agent-bad")
-        let good = try await harness.connect(role: .agent, name: "agent-good")
-        #expect(try await bad.send(.capabilities(agentCaps)) == .ok)
-        #expect(try await good.send(.capabilities(agentCaps)) == .ok)
+        let bad = try await harness.agent("agent-bad")
+        let good = try await harness.agent("agent-good")
 
         // The bad agent fails three different chunks: it never gets one it already failed
         // while the good agent is live, and after the third it is quarantined.

@@ -356,10 +356,6 @@ public final class JobStore: @unchecked Sendable {
         try connection.query(Statements.registerAgent, [name, host, capabilities]).rows[0].int64("id")
     }
 
-    public func agentHeartbeat(_ agent: Int64) throws {
-        try connection.query(Statements.agentHeartbeat, [String(agent)])
-    }
-
     /// Marks an agent online, draining or offline (offline also clears its current task pointer;
     /// its lease, if any, runs out and is re-queued by `expireLeases`).
     public func setAgentState(_ agent: Int64, _ state: AgentState) throws {
