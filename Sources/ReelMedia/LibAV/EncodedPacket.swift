@@ -22,6 +22,20 @@ public struct EncodedPacket: Sendable, Hashable {
         duration = p.duration
         isKeyframe = p.flags & reel_pkt_flag_key() != 0
     }
+
+    /// Every packet `encoder` has ready: `avcodec_receive_packet` until it wants more input or
+    /// is drained, each copied out of `packet` (which is reused).
+    static func receiveAll(from encoder: UnsafeMutablePointer<AVCodecContext>, into packet: Packet,
+                           _ what: @autoclosure () -> String) throws -> [EncodedPacket] {
+        var packets: [EncodedPacket] = []
+        while true {
+            let status = avcodec_receive_packet(encoder, packet.pointer)
+            if status == averrorEAGAIN || status == averrorEOF { return packets }
+            try check(status, what())
+            packets.append(EncodedPacket(copying: packet.pointer))
+            packet.unref()
+        }
+    }
 }
 
 /// A stream's codec parameters (`AVCodecParameters`) and time base: everything a muxer

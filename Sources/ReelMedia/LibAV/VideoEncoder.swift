@@ -180,14 +180,7 @@ public final class VideoEncoder: @unchecked Sendable {
     }
 
     private func receivePackets() throws -> [EncodedPacket] {
-        var packets: [EncodedPacket] = []
-        while true {
-            let status = avcodec_receive_packet(context, packet.pointer)
-            if status == averrorEAGAIN || status == averrorEOF { return packets }
-            try check(status, "receiving \(codecName) packets")
-            packets.append(EncodedPacket(copying: packet.pointer))
-            packet.unref()
-        }
+        try EncodedPacket.receiveAll(from: context, into: packet, "receiving \(codecName) packets")
     }
 }
 
