@@ -10,14 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-reel=${1:-}
-if [ -z "$reel" ]; then
-  for candidate in .build/debug/reel .build/release/reel; do
-    if [ -x "$candidate" ]; then reel=$candidate; break; fi
-  done
-fi
-[ -n "$reel" ] && [ -x "$reel" ] || { echo "console-screenshot: no reel binary; build it (swift build --product reel) or pass its path" >&2; exit 1; }
-reel=$(cd "$(dirname "$reel")" && pwd)/$(basename "$reel")
+. ops/lib.sh
+reel=$(reel_binary console-screenshot "${1:-}")
 out=${2:-console-shots}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

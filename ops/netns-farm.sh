@@ -19,14 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-reel=${1:-}
-if [ -z "$reel" ]; then
-  for candidate in .build/debug/reel .build/release/reel; do
-    if [ -x "$candidate" ]; then reel=$candidate; break; fi
-  done
-fi
-[ -n "$reel" ] && [ -x "$reel" ] || { echo "netns-farm: no reel binary; build it (swift build --product reel) or pass its path" >&2; exit 1; }
-reel=$(cd "$(dirname "$reel")" && pwd)/$(basename "$reel")
+. ops/lib.sh
+reel=$(reel_binary netns-farm "${1:-}")
 [ "$(id -u)" = 0 ] || { echo "netns-farm: network namespaces need root; run with sudo" >&2; exit 1; }
 for tool in ip ffprobe ffmpeg runuser; do
   command -v "$tool" >/dev/null || { echo "netns-farm: $tool is missing (ops/install-deps.sh installs it)" >&2; exit 1; }
