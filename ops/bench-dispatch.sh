@@ -3,7 +3,7 @@
 # agents, what the job's tasks cost in the database, and the coordinator's memory.
 #
 #   ops/bench-dispatch.sh [OUTPUT.md]       (default: print to stdout; KEEP_WORK=1 keeps the work dir)
-#   env: AGENTS (200) simulated agents · RUN_SECONDS (20) per measurement · JOBS (12) jobs queued
+#   env: AGENTS (200) simulated agents · RUN_SECONDS (20) per measurement · JOBS (16) jobs queued
 #        HOURS (4) timeline length · SEGMENTS (1440) still segments per timeline · CHUNK_SECONDS (2)
 #        REEL_BIN_DIR: use these binaries instead of building release ones into .build-release
 #
@@ -24,7 +24,7 @@ root=$PWD
 report=${1:-/dev/stdout}
 agents=${AGENTS:-200}
 run_seconds=${RUN_SECONDS:-20}
-jobs=${JOBS:-12}
+jobs=${JOBS:-16}
 hours=${HOURS:-4}
 segments=${SEGMENTS:-1440}
 chunk_seconds=${CHUNK_SECONDS:-2}
