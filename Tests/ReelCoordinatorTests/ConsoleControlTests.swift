@@ -66,7 +66,7 @@ import Testing
         let agent = try await harness.agent("agent-1")
 
         func claimedJob() async throws -> Int64 {
-            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { throw TestFailure(description: "no TASK") }
+            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { throw TestFailure(description: "no TASK") }
             // Handed back un-attempted, so the next claim chooses afresh.
             #expect(try await agent.send(.release(task: task.task, epoch: task.epoch)) == .ok)
             return task.job
@@ -106,7 +106,7 @@ import Testing
         try await client.upload(media.audio)
         let job = try await Self.submit(client, media)
         let agent = try await harness.agent("render-07")
-        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         #expect(try await agent.send(.fail(task: task.task, epoch: task.epoch, reason: "decoder exploded")) == .ok)
         #expect(try await client.send(.pause(job: job)) == .ok)
         #expect(try await client.send(.priority(job: job, priority: 5)) == .ok)

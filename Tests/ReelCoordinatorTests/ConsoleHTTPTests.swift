@@ -31,7 +31,7 @@ import Testing
         try await client.upload(media.audio)
         let job = try await ConsoleControlTests.submit(client, media, priority: 7)
         let agent = try await harness.agent("render-03")
-        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         let token = try await Self.token(.operator_)
 
         // The same JobStatus as STATUS job= (nothing moves in between: no frames were reported).
@@ -111,7 +111,7 @@ import Testing
         try await client.upload(media.audio)
         let job = try await ConsoleControlTests.submit(client, media, priority: 3)
         let agent = try await harness.agent("render-browser-1")
-        guard case .task = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        guard case .task = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         let token = try await ConsoleHTTPTests.token(.readOnly)
         let url = "http://127.0.0.1:\(http.port)/#token=\(token)"
 
@@ -158,7 +158,7 @@ import Testing
         let client = try await harness.connect(role: .client, name: "ops@test")
         let job = try await LeaseTests.queuedJob(client, media)
         let agent = try await harness.agent("render-01")
-        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         let token = try await ConsoleHTTPTests.token(.readOnly)
         #expect(try await http.request("GET", "/api/v1/jobs/\(job)/poster", token: token).status == 404, "no poster yet")
 

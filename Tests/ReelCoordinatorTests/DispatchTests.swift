@@ -83,7 +83,7 @@ import Testing
         _ = try await LeaseTests.queuedJob(client, media, withAudio: false)
 
         let lost = try await harness.agent("lost")
-        guard case .task(let first, _) = try await lost.send(.claim(waitSeconds: 10)) else { Issue.record("no TASK"); return }
+        guard case .task(let first, _) = try await lost.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         #expect(first.expiresAtMillis > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
         await lost.abort()
 
@@ -108,7 +108,7 @@ import Testing
         _ = try await LeaseTests.queuedJob(client, media, withAudio: false)
 
         let first = try await harness.agent("flaky")
-        guard case .task(let task, _) = try await first.send(.claim(waitSeconds: 10)) else { Issue.record("no TASK"); return }
+        guard case .task(let task, _) = try await first.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         await first.abort()
         try await eventually("the lease is cut to the grace") {
             let row = try harness.schema.connect().query(

@@ -171,9 +171,13 @@ final class CoordinatorHarness: Sendable {
 }
 
 extension ReelClient {
-    /// A request with a generous timeout, so a broken server fails the test instead of hanging it.
+    /// A request with a generous timeout (60 s beyond a claim's own wait), so a broken server
+    /// fails the test instead of hanging it. Claims that expect a task wait up to 60 s: they are
+    /// answered the moment one is claimable, so the wait costs nothing unless the test fails.
     func send(_ message: Message) async throws -> Message {
-        try await request(message, timeout: .seconds(60))
+        var seconds: Int64 = 60
+        if case .claim(let wait) = message { seconds += Int64(wait) }
+        return try await request(message, timeout: .seconds(seconds))
     }
 
     func status(job: Int64) async throws -> JobStatus {
@@ -235,12 +239,15 @@ struct RenderingAgent {
     let harness: CoordinatorHarness
     let workDirectory: String
 
-    /// Claims and completes tasks until a CLAIM returns NONE; returns the tasks done.
+    /// Claims and completes tasks until a CLAIM returns NONE; returns the tasks done. The first
+    /// claim waits up to `firstClaimWait` (a job just submitted is planned first, which a loaded
+    /// machine may take seconds to do); the next ones `claimWait`, since the rest of a planned
+    /// job is claimable at once.
     @discardableResult
-    func work(limit: Int = .max, claimWait: Int = 1) async throws -> [TaskAssignment] {
+    func work(limit: Int = .max, firstClaimWait: Int = 60, claimWait: Int = 1) async throws -> [TaskAssignment] {
         var done: [TaskAssignment] = []
         while done.count < limit {
-            let reply = try await client.send(.claim(waitSeconds: claimWait))
+            let reply = try await client.send(.claim(waitSeconds: done.isEmpty ? firstClaimWait : claimWait))
             guard case .task(let assignment, let payload) = reply else { break }
             try await render(assignment, payload)
             done.append(assignment)

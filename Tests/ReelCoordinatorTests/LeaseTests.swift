@@ -25,7 +25,7 @@ import Testing
         _ = try await Self.queuedJob(client, media)
 
         let slow = try await harness.agent("slow")
-        guard case .task(let first, _) = try await slow.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK"); return }
+        guard case .task(let first, _) = try await slow.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
 
         let bytes: [UInt8] = Array("not really a chunk".utf8)
         let (_, rightHash) = try sha256(bytes)
@@ -45,7 +45,7 @@ import Testing
         #expect(try await slow.send(.heartbeat(task: first.task, epoch: first.epoch)) == .lost(task: first.task))
         #expect(try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task))
         let fast = try await harness.agent("fast")
-        guard case .task(let again, _) = try await fast.send(.claim(waitSeconds: 5)) else { Issue.record("no TASK after expiry"); return }
+        guard case .task(let again, _) = try await fast.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK after expiry"); return }
         #expect(again.task == first.task)
         #expect(again.epoch == first.epoch + 1)
 
@@ -73,7 +73,7 @@ import Testing
         let agent = try await harness.agent("broken")
         var attempts = 0
         for _ in 0..<3 {
-            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 2)) else { break }
+            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { break }
             #expect(try await agent.send(.fail(task: task.task, epoch: task.epoch, reason: "decoder error: boom")) == .ok)
             attempts += 1
         }

@@ -17,7 +17,7 @@ import Testing
         let done = try await RenderingAgent(client: agentClient, harness: first, workDirectory: work).work(limit: 1)
         #expect(done.count == 1)
         // A second task is claimed and abandoned when the coordinator goes away: its lease must expire.
-        guard case .task(let abandoned, _) = try await agentClient.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
+        guard case .task(let abandoned, _) = try await agentClient.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         await agentClient.close()
         await client.close()
         try await first.stop()
@@ -56,7 +56,7 @@ import Testing
         await expectRefusal(.conflict) { try await client.send(.retry(job: job)) }
 
         let agent = try await harness.agent("render-01")
-        guard case .task(let held, _) = try await agent.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
+        guard case .task(let held, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
 
         #expect(try await client.send(.cancel(job: job)) == .ok)
         #expect(try await client.status(job: job).state == "cancelled")
@@ -69,7 +69,7 @@ import Testing
         let retried = try await client.status(job: job)
         #expect(retried.state == "queued")
         #expect(retried.tasks.queued == retried.tasks.total && retried.tasks.total == 6)
-        guard case .task = try await agent.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK after RETRY"); return }
+        guard case .task = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK after RETRY"); return }
 
         // STATUS without a job lists it.
         guard case .report(let json) = try await client.send(.status(job: nil)) else { Issue.record("no REPORT"); return }
@@ -106,7 +106,7 @@ import Testing
         let agent = RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory())
 
         // Render the first chunk, then damage its stored result before the others are done.
-        guard case .task(let first, let payload) = try await agentClient.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK"); return }
+        guard case .task(let first, let payload) = try await agentClient.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
         try await agent.render(first, payload)
         let results = try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results")
         #expect(results.count == 1)

@@ -36,7 +36,7 @@ import Testing
             _ = try await LeaseTests.queuedJob(client, media)
             let agent = try await harness.connect(role: .agent, name: agentName)
             #expect(try await agent.send(.capabilities(agentCaps)) == .ok)
-            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 10)) else { throw TestFailure(description: "no TASK") }
+            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { throw TestFailure(description: "no TASK") }
             let bytes = RangedResultTests.pattern(resultBytes)
             return Setup(media: media, harness: harness, client: client, agent: agent, task: task, bytes: bytes,
                          hash: FileDigest.sha256(bytes: bytes))

@@ -50,7 +50,7 @@ import Testing
         let agentClient = try await harness.connect(role: .agent, name: "render-01")
         await #expect(throws: ReelProtocolError.self) { _ = try await agentClient.send(.claim(waitSeconds: 0)) }  // no CAPS yet
         #expect(try await agentClient.send(.capabilities(agentCaps)) == .ok)
-        guard case .task(let assignment, let payload) = try await agentClient.send(.claim(waitSeconds: 5)) else {
+        guard case .task(let assignment, let payload) = try await agentClient.send(.claim(waitSeconds: 60)) else {
             Issue.record("CLAIM did not answer TASK"); return
         }
         let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))

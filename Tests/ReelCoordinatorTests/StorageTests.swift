@@ -177,7 +177,7 @@ import Testing
         // while the good agent is live, and after the third it is quarantined.
         var failed: [Int64] = []
         for _ in 0..<3 {
-            guard case .task(let task, _) = try await bad.send(.claim(waitSeconds: 2)) else { Issue.record("no TASK for the bad agent"); break }
+            guard case .task(let task, _) = try await bad.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK for the bad agent"); break }
             #expect(!failed.contains(task.task))
             #expect(try await bad.send(.fail(task: task.task, epoch: task.epoch, reason: "libx264 missing")) == .ok)
             failed.append(task.task)
