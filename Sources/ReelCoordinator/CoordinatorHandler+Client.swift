@@ -168,7 +168,7 @@ extension CoordinatorHandler {
                                    heartbeatAgeSeconds: Double(record.heartbeatAgeMillis) / 1000,
                                    currentTask: record.currentTask.map { labels[$0] ?? "task \($0)" },
                                    quarantinedUntilMillis: record.quarantinedUntilMillis, lastError: record.lastError,
-                                   failures: record.failures)
+                                   failures: record.failures, encoders: caps?.encoders)
             }
         }
         return .report(json: Array(try CoordinatorJSON.encode(AgentsReport(agents: agents)).utf8))

@@ -63,6 +63,9 @@ import Testing
         #expect(audio.job == job && audio.kind == .audio, "the audio needs only AAC")
         #expect(try await x264.send(.claim(waitSeconds: 1)) == .noTask, "four HEVC chunks are queued, none for it")
         #expect(try await client.status(job: job).needsEncoder == "libx265", "STATUS says what the job waits for")
+        guard case .report(let json) = try await client.send(.agents) else { Issue.record("no REPORT"); return }
+        #expect(try JSONDecoder().decode(AgentsReport.self, from: Data(json)).agents.first { $0.name == "x264-only" }?.encoders == ["libx264", "aac"],
+                "AGENTS shows what each agent can encode")
 
         let x265 = try await harness.connect(role: .agent, name: "with-x265")
         let caps = AgentCapabilities(threads: 1, encoders: ["libx264", "libx265", "aac"], cacheBytes: 1 << 20, host: "localhost")

@@ -208,7 +208,7 @@ import ReelThreadTesting
     ]
     static let sampleAgents = AgentsReport(agents: [
         AgentStatus(name: "render-01", host: "render-01.example.net", state: "busy", threads: 4, heartbeatAgeSeconds: 1.2,
-                    currentTask: "job 7 task 19 frames [300, 600)"),
+                    currentTask: "job 7 task 19 frames [300, 600)", encoders: ["libx264", "libx265", "aac"]),
         AgentStatus(name: "render-02", host: "render-02.example.net", state: "offline", threads: 2, heartbeatAgeSeconds: 400, currentTask: nil),
     ])
 

@@ -45,11 +45,11 @@ import ReelThreadTesting
         #expect(ClientFormatting.jobsTable(StatusReport(jobs: [])) == "no jobs\n")
     }
 
-    @Test func agentsTableShowsHeartbeatAgeAndCurrentTask() {
+    @Test func agentsTableShowsHeartbeatAgeEncodersAndCurrentTask() {
         let lines = ClientFormatting.agentsTable(ClientCommandTests.sampleAgents).split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
         #expect(lines[1].hasPrefix("render-01  render-01.example.net  busy") && lines[1].contains("1.2s")
-                && lines[1].hasSuffix("job 7 task 19 frames [300, 600)"))
+                && lines[1].contains("libx264,libx265,aac") && lines[1].hasSuffix("job 7 task 19 frames [300, 600)"))
         #expect(lines[2].contains("offline") && lines[2].contains("6m40s") && lines[2].hasSuffix("-"))
         var never = ClientCommandTests.sampleAgents.agents[1]
         never.heartbeatAgeSeconds = nil

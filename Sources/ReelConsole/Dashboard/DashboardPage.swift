@@ -103,7 +103,7 @@ enum DashboardPage {
       <table id="agents" class="grid cards">
         <thead><tr>
           <th>Agent</th><th class="opt">Host</th><th>State</th><th class="num">Threads</th><th class="num">Heartbeat</th>
-          <th>Current chunk</th><th class="num">Failures</th><th>Problems</th>
+          <th>Current chunk</th><th class="num">Failures</th><th class="opt">Encoders</th><th>Problems</th>
         </tr></thead>
         <tbody></tbody>
       </table>

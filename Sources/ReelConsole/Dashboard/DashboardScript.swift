@@ -377,6 +377,7 @@ enum DashboardScript {
       el("td", { class: "num lab", "data-label": "heartbeat", text: age(agent.heartbeatAgeSeconds) }),
       el("td", { class: "c-full", text: agent.currentTask || "–" }),
       el("td", { class: "num lab", "data-label": "failures", text: agent.failures ?? "–" }),
+      el("td", { class: "opt", text: (agent.encoders || []).join(", ") || "–" }),
       el("td", { class: "wrap error c-full", text: [agent.quarantinedUntilMillis ? `quarantined until ${when(agent.quarantinedUntilMillis)}` : null,
                                             agent.lastError].filter(Boolean).join("; ") }))));
     $("agents-empty").hidden = state.agents.length > 0;

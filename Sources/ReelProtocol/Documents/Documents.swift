@@ -185,11 +185,14 @@ public struct AgentStatus: Codable, Sendable, Hashable {
     public var lastError: String?
     /// `FAIL`s recorded against it, for the tasks the farm still keeps (absent from older coordinators).
     public var failures: Int?
+    /// The encoders it advertised (`CAPS encoders=`): it is offered only chunks they can encode.
+    public var encoders: [String]?
     public init(name: String, host: String, state: String, threads: Int, heartbeatAgeSeconds: Double?, currentTask: String?,
-                quarantinedUntilMillis: Int64? = nil, lastError: String? = nil, failures: Int? = nil) {
+                quarantinedUntilMillis: Int64? = nil, lastError: String? = nil, failures: Int? = nil, encoders: [String]? = nil) {
         self.name = name; self.host = host; self.state = state; self.threads = threads
         self.heartbeatAgeSeconds = heartbeatAgeSeconds; self.currentTask = currentTask
         self.quarantinedUntilMillis = quarantinedUntilMillis; self.lastError = lastError; self.failures = failures
+        self.encoders = encoders
     }
 }
 

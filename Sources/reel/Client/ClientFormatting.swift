@@ -70,12 +70,13 @@ enum ClientFormatting {
     /// One row per agent: name, host, state, threads, heartbeat age, failures, current task.
     static func agentsTable(_ report: AgentsReport) -> String {
         guard !report.agents.isEmpty else { return "no agents\n" }
-        var table = TextTable(headers: ["AGENT", "HOST", "STATE", "THREADS", "HEARTBEAT", "FAILURES", "TASK"], rightAligned: [3, 4, 5])
+        var table = TextTable(headers: ["AGENT", "HOST", "STATE", "THREADS", "HEARTBEAT", "FAILURES", "ENCODERS", "TASK"], rightAligned: [3, 4, 5])
         for agent in report.agents {
             table.add([
                 agent.name, agent.host, agent.state, String(agent.threads),
                 agent.heartbeatAgeSeconds.map { age($0) } ?? "never",
                 agent.failures.map(String.init) ?? "-",
+                agent.encoders.map { $0.isEmpty ? "none" : $0.joined(separator: ",") } ?? "-",
                 agent.currentTask ?? "-",
             ])
         }
