@@ -22,10 +22,8 @@ final class AgentSessions: Sendable {
     /// The agent registered on `connection`.
     func agent(on connection: UInt64) -> Int64? { sessions.current[connection]?.agent }
 
-    /// The agents connected now.
-    var live: Set<Int64> { Set(sessions.current.values.map(\.agent)) }
-
-    /// What each connected agent can encode (from its latest `CAPS`).
+    /// What each connected agent can encode (from its latest `CAPS`); its keys are the agents
+    /// connected now.
     var encoders: AgentEncoders {
         AgentEncoders(Dictionary(sessions.current.values.map { ($0.agent, $0.encoders) }, uniquingKeysWith: { _, latest in latest }))
     }

@@ -145,7 +145,8 @@ final class Dispatcher: Sendable {
             if batch.isEmpty { return }
 
             let requests = batch.map { ClaimRequest(agent: $0.agent) }
-            let leaseSeconds = leaseSeconds, live = agents.live, encoders = agents.encoders
+            // One snapshot: the agents connected now are those whose encoders it lists.
+            let leaseSeconds = leaseSeconds, encoders = agents.encoders, live = Set(encoders.byAgent.keys)
             let results: [ClaimedTask?]
             var failed = false
             do {

@@ -69,7 +69,7 @@ struct FinaliserLoop: Sendable {
         let storage = storage
         do {
             try await offload {
-                guard try storage.poster(job: job) == nil, plan.frameCount > 0 else { return }
+                guard !FileManager.default.fileExists(atPath: storage.posterPath(job: job)), plan.frameCount > 0 else { return }
                 let frame = try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1))
                 try storage.storePoster(job: job, jpeg: try PosterFrame.jpeg(frame))
             }

@@ -73,8 +73,9 @@ enum Statements {
     /// get nothing, and do not count as "another live agent" for a task someone failed), and
     /// the jobs with a queued task of the kinds in `$1`, in claim order (priority, then age):
     /// active, unpaused, with whether every render task is done (only then is a finalise task
-    /// claimable) and the encoder its video chunks need. Always at least one row (job columns NULL when none), so the quarantine answer
-    /// comes in the same round trip. Few rows: one per job, not per task.
+    /// claimable) and the encoder its video chunks need. Always at least one row (job columns
+    /// NULL when none), so the quarantine answer comes in the same round trip. Few rows: one per
+    /// job, not per task.
     static let claimableJobs = """
         WITH quarantine AS (
             SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE id = ANY($2::bigint[]) AND quarantined_until > now()
