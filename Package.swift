@@ -127,7 +127,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // A real PostgreSQL for tests (ops/postgres.sh), shared by the store and coordinator tests.
-        .target(name: "ReelStoreTesting", dependencies: ["ReelStore"]),
+        .target(name: "ReelStoreTesting", dependencies: ["ReelStore", "ReelCore"]),
         // A minimal HTTP client for the console tests (ReelConsoleTests, ReelCoordinatorTests).
         .target(name: "ReelHTTPTesting"),
         // A logger that keeps what it is told (agent and coordinator tests).

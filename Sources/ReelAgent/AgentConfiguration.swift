@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import ReelCore
 import ReelProtocol
 
 /// Everything an `Agent` needs to know, with the defaults `reel agent` uses.
@@ -45,6 +46,9 @@ public struct AgentConfiguration: Sendable {
     public var tls: NIOSSLContext?
     /// Host name checked against the coordinator's certificate (default: `coordinatorHost`).
     public var tlsServerHostname: String?
+    /// The clock lease expiries (`TASK`, `LEASE`, `STORED`, all milliseconds since 1970 by the
+    /// coordinator's clock) are compared with. The wall clock; tests move one of their own.
+    public var clock: FarmClock
 
     public init(coordinatorHost: String, coordinatorPort: Int, name: String? = nil, host: String? = nil,
                 cacheDirectory: URL = AgentConfiguration.defaultCacheDirectory(),
@@ -53,7 +57,7 @@ public struct AgentConfiguration: Sendable {
                 reconnectMaximum: Duration = .seconds(30), progressInterval: Duration = .seconds(2),
                 shutdownGracePeriod: Duration = .seconds(30), requestTimeout: Duration = .seconds(60),
                 uploadTimeout: Duration = .seconds(300), tls: NIOSSLContext? = nil, tlsServerHostname: String? = nil,
-                resultPartBytes: Int = 8 << 20) {
+                resultPartBytes: Int = 8 << 20, clock: FarmClock = .wall) {
         self.coordinatorHost = coordinatorHost
         self.coordinatorPort = coordinatorPort
         self.host = host ?? AgentConfiguration.hostName()
@@ -72,6 +76,7 @@ public struct AgentConfiguration: Sendable {
         self.resultPartBytes = resultPartBytes
         self.tls = tls
         self.tlsServerHostname = tlsServerHostname
+        self.clock = clock
     }
 
     /// Throws `AgentError.configuration` naming the first bad setting.

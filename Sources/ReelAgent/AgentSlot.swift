@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import ReelCore
 import ReelMedia
 import ReelProtocol
 
@@ -30,7 +31,7 @@ struct AgentSlot {
         // A result waiting for delivery keeps the slot reconnecting through a drain, until the
         // grace period ends: it is finished work the farm would otherwise render again.
         while (!drain.isDraining || (pending != nil && !drain.graceExpired)) && !Task.isCancelled {
-            if let result = pending, result.leaseExpiresAtMillis <= Self.nowMillis {
+            if let result = pending, result.leaseExpiresAtMillis <= configuration.clock.nowMillis() {
                 logger.warning("result discarded: its lease expired before the coordinator was reachable again",
                                metadata: ["task": "\(result.assignment.task)", "epoch": "\(result.assignment.epoch)"])
                 result.discard()
@@ -51,7 +52,7 @@ struct AgentSlot {
                 } else {
                     logger.warning("cannot reach the coordinator; retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
                 }
-                await sleepUnlessDraining(pending.map { Self.capped(delay, by: $0) } ?? delay, keepGoing: pending != nil)
+                await sleepUnlessDraining(pending.map { capped(delay, by: $0) } ?? delay, keepGoing: pending != nil)
                 continue
             }
             backoff.reset()
@@ -65,7 +66,7 @@ struct AgentSlot {
                 await session.close()
                 let delay = backoff.next()
                 logger.warning("connection to the coordinator lost; reconnecting", metadata: ["in": "\(delay)"])
-                await sleepUnlessDraining(pending.map { Self.capped(delay, by: $0) } ?? delay, keepGoing: pending != nil)
+                await sleepUnlessDraining(pending.map { capped(delay, by: $0) } ?? delay, keepGoing: pending != nil)
             }
         }
         if let pending {
@@ -75,11 +76,9 @@ struct AgentSlot {
         }
     }
 
-    static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-
     /// A reconnect delay that leaves time to deliver `pending` before its lease runs out.
-    static func capped(_ delay: Duration, by pending: PendingResult) -> Duration {
-        max(.milliseconds(50), min(delay, .milliseconds((pending.leaseExpiresAtMillis - nowMillis) / 3)))
+    private func capped(_ delay: Duration, by pending: PendingResult) -> Duration {
+        max(.milliseconds(50), min(delay, .milliseconds((pending.leaseExpiresAtMillis - configuration.clock.nowMillis()) / 3)))
     }
 
     private var capabilities: AgentCapabilities {

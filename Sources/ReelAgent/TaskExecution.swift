@@ -249,8 +249,7 @@ struct TaskExecution {
 
     /// A third of the time left on the lease, at least 100 ms.
     private func heartbeatInterval(expiresAtMillis: Int64) -> Duration {
-        let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
-        return .milliseconds(max(100, (expiresAtMillis - nowMillis) / 3))
+        .milliseconds(max(100, (expiresAtMillis - configuration.clock.nowMillis()) / 3))
     }
 
     // MARK: Endings
@@ -278,8 +277,8 @@ struct TaskExecution {
                 attempt = session.isClosed ? .connectionLost : .refused(ReelProtocolError(.malformed, "\(error)"))
             }
             while true {
-                let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
-                switch retry.decide(after: attempt, leaseExpiresAtMillis: pending.leaseExpiresAtMillis, nowMillis: nowMillis) {
+                switch retry.decide(after: attempt, leaseExpiresAtMillis: pending.leaseExpiresAtMillis,
+                                    nowMillis: configuration.clock.nowMillis()) {
                 case .delivered:
                     logger.info("result accepted", metadata: ["bytes": "\(pending.byteCount)", "sha256": "\(pending.sha256)"])
                     pending.discard()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ReelCore
 import ReelStore
 
 /// One PostgreSQL connection on its own serial queue: libpq blocks, so store calls never run

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import ReelStore
 
 /// The wall clock plus an offset the test moves forward. Give a store or coordinator

@@ -1,6 +1,7 @@
 // Test support shared by ReelStoreTests and ReelCoordinatorTests (a library target because
 // test targets cannot depend on each other). Not part of any product.
 import Foundation
+import ReelCore
 import ReelStore
 
 /// A real PostgreSQL for the store and coordinator tests: `REEL_TEST_DATABASE_URL` if set, else a private

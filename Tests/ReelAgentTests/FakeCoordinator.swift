@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOSSL
+import ReelCore
 import ReelMedia
 import ReelProtocol
 
@@ -57,11 +58,16 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     /// lose the lease from then on (`LOST`), as when the task was re-queued meanwhile.
     var staleEpochAtPart: Int? { get { lock.withLock { _staleAtPart } } set { lock.withLock { _staleAtPart = newValue } } }
     private var _staleAtPart: Int?
-    /// How long each `RESULTPART` takes to answer (a slow link).
-    var partDelay: Duration { get { lock.withLock { _partDelay } } set { lock.withLock { _partDelay = newValue } } }
-    private var _partDelay: Duration = .zero
+    /// Called as each `RESULTPART` arrives, before it is handled: a test moves `clock` here to
+    /// make the link as slow as it likes, in the time leases are read by.
+    var onPart: (@Sendable () -> Void)? { get { lock.withLock { _onPart } } set { lock.withLock { _onPart = newValue } } }
+    private var _onPart: (@Sendable () -> Void)?
     /// Lease length handed out with `TASK` and `LEASE`.
     let leaseMillis: Int64
+    /// The clock lease expiries are read by; `RunningAgent` gives the agent the same one. It
+    /// stands still unless a test moves it, so no agent test sees a lease expire because the
+    /// machine was slow.
+    let clock = StoppedClock()
     /// How long an empty `CLAIM` is held before `NONE` (shorter than the agent's wait, to keep tests quick).
     let claimHoldMillis: Int64
 
@@ -93,7 +99,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
         let assignment = TaskAssignment(
             task: specification.task, job: specification.job, kind: video ? .videoChunk : .audio,
             frameStart: video ? Int64(specification.frames.start) : 0, frameEnd: video ? Int64(specification.frames.end) : 0,
-            epoch: epoch, expiresAtMillis: Self.nowMillis + leaseMillis)
+            epoch: epoch, expiresAtMillis: nowMillis + leaseMillis)
         lock.withLock { queue.append((assignment, bytes)) }
     }
 
@@ -121,7 +127,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
     var lostSent: Int { lock.withLock { _lostSent } }
     var queuedTasks: Int { lock.withLock { queue.count } }
 
-    static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    private var nowMillis: Int64 { clock.farmClock.nowMillis() }
 
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
         lock.withLock {
@@ -142,7 +148,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
             return lock.withLock { () -> Message in
                 _heartbeats += 1
                 if _loseLeases { _lostSent += 1; return .lost(task: task) }
-                return .lease(task: task, epoch: epoch, expiresAtMillis: Self.nowMillis + leaseMillis)
+                return .lease(task: task, epoch: epoch, expiresAtMillis: nowMillis + leaseMillis)
             }
         case .poster(let task, _, let jpeg):
             return lock.withLock { () -> Message in
@@ -156,7 +162,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 return .ok
             }
         case .resultPart(let task, let epoch, let sha256, let offset, let total, let bytes):
-            try await Task.sleep(for: partDelay)
+            onPart?()
             return try lock.withLock { () throws -> Message in
                 _parts.append(Part(task: task, epoch: epoch, offset: offset, count: bytes.count, connection: peer.connectionID))
                 let key = "\(task)-\(epoch)"
@@ -177,7 +183,7 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 }
                 guard Int64(held.count) == total else {
                     partials[key] = held
-                    return .resultStored(task: task, have: Int64(held.count), total: total, expiresAtMillis: Self.nowMillis + leaseMillis)
+                    return .resultStored(task: task, have: Int64(held.count), total: total, expiresAtMillis: nowMillis + leaseMillis)
                 }
                 // The part completing the upload: refused (not stored) or accepted, as RESULT was.
                 let result = Result(task: task, epoch: epoch, sha256: sha256, bytes: held, connection: peer.connectionID)
@@ -233,10 +239,21 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
             guard !queue.isEmpty else { return nil }
             var task = queue.removeFirst()
             // The lease starts at the claim, not at enqueueing.
-            task.0.expiresAtMillis = Self.nowMillis + leaseMillis
+            task.0.expiresAtMillis = nowMillis + leaseMillis
             return task
         }
     }
+}
+
+/// A clock that stands still until the test moves it. Leases read by it expire when the test
+/// says, never because a loaded machine was slow.
+final class StoppedClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var millis: Int64 = 1_800_000_000_000
+
+    func advance(millis step: Int64) { lock.withLock { millis += step } }
+
+    var farmClock: FarmClock { FarmClock { [self] in lock.withLock { millis } } }
 }
 
 /// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.

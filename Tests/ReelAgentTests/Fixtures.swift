@@ -187,7 +187,7 @@ struct RunningAgent {
             cacheDirectory: cache, cacheByteLimit: 64 << 20, slots: slots, claimWaitSeconds: 1,
             reconnectInitial: .milliseconds(50), reconnectMaximum: .milliseconds(400),
             progressInterval: .milliseconds(100), shutdownGracePeriod: grace, requestTimeout: .seconds(20),
-            tls: tls, tlsServerHostname: tlsServerHostname, resultPartBytes: resultPartBytes)
+            tls: tls, tlsServerHostname: tlsServerHostname, resultPartBytes: resultPartBytes, clock: coordinator.clock.farmClock)
         let agent = try Agent(configuration: configuration, authenticator: coordinator.authenticator, logger: logger)
         return RunningAgent(agent: agent, group: ServiceGroupHandle(service: agent, logger: logger), cacheDirectory: cache)
     }

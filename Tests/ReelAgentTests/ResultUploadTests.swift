@@ -81,21 +81,17 @@ import Testing
         #expect(run.workFiles.isEmpty)
     }
 
-    // Real time, by design: the upload must outlast a real lease. It failed twice on a loaded CI
-    // machine, when blocking test suites could hold the whole cooperative pool for over a minute:
-    // an agent that cannot run for a whole lease rightly takes its result for expired. Those
-    // suites run on threads of their own now (`BlockingSuite`), and this test passed in the full
-    // suite with two CPU hogs running beside it.
     @Test
     func anUploadLongerThanTheLeaseIsKeptAliveByItsPartsAcrossAReconnect() async throws {
-        // A 10 s lease and a slow link: 512-byte parts answered after 300 ms each, so the
-        // connection drops after 13.5 s of upload. The upload outlasts the lease as last renewed
-        // by a heartbeat; only the expiry each STORED carries keeps the agent from taking its
-        // result for expired when the connection drops. (A 10 s lease leaves the reconnect 10 s:
-        // a loaded CI machine once took longer than the 3 s this test used to allow.)
+        // A 10 s lease and a slow link: each 512-byte part takes 1 s, and the connection drops
+        // after 45 of them. The upload outlasts the lease as last renewed by a heartbeat several
+        // times over; only the expiry each STORED carries keeps the agent from taking its result
+        // for expired when the connection drops. The seconds are those of the clock both sides
+        // read leases by, which only the parts move: a loaded machine cannot expire the lease,
+        // and the test takes no longer than the render.
         let p = 512, dropAfter = 45
         let run = try await Self.run(task: 64, frames: FrameRange(start: 0, end: 25), partBytes: p, leaseMillis: 10_000, configure: {
-            $0.partDelay = .milliseconds(300)
+            $0.onPart = { [clock = $0.clock] in clock.advance(millis: 1_000) }
             $0.dropConnectionAfterPart = dropAfter
         }) { $0.results.count == 1 || $0.claims >= 2 }  // accepted, or (the failure) discarded and claiming again
         defer { run.fixture.remove() }

@@ -1,7 +1,8 @@
-import ReelStoreTesting
 import Foundation
-import Testing
+import ReelCore
+import ReelStoreTesting
 import ReelThreadTesting
+import Testing
 @testable import ReelStore
 
 @Suite("JobStore leases and job lifecycle", .blocking)

@@ -1,3 +1,4 @@
+import ReelCore
 /// Jobs, tasks, leases, agents, events and assets in PostgreSQL — the farm's only durable
 /// state. Every operation that changes state is one transaction (or one statement) on the
 /// store's connection, built from the named statements in `Statements`; a claim reads before
