@@ -8,8 +8,8 @@ import ReelThreadTesting
 /// must equal a fault-free render's, with no chunk accepted twice.
 /// Needs `REEL_TEST_DATABASE_URL` (set by ops/test.sh); the PostgreSQL test starts its own cluster.
 @Suite(.blocking, .serialized) struct RestartFaultTests {
-    /// 8 s at 320x240 in 2 s chunks: 4 video chunks, so one is done while others are still to come.
-    static let seconds = 8
+    /// 16 s at 320x240 in 2 s chunks: 8 video chunks, so one is done while others are still to come.
+    static let seconds = 16
 
     /// The fault-free reference's video packets (MD5 of the stream copy), rendered once per run.
     /// The composition is generated deterministically, so every test's copy renders the same.
@@ -29,15 +29,24 @@ import ReelThreadTesting
         return md5
     }
 
-    /// Starts `submit --wait -o` and waits until its job has a finished chunk; returns the
-    /// process, the job id and the output path.
-    static func submitAndWaitForAChunk(_ farm: FarmTests.LocalFarm, composition: String) throws
+    /// Starts `submit --wait -o`, waits until its job has a finished chunk, and injects `fault`
+    /// while the job is still in flight; returns the process, the job id and the output path.
+    ///
+    /// A render of this size takes about a second, and a loaded machine can stall this loop for
+    /// longer. So the moment a chunk is seen done, the agents are stopped (`SIGSTOP`) while the
+    /// test checks that chunks are left to render, and let go just before the fault: the fault
+    /// hits a job in flight however slow the machine.
+    static func submitAndInjectMidJob(_ farm: FarmTests.LocalFarm, composition: String, fault: () throws -> Void) throws
         -> (submit: BackgroundProcess, job: String, output: String) {
         let output = farm.dir.appendingPathComponent("out.mp4").path
         let submit = try farm.reelInBackground(["submit", composition, "--wait", "-o", output, "--chunk-seconds", "2"], name: "submit")
         let stdout = farm.dir.appendingPathComponent("submit.out").path
         let deadline = Date().addingTimeInterval(180)
         var job: String?
+        func status(_ job: String) throws -> [String: Any]? {
+            let json = try JSONSerialization.jsonObject(with: Data(try farm.reel(["status", job, "--json"]).stdout.utf8)) as? [String: Any]
+            return ((json?["status"] as? [String: Any])?["jobs"] as? [[String: Any]])?.first
+        }
         while Date() < deadline {
             if submit.hasExited {
                 throw Media.Failure(description: "submit exited (\(submit.exitStatus ?? -1)) before the fault: \(submit.output)")
@@ -45,14 +54,19 @@ import ReelThreadTesting
             if job == nil {
                 job = (try? String(contentsOfFile: stdout, encoding: .utf8))?.split(separator: "\n").first.map(String.init)
             }
-            if let job {
-                let json = try JSONSerialization.jsonObject(with: Data(try farm.reel(["status", job, "--json"]).stdout.utf8)) as? [String: Any]
-                let status = ((json?["status"] as? [String: Any])?["jobs"] as? [[String: Any]])?.first
-                let tasks = status?["tasks"] as? [String: Any]
-                if let done = tasks?["done"] as? Int, done >= 1 {
-                    #expect(status?["state"] as? String == "running", "the fault must hit a job in flight: \(status ?? [:])")
-                    return (submit, job, output)
-                }
+            if let job, let done = (try status(job)?["tasks"] as? [String: Any])?["done"] as? Int, done >= 1 {
+                let agents = farm.agents.values.map(\.pid)
+                for pid in agents { kill(pid, SIGSTOP) }
+                var stopped = true
+                defer { if stopped { for pid in agents { kill(pid, SIGCONT) } } }
+                let now = try status(job)
+                let tasks = now?["tasks"] as? [String: Any]
+                let left = (tasks?["total"] as? Int ?? 0) - (tasks?["done"] as? Int ?? 0)
+                #expect(now?["state"] as? String == "running" && left >= 2, "the fault must hit a job in flight: \(now ?? [:])")
+                for pid in agents { kill(pid, SIGCONT) }
+                stopped = false
+                try fault()
+                return (submit, job, output)
             }
             usleep(100_000)
         }
@@ -81,7 +95,7 @@ import ReelThreadTesting
             LEFT JOIN events e ON e.task_id = t.id AND e.kind = 'completed'
             WHERE t.job_id = \(Int(job) ?? -1) GROUP BY t.id, t.kind, t.state ORDER BY t.id
             """)
-        #expect(rows.count == seconds / 2 + 2, "4 video chunks, audio, finalise: \(rows)")
+        #expect(rows.count == seconds / 2 + 2, "the video chunks, audio, finalise: \(rows)")
         for row in rows {
             #expect(row.count == 4 && row[2] == "done" && row[3] == "1", "task \(row.first ?? "?") accepted \(row.last ?? "?") times: \(rows)")
         }
@@ -93,8 +107,7 @@ import ReelThreadTesting
     @Test func submitWaitSurvivesTheCoordinatorKilledAndRestarted() throws {
         let farm = try FarmTests.LocalFarm(agents: 2, leaseSeconds: 5)
         let composition = try FarmTests.makeComposition(in: farm.dir, size: "320x240", seconds: Self.seconds)
-        let (submit, job, output) = try Self.submitAndWaitForAChunk(farm, composition: composition)
-        try farm.crashAndRestartCoordinator()
+        let (submit, job, output) = try Self.submitAndInjectMidJob(farm, composition: composition) { try farm.crashAndRestartCoordinator() }
         try Self.checkOutcome(farm, submit: submit, job: job, output: output, composition: composition)
     }
 
@@ -103,8 +116,7 @@ import ReelThreadTesting
         defer { cluster.stop() }
         let farm = try FarmTests.LocalFarm(agents: 2, leaseSeconds: 10, server: cluster.url)
         let composition = try FarmTests.makeComposition(in: farm.dir, size: "320x240", seconds: Self.seconds)
-        let (submit, job, output) = try Self.submitAndWaitForAChunk(farm, composition: composition)
-        try cluster.crashRestart()
+        let (submit, job, output) = try Self.submitAndInjectMidJob(farm, composition: composition) { try cluster.crashRestart() }
         try Self.checkOutcome(farm, submit: submit, job: job, output: output, composition: composition)
         #expect(farm.coordinator.hasExited == false, "the coordinator rides out its database's restart")
     }
