@@ -8,7 +8,16 @@ ops/install-deps.sh
 # A throwaway PostgreSQL cluster on a private port and data dir, stopped on exit.
 pgdir=$(mktemp -d /tmp/reel-test-pg.XXXXXX)
 port=${REEL_TEST_PG_PORT:-54329}
-cleanup() { ops/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"; }
+# The tests' scratch files (generated media, farms, caches) go to a folder of this run's own:
+# removed when the run passes, kept (and named) for a look when it fails.
+scratch=$(mktemp -d /tmp/reel-test-tmp.XXXXXX)
+chmod 755 "$scratch"  # PostgreSQL clusters that tests start run as the postgres user
+cleanup() {
+  status=$?
+  ops/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true
+  rm -rf "$pgdir"
+  if [ "$status" = 0 ]; then rm -rf "$scratch"; else echo "test.sh: the tests' scratch files are kept in $scratch" >&2; fi
+}
 trap cleanup EXIT
 REEL_TEST_DATABASE_URL=$(ops/postgres.sh start "$pgdir" "$port")
 export REEL_TEST_DATABASE_URL
@@ -26,4 +35,4 @@ else
 fi
 
 # Last, so its summary closes the output.
-swift test --skip-build "$@"
+TMPDIR="$scratch" swift test --skip-build "$@"

@@ -106,6 +106,7 @@ import ReelThreadTesting
         deinit {
             for agent in agents.values { agent.stop(SIGKILL, timeout: 2) }
             coordinator.stop(SIGTERM, timeout: 10)
+            try? FileManager.default.removeItem(at: dir)
         }
     }
 

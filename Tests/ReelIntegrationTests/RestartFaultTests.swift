@@ -29,54 +29,82 @@ import ReelThreadTesting
         return md5
     }
 
-    /// Starts `submit --wait -o`, waits until its job has a finished chunk, and injects `fault`
-    /// while the job is still in flight; returns the process, the job id and the output path.
+    /// A job followed by `submit --wait -o` that a fault hit in flight.
+    struct InFlight {
+        let submit: BackgroundProcess
+        let job: String
+        let output: String
+        /// Results the agents had had accepted before this job was submitted.
+        let acceptedBefore: Int
+    }
+
+    /// Results the farm's agents have had accepted, from their logs.
+    static func acceptedResults(_ farm: FarmTests.LocalFarm) -> Int {
+        farm.agents.values.map { $0.output.components(separatedBy: "result accepted").count - 1 }.reduce(0, +)
+    }
+
+    /// Starts `submit --wait -o` and injects `fault` once the job has a finished chunk and at
+    /// least 4 of its 9 tasks still to render.
     ///
-    /// A render of this size takes about a second, and a loaded machine can stall this loop for
-    /// longer. So the moment a chunk is seen done, the agents are stopped (`SIGSTOP`) while the
-    /// test checks that chunks are left to render, and let go just before the fault: the fault
-    /// hits a job in flight however slow the machine.
-    static func submitAndInjectMidJob(_ farm: FarmTests.LocalFarm, composition: String, fault: () throws -> Void) throws
-        -> (submit: BackgroundProcess, job: String, output: String) {
-        let output = farm.dir.appendingPathComponent("out.mp4").path
-        let submit = try farm.reelInBackground(["submit", composition, "--wait", "-o", output, "--chunk-seconds", "2"], name: "submit")
-        let stdout = farm.dir.appendingPathComponent("submit.out").path
-        let deadline = Date().addingTimeInterval(180)
-        var job: String?
+    /// A render of this size takes about two seconds, and a loaded machine can stall this test
+    /// for as long. So each look at the job is taken with the agents stopped (`SIGSTOP`): what
+    /// the test sees is still true when it lets them go, just before the fault. If the job
+    /// nevertheless got past that window between two looks (a stall longer than the render), it
+    /// is submitted again (`--no-cache`), up to 3 times.
+    static func submitAndInjectMidJob(_ farm: FarmTests.LocalFarm, composition: String, fault: () throws -> Void) throws -> InFlight {
         func status(_ job: String) throws -> [String: Any]? {
             let json = try JSONSerialization.jsonObject(with: Data(try farm.reel(["status", job, "--json"]).stdout.utf8)) as? [String: Any]
             return ((json?["status"] as? [String: Any])?["jobs"] as? [[String: Any]])?.first
         }
-        while Date() < deadline {
-            if submit.hasExited {
-                throw Media.Failure(description: "submit exited (\(submit.exitStatus ?? -1)) before the fault: \(submit.output)")
+        var missed: [String] = []
+        for attempt in 1...3 {
+            let acceptedBefore = acceptedResults(farm)
+            let output = farm.dir.appendingPathComponent("out-\(attempt).mp4").path
+            let submit = try farm.reelInBackground(["submit", composition, "--wait", "-o", output, "--chunk-seconds", "2", "--no-cache"],
+                                                   name: "submit-\(attempt)")
+            let stdout = farm.dir.appendingPathComponent("submit-\(attempt).out").path
+            let deadline = Date().addingTimeInterval(180)
+            var job: String?
+            polling: while Date() < deadline {
+                if job == nil {
+                    job = (try? String(contentsOfFile: stdout, encoding: .utf8))?.split(separator: "\n").first.map(String.init)
+                }
+                if let job {
+                    let agents = farm.agents.values.map(\.pid)
+                    for pid in agents { kill(pid, SIGSTOP) }
+                    var stopped = true
+                    defer { if stopped { for pid in agents { kill(pid, SIGCONT) } } }
+                    let now = try status(job)
+                    let tasks = now?["tasks"] as? [String: Any]
+                    let done = tasks?["done"] as? Int ?? 0, left = (tasks?["total"] as? Int ?? 0) - done
+                    if now?["state"] as? String == "running", done >= 1, left >= 4 {
+                        for pid in agents { kill(pid, SIGCONT) }
+                        stopped = false
+                        try fault()
+                        return InFlight(submit: submit, job: job, output: output, acceptedBefore: acceptedBefore)
+                    }
+                    if done >= 1 && left < 4 {
+                        missed.append("attempt \(attempt): \(now ?? [:])")
+                        break polling
+                    }
+                }
+                if submit.hasExited {
+                    throw Media.Failure(description: "submit exited (\(submit.exitStatus ?? -1)) before the fault: \(submit.output)")
+                }
+                usleep(100_000)
             }
-            if job == nil {
-                job = (try? String(contentsOfFile: stdout, encoding: .utf8))?.split(separator: "\n").first.map(String.init)
+            guard Date() < deadline else {
+                throw Media.Failure(description: "no chunk of the job finished within 180 s: \(farm.coordinator.output)")
             }
-            if let job, let done = (try status(job)?["tasks"] as? [String: Any])?["done"] as? Int, done >= 1 {
-                let agents = farm.agents.values.map(\.pid)
-                for pid in agents { kill(pid, SIGSTOP) }
-                var stopped = true
-                defer { if stopped { for pid in agents { kill(pid, SIGCONT) } } }
-                let now = try status(job)
-                let tasks = now?["tasks"] as? [String: Any]
-                let left = (tasks?["total"] as? Int ?? 0) - (tasks?["done"] as? Int ?? 0)
-                #expect(now?["state"] as? String == "running" && left >= 2, "the fault must hit a job in flight: \(now ?? [:])")
-                for pid in agents { kill(pid, SIGCONT) }
-                stopped = false
-                try fault()
-                return (submit, job, output)
-            }
-            usleep(100_000)
+            #expect(submit.waitForExit(timeout: 300), "submit --wait of a job the fault missed did not finish: \(submit.output)")
         }
-        throw Media.Failure(description: "no chunk of the job finished within 180 s: \(farm.coordinator.output)")
+        throw Media.Failure(description: "the job got past the fault's window between two looks 3 times: \(missed)")
     }
 
     /// `submit --wait` exited 0; the output's video packets equal the
     /// reference's; every task of the job was accepted exactly once.
-    static func checkOutcome(_ farm: FarmTests.LocalFarm, submit: BackgroundProcess, job: String, output: String,
-                             composition: String) throws {
+    static func checkOutcome(_ farm: FarmTests.LocalFarm, _ run: InFlight, composition: String) throws {
+        let (submit, job, output) = (run.submit, run.job, run.output)
         #expect(submit.waitForExit(timeout: 300), "submit --wait did not finish: \(submit.output)")
         #expect(submit.exitStatus == 0, "submit --wait failed: \(submit.output)\ncoordinator: \(farm.coordinator.output.suffix(4000))")
         // (Whether it says "reconnecting" depends on timing: a connection found closed between two
@@ -100,15 +128,15 @@ import ReelThreadTesting
             #expect(row.count == 4 && row[2] == "done" && row[3] == "1", "task \(row.first ?? "?") accepted \(row.last ?? "?") times: \(rows)")
         }
         // And from the agents' side: as many accepted RESULTs as render tasks.
-        let accepted = farm.agents.values.map { $0.output.components(separatedBy: "result accepted").count - 1 }.reduce(0, +)
+        let accepted = acceptedResults(farm) - run.acceptedBefore
         #expect(accepted == seconds / 2 + 1, "agents saw \(accepted) accepted results")
     }
 
     @Test func submitWaitSurvivesTheCoordinatorKilledAndRestarted() throws {
         let farm = try FarmTests.LocalFarm(agents: 2, leaseSeconds: 5)
         let composition = try FarmTests.makeComposition(in: farm.dir, size: "320x240", seconds: Self.seconds)
-        let (submit, job, output) = try Self.submitAndInjectMidJob(farm, composition: composition) { try farm.crashAndRestartCoordinator() }
-        try Self.checkOutcome(farm, submit: submit, job: job, output: output, composition: composition)
+        let run = try Self.submitAndInjectMidJob(farm, composition: composition) { try farm.crashAndRestartCoordinator() }
+        try Self.checkOutcome(farm, run, composition: composition)
     }
 
     @Test func submitWaitAndAgentsSurviveAPostgreSQLCrashRestart() throws {
@@ -116,8 +144,8 @@ import ReelThreadTesting
         defer { cluster.stop() }
         let farm = try FarmTests.LocalFarm(agents: 2, leaseSeconds: 10, server: cluster.url)
         let composition = try FarmTests.makeComposition(in: farm.dir, size: "320x240", seconds: Self.seconds)
-        let (submit, job, output) = try Self.submitAndInjectMidJob(farm, composition: composition) { try cluster.crashRestart() }
-        try Self.checkOutcome(farm, submit: submit, job: job, output: output, composition: composition)
+        let run = try Self.submitAndInjectMidJob(farm, composition: composition) { try cluster.crashRestart() }
+        try Self.checkOutcome(farm, run, composition: composition)
         #expect(farm.coordinator.hasExited == false, "the coordinator rides out its database's restart")
     }
 }
