@@ -209,10 +209,16 @@ import ReelThreadTesting
         let status = try farm.waitForJob(job) { _ in
             guard killed == nil else { return }
             // Kill the first agent seen holding a chunk, with SIGKILL: no goodbye, no release.
+            // The agents are stopped while the test looks, so the one seen holding a chunk still
+            // holds it when it is killed, however slow the machine.
+            var stopped = farm.agents.mapValues(\.pid)
+            for pid in stopped.values { kill(pid, SIGSTOP) }
+            defer { for pid in stopped.values { kill(pid, SIGCONT) } }
             for agent in try farm.agentsReport() {
                 if let name = agent["name"] as? String, let task = agent["currentTask"] as? String, task.contains("frames"),
                    let process = farm.agents[name] {
                     process.stop(SIGKILL)
+                    stopped[name] = nil
                     killed = name
                     return
                 }
