@@ -126,6 +126,10 @@ final class CoordinatorHarness: Sendable {
         configuration.reaperInterval = .milliseconds(300)
         configuration.drainTimeout = .seconds(5)
         configuration.metrics = HostPort(host: "127.0.0.1", port: 0)
+        // The reconnect grace runs in real time from a disconnect. Tests about it set their own;
+        // the others get one no loaded machine outlasts, so a test's agent that closes a
+        // connection and comes back keeps its leases however slow the machine.
+        configuration.reconnectGraceSeconds = 60
         configure(&configuration)
         self.configuration = configuration
         var logger = logger ?? Logger(label: "reel.coordinator.test")
