@@ -19,7 +19,7 @@ final class FakeOrigin: @unchecked Sendable {
 
     /// `size` bytes of a deterministic pseudo-random pattern (any byte error shows).
     init(size: Int, seed: UInt64 = 1) {
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var words = [UInt64](repeating: 0, count: (size + 7) / 8)
         for i in words.indices { words[i] = rng.next() }
         bytes = words.withUnsafeBytes { Array($0.prefix(size)) }
@@ -168,7 +168,7 @@ struct RangeCacheTests {
             group.enter()
             Thread {
                 defer { group.leave() }
-                var rng = SplitMix(seed: UInt64(thread) + 1)
+                var rng = SplitMix64(seed: UInt64(thread) + 1)
                 let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.MiB, alignment: 16)
                 defer { buffer.deallocate() }
                 for _ in 0..<40 {
@@ -285,17 +285,4 @@ final class Counter: @unchecked Sendable {
     private var count = 0
     func increment() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
-}
-
-/// A tiny deterministic generator, so a failing concurrent run can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
