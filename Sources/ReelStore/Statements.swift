@@ -40,15 +40,16 @@ enum Statements {
                     $9::text[], $10::bigint[], $11::text[])
              AS x(kind, ordinal, frame_start, frame_end, spec, max_attempts, content_key, result_sha256, result_size, result_key)
         """
+    /// The number of job `$1`'s tasks done from a reused result.
+    private static let reusedTaskCount = "(SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused)"
     /// `tasks_reused` of job `$1` recounted (a reused result found damaged is rendered after all).
     static let countReusedTasks = """
-        UPDATE jobs SET tasks_reused = (SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused) WHERE id = $1::bigint
+        UPDATE jobs SET tasks_reused = \(reusedTaskCount) WHERE id = $1::bigint
         """
     /// After planning job `$1` with reused tasks: count them, and leave their frames out of
     /// the run's speed (they were not rendered by this run).
     static let recordReusedAtPlanning = """
-        UPDATE jobs SET tasks_reused = (SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused),
-                        run_frames_base = frames_done
+        UPDATE jobs SET tasks_reused = \(reusedTaskCount), run_frames_base = frames_done
         WHERE id = $1::bigint
         """
     /// The newest stored result of a done task per content key in `$1` (any job).
