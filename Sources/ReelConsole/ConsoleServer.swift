@@ -28,10 +28,12 @@ public final class ConsoleServer: Sendable {
     }
 
     /// Binds `host:port` and serves until `close()`. Throws if it cannot listen.
+    /// `streamRefresh`: how often the live stream sends a snapshot even when nothing changed.
     public static func start(host: String, port: Int, tls: TLSConfiguration?, backend: any ConsoleBackend,
-                             authenticator: Authenticator, logger: Logger) async throws -> ConsoleServer {
+                             authenticator: Authenticator, logger: Logger,
+                             streamRefresh: Duration = .seconds(5)) async throws -> ConsoleServer {
         let tokens = await ConsoleTokens.make(authenticator: authenticator)
-        let feed = ConsoleFeed(backend: backend, logger: logger)
+        let feed = ConsoleFeed(backend: backend, refresh: streamRefresh, logger: logger)
         let router = makeRouter(services: Services(backend: backend, feed: feed), tokens: tokens, logger: logger)
         let bound = NIOLockedValueBox<CheckedContinuation<SocketAddress?, Error>?>(nil)
         var quietLogger = logger
