@@ -189,8 +189,10 @@ import ReelThreadTesting
         let handler = FakeCoordinator(jobs: Self.sampleJobs, agents: Self.sampleAgents)
         handler.inject(ReelProtocolError(.internal, "internal error handling STATUS"), at: "STATUS", occurrence: 2)
         let farm = try await FakeFarm.start(handler, in: dir)
-        // Interrupted after 5 s, as Ctrl-C would; the retry costs a quarter second.
-        let r = await ReelRun.run(["status", "--watch"] + farm.connectionArguments, timeout: 5)
+        // Interrupted (as Ctrl-C would) once it has drawn the farm twice and said it reconnected.
+        let r = await ReelRun.run(["status", "--watch"] + farm.connectionArguments) { out, err in
+            out.components(separatedBy: "trailer.json").count - 1 >= 2 && err.contains("reconnecting")
+        }
         await farm.stop()
         #expect(r.status == -2, "--watch survives ERR internal: \(r.stderr)")
         #expect(r.stdout.components(separatedBy: "trailer.json").count - 1 >= 2, "\(r.stdout)")
@@ -403,8 +405,10 @@ import ReelThreadTesting
     @Test func statusWatchRedrawsUntilInterrupted() async throws {
         let dir = try Media.tempDirectory()
         let farm = try await FakeFarm.start(FakeCoordinator(jobs: Self.sampleJobs, agents: Self.sampleAgents), in: dir)
-        // Killed after 2.5 s, as Ctrl-C would: by then it has drawn the farm at least twice.
-        let r = await ReelRun.run(["status", "--watch"] + farm.connectionArguments, timeout: 2.5)
+        // Interrupted (as Ctrl-C would) once it has drawn the farm twice; it must not end before.
+        let r = await ReelRun.run(["status", "--watch"] + farm.connectionArguments) { out, _ in
+            out.components(separatedBy: "trailer.json").count - 1 >= 2
+        }
         await farm.stop()
         #expect(r.status == -2, "--watch must keep running until interrupted")
         #expect(r.stdout.components(separatedBy: "trailer.json").count - 1 >= 2, "\(r.stdout)")

@@ -186,13 +186,21 @@ struct FakeFarm {
 enum ReelRun {
     struct Result: Sendable { var status: Int32; var stdout: String; var stderr: String }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) async -> Result {
+    /// Runs `reel arguments` until it exits, or kills it (status -2) after `timeout` seconds or
+    /// as soon as `stopWhen` holds of its output so far (stdout, stderr): a command that runs
+    /// until interrupted is stopped when it has shown what the test waits for, however slow
+    /// the machine.
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120,
+                    stopWhen: (@Sendable (_ stdout: String, _ stderr: String) -> Bool)? = nil) async -> Result {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: runBlocking(arguments, environment: environment, timeout: timeout)) }.start()
+            Thread {
+                continuation.resume(returning: runBlocking(arguments, environment: environment, timeout: timeout, stopWhen: stopWhen))
+            }.start()
         }
     }
 
-    private static func runBlocking(_ arguments: [String], environment: [String: String], timeout: Double) -> Result {
+    private static func runBlocking(_ arguments: [String], environment: [String: String], timeout: Double,
+                                    stopWhen: ((String, String) -> Bool)?) -> Result {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("reel-client-run-\(UUID().uuidString)").path
         let outPath = base + ".out", errPath = base + ".err"
         defer { unlink(outPath); unlink(errPath) }
@@ -214,17 +222,25 @@ enum ReelRun {
         }
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
-        var timedOut = false
+        var killed: String?
+        func output() -> (String, String) {
+            ((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "", (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        }
         while true {
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { break }
             if r == -1 && errno != EINTR { break }
-            if Date() > deadline && !timedOut { kill(pid, SIGKILL); timedOut = true }
+            if killed == nil {
+                if Date() > deadline {
+                    kill(pid, SIGKILL); killed = "killed after \(timeout) s"
+                } else if let stopWhen, case let (out, err) = output(), stopWhen(out, err) {
+                    kill(pid, SIGKILL); killed = "stopped by the test"
+                }
+            }
             usleep(20_000)
         }
-        let exit: Int32 = timedOut ? -2 : ((status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1)
-        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-        return Result(status: exit, stdout: out, stderr: timedOut ? err + "\n(killed after \(timeout) s)" : err)
+        let exit: Int32 = killed != nil ? -2 : ((status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1)
+        let (out, err) = output()
+        return Result(status: exit, stdout: out, stderr: killed.map { err + "\n(\($0))" } ?? err)
     }
 }
