@@ -147,13 +147,10 @@ import Testing
 
         // A closed agent connection marks the agent offline.
         await agentClient.close()
-        var offline = false
-        for _ in 0..<50 where !offline {
-            guard case .report(let json) = try await client.send(.agents) else { break }
-            offline = try JSONDecoder().decode(AgentsReport.self, from: Data(json)).agents.first?.state == "offline"
-            if !offline { try await Task.sleep(for: .milliseconds(100)) }
+        try await eventually("the agent shows as offline") {
+            guard case .report(let json) = try await client.send(.agents) else { return false }
+            return try JSONDecoder().decode(AgentsReport.self, from: Data(json)).agents.first?.state == "offline"
         }
-        #expect(offline)
         await client.close()
         try await harness.stop()
     }

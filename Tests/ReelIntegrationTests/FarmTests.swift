@@ -103,6 +103,15 @@ import ReelThreadTesting
             throw Media.Failure(description: "job \(job) did not finish in \(timeout) s")
         }
 
+        /// Runs `body` with every agent stopped (`SIGSTOP`) and lets them go after: what the test
+        /// sees of the farm in `body` stays true until it returns, however slow the machine.
+        func withAgentsStopped<T>(_ body: () throws -> T) rethrows -> T {
+            let stopped = agents.values.filter { !$0.hasExited }
+            for agent in stopped { kill(agent.pid, SIGSTOP) }
+            defer { for agent in stopped where !agent.hasExited { kill(agent.pid, SIGCONT) } }
+            return try body()
+        }
+
         deinit {
             for agent in agents.values { agent.stop(SIGKILL, timeout: 2) }
             coordinator.stop(SIGTERM, timeout: 10)
@@ -210,17 +219,15 @@ import ReelThreadTesting
             guard killed == nil else { return }
             // Kill the first agent seen holding a chunk, with SIGKILL: no goodbye, no release.
             // The agents are stopped while the test looks, so the one seen holding a chunk still
-            // holds it when it is killed, however slow the machine.
-            var stopped = farm.agents.mapValues(\.pid)
-            for pid in stopped.values { kill(pid, SIGSTOP) }
-            defer { for pid in stopped.values { kill(pid, SIGCONT) } }
-            for agent in try farm.agentsReport() {
-                if let name = agent["name"] as? String, let task = agent["currentTask"] as? String, task.contains("frames"),
-                   let process = farm.agents[name] {
-                    process.stop(SIGKILL)
-                    stopped[name] = nil
-                    killed = name
-                    return
+            // holds it when it is killed.
+            try farm.withAgentsStopped {
+                for agent in try farm.agentsReport() {
+                    if let name = agent["name"] as? String, let task = agent["currentTask"] as? String, task.contains("frames"),
+                       let process = farm.agents[name] {
+                        process.stop(SIGKILL)
+                        killed = name
+                        return
+                    }
                 }
             }
         }
@@ -292,17 +299,21 @@ import ReelThreadTesting
         let composition = try Self.makeComposition(in: farm.dir, size: "320x240", seconds: 30)
         let job = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--quiet"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         // Some chunks done, then the job ends unfinished (cancelled: retry takes failed and
-        // cancelled jobs alike, through the same requeue).
+        // cancelled jobs alike, through the same requeue). The agent is stopped while the test
+        // looks, so a job seen unfinished is still unfinished when cancelled.
         let deadline = Date().addingTimeInterval(300)
-        var status = try Self.jobStatus(farm, job)
-        while ((status["tasks"] as? [String: Any])?["done"] as? Int ?? 0) < 2 {
-            #expect(status["state"] as? String != "done", "the job finished before it could be cancelled")
-            if status["state"] as? String == "done" { return }
-            if Date() > deadline { Issue.record("no two chunks done within 300 s: \(status)"); return }
+        while true {
+            let cancelled = try farm.withAgentsStopped { () throws -> Bool in
+                let status = try Self.jobStatus(farm, job)
+                #expect(status["state"] as? String != "done", "the job finished before it could be cancelled")
+                guard ((status["tasks"] as? [String: Any])?["done"] as? Int ?? 0) >= 2 else { return false }
+                try farm.reel(["cancel", job])
+                return true
+            }
+            if cancelled { break }
+            if Date() > deadline { Issue.record("no two chunks done within 300 s"); return }
             usleep(200_000)
-            status = try Self.jobStatus(farm, job)
         }
-        try farm.reel(["cancel", job])
         let ended = try Self.jobStatus(farm, job)
         #expect(ended["state"] as? String == "cancelled")
         let doneFrames = ended["framesDone"] as? Int ?? 0

@@ -70,16 +70,10 @@ import ReelThreadTesting
                     job = (try? String(contentsOfFile: stdout, encoding: .utf8))?.split(separator: "\n").first.map(String.init)
                 }
                 if let job {
-                    let agents = farm.agents.values.map(\.pid)
-                    for pid in agents { kill(pid, SIGSTOP) }
-                    var stopped = true
-                    defer { if stopped { for pid in agents { kill(pid, SIGCONT) } } }
-                    let now = try status(job)
+                    let now = try farm.withAgentsStopped { try status(job) }
                     let tasks = now?["tasks"] as? [String: Any]
                     let done = tasks?["done"] as? Int ?? 0, left = (tasks?["total"] as? Int ?? 0) - done
                     if now?["state"] as? String == "running", done >= 1, left >= 4 {
-                        for pid in agents { kill(pid, SIGCONT) }
-                        stopped = false
                         try fault()
                         return InFlight(submit: submit, job: job, output: output, acceptedBefore: acceptedBefore)
                     }
