@@ -44,6 +44,7 @@ cleanup() {
   # Agents first (SIGTERM: they release their task and say QUIT), then the coordinator.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     kill -TERM "${pids[i]}" 2>/dev/null
+    kill -CONT "${pids[i]}" 2>/dev/null  # one stopped by the fault run below would not see the TERM
     for _ in $(seq 1 100); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "${pids[i]}" 2>/dev/null
     wait "${pids[i]}" 2>/dev/null
@@ -152,16 +153,23 @@ ip netns exec "$ns_a" timeout 900 "$reel" submit "$work/sample/sample.json" --ch
   --no-cache --wait -o "$work/faulted.mp4" --quiet >"$work/job2-id" 2>"$work/submit2.log" &
 submit_pid=$!
 
+# host-b-1's process (`ip netns exec` runs the agent in its own place). It is stopped while the
+# coordinator is asked what it holds, so a chunk seen held is still unfinished when the link goes
+# down, however slow the machine.
+agent_b=${pids[1]}
 held=""
 for _ in $(seq 1 600); do
+  kill -STOP "$agent_b"
   held=$(agent_task host-b-1)
   # A video chunk ("frames [a, b)" with b > 0), so the packets compared below include its redo.
   case $held in *"frames ["*", "[1-9]*) break ;; *) held="" ;; esac
+  kill -CONT "$agent_b"
   kill -0 "$submit_pid" 2>/dev/null || break
   sleep 0.1
 done
 [ -n "$held" ] || { log "host B's agent never held a chunk of the second job"; exit 1; }
 ip -n "$ns_b" link set "$veth_b" down
+kill -CONT "$agent_b"
 log "partitioned host B while it holds: $held"
 # The coordinator must give the chunk to host A once B's lease expires; the job then finishes.
 wait "$submit_pid" || { log "submit --wait failed during the partition: $(cat "$work/submit2.log")"; exit 1; }
