@@ -174,6 +174,34 @@ final class CoordinatorHarness: Sendable {
     }
 }
 
+/// The usual coordinator test: its own media, a coordinator, and an operator's connection
+/// (`clientName`). However `body` ends, a thrown error or a failed `#require` included, the
+/// connection is closed, the coordinator stopped and the media removed, so a failing test leaves
+/// no coordinator running in the test process. The body closes the other connections it opens.
+func withCoordinator(leaseSeconds: Double = 30, configure: (inout CoordinatorConfiguration) -> Void = { _ in },
+                     clientName: String = "ops@test",
+                     _ body: (TestMedia, CoordinatorHarness, ReelClient) async throws -> Void) async throws {
+    let media = try await TestMedia()
+    defer { media.cleanUp() }
+    let harness = try await CoordinatorHarness(leaseSeconds: leaseSeconds, configure: configure)
+    let client: ReelClient
+    do {
+        client = try await harness.connect(role: .client, name: clientName)
+    } catch {
+        try? await harness.stop()
+        throw error
+    }
+    do {
+        try await body(media, harness, client)
+    } catch {
+        await client.close()
+        try? await harness.stop()
+        throw error
+    }
+    await client.close()
+    try await harness.stop()
+}
+
 extension ReelClient {
     /// A request with a generous timeout (60 s beyond a claim's own wait), so a broken server
     /// fails the test instead of hanging it. Claims that expect a task wait up to 60 s: they are

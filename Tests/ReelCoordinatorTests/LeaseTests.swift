@@ -18,70 +18,64 @@ import Testing
     }
 
     @Test func wrongChecksumAndStaleEpochResultsAreRefused() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        _ = try await Self.queuedJob(client, media)
+        try await withCoordinator { media, harness, client in
+            _ = try await Self.queuedJob(client, media)
 
-        let slow = try await harness.agent("slow")
-        guard case .task(let first, _) = try await slow.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
+            let slow = try await harness.agent("slow")
+            guard case .task(let first, _) = try await slow.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
 
-        let bytes: [UInt8] = Array("not really a chunk".utf8)
-        let (_, rightHash) = try sha256(bytes)
-        do {
-            _ = try await slow.send(.result(task: first.task, epoch: first.epoch, sha256: String(repeating: "a", count: 64), data: bytes))
-            Issue.record("a wrong checksum was accepted")
-        } catch let error as ReelProtocolError {
-            #expect(error.code == .checksumMismatch)
+            let bytes: [UInt8] = Array("not really a chunk".utf8)
+            let (_, rightHash) = try sha256(bytes)
+            do {
+                _ = try await slow.send(.result(task: first.task, epoch: first.epoch, sha256: String(repeating: "a", count: 64), data: bytes))
+                Issue.record("a wrong checksum was accepted")
+            } catch let error as ReelProtocolError {
+                #expect(error.code == .checksumMismatch)
+            }
+
+            // The lease runs out (PROGRESS does not renew it); the reaper re-queues the task and
+            // another agent claims it, whose lease lasts (the clock moves no further).
+            harness.clock.advance(seconds: 31)
+            try await eventually("the lease expires") {
+                try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task)
+            }
+            #expect(try await slow.send(.heartbeat(task: first.task, epoch: first.epoch)) == .lost(task: first.task))
+            #expect(try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task))
+            let fast = try await harness.agent("fast")
+            guard case .task(let again, _) = try await fast.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK after expiry"); return }
+            #expect(again.task == first.task)
+            #expect(again.epoch == first.epoch + 1)
+
+            do {
+                _ = try await slow.send(.result(task: first.task, epoch: first.epoch, sha256: rightHash, data: bytes))
+                Issue.record("a stale-epoch result was accepted")
+            } catch let error as ReelProtocolError {
+                #expect(error.code == .staleEpoch)
+            }
+            // The current holder can still release it (and a stale RELEASE is LOST).
+            #expect(try await slow.send(.release(task: first.task, epoch: first.epoch)) == .lost(task: first.task))
+            #expect(try await fast.send(.release(task: again.task, epoch: again.epoch)) == .ok)
+            #expect(harness.coordinator.metrics.exposition().contains("reel_lease_expiries_total 1"))
+
+            await slow.close(); await fast.close()
         }
-
-        // The lease runs out (PROGRESS does not renew it); the reaper re-queues the task and
-        // another agent claims it, whose lease lasts (the clock moves no further).
-        harness.clock.advance(seconds: 31)
-        try await eventually("the lease expires") {
-            try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task)
-        }
-        #expect(try await slow.send(.heartbeat(task: first.task, epoch: first.epoch)) == .lost(task: first.task))
-        #expect(try await slow.send(.progress(task: first.task, epoch: first.epoch, frames: 1)) == .lost(task: first.task))
-        let fast = try await harness.agent("fast")
-        guard case .task(let again, _) = try await fast.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK after expiry"); return }
-        #expect(again.task == first.task)
-        #expect(again.epoch == first.epoch + 1)
-
-        do {
-            _ = try await slow.send(.result(task: first.task, epoch: first.epoch, sha256: rightHash, data: bytes))
-            Issue.record("a stale-epoch result was accepted")
-        } catch let error as ReelProtocolError {
-            #expect(error.code == .staleEpoch)
-        }
-        // The current holder can still release it (and a stale RELEASE is LOST).
-        #expect(try await slow.send(.release(task: first.task, epoch: first.epoch)) == .lost(task: first.task))
-        #expect(try await fast.send(.release(task: again.task, epoch: again.epoch)) == .ok)
-        #expect(harness.coordinator.metrics.exposition().contains("reel_lease_expiries_total 1"))
-
-        await slow.close(); await fast.close(); await client.close()
-        try await harness.stop()
     }
 
     @Test func failedTasksAreRetriedUntilTheAttemptLimit() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        let job = try await Self.queuedJob(client, media)
-        let agent = try await harness.agent("broken")
-        var attempts = 0
-        for _ in 0..<3 {
-            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { break }
-            #expect(try await agent.send(.fail(task: task.task, epoch: task.epoch, reason: "decoder error: boom")) == .ok)
-            attempts += 1
+        try await withCoordinator { media, harness, client in
+            let job = try await Self.queuedJob(client, media)
+            let agent = try await harness.agent("broken")
+            var attempts = 0
+            for _ in 0..<3 {
+                guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { break }
+                #expect(try await agent.send(.fail(task: task.task, epoch: task.epoch, reason: "decoder error: boom")) == .ok)
+                attempts += 1
+            }
+            #expect(attempts == 3)
+            let status = try await client.waitForState(job: job, "failed", seconds: 10)
+            #expect(status.error?.contains("boom") == true)
+            await agent.close()
         }
-        #expect(attempts == 3)
-        let status = try await client.waitForState(job: job, "failed", seconds: 10)
-        #expect(status.error?.contains("boom") == true)
-        await agent.close(); await client.close()
-        try await harness.stop()
     }
 
     func sha256(_ bytes: [UInt8]) throws -> (Int, String) {

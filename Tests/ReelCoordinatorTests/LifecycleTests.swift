@@ -44,38 +44,35 @@ import Testing
     }
 
     @Test func cancelAndRetry() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        let job = try await LeaseTests.queuedJob(client, media)
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media)
 
-        await expectRefusal(.notReady) { try await client.send(.output(job: job, offset: 0, length: 10)) }
-        await expectRefusal(.notFound) { try await client.send(.output(job: 999_999, offset: 0, length: 10)) }
-        await expectRefusal(.notFound) { try await client.send(.cancel(job: 999_999)) }
-        await expectRefusal(.conflict) { try await client.send(.retry(job: job)) }
+            await expectRefusal(.notReady) { try await client.send(.output(job: job, offset: 0, length: 10)) }
+            await expectRefusal(.notFound) { try await client.send(.output(job: 999_999, offset: 0, length: 10)) }
+            await expectRefusal(.notFound) { try await client.send(.cancel(job: 999_999)) }
+            await expectRefusal(.conflict) { try await client.send(.retry(job: job)) }
 
-        let agent = try await harness.agent("render-01")
-        guard case .task(let held, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
+            let agent = try await harness.agent("render-01")
+            guard case .task(let held, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
 
-        #expect(try await client.send(.cancel(job: job)) == .ok)
-        #expect(try await client.status(job: job).state == "cancelled")
-        await expectRefusal(.conflict) { try await client.send(.cancel(job: job)) }
-        // The holder learns its lease is gone; nothing is claimable.
-        #expect(try await agent.send(.heartbeat(task: held.task, epoch: held.epoch)) == .lost(task: held.task))
-        #expect(try await agent.send(.claim(waitSeconds: 0)) == .noTask)
+            #expect(try await client.send(.cancel(job: job)) == .ok)
+            #expect(try await client.status(job: job).state == "cancelled")
+            await expectRefusal(.conflict) { try await client.send(.cancel(job: job)) }
+            // The holder learns its lease is gone; nothing is claimable.
+            #expect(try await agent.send(.heartbeat(task: held.task, epoch: held.epoch)) == .lost(task: held.task))
+            #expect(try await agent.send(.claim(waitSeconds: 0)) == .noTask)
 
-        #expect(try await client.send(.retry(job: job)) == .ok)
-        let retried = try await client.status(job: job)
-        #expect(retried.state == "queued")
-        #expect(retried.tasks.queued == retried.tasks.total && retried.tasks.total == 6)
-        guard case .task = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK after RETRY"); return }
+            #expect(try await client.send(.retry(job: job)) == .ok)
+            let retried = try await client.status(job: job)
+            #expect(retried.state == "queued")
+            #expect(retried.tasks.queued == retried.tasks.total && retried.tasks.total == 6)
+            guard case .task = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK after RETRY"); return }
 
-        // STATUS without a job lists it.
-        guard case .report(let json) = try await client.send(.status(job: nil)) else { Issue.record("no REPORT"); return }
-        #expect(try JSONDecoder().decode(StatusReport.self, from: Data(json)).jobs.map(\.id) == [job])
-        await agent.close(); await client.close()
-        try await harness.stop()
+            // STATUS without a job lists it.
+            guard case .report(let json) = try await client.send(.status(job: nil)) else { Issue.record("no REPORT"); return }
+            #expect(try JSONDecoder().decode(StatusReport.self, from: Data(json)).jobs.map(\.id) == [job])
+            await agent.close()
+        }
     }
 
     @Test func pendingClaimsAreAnsweredWhenDraining() async throws {
@@ -97,39 +94,36 @@ import Testing
 /// just that chunk is rendered again and the job still ends done, with every frame.
 @Suite struct FinaliseFailureTests {
     @Test func aCorruptStoredChunkIsRenderedAgainAndTheJobSucceeds() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let agentClient = try await harness.agent("render-01")
-        let agent = RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory())
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+            let agentClient = try await harness.agent("render-01")
+            let agent = RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory())
 
-        // Render the first chunk, then damage its stored result before the others are done.
-        guard case .task(let first, let payload) = try await agentClient.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
-        try await agent.render(first, payload)
-        let results = try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results")
-        #expect(results.count == 1)
-        let damaged = harness.storage + "/results/" + results[0]
-        try Data("damaged".utf8).write(to: URL(fileURLWithPath: damaged))
-        // The other four chunks; the finaliser then finds the damage and re-queues that chunk
-        // alone, under a new epoch (it may already come back within this same claim loop).
-        var rendered = try await agent.work()
-        let deadline = Date().addingTimeInterval(30)
-        while !rendered.contains(where: { $0.task == first.task }), Date() < deadline {
-            rendered += try await agent.work(claimWait: 1)
+            // Render the first chunk, then damage its stored result before the others are done.
+            guard case .task(let first, let payload) = try await agentClient.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
+            try await agent.render(first, payload)
+            let results = try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results")
+            #expect(results.count == 1)
+            let damaged = harness.storage + "/results/" + results[0]
+            try Data("damaged".utf8).write(to: URL(fileURLWithPath: damaged))
+            // The other four chunks; the finaliser then finds the damage and re-queues that chunk
+            // alone, under a new epoch (it may already come back within this same claim loop).
+            var rendered = try await agent.work()
+            let deadline = Date().addingTimeInterval(30)
+            while !rendered.contains(where: { $0.task == first.task }), Date() < deadline {
+                rendered += try await agent.work(claimWait: 1)
+            }
+            #expect(rendered.count == 5, "four chunks once, the damaged one again: \(rendered.map(\.task))")
+            #expect(Set(rendered.map(\.task)).count == 5)
+            #expect(rendered.filter { $0.task == first.task }.map { $0.epoch > first.epoch } == [true])
+
+            let done = try await client.waitForState(job: job, "done", seconds: 30)
+            #expect(done.tasks.done == 5 && done.framesDone == 50)
+            let output = media.directory.appendingPathComponent("output.mp4").path
+            try await client.download(job: job, to: output)
+            #expect(try await countFrames(output) == 50)
+            await agentClient.close()
         }
-        #expect(rendered.count == 5, "four chunks once, the damaged one again: \(rendered.map(\.task))")
-        #expect(Set(rendered.map(\.task)).count == 5)
-        #expect(rendered.filter { $0.task == first.task }.map { $0.epoch > first.epoch } == [true])
-
-        let done = try await client.waitForState(job: job, "done", seconds: 30)
-        #expect(done.tasks.done == 5 && done.framesDone == 50)
-        let output = media.directory.appendingPathComponent("output.mp4").path
-        try await client.download(job: job, to: output)
-        #expect(try await countFrames(output) == 50)
-        await agentClient.close(); await client.close()
-        try await harness.stop()
     }
 
     func expectNoOutput(_ client: ReelClient, _ job: Int64) async {
@@ -148,35 +142,31 @@ import Testing
 /// and again on every restart (it re-planned the job). Now each is a validation error.
 @Suite struct HostileCompositionTests {
     @Test func overflowingTimesAreRefusedAtSubmit() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        let composition = """
-            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
-             "tracks": [{"id": 1, "mediaType": "video", "segments": [
-               {"asset": "clip", "at": "1/9223372036854775783", "sourceRange": {"start": 0, "duration": "1/9223372036854775643"}}]}]}
-            """
-        let request = SubmitRequest(composition: composition, assets: try media.manifest().filter { $0.key == "clip" }, settings: JobSettings())
-        do {
-            _ = try await client.send(.submit(document: Array(try JSONEncoder().encode(request))))
-            Issue.record("the overflowing composition was accepted")
-        } catch let error as ReelProtocolError {
-            #expect(error.code == .invalidComposition)
-            #expect(error.message.hasPrefix("tracks[0].segments[0].at: the fraction 1/9223372036854775783"), "\(error.message)")
+        try await withCoordinator { media, harness, client in
+            let composition = """
+                {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+                 "tracks": [{"id": 1, "mediaType": "video", "segments": [
+                   {"asset": "clip", "at": "1/9223372036854775783", "sourceRange": {"start": 0, "duration": "1/9223372036854775643"}}]}]}
+                """
+            let request = SubmitRequest(composition: composition, assets: try media.manifest().filter { $0.key == "clip" }, settings: JobSettings())
+            do {
+                _ = try await client.send(.submit(document: Array(try JSONEncoder().encode(request))))
+                Issue.record("the overflowing composition was accepted")
+            } catch let error as ReelProtocolError {
+                #expect(error.code == .invalidComposition)
+                #expect(error.message.hasPrefix("tracks[0].segments[0].at: the fraction 1/9223372036854775783"), "\(error.message)")
+            }
+            // Hostile settings are refused too.
+            let settings = JobSettings(chunkSeconds: Rational(1, 9_223_372_036_854_775_783))
+            let bad = SubmitRequest(composition: media.composition(withAudio: false), assets: try media.manifest(), settings: settings)
+            do {
+                _ = try await client.send(.submit(document: Array(try JSONEncoder().encode(bad))))
+                Issue.record("a chunk length of 1/9223372036854775783 s was accepted")
+            } catch let error as ReelProtocolError {
+                #expect(error.code == .invalidComposition && error.message.hasPrefix("settings.chunkSeconds:"), "\(error)")
+            }
+            #expect(try await client.send(.ping) == .pong, "the coordinator is alive")
         }
-        // Hostile settings are refused too.
-        let settings = JobSettings(chunkSeconds: Rational(1, 9_223_372_036_854_775_783))
-        let bad = SubmitRequest(composition: media.composition(withAudio: false), assets: try media.manifest(), settings: settings)
-        do {
-            _ = try await client.send(.submit(document: Array(try JSONEncoder().encode(bad))))
-            Issue.record("a chunk length of 1/9223372036854775783 s was accepted")
-        } catch let error as ReelProtocolError {
-            #expect(error.code == .invalidComposition && error.message.hasPrefix("settings.chunkSeconds:"), "\(error)")
-        }
-        #expect(try await client.send(.ping) == .pong, "the coordinator is alive")
-        await client.close()
-        try await harness.stop()
     }
 
     /// Problems found only once the assets are known (here: 250 million frames) fail the job

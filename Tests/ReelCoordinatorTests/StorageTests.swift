@@ -63,141 +63,128 @@ import Testing
 /// Stored files against the database, through a running coordinator.
 @Suite struct StorageLifecycleTests {
     @Test func aMissingOrTruncatedStoredAssetIsReportedMissingAgain() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        try await client.upload(media.video)
-        try await client.upload(media.audio)
-        let manifest = try media.manifest()
-        let clip = manifest["clip"]!.sha256, tone = manifest["tone"]!.sha256
-        unlink(harness.assetPath(clip))
-        try Data("short".utf8).write(to: URL(fileURLWithPath: harness.assetPath(tone)))
+        try await withCoordinator { media, harness, client in
+            try await client.upload(media.video)
+            try await client.upload(media.audio)
+            let manifest = try media.manifest()
+            let clip = manifest["clip"]!.sha256, tone = manifest["tone"]!.sha256
+            unlink(harness.assetPath(clip))
+            try Data("short".utf8).write(to: URL(fileURLWithPath: harness.assetPath(tone)))
 
-        guard case .job(let job, let missing) = try await client.send(.submit(document: try media.submission())) else {
-            Issue.record("SUBMIT did not answer JOB"); return
+            guard case .job(let job, let missing) = try await client.send(.submit(document: try media.submission())) else {
+                Issue.record("SUBMIT did not answer JOB"); return
+            }
+            #expect(Set(missing) == [clip, tone])
+            #expect(try await client.status(job: job).state == "waiting_for_assets")
+            try await client.upload(media.video)
+            try await client.upload(media.audio)
+            #expect(try await client.status(job: job).state == "queued")
         }
-        #expect(Set(missing) == [clip, tone])
-        #expect(try await client.status(job: job).state == "waiting_for_assets")
-        try await client.upload(media.video)
-        try await client.upload(media.audio)
-        #expect(try await client.status(job: job).state == "queued")
-        await client.close()
-        try await harness.stop()
     }
 
     @Test func aDoneJobsFilesGoAfterRetentionAndAbandonedUploadsToo() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let agentClient = try await harness.agent("render-01")
-        try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work()
-        _ = try await client.waitForState(job: job, "done", seconds: 30)
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+            let agentClient = try await harness.agent("render-01")
+            try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            _ = try await client.waitForState(job: job, "done", seconds: 30)
 
-        guard case .report(let json) = try await client.send(.status(job: nil)) else { Issue.record("no REPORT"); return }
-        let before = try #require(try JSONDecoder().decode(StatusReport.self, from: Data(json)).storage)
-        #expect(before.assetBytes > 0 && before.resultBytes > 0 && before.outputBytes > 0)
+            guard case .report(let json) = try await client.send(.status(job: nil)) else { Issue.record("no REPORT"); return }
+            let before = try #require(try JSONDecoder().decode(StatusReport.self, from: Data(json)).storage)
+            #expect(before.assetBytes > 0 && before.resultBytes > 0 && before.outputBytes > 0)
 
-        // Two hours on, the done job's chunks are kept for later jobs to reuse (--keep-chunks, 1 day).
-        let soon = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(2 * 3_600).timeIntervalSince1970 * 1000) })
-        let kept = try await soon.sweep()
-        #expect(kept.results == 0 && kept.outputs == 0 && kept.assets == 0, "\(kept)")
-        // A day and an hour on, they go (the output is the product), and the output and sources stay.
-        let early = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(25 * 3_600).timeIntervalSince1970 * 1000) })
-        let first = try await early.sweep()
-        #expect(first.results == 5 && first.outputs == 0 && first.assets == 0)
-        let output = media.directory.appendingPathComponent("kept.mp4").path
-        try await client.download(job: job, to: output)
-        #expect(try await countFrames(output) == 50)
+            // Two hours on, the done job's chunks are kept for later jobs to reuse (--keep-chunks, 1 day).
+            let soon = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(2 * 3_600).timeIntervalSince1970 * 1000) })
+            let kept = try await soon.sweep()
+            #expect(kept.results == 0 && kept.outputs == 0 && kept.assets == 0, "\(kept)")
+            // A day and an hour on, they go (the output is the product), and the output and sources stay.
+            let early = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(25 * 3_600).timeIntervalSince1970 * 1000) })
+            let first = try await early.sweep()
+            #expect(first.results == 5 && first.outputs == 0 && first.assets == 0)
+            let output = media.directory.appendingPathComponent("kept.mp4").path
+            try await client.download(job: job, to: output)
+            #expect(try await countFrames(output) == 50)
 
-        // An upload abandoned long ago, and one still in progress ("now" is a week and a day on).
-        let later = Date().addingTimeInterval(8 * 86_400)
-        let abandoned = harness.storage + "/assets/" + String(repeating: "e", count: 64) + ".partial"
-        let inProgress = harness.storage + "/assets/" + String(repeating: "f", count: 64) + ".partial"
-        for path in [abandoned, inProgress] { try Data("partial".utf8).write(to: URL(fileURLWithPath: path)) }
-        try FileManager.default.setAttributes([.modificationDate: later.addingTimeInterval(-3_600)], ofItemAtPath: inProgress)
+            // An upload abandoned long ago, and one still in progress ("now" is a week and a day on).
+            let later = Date().addingTimeInterval(8 * 86_400)
+            let abandoned = harness.storage + "/assets/" + String(repeating: "e", count: 64) + ".partial"
+            let inProgress = harness.storage + "/assets/" + String(repeating: "f", count: 64) + ".partial"
+            for path in [abandoned, inProgress] { try Data("partial".utf8).write(to: URL(fileURLWithPath: path)) }
+            try FileManager.default.setAttributes([.modificationDate: later.addingTimeInterval(-3_600)], ofItemAtPath: inProgress)
 
-        let sweeper = try StorageSweeper(configuration: harness.configuration, now: { Int64(later.timeIntervalSince1970 * 1000) })
-        let report = try await sweeper.sweep()
-        // Assets: the two sources and the job's plan document.
-        #expect(report.outputs == 1 && report.assets == 3 && report.abandonedUploads == 1, "\(report)")
-        #expect(!FileManager.default.fileExists(atPath: abandoned))
-        #expect(FileManager.default.fileExists(atPath: inProgress))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/outputs").isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
-        do {
-            _ = try await client.send(.output(job: job, offset: 0, length: 1))
-            Issue.record("an expired output was served")
-        } catch let error as ReelProtocolError {
-            #expect(error.code == .notFound && error.message.contains("retention"), "\(error)")
+            let sweeper = try StorageSweeper(configuration: harness.configuration, now: { Int64(later.timeIntervalSince1970 * 1000) })
+            let report = try await sweeper.sweep()
+            // Assets: the two sources and the job's plan document.
+            #expect(report.outputs == 1 && report.assets == 3 && report.abandonedUploads == 1, "\(report)")
+            #expect(!FileManager.default.fileExists(atPath: abandoned))
+            #expect(FileManager.default.fileExists(atPath: inProgress))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/outputs").isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
+            do {
+                _ = try await client.send(.output(job: job, offset: 0, length: 1))
+                Issue.record("an expired output was served")
+            } catch let error as ReelProtocolError {
+                #expect(error.code == .notFound && error.message.contains("retention"), "\(error)")
+            }
+            // The sources are forgotten too: submitting again asks for them.
+            guard case .job(_, let missing) = try await client.send(.submit(document: try media.submission(withAudio: false))) else {
+                Issue.record("SUBMIT did not answer JOB"); return
+            }
+            #expect(missing.count == 2, "clip and tone (the composition names both)")
+            await agentClient.close()
         }
-        // The sources are forgotten too: submitting again asks for them.
-        guard case .job(_, let missing) = try await client.send(.submit(document: try media.submission(withAudio: false))) else {
-            Issue.record("SUBMIT did not answer JOB"); return
-        }
-        #expect(missing.count == 2, "clip and tone (the composition names both)")
-        await agentClient.close(); await client.close()
-        try await harness.stop()
     }
 
     @Test func deleteRemovesAnEndedJobAndRefusesARunningOne() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let agentClient = try await harness.agent("render-01")
-        try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work(limit: 2)
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+            let agentClient = try await harness.agent("render-01")
+            try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work(limit: 2)
 
-        await expectRefusal(.conflict) { _ = try await client.send(.delete(job: job)) }
-        #expect(try await client.send(.cancel(job: job)) == .ok)
-        #expect(try await client.send(.delete(job: job)) == .ok)
-        await expectRefusal(.notFound) { _ = try await client.status(job: job) }
-        await expectRefusal(.notFound) { _ = try await client.send(.delete(job: job)) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
-        await agentClient.close(); await client.close()
-        try await harness.stop()
+            await expectRefusal(.conflict) { _ = try await client.send(.delete(job: job)) }
+            #expect(try await client.send(.cancel(job: job)) == .ok)
+            #expect(try await client.send(.delete(job: job)) == .ok)
+            await expectRefusal(.notFound) { _ = try await client.status(job: job) }
+            await expectRefusal(.notFound) { _ = try await client.send(.delete(job: job)) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
+            await agentClient.close()
+        }
     }
 }
 
 /// An agent that keeps failing is quarantined, and its tasks go to the agent that works.
 @Suite struct QuarantineFlowTests {
     @Test func aFailingAgentIsQuarantinedAndTheJobFinishesOnTheOther() async throws {
-        let media = try await TestMedia()
-        defer { media.cleanUp() }
-        let harness = try await CoordinatorHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
-        let bad = try await harness.agent("agent-bad")
-        let good = try await harness.agent("agent-good")
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+            let bad = try await harness.agent("agent-bad")
+            let good = try await harness.agent("agent-good")
 
-        // The bad agent fails three different chunks: it never gets one it already failed
-        // while the good agent is live, and after the third it is quarantined.
-        var failed: [Int64] = []
-        for _ in 0..<3 {
-            guard case .task(let task, _) = try await bad.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK for the bad agent"); break }
-            #expect(!failed.contains(task.task))
-            #expect(try await bad.send(.fail(task: task.task, epoch: task.epoch, reason: "libx264 missing")) == .ok)
-            failed.append(task.task)
+            // The bad agent fails three different chunks: it never gets one it already failed
+            // while the good agent is live, and after the third it is quarantined.
+            var failed: [Int64] = []
+            for _ in 0..<3 {
+                guard case .task(let task, _) = try await bad.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK for the bad agent"); break }
+                #expect(!failed.contains(task.task))
+                #expect(try await bad.send(.fail(task: task.task, epoch: task.epoch, reason: "libx264 missing")) == .ok)
+                failed.append(task.task)
+            }
+            #expect(try await bad.send(.claim(waitSeconds: 1)) == .noTask, "a quarantined agent gets no work")
+            guard case .report(let json) = try await client.send(.agents) else { Issue.record("no REPORT"); return }
+            let agents = try JSONDecoder().decode(AgentsReport.self, from: Data(json)).agents
+            let badStatus = try #require(agents.first { $0.name == "agent-bad" })
+            #expect(badStatus.state == "quarantined")
+            #expect(badStatus.lastError == "libx264 missing")
+            #expect(badStatus.failures == 3)
+            #expect(agents.first { $0.name == "agent-good" }?.failures == 0)
+            #expect((badStatus.quarantinedUntilMillis ?? 0) > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
+            #expect(agents.first { $0.name == "agent-good" }?.state == "idle")
+
+            let rendered = try await RenderingAgent(client: good, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            #expect(rendered.count == 5 && Set(failed).isSubset(of: Set(rendered.map(\.task))))
+            let done = try await client.waitForState(job: job, "done", seconds: 30)
+            #expect(done.framesDone == 50)
+            await bad.close(); await good.close()
         }
-        #expect(try await bad.send(.claim(waitSeconds: 1)) == .noTask, "a quarantined agent gets no work")
-        guard case .report(let json) = try await client.send(.agents) else { Issue.record("no REPORT"); return }
-        let agents = try JSONDecoder().decode(AgentsReport.self, from: Data(json)).agents
-        let badStatus = try #require(agents.first { $0.name == "agent-bad" })
-        #expect(badStatus.state == "quarantined")
-        #expect(badStatus.lastError == "libx264 missing")
-        #expect(badStatus.failures == 3)
-        #expect(agents.first { $0.name == "agent-good" }?.failures == 0)
-        #expect((badStatus.quarantinedUntilMillis ?? 0) > Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
-        #expect(agents.first { $0.name == "agent-good" }?.state == "idle")
-
-        let rendered = try await RenderingAgent(client: good, harness: harness, workDirectory: try makeWorkDirectory()).work()
-        #expect(rendered.count == 5 && Set(failed).isSubset(of: Set(rendered.map(\.task))))
-        let done = try await client.waitForState(job: job, "done", seconds: 30)
-        #expect(done.framesDone == 50)
-        await bad.close(); await good.close(); await client.close()
-        try await harness.stop()
     }
 }
