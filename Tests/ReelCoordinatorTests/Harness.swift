@@ -273,10 +273,12 @@ struct RenderingAgent {
 
     /// Claims and completes tasks until a CLAIM returns NONE; returns the tasks done. The first
     /// claim waits up to `firstClaimWait` (a job just submitted is planned first, which a loaded
-    /// machine may take seconds to do); the next ones `claimWait`, since the rest of a planned
-    /// job is claimable at once.
+    /// machine may take seconds to do); the next ones `claimWait`. The rest of a planned job is
+    /// claimable at once, but a claim whose wait runs out before a loaded coordinator's first
+    /// look answers NONE (a CI run saw a 1 s wait end a job's rendering after one chunk), so
+    /// the default leaves room; the last claim of a test costs that wait.
     @discardableResult
-    func work(limit: Int = .max, firstClaimWait: Int = 60, claimWait: Int = 1) async throws -> [TaskAssignment] {
+    func work(limit: Int = .max, firstClaimWait: Int = 60, claimWait: Int = 5) async throws -> [TaskAssignment] {
         var done: [TaskAssignment] = []
         while done.count < limit {
             let reply = try await client.send(.claim(waitSeconds: done.isEmpty ? firstClaimWait : claimWait))

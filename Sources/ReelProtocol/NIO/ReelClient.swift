@@ -81,7 +81,7 @@ public final class ReelClient: Sendable {
     }
 
     /// Sends `request` and waits for its reply.
-    /// - Parameter timeout: how long to wait for the reply (counted from the call, so it
+    /// - Parameter timeout: how long to wait for the reply (counted from when the request is queued, so it
     ///   includes time queued behind earlier requests). On expiry the connection is closed —
     ///   a late reply would desynchronise the strictly ordered stream — and every pending
     ///   request fails with `ReelProtocolError` code `.timeout`. `nil` waits indefinitely
@@ -89,6 +89,13 @@ public final class ReelClient: Sendable {
     /// - Throws: `ReelProtocolError` for an `ERR` reply, a timeout or a closed connection.
     public func request(_ request: Message, timeout: TimeAmount? = nil) async throws -> Message {
         let reply = channel.eventLoop.makePromise(of: Message.self)
+        // A write on a closed channel never reaches the handler: fail the reply then.
+        channel.writeAndFlush(OutboundRequest(message: request, reply: reply)).whenFailure { error in
+            reply.fail(ReelProtocolError(.internal, "connection closed: \(error)"))
+        }
+        // The timer is scheduled after the write is queued, so the event loop always runs the
+        // write first: when a busy machine delays this thread past the timeout, the request
+        // still fails with `.timeout`, not with "connection closed" from a write the timer beat.
         if let timeout {
             let channel = channel
             let timer = channel.eventLoop.scheduleTask(in: timeout) {
@@ -96,10 +103,6 @@ public final class ReelClient: Sendable {
                 channel.pipeline.fireErrorCaught(ReelProtocolError(.timeout, "no reply to \(request.verb) within \(timeout)"))
             }
             reply.futureResult.whenComplete { _ in timer.cancel() }
-        }
-        // A write on a closed channel never reaches the handler: fail the reply then.
-        channel.writeAndFlush(OutboundRequest(message: request, reply: reply)).whenFailure { error in
-            reply.fail(ReelProtocolError(.internal, "connection closed: \(error)"))
         }
         return try await reply.futureResult.get()
     }
