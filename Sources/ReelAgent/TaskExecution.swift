@@ -51,7 +51,6 @@ struct TaskExecution {
         defer {
             if !outputHandedBack { unlink(job.outputPath) }
             unlink(job.posterPath)
-            for url in job.registeredURLs { RemoteMedia.unregister(url: url) }
         }
 
         let lease = LeaseExpiry(assignment.expiresAtMillis)
@@ -88,8 +87,8 @@ struct TaskExecution {
         var plan: RenderPlan
         var encoderThreads: Int
         var outputPath: String
-        /// The `reel-asset:` URLs registered for this task (unregistered when it ends).
-        var registeredURLs: [String]
+        /// The sources of the plan's `reel-asset:` URLs: this task's reads through the cache.
+        var media: MediaSources
         /// Where a video chunk's poster frame (its last frame, small JPEG) is written.
         var posterPath: String { outputPath + ".poster.jpg" }
     }
@@ -112,18 +111,15 @@ struct TaskExecution {
         }
         // Every source is read through the cache by content, whatever URL the plan carries:
         // an agent has no shared filesystem (DESIGN §5).
+        // The sources belong to this task: two slots (or two in-process agents) reading the same
+        // asset each fetch on their own live connection.
         var plan = document.plan
-        var registered: [String] = []
-        // Scoped per task: the registry is process-wide, and two slots (or two in-process agents)
-        // reading the same asset must each fetch on their own live connection, and unregister
-        // only their own source. The URL is only a registry key; libav never parses it.
-        let scope = "#t\(assignment.task)-e\(assignment.epoch)-\(UUID().uuidString.prefix(8).lowercased())"
-        defer { if registered.count < plan.assets.count { for url in registered { RemoteMedia.unregister(url: url) } } }
+        var media = MediaSources()
         for (id, asset) in plan.assets {
             guard let entry = document.assets[id] else {
                 throw AgentError.protocolViolation("the specification has no content hash for asset \"\(id)\"")
             }
-            let url = RemoteMedia.url(forContentHash: entry.sha256) + scope
+            let url = MediaSources.url(forContentHash: entry.sha256)
             let session = self.session
             let source = try cache.source(hash: entry.sha256, size: entry.size) { hash, offset, length in
                 try control.checkCancelled()
@@ -131,14 +127,13 @@ struct TaskExecution {
                     try await session.fetch(sha256: hash, offset: offset, length: length, size: entry.size)
                 }
             }
-            RemoteMedia.register(source, for: url)
-            registered.append(url)
+            media.add(source, for: url)
             plan.assets[id] = PlannedAsset(url: url, description: asset.description)
         }
         let suffix = specification.kind == .videoChunk ? "mp4" : "m4a"
         let output = workDirectory.appendingPathComponent("task-\(assignment.task)-\(assignment.epoch).\(suffix)").path
         return RenderJob(specification: specification, plan: plan, encoderThreads: document.encoderThreads, outputPath: output,
-                         registeredURLs: registered)
+                         media: media)
     }
 
     /// The job's plan document: from memory when a task of the job ran here lately, else
@@ -195,7 +190,7 @@ struct TaskExecution {
         switch job.specification.kind {
         case .videoChunk:
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
-                                                 encoderThreads: job.encoderThreads, progress: { done in
+                                                 encoderThreads: job.encoderThreads, media: job.media, progress: { done in
                 try control.report(framesDone: done)
             }, lastFrame: { frame in
                 // A poster is for people: one that cannot be made never fails the chunk.
@@ -204,7 +199,7 @@ struct TaskExecution {
         case .audio:
             try control.checkCancelled()
             // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
-            let artifact = try ChunkRenderer.renderAudio(job.plan, to: job.outputPath)
+            let artifact = try ChunkRenderer.renderAudio(job.plan, to: job.outputPath, media: job.media)
             try control.checkCancelled()
             return artifact
         }

@@ -156,7 +156,7 @@ struct RenderFixture {
         let manifest = override ?? self.manifest
         var plan = localPlan
         for (id, asset) in plan.assets {
-            plan.assets[id] = PlannedAsset(url: RemoteMedia.url(forContentHash: manifest[id]!.sha256), description: asset.description)
+            plan.assets[id] = PlannedAsset(url: MediaSources.url(forContentHash: manifest[id]!.sha256), description: asset.description)
         }
         let document = TestPlanDocuments.register(JobPlanDocument(plan: plan, assets: manifest, encoderThreads: 1))
         return TaskSpecification(job: 1, task: task, kind: kind, frames: frames ?? FrameRange(start: 0, end: localPlan.frameCount),

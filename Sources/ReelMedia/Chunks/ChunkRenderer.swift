@@ -12,13 +12,15 @@ public enum ChunkRenderer {
     /// `progress` is called with the number of frames done so far in this chunk; it may throw
     /// to abandon the render (an agent whose lease was lost), and the error is rethrown.
     /// `lastFrame`, if given, sees the chunk's last frame as rendered (for a poster frame).
+    /// `media` gives the byte-range sources of assets this machine reads remotely.
     public static func renderVideo(_ plan: RenderPlan, frames: FrameRange, to path: String, encoderThreads: Int,
+                                   media: MediaSources = .local,
                                    progress: ((Int) throws -> Void)? = nil,
                                    lastFrame: ((YUVImage) throws -> Void)? = nil) throws -> ChunkArtifact {
         precondition(frames.start >= 0 && frames.end <= plan.frameCount && frames.count > 0, "chunk \(frames) outside the plan")
         let partial = AtomicFile.temporaryPath(for: path)
         defer { unlink(partial) }
-        let renderer = FrameRenderer(plan: plan)
+        let renderer = FrameRenderer(plan: plan, media: media)
         let encoder = try VideoEncoder(settings: plan.videoEncoderSettings(threads: encoderThreads))
         let writer = try MovieWriter(path: partial, fileType: plan.chunkFileType.rawValue, faststart: false, video: encoder, audio: nil)
         for k in frames.start..<frames.end {
@@ -36,8 +38,8 @@ public enum ChunkRenderer {
     /// Renders the whole audio mix, encoded once as AAC in an M4A at `path` (written
     /// atomically). One pass over the mix means no encoder restarts, so no gap, click or
     /// repeated block can appear at a video chunk join; priming is signalled by the muxer.
-    public static func renderAudio(_ plan: RenderPlan, to path: String) throws -> ChunkArtifact {
-        let mixer = AudioMixer(plan: plan)
+    public static func renderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
+        let mixer = AudioMixer(plan: plan, media: media)
         precondition(mixer.hasAudio, "renderAudio on a plan without audio tracks")
         let partial = AtomicFile.temporaryPath(for: path)
         defer { unlink(partial) }

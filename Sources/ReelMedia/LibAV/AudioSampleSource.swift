@@ -39,15 +39,19 @@ public final class AudioSampleSource: @unchecked Sendable {
     /// resampler's filter).
     private var preroll: Int64 { Int64(sampleRate / 5) }
 
-    public init(path: String, sampleRate: Int, channels: Int) throws {
+    public convenience init(path: String, sampleRate: Int, channels: Int) throws {
+        try self.init(try MediaSources.local.location(of: path), sampleRate: sampleRate, channels: channels)
+    }
+
+    public init(_ location: MediaLocation, sampleRate: Int, channels: Int) throws {
         guard sampleRate > 0, (1...8).contains(channels) else {
-            throw MediaError(code: .invalidArgument, message: "unsupported output \(sampleRate) Hz × \(channels) channels", context: "opening \(path)")
+            throw MediaError(code: .invalidArgument, message: "unsupported output \(sampleRate) Hz × \(channels) channels", context: "opening \(location)")
         }
         self.sampleRate = sampleRate
         self.channels = channels
-        input = try InputFile(path: path)
+        input = try InputFile(location)
         guard let index = input.firstStream(of: AVMEDIA_TYPE_AUDIO) else {
-            throw MediaError(code: .noStream, message: "no audio stream", context: "opening \(path)")
+            throw MediaError(code: .noStream, message: "no audio stream", context: "opening \(location)")
         }
         decoder = try StreamDecoder(input: input, streamIndex: index)
         start = input.startTime

@@ -50,11 +50,12 @@ extension Rational {
 
 /// A media file opened for reading (`AVFormatContext` with stream info found).
 ///
-/// `path` is a filesystem path, or a URL registered with `RemoteMedia`, which is then read
-/// through its `ByteRangeSource` by a custom `AVIOContext` (owned by `io`, which outlives the
-/// format context because `deinit` closes the context before stored properties go).
+/// A `.file` location is opened by libav itself; a `.byteRanges` one is read through its
+/// `ByteRangeSource` by a custom `AVIOContext` (owned by `io`, which outlives the format
+/// context because `deinit` closes the context before stored properties go).
 final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
+    /// What messages call the file: its path, or a remote asset's URL.
     let path: String
     /// The byte-range reader of a remote asset; nil for a local file.
     private let io: ByteRangeIO?
@@ -66,7 +67,12 @@ final class InputFile {
     /// never ends, a stalled read): far longer than any real file needs.
     static let openTimeout: Duration = .seconds(30)
 
-    init(path: String, findStreamInfo: Bool = true, openTimeout: Duration = InputFile.openTimeout) throws {
+    convenience init(path: String, findStreamInfo: Bool = true, openTimeout: Duration = InputFile.openTimeout) throws {
+        try self.init(try MediaSources.local.location(of: path), findStreamInfo: findStreamInfo, openTimeout: openTimeout)
+    }
+
+    init(_ location: MediaLocation, findStreamInfo: Bool = true, openTimeout: Duration = InputFile.openTimeout) throws {
+        let path = location.description
         self.path = path
         let deadline = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         let (seconds, attoseconds) = openTimeout.components
@@ -74,12 +80,10 @@ final class InputFile {
         self.deadline = deadline
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         let io: ByteRangeIO?
-        if let source = RemoteMedia.source(for: path) {
-            io = try ByteRangeIO(source: source, url: path)
-        } else if RemoteMedia.isRemoteURL(path) {
-            deadline.deallocate()
-            throw MediaError(code: .invalidArgument, message: "no byte-range source is registered for this asset", context: "opening \(path)")
-        } else {
+        switch location {
+        case .byteRanges(let source, _):
+            do { io = try ByteRangeIO(source: source, url: path) } catch { deadline.deallocate(); throw error }
+        case .file:
             io = nil
             // Only regular files: a FIFO or a device would block (or never end) when read.
             var info = stat()

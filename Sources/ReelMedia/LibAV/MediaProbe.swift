@@ -11,6 +11,11 @@ public enum MediaProbe {
         try describe(try InputFile(path: path))
     }
 
+    /// What the pure core needs of the media at `location` (see `describe(path:)`).
+    public static func describe(_ location: MediaLocation) throws -> AssetDescription {
+        try describe(try InputFile(location))
+    }
+
     /// Everything `reel probe` prints, including the keyframe interval of the first video
     /// stream measured over its first ~10 s.
     public static func report(path: String) throws -> ProbeReport {

@@ -16,11 +16,16 @@ public final class PacketReader: @unchecked Sendable {
 
     /// Opens `path` and selects its first stream of `kind` ("video" or "audio"). The
     /// container's header describes the streams (no frames are decoded to probe them).
-    public init(path: String, kind: String) throws {
-        input = try InputFile(path: path, findStreamInfo: false)
+    public convenience init(path: String, kind: String) throws {
+        try self.init(try MediaSources.local.location(of: path), kind: kind)
+    }
+
+    /// Opens `location` (see `init(path:kind:)`).
+    public init(_ location: MediaLocation, kind: String) throws {
+        input = try InputFile(location, findStreamInfo: false)
         let type = kind == "audio" ? AVMEDIA_TYPE_AUDIO : AVMEDIA_TYPE_VIDEO
         guard kind == "audio" || kind == "video", let index = input.firstStream(of: type) else {
-            throw MediaError(code: .noStream, message: "no \(kind) stream", context: "opening \(path)")
+            throw MediaError(code: .noStream, message: "no \(kind) stream", context: "opening \(location)")
         }
         streamIndex = index
         let stream = input.stream(index)

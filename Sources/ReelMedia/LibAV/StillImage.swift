@@ -5,13 +5,18 @@ public enum StillImage {
     /// Decodes the first picture of `path` into a `YUVImage`, with an alpha plane when the
     /// image has alpha.
     public static func load(path: String) throws -> YUVImage {
-        let (frame, _) = try decodeFirstFrame(path: path)
-        return try PixelConverter().image(from: frame.pointer, context: "converting \(path)")
+        try load(try MediaSources.local.location(of: path))
+    }
+
+    /// Decodes the first picture at `location` (see `load(path:)`).
+    public static func load(_ location: MediaLocation) throws -> YUVImage {
+        let (frame, _) = try decodeFirstFrame(location)
+        return try PixelConverter().image(from: frame.pointer, context: "converting \(location)")
     }
 
     /// Decodes the first picture of `path` into straight-alpha RGBA8.
     public static func loadRGBA(path: String) throws -> RGBAImage {
-        let (frame, _) = try decodeFirstFrame(path: path)
+        let (frame, _) = try decodeFirstFrame(try MediaSources.local.location(of: path))
         let width = Int(frame.pointer.pointee.width), height = Int(frame.pointer.pointee.height)
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         try pixels.withUnsafeMutableBufferPointer { buffer in
@@ -24,8 +29,9 @@ public enum StillImage {
         return RGBAImage(width: width, height: height, pixels: pixels)
     }
 
-    static func decodeFirstFrame(path: String) throws -> (Frame, InputFile) {
-        let input = try InputFile(path: path)
+    static func decodeFirstFrame(_ location: MediaLocation) throws -> (Frame, InputFile) {
+        let input = try InputFile(location)
+        let path = input.path
         guard let index = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
             throw MediaError(code: .noStream, message: "no image stream", context: "opening \(path)")
         }

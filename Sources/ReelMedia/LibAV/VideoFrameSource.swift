@@ -38,10 +38,14 @@ public final class VideoFrameSource: @unchecked Sendable {
     /// The image made from `current`, reused while the chosen frame does not change.
     private var cached: (time: Rational, image: YUVImage)?
 
-    public init(path: String, decoderThreads: Int = 1) throws {
-        input = try InputFile(path: path)
+    public convenience init(path: String, decoderThreads: Int = 1) throws {
+        try self.init(try MediaSources.local.location(of: path), decoderThreads: decoderThreads)
+    }
+
+    public init(_ location: MediaLocation, decoderThreads: Int = 1) throws {
+        input = try InputFile(location)
         guard let index = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
-            throw MediaError(code: .noStream, message: "no video stream", context: "opening \(path)")
+            throw MediaError(code: .noStream, message: "no video stream", context: "opening \(location)")
         }
         decoder = try StreamDecoder(input: input, streamIndex: index, threads: decoderThreads)
         let par = input.stream(index).pointee.codecpar.pointee

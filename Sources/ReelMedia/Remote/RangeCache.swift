@@ -69,8 +69,8 @@ public final class RangeCache: @unchecked Sendable {
     public var cachedBytes: Int64 { condition.withLock { storedBytes } }
 
     /// A source for the file with SHA-256 `hash` (lowercase hex) and `size` bytes, reading
-    /// through this cache and calling `fetch` only for blocks that are not on disk. Register
-    /// it with `RemoteMedia` to decode the asset.
+    /// through this cache and calling `fetch` only for blocks that are not on disk. A render
+    /// reads the asset through it when its `MediaSources` gives it for the asset's URL.
     public func source(hash: String, size: Int64, fetch: @escaping Fetch) throws -> ByteRangeSource {
         // The hash becomes a path component: hex only, so it can never climb out of the cache.
         guard hash.count >= 3, hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {

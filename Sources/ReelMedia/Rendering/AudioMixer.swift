@@ -11,6 +11,7 @@ import ReelCore
 /// order, with the same result. Used from one thread at a time.
 public final class AudioMixer {
     public let plan: RenderPlan
+    private let media: MediaSources
     public let sampleRate: Int
     public let channels: Int
     /// Total output samples: the composition duration at the export rate.
@@ -21,8 +22,10 @@ public final class AudioMixer {
 
     private struct SegmentKey: Hashable { let track: Int; let segment: Int }
 
-    public init(plan: RenderPlan) {
+    /// `media` gives the byte-range sources of assets this machine reads remotely.
+    public init(plan: RenderPlan, media: MediaSources = .local) {
         self.plan = plan
+        self.media = media
         sampleRate = plan.export.audio.sampleRate
         channels = plan.export.audio.channels
         sampleCount = plan.duration.scaled(to: Int64(plan.export.audio.sampleRate))
@@ -66,7 +69,7 @@ public final class AudioMixer {
         guard let asset = plan.assets[segment.asset] else {
             throw RenderError.internalInconsistency("audio segment refers to unplanned asset \(segment.asset)")
         }
-        let s = try AudioSampleSource(path: asset.url, sampleRate: sampleRate, channels: channels)
+        let s = try AudioSampleSource(try media.location(of: asset.url), sampleRate: sampleRate, channels: channels)
         sources[key] = s
         return s
     }

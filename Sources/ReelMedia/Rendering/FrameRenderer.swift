@@ -10,9 +10,10 @@ public final class FrameRenderer {
     private let sources: SourcePool
     private let canvas: YUVImage
 
-    public init(plan: RenderPlan, decoderThreads: Int = 1) {
+    /// `media` gives the byte-range sources of assets this machine reads remotely.
+    public init(plan: RenderPlan, media: MediaSources = .local, decoderThreads: Int = 1) {
         self.plan = plan
-        self.sources = SourcePool(plan: plan, decoderThreads: decoderThreads)
+        self.sources = SourcePool(plan: plan, media: media, decoderThreads: decoderThreads)
         self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height)
     }
 

@@ -7,6 +7,7 @@ import ReelCore
 /// never holds more files open than the layers of one frame. Used from one thread at a time.
 final class SourcePool {
     private let plan: RenderPlan
+    private let media: MediaSources
     private let decoderThreads: Int
     private var readers: [ReaderKey: VideoFrameSource] = [:]
     private var usedThisFrame: Set<ReaderKey> = []
@@ -16,8 +17,9 @@ final class SourcePool {
 
     private struct ReaderKey: Hashable { let track: Int; let asset: String }
 
-    init(plan: RenderPlan, decoderThreads: Int = 1) {
+    init(plan: RenderPlan, media: MediaSources, decoderThreads: Int = 1) {
         self.plan = plan
+        self.media = media
         self.decoderThreads = decoderThreads
     }
 
@@ -32,7 +34,7 @@ final class SourcePool {
         let key = ReaderKey(track: layer.trackID, asset: layer.asset)
         usedThisFrame.insert(key)
         if let reader = readers[key] { return try reader.frame(at: layer.sourceTime) }
-        let reader = try VideoFrameSource(path: asset.url, decoderThreads: decoderThreads)
+        let reader = try VideoFrameSource(try media.location(of: asset.url), decoderThreads: decoderThreads)
         readers[key] = reader
         return try reader.frame(at: layer.sourceTime)
     }
@@ -71,21 +73,8 @@ final class SourcePool {
 
     private func still(_ id: String, url: String) throws -> YUVImage {
         if let image = stills[id] { return image }
-        let image = try StillImage.load(path: url)
+        let image = try StillImage.load(try media.location(of: url))
         stills[id] = image
         return image
-    }
-}
-
-/// Failures of the render pipeline that are not the libraries' own errors.
-public enum RenderError: Error, CustomStringConvertible {
-    case internalInconsistency(String)
-    case io(String)
-
-    public var description: String {
-        switch self {
-        case .internalInconsistency(let m): return "internal error: \(m)"
-        case .io(let m): return m
-        }
     }
 }

@@ -43,17 +43,14 @@ final class CountingFileSource: ByteRangeSource, @unchecked Sendable {
 
 /// Helpers shared by the remote-media tests.
 enum RemoteFixtures {
-    /// A fresh URL in the registry's scheme (tests run in parallel; each gets its own).
+    /// A fresh URL in the content-addressed scheme.
     static func uniqueURL() -> String {
-        RemoteMedia.url(forContentHash: UUID().uuidString.lowercased().filter { $0 != "-" })
+        MediaSources.url(forContentHash: UUID().uuidString.lowercased().filter { $0 != "-" })
     }
 
-    /// Registers `source` under a fresh URL for the duration of `body`.
-    static func withRegistered<T>(_ source: ByteRangeSource, _ body: (String) throws -> T) rethrows -> T {
-        let url = uniqueURL()
-        RemoteMedia.register(source, for: url)
-        defer { RemoteMedia.unregister(url: url) }
-        return try body(url)
+    /// Media read through `source`, as an agent reads an asset it fetches in ranges.
+    static func location(_ source: any ByteRangeSource) -> MediaLocation {
+        .byteRanges(source, name: uniqueURL())
     }
 
     /// Every visible byte of a YUV image, plane by plane (strides excluded).

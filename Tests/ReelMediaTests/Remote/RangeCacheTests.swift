@@ -233,15 +233,14 @@ struct RangeCacheTests {
         let local = try VideoFrameSource(path: clips.moovAtEnd)
         let times = (0..<6).map { Rational(12) + Rational(Int64($0), 25) }
         let expected = try times.map { RemoteFixtures.bytes(try local.frame(at: $0)) }
-        try RemoteFixtures.withRegistered(source) { url in
-            let first = try VideoFrameSource(path: url)
-            #expect(try times.map { RemoteFixtures.bytes(try first.frame(at: $0)) } == expected)
-            let fetched = cache.fetchedBytes
-            #expect(fetched > 0 && fetched < Int64(data.count))
-            let second = try VideoFrameSource(path: url)
-            #expect(try times.map { RemoteFixtures.bytes(try second.frame(at: $0)) } == expected)
-            #expect(cache.fetchedBytes == fetched)
-        }
+        let remote = RemoteFixtures.location(source)
+        let first = try VideoFrameSource(remote)
+        #expect(try times.map { RemoteFixtures.bytes(try first.frame(at: $0)) } == expected)
+        let fetched = cache.fetchedBytes
+        #expect(fetched > 0 && fetched < Int64(data.count))
+        let second = try VideoFrameSource(remote)
+        #expect(try times.map { RemoteFixtures.bytes(try second.frame(at: $0)) } == expected)
+        #expect(cache.fetchedBytes == fetched)
     }
 
     /// A fetch failure reaches the media reader as a `MediaError` carrying the cause, and a
@@ -257,15 +256,14 @@ struct RangeCacheTests {
             if failing.isOn { throw FakeOrigin.Unreachable() }
             return Array(data[Int(offset)..<Int(offset) + length])
         }
-        try RemoteFixtures.withRegistered(source) { url in
-            failing.isOn = true
-            let error = #expect(throws: MediaError.self) { try VideoFrameSource(path: url) }
-            #expect(error?.description.contains("coordinator unreachable") == true, "\(String(describing: error))")
-            failing.isOn = false
-            let video = try VideoFrameSource(path: url)
-            let local = try VideoFrameSource(path: clip)
-            #expect(RemoteFixtures.bytes(try video.frame(at: Rational(1))) == RemoteFixtures.bytes(try local.frame(at: Rational(1))))
-        }
+        let remote = RemoteFixtures.location(source)
+        failing.isOn = true
+        let error = #expect(throws: MediaError.self) { try VideoFrameSource(remote) }
+        #expect(error?.description.contains("coordinator unreachable") == true, "\(String(describing: error))")
+        failing.isOn = false
+        let video = try VideoFrameSource(remote)
+        let local = try VideoFrameSource(path: clip)
+        #expect(RemoteFixtures.bytes(try video.frame(at: Rational(1))) == RemoteFixtures.bytes(try local.frame(at: Rational(1))))
     }
 }
 
