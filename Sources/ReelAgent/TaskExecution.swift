@@ -194,7 +194,7 @@ struct TaskExecution {
                 try control.report(framesDone: done)
             }, lastFrame: { frame in
                 // A poster is for people: one that cannot be made never fails the chunk.
-                if let jpeg = try? PosterFrame.jpeg(frame) { FileManager.default.createFile(atPath: job.posterPath, contents: Data(jpeg)) }
+                if let jpeg = try? PosterFrame.jpeg(frame) { _ = FileManager.default.createFile(atPath: job.posterPath, contents: Data(jpeg)) }
             })
         case .audio:
             try control.checkCancelled()

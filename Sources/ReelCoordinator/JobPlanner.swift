@@ -53,7 +53,8 @@ struct JobPlanner: Sendable {
         let list = damaged.map { "\($0.0) (sha256 \($0.1.prefix(12))…: \($0.2))" }.joined(separator: ", ")
         let reason = "stored asset \(list) is missing or damaged in the coordinator's storage; submit the job again to re-upload it"
         logger.warning("job waits for assets again", metadata: ["job": "\(job)", "reason": "\(reason)"])
-        try await pool.run { try $0.returnJobToWaiting(job, reason: reason) }
+        // Not moved only when the job left `queued` meanwhile (cancelled): not planned either way.
+        _ = try await pool.run { try $0.returnJobToWaiting(job, reason: reason) }
         return true
     }
 

@@ -47,17 +47,17 @@ import Testing
         try await withCoordinator { media, harness, client in
             let job = try await LeaseTests.queuedJob(client, media)
 
-            await expectRefusal(.notReady) { try await client.send(.output(job: job, offset: 0, length: 10)) }
-            await expectRefusal(.notFound) { try await client.send(.output(job: 999_999, offset: 0, length: 10)) }
-            await expectRefusal(.notFound) { try await client.send(.cancel(job: 999_999)) }
-            await expectRefusal(.conflict) { try await client.send(.retry(job: job)) }
+            await expectRefusal(.notReady) { _ = try await client.send(.output(job: job, offset: 0, length: 10)) }
+            await expectRefusal(.notFound) { _ = try await client.send(.output(job: 999_999, offset: 0, length: 10)) }
+            await expectRefusal(.notFound) { _ = try await client.send(.cancel(job: 999_999)) }
+            await expectRefusal(.conflict) { _ = try await client.send(.retry(job: job)) }
 
             let agent = try await harness.agent("render-01")
             guard case .task(let held, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
 
             #expect(try await client.send(.cancel(job: job)) == .ok)
             #expect(try await client.status(job: job).state == "cancelled")
-            await expectRefusal(.conflict) { try await client.send(.cancel(job: job)) }
+            await expectRefusal(.conflict) { _ = try await client.send(.cancel(job: job)) }
             // The holder learns its lease is gone; nothing is claimable.
             #expect(try await agent.send(.heartbeat(task: held.task, epoch: held.epoch)) == .lost(task: held.task))
             #expect(try await agent.send(.claim(waitSeconds: 0)) == .noTask)

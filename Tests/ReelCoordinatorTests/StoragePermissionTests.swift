@@ -52,7 +52,7 @@ import Testing
     @Test func aStoragePathThatIsAFileIsRefusedSayingSo() throws {
         let root = try Self.tempRoot()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        FileManager.default.createFile(atPath: root + "/file", contents: Data())
+        #expect(FileManager.default.createFile(atPath: root + "/file", contents: Data()))
         #expect { try CoordinatorStorage(root: root + "/file").prepare() } throws: { "\($0)".contains("is a file, not a folder") }
     }
 }
