@@ -47,7 +47,7 @@ struct AgentCommand: ParsableCommand {
             guard let endpointText = coordinator ?? environment["REEL_COORDINATOR"], !endpointText.isEmpty else {
                 throw UserError("no coordinator: give --coordinator HOST:PORT or set REEL_COORDINATOR")
             }
-            guard let endpoint = AgentConfiguration.parseEndpoint(endpointText) else {
+            guard let endpoint = HostPort(parsing: endpointText, for: .connect) else {
                 throw UserError("--coordinator must be HOST:PORT with a port in 1…65535 (e.g. render-hq:7450); got \"\(endpointText)\"")
             }
             guard let secretPath = secretFile ?? environment["REEL_SECRET_FILE"], !secretPath.isEmpty else {

@@ -10,7 +10,7 @@ import ReelProtocol
 /// One request at a time, as the protocol requires; every request has a timeout so a wedged
 /// coordinator never hangs a script. Close it with `close()` (best-effort `QUIT`).
 final class OperatorClient: CoordinatorConnection, Sendable {
-    let endpoint: Endpoint
+    let endpoint: HostPort
     let secretPath: String
     private let client: ReelClient
     private let closed = ConnectionClosedFlag()
@@ -22,7 +22,7 @@ final class OperatorClient: CoordinatorConnection, Sendable {
     /// Bytes per `PUT`/`OUTPUT` range: well under the 64 MiB payload limit, so progress moves.
     static let rangeLength = 8 << 20
 
-    private init(endpoint: Endpoint, secretPath: String, client: ReelClient) {
+    private init(endpoint: HostPort, secretPath: String, client: ReelClient) {
         self.endpoint = endpoint; self.secretPath = secretPath; self.client = client
         let closed = self.closed
         client.closeFuture.whenComplete { _ in closed.set() }
