@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import ReelProtocol
+import Synchronization
 
 /// The operator's connection to the coordinator (`role=client`, name `user@host`), with the
 /// protocol's failures turned into sentences the user can act on (`UserError`, exit 1).
@@ -267,9 +268,8 @@ enum JSONCoding {
 }
 
 /// Set once when a connection closes (from an event loop), read from the client's task.
-final class ConnectionClosedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+final class ConnectionClosedFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }
