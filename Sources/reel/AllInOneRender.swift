@@ -196,15 +196,6 @@ struct AllInOneRender {
     }
 }
 
-/// Records how a service group ended, so a caller can poll for start-up failures.
-final class ServiceEnd: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Error?? = nil
-    func record(_ error: Error?) { lock.withLock { result = .some(error) } }
-    /// nil while running; `.some(nil)` after a clean stop; `.some(error)` after a failure.
-    var outcome: Error?? { lock.withLock { result } }
-}
-
 /// What one `reel render` started and created, so that it can be stopped — and, after Ctrl-C,
 /// taken away — whatever point the render reached. Filled in by the render task, torn down by
 /// `run()` after that task ended.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import ReelCoordinator
@@ -123,24 +122,11 @@ struct CoordinatorCommand: ParsableCommand {
             let coordinator = Coordinator(configuration: configuration, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [.init(service: coordinator)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            let outcome = Outcome()
-            let done = DispatchSemaphore(value: 0)
-            // The root command is synchronous: run the service group on the concurrency pool and wait.
-            Task.detached {
-                do { try await group.run() } catch { outcome.error = error }
-                done.signal()
-            }
-            done.wait()
-            if let error = outcome.error {
-                if let startup = error as? CoordinatorStartupError { throw UserError(startup.description) }
-                throw error
+            do {
+                try runServiceGroup(group)
+            } catch let startup as CoordinatorStartupError {
+                throw UserError(startup.description)
             }
         }
     }
-}
-
-/// Carries the service group's error out of the detached task; written once before the
-/// semaphore is signalled, read after it.
-private final class Outcome: @unchecked Sendable {
-    var error: Error?
 }
