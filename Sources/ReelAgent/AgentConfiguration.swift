@@ -81,7 +81,7 @@ public struct AgentConfiguration: Sendable {
 
     /// Throws `AgentError.configuration` naming the first bad setting.
     public func validate() throws {
-        guard (1...65535).contains(coordinatorPort) else { throw AgentError.configuration("coordinator port \(coordinatorPort) is not in 1…65535") }
+        guard HostPort.Purpose.connect.ports.contains(coordinatorPort) else { throw AgentError.configuration("coordinator port \(coordinatorPort) is not in 1…65535") }
         guard !coordinatorHost.isEmpty else { throw AgentError.configuration("the coordinator host is empty") }
         guard slots >= 1 else { throw AgentError.configuration("threads must be at least 1") }
         guard (0...ProtocolLimits.maxClaimWait).contains(claimWaitSeconds) else {
@@ -92,26 +92,6 @@ public struct AgentConfiguration: Sendable {
         }
         guard cacheByteLimit >= 0 else { throw AgentError.configuration("the cache size must not be negative") }
         guard !name.isEmpty, !host.isEmpty else { throw AgentError.configuration("the agent name and host must not be empty") }
-    }
-
-    /// Parses `HOST:PORT` (`[v6addr]:PORT` for IPv6 literals); `nil` when malformed.
-    public static func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
-        let host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-            guard !host.contains(":") else { return nil }
-        }
-        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }),
-              !portText.isEmpty, portText.allSatisfy(\.isASCII), portText.allSatisfy(\.isNumber),
-              let port = Int(portText), (1...65535).contains(port) else { return nil }
-        return (String(host), port)
     }
 
     /// `$XDG_CACHE_HOME/reel`, else `~/.cache/reel`.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An exclusive `flock` on `<cache>/agent.lock`: one agent per cache directory.
 ///
@@ -7,9 +8,9 @@ import Foundation
 /// directory — share a name on the farm. The lock is advisory and dies with the process, so a
 /// crashed agent never leaves a stale lock. Owns its file descriptor; `release()` (idempotent)
 /// or `deinit` closes it. Thread-safe.
-final class CacheDirectoryLock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var descriptor: Int32
+final class CacheDirectoryLock: Sendable {
+    /// The open lock file, -1 once released.
+    private let descriptor: Mutex<Int32>
 
     /// Takes the lock or throws `AgentError.configuration` naming the directory in use.
     init(directory: URL) throws {
@@ -24,13 +25,13 @@ final class CacheDirectoryLock: @unchecked Sendable {
             close(fd)
             throw AgentError.configuration("cannot lock \(path): \(reason)")
         }
-        descriptor = fd
+        descriptor = Mutex(fd)
     }
 
     /// Releases the lock (closing the descriptor releases the flock).
     func release() {
-        lock.withLock {
-            if descriptor >= 0 { close(descriptor); descriptor = -1 }
+        descriptor.withLock {
+            if $0 >= 0 { close($0); $0 = -1 }
         }
     }
 

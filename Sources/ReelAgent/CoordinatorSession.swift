@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import ReelProtocol
+import Synchronization
 
 /// One authenticated agent connection to the coordinator, with a typed method per agent verb.
 ///
@@ -141,9 +142,8 @@ final class CoordinatorSession: Sendable {
 }
 
 /// Set once, read from anywhere.
-final class ClosedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+final class ClosedFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

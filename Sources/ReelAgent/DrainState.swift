@@ -1,23 +1,23 @@
 import Foundation
+import Synchronization
 
 /// The agent's graceful-shutdown state, shared by its slots.
 ///
 /// Once draining, slots claim nothing more; a task in flight may finish until `deadline`
 /// (drain start + grace period), after which it is released. Thread-safe.
-final class DrainState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var deadline: ContinuousClock.Instant?
+final class DrainState: Sendable {
+    private let deadline = Mutex<ContinuousClock.Instant?>(nil)
 
-    var isDraining: Bool { lock.withLock { deadline != nil } }
+    var isDraining: Bool { deadline.withLock { $0 != nil } }
 
     /// Whether draining began and its grace period is over.
     var graceExpired: Bool {
-        lock.withLock { deadline.map { ContinuousClock.now >= $0 } ?? false }
+        deadline.withLock { $0.map { ContinuousClock.now >= $0 } ?? false }
     }
 
     /// Starts draining (idempotent: a second call keeps the first deadline).
     func begin(gracePeriod: Duration) {
-        lock.withLock { if deadline == nil { deadline = .now + gracePeriod } }
+        deadline.withLock { if $0 == nil { $0 = .now + gracePeriod } }
     }
 }
 

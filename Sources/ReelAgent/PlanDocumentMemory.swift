@@ -1,17 +1,18 @@
 import Foundation
 import ReelProtocol
+import Synchronization
 
 /// The plan documents of the last few jobs this agent ran, decoded, so consecutive chunks of
 /// a job neither fetch nor decode their plan again (one `FETCH` per job per agent process).
-final class PlanDocumentMemory: @unchecked Sendable {
-    private let lock = NSLock()
-    private var documents: [(sha256: String, document: JobPlanDocument)] = []
+final class PlanDocumentMemory: Sendable {
+    /// Least recently used first.
+    private let documents = Mutex<[(sha256: String, document: JobPlanDocument)]>([])
     private let capacity: Int
 
     init(capacity: Int = 4) { self.capacity = max(1, capacity) }
 
     func document(_ sha256: String) -> JobPlanDocument? {
-        lock.withLock {
+        documents.withLock { documents in
             guard let index = documents.firstIndex(where: { $0.sha256 == sha256 }) else { return nil }
             let entry = documents.remove(at: index)
             documents.append(entry)
@@ -20,7 +21,7 @@ final class PlanDocumentMemory: @unchecked Sendable {
     }
 
     func remember(_ document: JobPlanDocument, as sha256: String) {
-        lock.withLock {
+        documents.withLock { documents in
             documents.removeAll { $0.sha256 == sha256 }
             documents.append((sha256, document))
             if documents.count > capacity { documents.removeFirst(documents.count - capacity) }

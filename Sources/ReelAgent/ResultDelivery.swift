@@ -1,5 +1,6 @@
 import Foundation
 import ReelProtocol
+import Synchronization
 
 /// A rendered chunk the coordinator has not accepted yet: its file (read in parts as they are
 /// sent, never whole) and how much of it the coordinator holds. Kept across `ERR internal`
@@ -23,12 +24,11 @@ struct PendingResult: Sendable {
 
 /// The lease expiry as last renewed, written by the heartbeat supervisor and read when the
 /// result is uploaded. Thread-safe.
-final class LeaseExpiry: @unchecked Sendable {
-    private let lock = NSLock()
-    private var millis: Int64
-    init(_ millis: Int64) { self.millis = millis }
-    var value: Int64 { lock.withLock { millis } }
-    func renewed(_ expires: Int64) { lock.withLock { millis = max(millis, expires) } }
+final class LeaseExpiry: Sendable {
+    private let millis: Mutex<Int64>
+    init(_ millis: Int64) { self.millis = Mutex(millis) }
+    var value: Int64 { millis.withLock { $0 } }
+    func renewed(_ expires: Int64) { millis.withLock { $0 = max($0, expires) } }
 }
 
 /// The pure policy for delivering a `RESULT`: after each attempt, deliver again, reconnect

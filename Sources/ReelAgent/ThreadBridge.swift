@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Moves work between Swift concurrency and plain threads.
 ///
@@ -38,36 +39,38 @@ enum ThreadBridge {
 }
 
 /// A one-shot result slot written by one thread and read by another after a semaphore;
-/// the lock makes the hand-over explicit for the checker.
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<T, any Error>?
-    func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
+/// the mutex makes the hand-over explicit for the checker.
+private final class ResultBox<T: Sendable>: Sendable {
+    private let slot = Mutex<Result<T, any Error>?>(nil)
+    func set(_ value: Result<T, any Error>) { slot.withLock { $0 = value } }
     func get() throws -> T {
-        guard let result = lock.withLock({ result }) else { throw AgentError.cancelled }
+        guard let result = slot.withLock({ $0 }) else { throw AgentError.cancelled }
         return try result.get()
     }
 }
 
 /// Shared between a render thread and the task supervising it: frames done, and the flag
 /// that abandons the render. The renderer checks the flag at every frame and every fetch.
-final class RenderControl: @unchecked Sendable {
-    private let lock = NSLock()
-    private var frames = 0
-    private var cancelled = false
+final class RenderControl: Sendable {
+    private struct State {
+        var frames = 0
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
 
     /// Frames finished so far.
-    var framesDone: Int { lock.withLock { frames } }
-    var isCancelled: Bool { lock.withLock { cancelled } }
+    var framesDone: Int { state.withLock { $0.frames } }
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Asks the render to stop at its next frame or fetch.
-    func cancel() { lock.withLock { cancelled = true } }
+    func cancel() { state.withLock { $0.cancelled = true } }
 
     /// The renderer's progress callback: records `done` and throws once cancelled.
     func report(framesDone done: Int) throws {
-        try lock.withLock {
-            frames = done
-            if cancelled { throw AgentError.cancelled }
+        try state.withLock {
+            $0.frames = done
+            if $0.cancelled { throw AgentError.cancelled }
         }
     }
 

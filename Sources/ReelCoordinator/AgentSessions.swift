@@ -1,30 +1,32 @@
 import ReelScheduling
+import Synchronization
 
 /// Which connection belongs to which registered agent, and the encoders each agent said it has
 /// (`CAPS encoders=`): the dispatcher's live agents, and what `ClaimPolicy` may offer each.
 final class AgentSessions: Sendable {
     private struct Session { var agent: Int64; var encoders: Set<String> }
-    private let sessions = Locked<[UInt64: Session]>([:])
+    private let sessions = Mutex<[UInt64: Session]>([:])
 
     /// `CAPS` on `connection` registered `agent` with `encoders`.
     func register(connection: UInt64, agent: Int64, encoders: [String]) {
-        sessions.withValue { $0[connection] = Session(agent: agent, encoders: Set(encoders)) }
+        sessions.withLock { $0[connection] = Session(agent: agent, encoders: Set(encoders)) }
     }
 
     /// The connection closed: its agent, and whether that agent has no other connection left.
     func remove(connection: UInt64) -> (agent: Int64, lastConnection: Bool)? {
-        sessions.withValue { sessions in
+        sessions.withLock { sessions in
             guard let session = sessions.removeValue(forKey: connection) else { return nil }
             return (session.agent, !sessions.values.contains { $0.agent == session.agent })
         }
     }
 
     /// The agent registered on `connection`.
-    func agent(on connection: UInt64) -> Int64? { sessions.current[connection]?.agent }
+    func agent(on connection: UInt64) -> Int64? { sessions.withLock { $0[connection]?.agent } }
 
     /// What each connected agent can encode (from its latest `CAPS`); its keys are the agents
     /// connected now.
     var encoders: AgentEncoders {
-        AgentEncoders(Dictionary(sessions.current.values.map { ($0.agent, $0.encoders) }, uniquingKeysWith: { _, latest in latest }))
+        let byAgent = sessions.withLock { $0.values.map { ($0.agent, $0.encoders) } }
+        return AgentEncoders(Dictionary(byAgent, uniquingKeysWith: { _, latest in latest }))
     }
 }

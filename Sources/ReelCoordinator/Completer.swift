@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelStore
+import Synchronization
 
 /// Completes agents' `RESULT`s in batches: each verified result waits here for the next
 /// transaction, which completes every waiting one at once (`JobStore.completeTasks`). With
@@ -19,7 +20,7 @@ final class Completer: Sendable {
         var running = false
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
     private let worker: StoreWorker
     private let maxBatch: Int
     private let logger: Logger
@@ -35,7 +36,7 @@ final class Completer: Sendable {
     /// the lease is stale.
     func complete(_ lease: Lease, result: TaskResult) async throws -> Completion? {
         try await withCheckedThrowingContinuation { continuation in
-            let start = state.withValue { s -> Bool in
+            let start = state.withLock { s -> Bool in
                 s.pending.append(Pending(lease: lease, result: result, continuation: continuation))
                 if s.running { return false }
                 s.running = true
@@ -47,7 +48,7 @@ final class Completer: Sendable {
 
     private func run() async {
         while true {
-            let batch = state.withValue { s -> [Pending] in
+            let batch = state.withLock { s -> [Pending] in
                 let batch = Array(s.pending.prefix(maxBatch))
                 s.pending.removeFirst(batch.count)
                 if batch.isEmpty { s.running = false }

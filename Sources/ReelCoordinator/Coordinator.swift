@@ -9,6 +9,7 @@ import ReelMedia
 import ReelProtocol
 import ReelStore
 import ServiceLifecycle
+import Synchronization
 
 /// Errors that stop a coordinator from starting, worded for operators.
 public struct CoordinatorStartupError: Error, CustomStringConvertible {
@@ -34,9 +35,9 @@ public final class Coordinator: Service, Sendable {
     public let metrics: CoordinatorMetrics
     private let logger: Logger
     private let group: any EventLoopGroup
-    private let addresses = Locked<BoundAddresses>(BoundAddresses())
-    private let started = Locked<[CheckedContinuation<Void, Never>]?>([])
-    private let dispatcher = Locked<Dispatcher?>(nil)
+    private let addresses = Mutex(BoundAddresses())
+    private let started = Mutex<[CheckedContinuation<Void, Never>]?>([])
+    private let dispatcher = Mutex<Dispatcher?>(nil)
 
     public init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.coordinator"),
                 group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
@@ -47,18 +48,18 @@ public final class Coordinator: Service, Sendable {
     }
 
     /// The bound protocol address once listening (useful with port 0).
-    public var localAddress: SocketAddress? { addresses.current.server }
+    public var localAddress: SocketAddress? { addresses.withLock { $0.server } }
     /// `CLAIM`s waiting for a task right now (tests, metrics).
-    public var waitingClaims: Int { dispatcher.current?.waitingCount ?? 0 }
+    public var waitingClaims: Int { dispatcher.withLock { $0 }?.waitingCount ?? 0 }
     /// The bound `/metrics` address, when metrics are served.
-    public var metricsAddress: SocketAddress? { addresses.current.metrics }
+    public var metricsAddress: SocketAddress? { addresses.withLock { $0.metrics } }
     /// The bound console address (`--http`), when the console is served.
-    public var httpAddress: SocketAddress? { addresses.current.http }
+    public var httpAddress: SocketAddress? { addresses.withLock { $0.http } }
 
     /// Returns once the coordinator listens (or has failed to start / stopped).
     public func waitUntilListening() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = started.withValue { waiters -> Bool in
+            let ready = started.withLock { waiters -> Bool in
                 guard waiters != nil else { return true }
                 waiters!.append(continuation)
                 return false
@@ -68,7 +69,7 @@ public final class Coordinator: Service, Sendable {
     }
 
     private func markStarted() {
-        for waiter in started.withValue({ waiters -> [CheckedContinuation<Void, Never>] in
+        for waiter in started.withLock({ waiters -> [CheckedContinuation<Void, Never>] in
             defer { waiters = nil }
             return waiters ?? []
         }) { waiter.resume() }
@@ -106,7 +107,7 @@ public final class Coordinator: Service, Sendable {
         let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch", clock: configuration.clock),
                                     leaseSeconds: configuration.leaseSeconds, logger: logger,
                                     agents: sessions)
-        self.dispatcher.withValue { $0 = dispatcher }
+        self.dispatcher.withLock { $0 = dispatcher }
         let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher,
@@ -135,7 +136,7 @@ public final class Coordinator: Service, Sendable {
             }
             logger.info("console listening", metadata: ["address": "\(console?.localAddress.map { "\($0)" } ?? "?")"])
         }
-        addresses.withValue {
+        addresses.withLock {
             $0 = BoundAddresses(server: server.localAddress, metrics: metricsServer?.localAddress, http: console?.localAddress)
         }
         logger.info("coordinator listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")",

@@ -1,33 +1,13 @@
 import Foundation
 import ReelCore
+import ReelProtocol
 import ReelStore
-
-/// A `HOST:PORT` pair as given on the command line (`--listen`, `--metrics`).
-public struct HostPort: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    /// 0 picks a free port.
-    public var port: Int
-
-    public init(host: String, port: Int) { self.host = host; self.port = port }
-
-    /// Parses `HOST:PORT` (the last `:` separates, so `[::1]:7400` works; brackets are removed).
-    public init?(parsing text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (0...65_535).contains(port) else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { return nil }
-        self.init(host: host, port: port)
-    }
-
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
-}
 
 /// Everything a `Coordinator` needs to run. Every field has a production default; tests
 /// shorten the lease and point the database and storage at temporary places.
 public struct CoordinatorConfiguration: Sendable {
     /// Where agents and operator clients connect (protocol `reel/1`). Default `0.0.0.0:7400`.
-    public var listen: HostPort = HostPort(host: "0.0.0.0", port: 7400)
+    public var listen: HostPort = HostPort(host: "0.0.0.0", port: HostPort.defaultPort)
     /// libpq connection string (`postgresql://…` URL or `key=value` conninfo). Default: `$DATABASE_URL`,
     /// else empty, which makes libpq use the `PG*` environment variables.
     public var database: String = PGConnection.conninfoFromEnvironment()

@@ -43,7 +43,7 @@ extension CoordinatorStorage {
     ///   (the upload is discarded).
     func appendResultPart(task: Int64, epoch: Int64, sha256: String, offset: Int64, total: Int64,
                           bytes: [UInt8]) throws -> ResultPartOutcome {
-        try uploadState.withValue { digests in
+        try uploadState.withLock { digests in
             let partial = partialResultPath(task: task, epoch: epoch, sha256: sha256)
             let final = resultPath(sha256)
             if Self.fileSize(final) == total {
@@ -83,7 +83,7 @@ extension CoordinatorStorage {
     /// Removes a partial upload (asset or result) and forgets its running digest, under the
     /// upload lock. - Returns: the bytes it held.
     func removePartialUpload(at path: String) -> Int64 {
-        uploadState.withValue { digests in
+        uploadState.withLock { digests in
             digests[path] = nil
             let size = Self.fileSize(path) ?? 0
             return unlink(path) == 0 ? size : 0

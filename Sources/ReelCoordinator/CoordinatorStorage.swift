@@ -1,6 +1,7 @@
 import Foundation
 import ReelMedia
 import ReelProtocol
+import Synchronization
 
 /// The coordinator's files under one root: `assets/<sha256>` (verified sources, served by
 /// `FETCH`), `assets/<sha256>.partial` (uploads in progress), `results/<sha256>` (verified task
@@ -9,7 +10,8 @@ import ReelProtocol
 ///
 /// Every file reaches its final name by rename after verification, so a crash never leaves a
 /// wrong file under a final name. Appends to partial uploads are serialised by a lock, which
-/// also guards their running SHA-256 digests (uploads are hashed as their ranges arrive).
+/// also guards their running SHA-256 digests (uploads are hashed as their ranges arrive). A
+/// class, so that everything handed the coordinator's storage shares that one lock.
 ///
 /// Owner-only: the sources, results and outputs are the farm's customers' media, so the four
 /// folders are mode 0700 (enforced at every start, which also fixes folders an older version
@@ -17,10 +19,10 @@ import ReelProtocol
 /// existing root (a mount point, a systemd `StateDirectory`) keeps its mode — nothing in it is
 /// reachable through the private folders anyway. Files the finaliser's muxer writes into
 /// `outputs/` and `tmp/` get the process umask but sit behind those folders.
-struct CoordinatorStorage: Sendable {
+final class CoordinatorStorage: Sendable {
     let root: String
     /// The upload lock, over the running digest of every partial upload (asset or result) by path.
-    let uploadState = Locked<[String: FileDigest.Running]>([:])
+    let uploadState = Mutex<[String: FileDigest.Running]>([:])
 
     init(root: String) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
@@ -30,7 +32,7 @@ struct CoordinatorStorage: Sendable {
     /// `SUBMIT` removes damaged ones under it, so an upload never completes onto a file that is
     /// about to be deleted.
     func withUploadLock<T>(_ body: () throws -> T) rethrows -> T {
-        try uploadState.withValue { _ in try body() }
+        try uploadState.withLock { _ in try body() }
     }
 
     /// The folders under the root, each private to the coordinator's user.
@@ -79,7 +81,7 @@ struct CoordinatorStorage: Sendable {
     /// bytes held). When the upload reaches `total`, verifies its SHA-256 and renames it into place.
     /// - Returns: bytes held afterwards and whether the asset is now complete.
     func put(hash: String, offset: Int64, total: Int64, bytes: [UInt8]) throws -> (have: Int64, complete: Bool) {
-        try uploadState.withValue { digests in
+        try uploadState.withLock { digests in
             let final = assetPath(hash)
             if let size = Self.fileSize(final) {
                 return (size, true)

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelStore
+import Synchronization
 
 /// Hands tasks to waiting `CLAIM`s (proto/PROTOCOL.md §4.2) without polling the database per
 /// agent: claims queue here, and one loop leases tasks to the whole queue in batches, one
@@ -38,7 +39,7 @@ final class Dispatcher: Sendable {
         var draining = false
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
     private let worker: StoreWorker
     private let leaseSeconds: Double
     private let maxBatch: Int
@@ -54,13 +55,13 @@ final class Dispatcher: Sendable {
     }
 
     /// Number of claims waiting (metrics, tests).
-    var waitingCount: Int { state.current.waiters.count }
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     /// Waits up to `wait` for a task for `agent` on `connection`; nil when none came.
     func claim(agent: Int64, connection: UInt64, wait: Duration) async -> ClaimedTask? {
         let deadline = clock.now + wait
         return await withCheckedContinuation { continuation in
-            let accepted = state.withValue { s -> Bool in
+            let accepted = state.withLock { s -> Bool in
                 guard !s.draining else { return false }
                 s.nextID += 1
                 s.waiters[s.nextID] = Waiter(id: s.nextID, connection: connection, agent: agent, deadline: deadline,
@@ -93,14 +94,14 @@ final class Dispatcher: Sendable {
 
     /// Graceful shutdown: every pending claim answers nil now, later ones at once.
     func drain() {
-        state.withValue { $0.draining = true }
+        state.withLock { $0.draining = true }
         end { _ in true }
     }
 
     // MARK: The batch loop
 
     private func end(where matches: (Waiter) -> Bool) {
-        let ended = state.withValue { s -> [CheckedContinuation<ClaimedTask?, Never>] in
+        let ended = state.withLock { s -> [CheckedContinuation<ClaimedTask?, Never>] in
             var out: [CheckedContinuation<ClaimedTask?, Never>] = []
             for id in s.order {
                 guard var waiter = s.waiters[id], !waiter.ended, matches(waiter) else { continue }
@@ -119,7 +120,7 @@ final class Dispatcher: Sendable {
     }
 
     private func kick() {
-        let start = state.withValue { s -> Bool in
+        let start = state.withLock { s -> Bool in
             if s.running { s.wokenDuringBatch = true; return false }
             guard !s.waiters.isEmpty else { return false }
             s.running = true
@@ -130,7 +131,7 @@ final class Dispatcher: Sendable {
 
     private func runBatches() async {
         while true {
-            let batch = state.withValue { s -> [Waiter] in
+            let batch = state.withLock { s -> [Waiter] in
                 s.wokenDuringBatch = false
                 var batch: [Waiter] = []
                 for id in s.order where batch.count < maxBatch {
@@ -161,7 +162,7 @@ final class Dispatcher: Sendable {
             var unwanted: [ClaimedTask] = []
             var answers: [(CheckedContinuation<ClaimedTask?, Never>, ClaimedTask)] = []
             var expired: [CheckedContinuation<ClaimedTask?, Never>] = []
-            let again = state.withValue { s -> Bool in
+            let again = state.withLock { s -> Bool in
                 for (waiter, result) in zip(batch, results) {
                     guard var current = s.waiters[waiter.id] else { continue }
                     if current.ended {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Wakes a polling loop early. The loop calls `wait(upTo:)` where it would sleep; `ring()`
 /// ends that wait at once, or the next one if the loop is busy (a ring is never lost; rings
 /// while busy count once). Cancelling the waiting task ends the wait too. One waiter at a time.
@@ -7,10 +9,10 @@ final class Doorbell: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     func ring() {
-        state.withValue { s -> CheckedContinuation<Void, Never>? in
+        state.withLock { s -> CheckedContinuation<Void, Never>? in
             if let waiter = s.waiter {
                 s.waiter = nil
                 return waiter
@@ -30,7 +32,7 @@ final class Doorbell: Sendable {
         defer { timer.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let already = state.withValue { s -> Bool in
+                let already = state.withLock { s -> Bool in
                     if s.rung {
                         s.rung = false
                         return true

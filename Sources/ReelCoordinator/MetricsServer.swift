@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import ReelProtocol
 
 /// A minimal HTTP/1.1 server answering `GET /metrics` with the Prometheus text of a
 /// `CoordinatorMetrics`; every other path is 404. No keep-alive subtleties: one response per

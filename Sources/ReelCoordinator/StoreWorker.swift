@@ -1,7 +1,7 @@
 import Dispatch
-import Foundation
 import ReelCore
 import ReelStore
+import Synchronization
 
 /// One PostgreSQL connection on its own serial queue: libpq blocks, so store calls never run
 /// on NIO event loops or hold a cooperative-pool thread while waiting on the network — the
@@ -40,36 +40,14 @@ final class StoreWorker: @unchecked Sendable {
 /// A few `StoreWorker`s used round-robin by request handlers.
 final class StorePool: Sendable {
     private let workers: [StoreWorker]
-    private let counter = LockedCounter()
+    private let counter = Mutex<UInt64>(0)
 
     init(conninfo: String, count: Int, clock: FarmClock = .wall) throws {
         workers = try (0..<max(1, count)).map { try StoreWorker(conninfo: conninfo, label: "pool\($0)", clock: clock) }
     }
 
     func run<T: Sendable>(_ body: @escaping @Sendable (JobStore) throws -> T) async throws -> T {
-        try await workers[Int(counter.next() % UInt64(workers.count))].run(body)
-    }
-}
-
-/// A counter behind a lock.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64 = 0
-    func next() -> UInt64 { lock.withLock { value &+= 1; return value } }
-}
-
-/// A value behind a lock, for small shared mutable state (agent sessions, flags).
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T { try lock.withLock { try body(&value) } }
-    var current: Value { lock.withLock { value } }
-}
-
-/// Runs blocking work (file I/O, probing, finalising) on a global queue, not the cooperative pool.
-func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        let next = counter.withLock { $0 &+= 1; return $0 }
+        return try await workers[Int(next % UInt64(workers.count))].run(body)
     }
 }

@@ -1,14 +1,14 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Keeps every log record in memory, so a test can assert what was logged, or wait for what a
 /// service says it did (three refused connection attempts, say) instead of sleeping.
-public final class LogCapture: @unchecked Sendable {
-    public struct Record { public var level: Logger.Level; public var message: String; public var metadata: Logger.Metadata }
-    private let lock = NSLock()
-    private var stored: [Record] = []
-    public var records: [Record] { lock.withLock { stored } }
-    func append(_ record: Record) { lock.withLock { stored.append(record) } }
+public final class LogCapture: Sendable {
+    public struct Record: Sendable { public var level: Logger.Level; public var message: String; public var metadata: Logger.Metadata }
+    private let stored = Mutex<[Record]>([])
+    public var records: [Record] { stored.withLock { $0 } }
+    func append(_ record: Record) { stored.withLock { $0.append(record) } }
 
     public init() {}
 

@@ -19,8 +19,7 @@ import ReelProtocol
 @main
 struct DispatchBench {
     struct Options {
-        var host = "127.0.0.1"
-        var port = 7400
+        var coordinator = HostPort(host: "127.0.0.1", port: HostPort.defaultPort)
         var secretFile = ""
         var agents = 200
         var seconds = 20.0
@@ -49,8 +48,8 @@ struct DispatchBench {
         }
         while i < arguments.count {
             switch arguments[i] {
-            case "--host": o.host = try value()
-            case "--port": o.port = Int(try value()) ?? -1
+            case "--host": o.coordinator.host = try value()
+            case "--port": o.coordinator.port = Int(try value()) ?? -1
             case "--secret-file": o.secretFile = try value()
             case "--agents": o.agents = Int(try value()) ?? 0
             case "--seconds": o.seconds = Double(try value()) ?? 0
@@ -60,7 +59,7 @@ struct DispatchBench {
             }
             i += 1
         }
-        guard (1...65_535).contains(o.port), !o.secretFile.isEmpty, o.agents >= 1, o.seconds > 0, o.renderMilliseconds >= 0,
+        guard HostPort.Purpose.connect.ports.contains(o.coordinator.port), !o.secretFile.isEmpty, o.agents >= 1, o.seconds > 0, o.renderMilliseconds >= 0,
               o.resultBytes >= 1 else {
             throw BenchError("usage: reel-dispatchbench --host H --port P --secret-file F --agents N --seconds S [--render-ms M] [--result-bytes B]")
         }
@@ -84,7 +83,7 @@ struct DispatchBench {
         // Connect everyone first: the measured window starts with all agents ready.
         var clients: [ReelClient] = []
         for n in 0..<o.agents {
-            let configuration = ReelClientConfiguration(host: o.host, port: o.port, role: .agent, name: "bench-\(n)")
+            let configuration = ReelClientConfiguration(host: o.coordinator.host, port: o.coordinator.port, role: .agent, name: "bench-\(n)")
             let client = try await ReelClient.connect(configuration: configuration, authenticator: authenticator)
             _ = try await client.request(.capabilities(AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 0, host: "bench")))
             clients.append(client)

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import ReelAgent
@@ -47,7 +46,7 @@ struct AgentCommand: ParsableCommand {
             guard let endpointText = coordinator ?? environment["REEL_COORDINATOR"], !endpointText.isEmpty else {
                 throw UserError("no coordinator: give --coordinator HOST:PORT or set REEL_COORDINATOR")
             }
-            guard let endpoint = AgentConfiguration.parseEndpoint(endpointText) else {
+            guard let endpoint = HostPort(parsing: endpointText, for: .connect) else {
                 throw UserError("--coordinator must be HOST:PORT with a port in 1…65535 (e.g. render-hq:7450); got \"\(endpointText)\"")
             }
             guard let secretPath = secretFile ?? environment["REEL_SECRET_FILE"], !secretPath.isEmpty else {
@@ -87,27 +86,7 @@ struct AgentCommand: ParsableCommand {
             } catch {
                 throw UserError("cannot prepare the cache directory \(cacheDirectory.path): \(error)")
             }
-            try runAgentServiceGroup(ServiceGroup(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try runServiceGroup(ServiceGroup(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         }
     }
-}
-
-/// Runs a service group to completion from synchronous code (the command's `run()`): the main
-/// thread waits while the group runs on the cooperative pool.
-private func runAgentServiceGroup(_ group: ServiceGroup) throws {
-    let finished = DispatchSemaphore(value: 0)
-    let failure = AgentGroupError()
-    Task {
-        do { try await group.run() } catch { failure.set(error) }
-        finished.signal()
-    }
-    finished.wait()
-    if let error = failure.get() { throw error }
-}
-
-private final class AgentGroupError: @unchecked Sendable {
-    private let lock = NSLock()
-    private var error: (any Error)?
-    func set(_ error: any Error) { lock.withLock { self.error = error } }
-    func get() -> (any Error)? { lock.withLock { error } }
 }

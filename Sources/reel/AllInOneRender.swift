@@ -8,6 +8,7 @@ import ReelMedia
 import ReelProtocol
 import ReelStore
 import ServiceLifecycle
+import Synchronization
 
 /// `reel render`'s all-in-one mode: the real farm on this machine. A PostgreSQL (the one
 /// given, or a private cluster under the user's data directory, started or reused), a
@@ -195,49 +196,43 @@ struct AllInOneRender {
     }
 }
 
-/// Records how a service group ended, so a caller can poll for start-up failures.
-final class ServiceEnd: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Error?? = nil
-    func record(_ error: Error?) { lock.withLock { result = .some(error) } }
-    /// nil while running; `.some(nil)` after a clean stop; `.some(error)` after a failure.
-    var outcome: Error?? { lock.withLock { result } }
-}
-
 /// What one `reel render` started and created, so that it can be stopped — and, after Ctrl-C,
 /// taken away — whatever point the render reached. Filled in by the render task, torn down by
 /// `run()` after that task ended.
-final class LocalFarm: @unchecked Sendable {
+final class LocalFarm: Sendable {
+    private struct State {
+        var created: [URL] = []
+        var cluster: (cluster: PrivateCluster, wasRunning: Bool)?
+        var secret: String?
+        var coordinator: (group: ServiceGroup, task: Task<Void, Error>)?
+        var agents: [(group: ServiceGroup, task: Task<Void, Error>)] = []
+        var connection: ConnectionOptions?
+        var job: Int64?
+        var finished: String?
+        var output: (path: String, existed: Bool)?
+    }
+
     let home: URL
-    private let lock = NSLock()
-    private var _created: [URL] = []
-    private var _cluster: (cluster: PrivateCluster, wasRunning: Bool)?
-    private var _secret: String?
-    private var _coordinator: (group: ServiceGroup, task: Task<Void, Error>)?
-    private var _agents: [(group: ServiceGroup, task: Task<Void, Error>)] = []
-    private var _connection: ConnectionOptions?
-    private var _job: Int64?
-    private var _finished: String?
-    private var _output: (path: String, existed: Bool)?
+    private let state = Mutex(State())
 
     init(home: URL) { self.home = home }
 
-    var secret: String? { get { lock.withLock { _secret } } set { lock.withLock { _secret = newValue } } }
+    var secret: String? { get { state.withLock { $0.secret } } set { state.withLock { $0.secret = newValue } } }
     var coordinator: (group: ServiceGroup, task: Task<Void, Error>)? {
-        get { lock.withLock { _coordinator } } set { lock.withLock { _coordinator = newValue } }
+        get { state.withLock { $0.coordinator } } set { state.withLock { $0.coordinator = newValue } }
     }
     var agents: [(group: ServiceGroup, task: Task<Void, Error>)] {
-        get { lock.withLock { _agents } } set { lock.withLock { _agents = newValue } }
+        get { state.withLock { $0.agents } } set { state.withLock { $0.agents = newValue } }
     }
-    var connection: ConnectionOptions? { get { lock.withLock { _connection } } set { lock.withLock { _connection = newValue } } }
-    var job: Int64? { get { lock.withLock { _job } } set { lock.withLock { _job = newValue } } }
+    var connection: ConnectionOptions? { get { state.withLock { $0.connection } } set { state.withLock { $0.connection = newValue } } }
+    var job: Int64? { get { state.withLock { $0.job } } set { state.withLock { $0.job = newValue } } }
     /// The summary line of a render that completed.
-    var finished: String? { get { lock.withLock { _finished } } set { lock.withLock { _finished = newValue } } }
+    var finished: String? { get { state.withLock { $0.finished } } set { state.withLock { $0.finished = newValue } } }
 
     /// The output file, noted before the render starts.
     func noteOutput(_ path: String) {
         let existed = FileManager.default.fileExists(atPath: path)
-        lock.withLock { _output = (path, existed) }
+        state.withLock { $0.output = (path, existed) }
     }
 
     /// Called before a folder may be created: if it does not exist yet (nor its missing
@@ -252,9 +247,9 @@ final class LocalFarm: @unchecked Sendable {
             candidate = parent
         }
         guard let topmostMissing else { return }
-        lock.withLock {
-            if !_created.contains(where: { topmostMissing.path == $0.path || topmostMissing.path.hasPrefix($0.path + "/") }) {
-                _created.append(topmostMissing)
+        state.withLock { state in
+            if !state.created.contains(where: { topmostMissing.path == $0.path || topmostMissing.path.hasPrefix($0.path + "/") }) {
+                state.created.append(topmostMissing)
             }
         }
     }
@@ -263,7 +258,7 @@ final class LocalFarm: @unchecked Sendable {
     func noteCluster(_ cluster: PrivateCluster) {
         noteCreation(of: URL(fileURLWithPath: cluster.dataDirectory))
         let running = Self.postmasterRunning(in: cluster.dataDirectory)
-        lock.withLock { _cluster = (cluster, running) }
+        state.withLock { $0.cluster = (cluster, running) }
     }
 
     /// A live postmaster's pid file in the data directory.
@@ -304,12 +299,12 @@ final class LocalFarm: @unchecked Sendable {
         if let secret { unlink(secret) }
         if let finished, !interrupted { print(finished) }
         guard interrupted else { return }
-        if let started = lock.withLock({ _cluster }), !started.wasRunning {
+        if let started = state.withLock({ $0.cluster }), !started.wasRunning {
             do { try started.cluster.stop() } catch { Terminal.error("\(error)") }
         }
         // Interrupted after the output was written: it goes too, unless it replaced a file.
-        if finished != nil, let output = lock.withLock({ _output }), !output.existed { unlink(output.path) }
-        for folder in lock.withLock({ _created }).reversed() {
+        if finished != nil, let output = state.withLock({ $0.output }), !output.existed { unlink(output.path) }
+        for folder in state.withLock({ $0.created }).reversed() {
             do { try FileManager.default.removeItem(at: folder) } catch {
                 if FileManager.default.fileExists(atPath: folder.path) { Terminal.error("could not remove \(folder.path): \(error)") }
             }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import ReelCoordinator
@@ -20,7 +19,7 @@ struct CoordinatorCommand: ParsableCommand {
             stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish.
             """)
 
-    @Option(help: "Address to listen on, HOST:PORT.") var listen: String = "0.0.0.0:7400"
+    @Option(help: "Address to listen on, HOST:PORT.") var listen: String = CoordinatorConfiguration().listen.description
     @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else PG* variables).") var database: String?
     @Option(help: "Directory for assets, results and outputs (created if missing).") var storage: String = "reel-storage"
     @Option(help: "The shared secret file, at least 16 bytes (default: $REEL_SECRET_FILE, else ./reel.secret).")
@@ -53,9 +52,11 @@ struct CoordinatorCommand: ParsableCommand {
     var forgetOfflineAgents: String = "24h"
 
     func validate() throws {
-        guard HostPort(parsing: listen) != nil else { throw ValidationError("--listen must be HOST:PORT, like 0.0.0.0:7400") }
-        if let metrics, HostPort(parsing: metrics) == nil { throw ValidationError("--metrics must be HOST:PORT, like 127.0.0.1:9400") }
-        if let http, HostPort(parsing: http) == nil { throw ValidationError("--http must be HOST:PORT, like 0.0.0.0:7480") }
+        guard HostPort(parsing: listen, for: .listen) != nil else {
+            throw ValidationError("--listen must be HOST:PORT, like 0.0.0.0:\(HostPort.defaultPort)")
+        }
+        if let metrics, HostPort(parsing: metrics, for: .listen) == nil { throw ValidationError("--metrics must be HOST:PORT, like 127.0.0.1:9400") }
+        if let http, HostPort(parsing: http, for: .listen) == nil { throw ValidationError("--http must be HOST:PORT, like 0.0.0.0:7480") }
         guard leaseSeconds >= 1 else { throw ValidationError("--lease-seconds must be at least 1") }
         if let reconnectGrace, !(0...leaseSeconds).contains(reconnectGrace) {
             throw ValidationError("--reconnect-grace must be between 0 and --lease-seconds (\(leaseSeconds))")
@@ -79,7 +80,7 @@ struct CoordinatorCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var configuration = CoordinatorConfiguration()
-            configuration.listen = HostPort(parsing: listen)!
+            configuration.listen = HostPort(parsing: listen, for: .listen)!
             if let database { configuration.database = database }
             configuration.storageDirectory = storage
             if let secretFile { configuration.secretFile = secretFile }
@@ -87,8 +88,8 @@ struct CoordinatorCommand: ParsableCommand {
             configuration.reconnectGraceSeconds = reconnectGrace ?? min(5, leaseSeconds)
             configuration.maxAttempts = maxAttempts
             configuration.defaultChunkSeconds = Rational(parsing: chunkSeconds)!
-            configuration.metrics = metrics.flatMap(HostPort.init(parsing:))
-            configuration.http = http.flatMap(HostPort.init(parsing:))
+            configuration.metrics = metrics.flatMap { HostPort(parsing: $0, for: .listen) }
+            configuration.http = http.flatMap { HostPort(parsing: $0, for: .listen) }
             configuration.tlsCertificateFile = tlsCert
             configuration.tlsKeyFile = tlsKey
             configuration.retention.keepOutputsSeconds = DurationText.retention(keepOutputs)!
@@ -121,24 +122,11 @@ struct CoordinatorCommand: ParsableCommand {
             let coordinator = Coordinator(configuration: configuration, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [.init(service: coordinator)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            let outcome = Outcome()
-            let done = DispatchSemaphore(value: 0)
-            // The root command is synchronous: run the service group on the concurrency pool and wait.
-            Task.detached {
-                do { try await group.run() } catch { outcome.error = error }
-                done.signal()
-            }
-            done.wait()
-            if let error = outcome.error {
-                if let startup = error as? CoordinatorStartupError { throw UserError(startup.description) }
-                throw error
+            do {
+                try runServiceGroup(group)
+            } catch let startup as CoordinatorStartupError {
+                throw UserError(startup.description)
             }
         }
     }
-}
-
-/// Carries the service group's error out of the detached task; written once before the
-/// semaphore is signalled, read after it.
-private final class Outcome: @unchecked Sendable {
-    var error: Error?
 }

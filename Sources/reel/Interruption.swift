@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Ctrl-C (SIGINT) and SIGTERM for the commands that render (`render`, `concat`, `slideshow`).
 ///
@@ -8,31 +9,34 @@ import Foundation
 /// `interrupted` on stderr and calls what the command registered (`whenInterrupted`): the
 /// render stops, the command takes away what it created and exits 128 + the signal's number
 /// (130 for SIGINT, 143 for SIGTERM). A second signal does not wait for that clean-up.
-final class Interruption: @unchecked Sendable {
+final class Interruption: Sendable {
     static let shared = Interruption()
 
-    private let lock = NSLock()
-    private var received: Int32?
-    private var handlers: [@Sendable () -> Void] = []
-    private var sources: [DispatchSourceSignal] = []
+    private struct State {
+        var received: Int32?
+        var handlers: [@Sendable () -> Void] = []
+        var sources: [DispatchSourceSignal] = []
+    }
+
+    private let state = Mutex(State())
 
     /// Starts receiving SIGINT and SIGTERM (idempotent). Until then they end the process at once.
     func install() {
-        lock.withLock {
-            guard sources.isEmpty else { return }
+        state.withLock { state in
+            guard state.sources.isEmpty else { return }
             for number in [SIGINT, SIGTERM] {
                 // Ignored by the default disposition, delivered to the dispatch source instead.
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global(qos: .userInitiated))
                 source.setEventHandler { [weak self] in self?.receive(number) }
                 source.resume()
-                sources.append(source)
+                state.sources.append(source)
             }
         }
     }
 
     /// The signal received, if any.
-    var receivedSignal: Int32? { lock.withLock { received } }
+    var receivedSignal: Int32? { state.withLock { $0.received } }
     var isInterrupted: Bool { receivedSignal != nil }
 
     /// The exit status after an interruption: 128 + the signal's number.
@@ -40,20 +44,20 @@ final class Interruption: @unchecked Sendable {
 
     /// Runs `handler` on the first signal (at once if one was already received).
     func whenInterrupted(_ handler: @escaping @Sendable () -> Void) {
-        let now: Bool = lock.withLock {
-            if received != nil { return true }
-            handlers.append(handler)
+        let now: Bool = state.withLock {
+            if $0.received != nil { return true }
+            $0.handlers.append(handler)
             return false
         }
         if now { handler() }
     }
 
     private func receive(_ number: Int32) {
-        let (first, toCall): (Bool, [@Sendable () -> Void]) = lock.withLock {
-            guard received == nil else { return (false, []) }
-            received = number
-            defer { handlers.removeAll() }
-            return (true, handlers)
+        let (first, toCall): (Bool, [@Sendable () -> Void]) = state.withLock { state in
+            guard state.received == nil else { return (false, []) }
+            state.received = number
+            defer { state.handlers.removeAll() }
+            return (true, state.handlers)
         }
         guard first else {
             Terminal.error("interrupted again: exiting without cleaning up")

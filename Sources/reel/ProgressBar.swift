@@ -1,32 +1,37 @@
 import Foundation
 import ReelMedia
+import Synchronization
 
 /// A one-line progress bar with speed and ETA on stderr. On a terminal it redraws in place;
 /// otherwise (logs, CI) it prints a line every 10 %. Safe to update from several render workers.
-final class ProgressBar: @unchecked Sendable {
-    private let lock = NSLock()
+final class ProgressBar: Sendable {
+    /// What was drawn last; held while drawing, so lines from several workers never interleave.
+    private struct Drawn {
+        var at = Date.distantPast
+        var decile = -1
+    }
+
+    private let drawn = Mutex(Drawn())
     private let label: String
     private let start = Date()
-    private var lastDraw = Date.distantPast
-    private var lastDecile = -1
     private let tty = Terminal.stderrIsTTY
 
     init(label: String) { self.label = label }
 
     func update(_ p: RenderProgress) {
-        lock.lock()
-        defer { lock.unlock() }
-        let now = Date()
-        let done = p.framesDone == p.frameCount
-        if tty {
-            guard done || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
-            lastDraw = now
-            FileHandle.standardError.write(Data(("\r" + line(p, now: now) + (done ? "\n" : "")).utf8))
-        } else {
-            let decile = Int(p.fraction * 10)
-            guard decile > lastDecile else { return }
-            lastDecile = decile
-            Terminal.error(line(p, now: now))
+        drawn.withLock { drawn in
+            let now = Date()
+            let done = p.framesDone == p.frameCount
+            if tty {
+                guard done || now.timeIntervalSince(drawn.at) >= 0.1 else { return }
+                drawn.at = now
+                FileHandle.standardError.write(Data(("\r" + line(p, now: now) + (done ? "\n" : "")).utf8))
+            } else {
+                let decile = Int(p.fraction * 10)
+                guard decile > drawn.decile else { return }
+                drawn.decile = decile
+                Terminal.error(line(p, now: now))
+            }
         }
     }
 

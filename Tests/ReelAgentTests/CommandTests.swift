@@ -95,17 +95,6 @@ import ReelCore
 
 /// Pure parts of the configuration.
 @Suite struct AgentConfigurationTests {
-    @Test(arguments: [("render-hq:7450", "render-hq", 7450), ("10.0.0.5:1", "10.0.0.5", 1), ("[::1]:7450", "::1", 7450)])
-    func parsesEndpoints(text: String, host: String, port: Int) {
-        let endpoint = AgentConfiguration.parseEndpoint(text)
-        #expect(endpoint?.host == host && endpoint?.port == port)
-    }
-
-    @Test(arguments: ["", "host", "host:", ":1", "host:0", "host:65536", "host:+1", "a:b:1", "[::1]7450", "h st:1"])
-    func rejectsMalformedEndpoints(text: String) {
-        #expect(AgentConfiguration.parseEndpoint(text) == nil)
-    }
-
     @Test func defaultNameIsStablePerCacheDirectoryAndHasNoPid() {
         let a = AgentConfiguration.defaultName(cacheDirectory: URL(fileURLWithPath: "/var/cache/reel"), host: "render-01")
         let b = AgentConfiguration.defaultName(cacheDirectory: URL(fileURLWithPath: "/var/cache/reel"), host: "render-01")

@@ -6,6 +6,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 import ReelProtocol
+import Synchronization
 
 /// Runs a program with posix_spawn, its output in files (Foundation.Process.waitUntilExit was
 /// seen to hang in test processes), and waits for it.
@@ -211,17 +212,16 @@ func testLogger() -> Logger {
 /// The plan documents fixtures made, by hash, for `FakeCoordinator` to serve on `FETCH` (as a
 /// real coordinator serves the job's stored plan document).
 enum TestPlanDocuments {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var documents: [String: [UInt8]] = [:]
+    private static let documents = Mutex<[String: [UInt8]]>([:])
 
     static func register(_ document: JobPlanDocument) -> AssetManifestEntry {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let bytes = [UInt8](try! encoder.encode(document))
         let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-        lock.withLock { documents[hash] = bytes }
+        documents.withLock { $0[hash] = bytes }
         return AssetManifestEntry(sha256: hash, size: Int64(bytes.count))
     }
 
-    static func bytes(_ sha256: String) -> [UInt8]? { lock.withLock { documents[sha256] } }
+    static func bytes(_ sha256: String) -> [UInt8]? { documents.withLock { $0[sha256] } }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// A `ServiceGroup` running one service in a background task, as the `reel` command runs it;
 /// `shutDownGracefully()` is what SIGTERM does.
@@ -36,9 +37,8 @@ final class ServiceGroupHandle: Sendable {
     }
 }
 
-final class DoneFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+final class DoneFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

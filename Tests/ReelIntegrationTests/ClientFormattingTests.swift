@@ -3,7 +3,7 @@ import Testing
 import ReelThreadTesting
 @testable import reel
 
-/// The pure parts of the operator commands: tables, numbers, `HOST:PORT`.
+/// The pure parts of the operator commands: tables and numbers.
 @Suite(.blocking) struct ClientFormattingTests {
     @Test func jobsTableAlignsColumnsAndShowsCountsProgressSpeedAndETA() {
         let text = ClientFormatting.jobsTable(StatusReport(jobs: ClientCommandTests.sampleJobs))
@@ -108,22 +108,5 @@ import ReelThreadTesting
     @Test(arguments: [(Int64(512), "512 B"), (3 << 20, "3.0 MiB"), (1536, "1.5 KiB")])
     func bytes(count: Int64, expected: String) {
         #expect(ClientFormatting.bytes(count) == expected)
-    }
-
-    @Test(arguments: [
-        ("render-01:7400", "render-01", 7400), ("10.77.0.1:7400", "10.77.0.1", 7400), ("[::1]:7401", "::1", 7401),
-    ])
-    func endpointParses(text: String, host: String, port: Int) {
-        #expect(Endpoint(parsing: text) == Endpoint(host: host, port: port))
-    }
-
-    @Test(arguments: ["render-01", "render-01:", ":7400", "host:0", "host:65536", "host:74x", "::1:7400", "[::1]7400"])
-    func endpointRejects(text: String) {
-        #expect(Endpoint(parsing: text) == nil)
-    }
-
-    @Test func endpointPrintsIPv6InBrackets() {
-        #expect(Endpoint(host: "::1", port: 7400).description == "[::1]:7400")
-        #expect(Endpoint(host: "a", port: 1).description == "a:1")
     }
 }

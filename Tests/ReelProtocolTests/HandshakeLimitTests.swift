@@ -1,20 +1,20 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 @testable import ReelProtocol
 
 /// Records what the server reports about refused logins; answers every request with `OK`.
 final class RecordingHandler: ReelRequestHandler, Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var recorded: [(failure: HandshakeFailure, remoteAddress: String)] = []
+    private let recorded = Mutex<[(failure: HandshakeFailure, remoteAddress: String)]>([])
 
-    var failures: [(failure: HandshakeFailure, remoteAddress: String)] { lock.withLock { recorded } }
+    var failures: [(failure: HandshakeFailure, remoteAddress: String)] { recorded.withLock { $0 } }
 
     func handle(_ request: Message, from peer: Peer) async throws -> Message { .ok }
 
     func handshakeFailed(_ failure: HandshakeFailure, remoteAddress: String) {
-        lock.withLock { recorded.append((failure, remoteAddress)) }
+        recorded.withLock { $0.append((failure, remoteAddress)) }
     }
 }
 

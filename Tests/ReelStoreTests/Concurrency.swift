@@ -1,12 +1,12 @@
 import Foundation
+import Synchronization
 
 /// Collects values from several threads.
-final class Collector<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [Value] = []
-    func append(_ value: Value) { lock.lock(); storage.append(value); lock.unlock() }
-    func append(contentsOf values: [Value]) { lock.lock(); storage.append(contentsOf: values); lock.unlock() }
-    var values: [Value] { lock.lock(); defer { lock.unlock() }; return storage }
+final class Collector<Value: Sendable>: Sendable {
+    private let storage = Mutex<[Value]>([])
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    func append(contentsOf values: [Value]) { storage.withLock { $0.append(contentsOf: values) } }
+    var values: [Value] { storage.withLock { $0 } }
 }
 
 /// Runs `body(i)` on `count` real threads at once and waits for all of them.

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 
 /// Renders a plan on this machine the way the farm does: video chunks of whole GOPs and one
 /// audio task rendered by `workers` threads in parallel, then the finaliser joins them.
@@ -88,38 +89,40 @@ public enum LocalRender {
 
 private enum RenderTask: Sendable { case video(Int, FrameRange), audio }
 
-/// The task queue and results shared by the worker threads, behind one lock.
-private final class SharedState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var tasks: [RenderTask]
-    private var chunks: [ChunkArtifact?]
-    private var audio: ChunkArtifact?
-    private var error: Error?
-    private var framesDone = 0
+/// The task queue and results shared by the worker threads, behind one mutex.
+private final class SharedState: Sendable {
+    private struct State {
+        var tasks: [RenderTask]
+        var chunks: [ChunkArtifact?]
+        var audio: ChunkArtifact?
+        var error: Error?
+        var framesDone = 0
+    }
+
+    private let state: Mutex<State>
     private let frameCount: Int
     private let progress: (@Sendable (RenderProgress) -> Void)?
 
     init(tasks: [RenderTask], chunkCount: Int, frameCount: Int, progress: (@Sendable (RenderProgress) -> Void)?) {
-        self.tasks = tasks.reversed()
-        self.chunks = Array(repeating: nil, count: chunkCount)
+        self.state = Mutex(State(tasks: tasks.reversed(), chunks: Array(repeating: nil, count: chunkCount)))
         self.frameCount = frameCount
         self.progress = progress
     }
 
     func take() -> RenderTask? {
-        lock.withLock { error == nil ? tasks.popLast() : nil }
+        state.withLock { $0.error == nil ? $0.tasks.popLast() : nil }
     }
     func addFrames(_ n: Int) {
-        let done = lock.withLock { framesDone += n; return framesDone }
+        let done = state.withLock { $0.framesDone += n; return $0.framesDone }
         progress?(RenderProgress(framesDone: done, frameCount: frameCount))
     }
-    func finishedChunk(_ index: Int, _ artifact: ChunkArtifact) { lock.withLock { chunks[index] = artifact } }
-    func finishedAudio(_ artifact: ChunkArtifact) { lock.withLock { audio = artifact } }
-    func fail(_ e: Error) { lock.withLock { if error == nil { error = e } } }
+    func finishedChunk(_ index: Int, _ artifact: ChunkArtifact) { state.withLock { $0.chunks[index] = artifact } }
+    func finishedAudio(_ artifact: ChunkArtifact) { state.withLock { $0.audio = artifact } }
+    func fail(_ e: Error) { state.withLock { if $0.error == nil { $0.error = e } } }
     func results() throws -> ([ChunkArtifact], ChunkArtifact?) {
-        try lock.withLock {
-            if let error { throw error }
-            return (chunks.compactMap { $0 }, audio)
+        try state.withLock { s in
+            if let error = s.error { throw error }
+            return (s.chunks.compactMap { $0 }, s.audio)
         }
     }
 }

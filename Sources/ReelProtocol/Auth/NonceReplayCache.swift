@@ -1,20 +1,19 @@
-import Foundation
 import NIOCore
+import Synchronization
 
 /// Remembers client nonces for a window so a replayed `HELLO` is refused (§3).
 ///
-/// Shared by every connection of one server, hence a lock; entries older than the window are
+/// Shared by every connection of one server, hence a mutex; entries older than the window are
 /// pruned on insert, and the size is capped so a flood cannot grow it without bound (when
-/// full, the oldest entries go first). `@unchecked Sendable`: all mutable state is behind `lock`.
-public final class NonceReplayCache: @unchecked Sendable {
+/// full, the oldest entries go first).
+public final class NonceReplayCache: Sendable {
     private struct State {
         var seen: [String: Int64] = [:]
         var order: [(nonce: String, at: Int64)] = []
         var head = 0
     }
 
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Mutex(State())
     private let windowSeconds: Int64
     private let capacity: Int
     private let now: @Sendable () -> Int64
@@ -33,9 +32,7 @@ public final class NonceReplayCache: @unchecked Sendable {
     /// Records `nonce`; returns `false` if it was already seen within the window (a replay).
     public func insert(_ nonce: String) -> Bool {
         let time = now()
-        lock.lock()
-        defer { lock.unlock() }
-        do {
+        return state.withLock { state in
             while state.head < state.order.count,
                   state.order[state.head].at + windowSeconds <= time || state.seen.count >= capacity {
                 let old = state.order[state.head]

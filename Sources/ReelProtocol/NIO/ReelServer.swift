@@ -3,6 +3,7 @@ import NIOCore
 import NIOExtras
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// How a `ReelServer` listens. Every parameter has a default suitable for production.
 public struct ReelServerConfiguration: Sendable {
@@ -114,15 +115,14 @@ public final class ReelServer: Sendable {
     }
 }
 
-/// Hands out connection ids; `@unchecked Sendable` because the counter is behind a lock.
-final class ConnectionCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64 = 0
+/// Hands out connection ids.
+final class ConnectionCounter: Sendable {
+    private let value = Mutex<UInt64>(0)
 
     func next() -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
+        value.withLock {
+            $0 += 1
+            return $0
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReelProtocol
 
 /// How an operator command reaches the coordinator: shared by `submit`, `status`, `agents`,
 /// `cancel`, `retry` and `fetch`. Flags win over the environment (`REEL_COORDINATOR`,
@@ -18,12 +19,13 @@ struct ConnectionOptions: ParsableArguments {
     var tlsServerName: String?
 
     /// The resolved endpoint, or a `UserError` saying which flag or variable to set.
-    func endpoint(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Endpoint {
+    func endpoint(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HostPort {
         guard let text = coordinator ?? environment["REEL_COORDINATOR"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw UserError("no coordinator given: pass --coordinator HOST:PORT or set REEL_COORDINATOR")
         }
-        guard let endpoint = Endpoint(parsing: text) else {
-            throw UserError("--coordinator takes HOST:PORT (like 10.0.0.5:7400 or [::1]:7400); got \"\(text)\"")
+        guard let endpoint = HostPort(parsing: text, for: .connect) else {
+            let port = HostPort.defaultPort
+            throw UserError("--coordinator takes HOST:PORT (like 10.0.0.5:\(port) or [::1]:\(port)); got \"\(text)\"")
         }
         return endpoint
     }
@@ -35,31 +37,4 @@ struct ConnectionOptions: ParsableArguments {
         }
         return path
     }
-}
-
-/// A `HOST:PORT` pair. IPv6 literals are written in brackets (`[::1]:7400`).
-struct Endpoint: Hashable, Sendable, CustomStringConvertible {
-    var host: String
-    var port: Int
-
-    init(host: String, port: Int) { self.host = host; self.port = port }
-
-    /// Parses `HOST:PORT`; `nil` when the port is missing or not 1…65535.
-    init?(parsing text: String) {
-        let host: Substring, portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard !host.isEmpty, let port = Int(portText), (1...65_535).contains(port) else { return nil }
-        self.host = String(host)
-        self.port = port
-    }
-
-    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

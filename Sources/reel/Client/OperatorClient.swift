@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import ReelProtocol
+import Synchronization
 
 /// The operator's connection to the coordinator (`role=client`, name `user@host`), with the
 /// protocol's failures turned into sentences the user can act on (`UserError`, exit 1).
@@ -10,7 +11,7 @@ import ReelProtocol
 /// One request at a time, as the protocol requires; every request has a timeout so a wedged
 /// coordinator never hangs a script. Close it with `close()` (best-effort `QUIT`).
 final class OperatorClient: CoordinatorConnection, Sendable {
-    let endpoint: Endpoint
+    let endpoint: HostPort
     let secretPath: String
     private let client: ReelClient
     private let closed = ConnectionClosedFlag()
@@ -22,7 +23,7 @@ final class OperatorClient: CoordinatorConnection, Sendable {
     /// Bytes per `PUT`/`OUTPUT` range: well under the 64 MiB payload limit, so progress moves.
     static let rangeLength = 8 << 20
 
-    private init(endpoint: Endpoint, secretPath: String, client: ReelClient) {
+    private init(endpoint: HostPort, secretPath: String, client: ReelClient) {
         self.endpoint = endpoint; self.secretPath = secretPath; self.client = client
         let closed = self.closed
         client.closeFuture.whenComplete { _ in closed.set() }
@@ -267,9 +268,8 @@ enum JSONCoding {
 }
 
 /// Set once when a connection closes (from an event loop), read from the client's task.
-final class ConnectionClosedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+final class ConnectionClosedFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

@@ -3,134 +3,136 @@ import Foundation
 import NIOCore
 import NIOSSL
 import ReelProtocol
+import Synchronization
 
 /// An in-process stand-in for `reel coordinator`: a real `ReelServer` (real handshake, real
 /// framing) whose handler keeps jobs in memory and records every request, so client commands
-/// can be checked byte for byte without PostgreSQL. Its state is behind a lock because the
+/// can be checked byte for byte without PostgreSQL. Its state is behind a mutex because the
 /// server calls the handler from several connections.
-final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
+final class FakeCoordinator: ReelRequestHandler, Sendable {
     struct Put: Hashable { var sha256: String; var offset: Int64; var total: Int64; var count: Int }
 
-    private let lock = NSLock()
-    /// Content hashes the coordinator already holds before any upload.
-    private var held: Set<String>
-    private var partial: [String: [UInt8]] = [:]
-    private var _puts: [Put] = []
-    private var _submits: [SubmitRequest] = []
-    private var _requests: [String] = []
-    /// Jobs it knows; `submit` adds `nextJob`.
-    private var jobs: [Int64: JobStatus]
-    private var outputs: [Int64: [UInt8]]
+    private struct State {
+        /// Content hashes the coordinator holds (some before any upload).
+        var held: Set<String>
+        var partial: [String: [UInt8]] = [:]
+        var puts: [Put] = []
+        var submits: [SubmitRequest] = []
+        var requests: [String] = []
+        /// Jobs it knows; `submit` adds `nextJob`.
+        var jobs: [Int64: JobStatus]
+        var outputs: [Int64: [UInt8]]
+        var nextJob: Int64
+        var submittedAssets: [Int64: Set<String>] = [:]
+        /// Errors to answer instead of the real reply: verb → (1-based occurrence → error).
+        var injected: [String: [Int: ReelProtocolError]] = [:]
+        var verbCounts: [String: Int] = [:]
+        var outputOffsets: [Int64] = []
+        var connections: [UInt64] = []
+    }
+
+    private let state: Mutex<State>
     private let agentsReport: AgentsReport
-    private var nextJob: Int64
     /// What a submitted job becomes once all its assets are held: its final state, error and output.
     private let outcome: (state: String, error: String?, output: [UInt8]?)?
-    private var submittedAssets: [Int64: Set<String>] = [:]
-    /// Errors to answer instead of the real reply: verb → (1-based occurrence → error).
-    private var injected: [String: [Int: ReelProtocolError]] = [:]
-    private var verbCounts: [String: Int] = [:]
-    private var _outputOffsets: [Int64] = []
-    private var _connections: [UInt64] = []
 
     init(held: Set<String> = [], jobs: [JobStatus] = [], outputs: [Int64: [UInt8]] = [:],
          agents: AgentsReport = AgentsReport(agents: []), nextJob: Int64 = 42,
          outcome: (state: String, error: String?, output: [UInt8]?)? = nil) {
         self.outcome = outcome
-        self.held = held
-        self.jobs = Dictionary(uniqueKeysWithValues: jobs.map { ($0.id, $0) })
-        self.outputs = outputs
+        self.state = Mutex(State(held: held, jobs: Dictionary(uniqueKeysWithValues: jobs.map { ($0.id, $0) }), outputs: outputs,
+                                 nextJob: nextJob))
         self.agentsReport = agents
-        self.nextJob = nextJob
     }
 
     /// Answers the `occurrence`-th `verb` (1-based, counted over all connections) with `error`
     /// instead — `internal` as a coordinator whose database is down, `shutting_down` (which
     /// also closes the connection) as one going away.
     func inject(_ error: ReelProtocolError, at verb: String, occurrence: Int) {
-        lock.withLock { injected[verb, default: [:]][occurrence] = error }
+        state.withLock { $0.injected[verb, default: [:]][occurrence] = error }
     }
 
     /// The `offset` of every `OUTPUT` request, in order (injected failures included).
-    var outputOffsets: [Int64] { lock.withLock { _outputOffsets } }
+    var outputOffsets: [Int64] { state.withLock { $0.outputOffsets } }
     /// The connection of every request, in order.
-    var requestConnections: [UInt64] { lock.withLock { _connections } }
-    var puts: [Put] { lock.withLock { _puts } }
-    var submits: [SubmitRequest] { lock.withLock { _submits } }
+    var requestConnections: [UInt64] { state.withLock { $0.connections } }
+    var puts: [Put] { state.withLock { $0.puts } }
+    var submits: [SubmitRequest] { state.withLock { $0.submits } }
     /// Verbs received, in order.
-    var requests: [String] { lock.withLock { _requests } }
+    var requests: [String] { state.withLock { $0.requests } }
     /// The complete, checksum-verified uploads: hash → bytes.
-    func stored(_ hash: String) -> [UInt8]? { lock.withLock { held.contains(hash) ? partial[hash] : nil } }
+    func stored(_ hash: String) -> [UInt8]? { state.withLock { $0.held.contains(hash) ? $0.partial[hash] : nil } }
 
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
-        try lock.withLock {
-            _requests.append(request.verb)
-            _connections.append(peer.connectionID)
-            if case let .output(_, offset, _) = request { _outputOffsets.append(offset) }
-            verbCounts[request.verb, default: 0] += 1
-            if let error = injected[request.verb]?[verbCounts[request.verb]!] { throw error }
+        try state.withLock { s in
+            s.requests.append(request.verb)
+            s.connections.append(peer.connectionID)
+            if case let .output(_, offset, _) = request { s.outputOffsets.append(offset) }
+            s.verbCounts[request.verb, default: 0] += 1
+            if let error = s.injected[request.verb]?[s.verbCounts[request.verb]!] { throw error }
             switch request {
             case let .submit(document):
                 let submission = try JSONDecoder().decode(SubmitRequest.self, from: Data(document))
-                _submits.append(submission)
-                let id = nextJob
-                nextJob += 1
-                jobs[id] = JobStatus(id: id, name: submission.settings.name ?? "", state: "waiting_for_assets", tasks: TaskCounts(),
+                s.submits.append(submission)
+                let id = s.nextJob
+                s.nextJob += 1
+                s.jobs[id] = JobStatus(id: id, name: submission.settings.name ?? "", state: "waiting_for_assets", tasks: TaskCounts(),
                                      frameCount: 0, framesDone: 0, progress: 0, framesPerSecond: nil, etaSeconds: nil,
                                      submittedAtMillis: 0, updatedAtMillis: 0, outputBytes: nil, error: nil)
-                submittedAssets[id] = Set(submission.assets.values.map(\.sha256))
-                let missing = Set(submission.assets.values.map(\.sha256)).subtracting(held).sorted()
+                s.submittedAssets[id] = Set(submission.assets.values.map(\.sha256))
+                let missing = Set(submission.assets.values.map(\.sha256)).subtracting(s.held).sorted()
                 return .job(id: id, missing: missing)
             case let .put(sha256, offset, total, bytes):
-                _puts.append(Put(sha256: sha256, offset: offset, total: total, count: bytes.count))
-                var have = partial[sha256] ?? []
+                s.puts.append(Put(sha256: sha256, offset: offset, total: total, count: bytes.count))
+                var have = s.partial[sha256] ?? []
                 guard Int64(have.count) == offset, offset + Int64(bytes.count) <= total else {
                     throw ReelProtocolError(.badRange, "offset \(offset) but \(have.count) bytes held")
                 }
                 have += bytes
-                partial[sha256] = have
+                s.partial[sha256] = have
                 if Int64(have.count) == total {
                     let digest = SHA256.hash(data: have).map { String(format: "%02x", $0) }.joined()
                     guard digest == sha256 else {
-                        partial[sha256] = nil
+                        s.partial[sha256] = nil
                         throw ReelProtocolError(.checksumMismatch, "asset \(sha256) has SHA-256 \(digest)")
                     }
-                    held.insert(sha256)
+                    s.held.insert(sha256)
                 }
                 return .stored(sha256: sha256, have: Int64(have.count), total: total)
             case let .status(job):
                 if let job {
-                    if let outcome, let assets = submittedAssets[job], assets.isSubset(of: held), jobs[job]?.state == "waiting_for_assets" {
+                    if let outcome, let assets = s.submittedAssets[job], assets.isSubset(of: s.held), s.jobs[job]?.state == "waiting_for_assets" {
                         // A job "renders" in one step once its assets are in: enough to drive `submit --wait`.
-                        jobs[job]?.state = outcome.state
-                        jobs[job]?.error = outcome.error
-                        jobs[job]?.frameCount = 25
-                        jobs[job]?.framesDone = outcome.state == "done" ? 25 : 0
-                        jobs[job]?.progress = outcome.state == "done" ? 1 : 0
-                        if let output = outcome.output { outputs[job] = output; jobs[job]?.outputBytes = Int64(output.count) }
+                        s.jobs[job]?.state = outcome.state
+                        s.jobs[job]?.error = outcome.error
+                        s.jobs[job]?.frameCount = 25
+                        s.jobs[job]?.framesDone = outcome.state == "done" ? 25 : 0
+                        s.jobs[job]?.progress = outcome.state == "done" ? 1 : 0
+                        if let output = outcome.output { s.outputs[job] = output; s.jobs[job]?.outputBytes = Int64(output.count) }
                     }
-                    guard let status = jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                    guard let status = s.jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
                     return .report(json: try Self.json(StatusReport(jobs: [status])))
                 }
-                return .report(json: try Self.json(StatusReport(jobs: jobs.values.sorted { $0.id > $1.id })))
+                return .report(json: try Self.json(StatusReport(jobs: s.jobs.values.sorted { $0.id > $1.id })))
             case .agents:
                 return .report(json: try Self.json(agentsReport))
             case let .cancel(job), let .retry(job):
-                guard let status = jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                guard let status = s.jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
                 if case .cancel = request, ["done", "failed", "cancelled"].contains(status.state) {
                     throw ReelProtocolError(.conflict, "job \(job) is already \(status.state)")
                 }
                 return .ok
             case let .pause(job), let .resume(job):
-                guard let status = jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                guard let status = s.jobs[job] else { throw ReelProtocolError(.notFound, "job \(job) not found") }
                 if ["done", "failed", "cancelled"].contains(status.state) { throw ReelProtocolError(.conflict, "job \(job) is already \(status.state)") }
-                if case .pause = request { jobs[job]?.paused = true } else { jobs[job]?.paused = false }
+                if case .pause = request { s.jobs[job]?.paused = true } else { s.jobs[job]?.paused = false }
                 return .ok
             case let .priority(job, priority):
-                guard jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
-                jobs[job]?.priority = priority
+                guard s.jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                s.jobs[job]?.priority = priority
                 return .ok
             case let .events(job, after):
-                guard jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                guard s.jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
                 // 501 events, so the client must ask for a second page.
                 let events = (1...Int64(EventsReport.pageSize + 1)).map { id in
                     JobEvent(id: id, atMillis: 1_763_780_000_000 + id, kind: id == 1 ? "submitted" : "claimed", message: id == 1 ? "" : "epoch 1, attempt 1",
@@ -139,8 +141,8 @@ final class FakeCoordinator: ReelRequestHandler, @unchecked Sendable {
                 }.filter { $0.id > after }
                 return .report(json: try Self.json(EventsReport(job: job, events: Array(events.prefix(EventsReport.pageSize)))))
             case let .output(job, offset, length):
-                guard jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
-                guard let bytes = outputs[job] else { throw ReelProtocolError(.notReady, "job \(job) has no output yet") }
+                guard s.jobs[job] != nil else { throw ReelProtocolError(.notFound, "job \(job) not found") }
+                guard let bytes = s.outputs[job] else { throw ReelProtocolError(.notReady, "job \(job) has no output yet") }
                 guard offset <= bytes.count else { throw ReelProtocolError(.badRange, "offset \(offset) beyond \(bytes.count)") }
                 let end = min(bytes.count, Int(offset + length))
                 return .data(offset: offset, total: Int64(bytes.count), bytes: Array(bytes[Int(offset)..<end]))

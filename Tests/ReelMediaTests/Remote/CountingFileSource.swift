@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 @testable import ReelMedia
 
 /// A `ByteRangeSource` over a local file that counts the bytes it hands out, and can be made
 /// to fail from a given offset on (to stand in for a broken connection).
-final class CountingFileSource: ByteRangeSource, @unchecked Sendable {
+final class CountingFileSource: ByteRangeSource, Sendable {
     struct Broken: Error, CustomStringConvertible {
         var offset: Int64
         var description: String { "test source: connection lost at byte \(offset)" }
@@ -11,9 +12,8 @@ final class CountingFileSource: ByteRangeSource, @unchecked Sendable {
 
     let size: Int64
     private let fd: Int32
-    private let lock = NSLock()
-    private var delivered: Int64 = 0
-    private var calls = 0
+    /// Bytes delivered and `read` calls that delivered them.
+    private let counts = Mutex<(bytes: Int64, calls: Int)>((0, 0))
     /// Reads that touch bytes at or after this offset throw `Broken`.
     let failFrom: Int64?
 
@@ -27,8 +27,8 @@ final class CountingFileSource: ByteRangeSource, @unchecked Sendable {
     deinit { close(fd) }
 
     /// Bytes returned by `read` so far.
-    var bytesRead: Int64 { lock.withLock { delivered } }
-    var readCalls: Int { lock.withLock { calls } }
+    var bytesRead: Int64 { counts.withLock { $0.bytes } }
+    var readCalls: Int { counts.withLock { $0.calls } }
 
     func read(offset: Int64, count: Int, into buffer: UnsafeMutableRawPointer) throws -> Int {
         let n = min(Int64(count), max(0, size - offset))
@@ -36,7 +36,7 @@ final class CountingFileSource: ByteRangeSource, @unchecked Sendable {
         guard n > 0 else { return 0 }
         let got = pread(fd, buffer, Int(n), off_t(offset))
         guard got >= 0 else { throw CocoaError(.fileReadUnknown) }
-        lock.withLock { delivered += Int64(got); calls += 1 }
+        counts.withLock { $0.bytes += Int64(got); $0.calls += 1 }
         return got
     }
 }

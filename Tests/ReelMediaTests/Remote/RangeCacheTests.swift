@@ -1,21 +1,25 @@
 import Foundation
 import ReelCore
+import Synchronization
 import Testing
 import ReelThreadTesting
 @testable import ReelMedia
 
 /// The coordinator's side of `FETCH`, played by an in-memory file: records every call.
-final class FakeOrigin: @unchecked Sendable {
+final class FakeOrigin: Sendable {
     struct Unreachable: Error, CustomStringConvertible {
         var description: String { "coordinator unreachable" }
     }
 
     let bytes: [UInt8]
     let hash: String
-    private let lock = NSLock()
-    private var log: [(offset: Int64, length: Int)] = []
-    /// When set, every fetch throws `Unreachable`.
-    var failing = false
+    private struct State {
+        var log: [(offset: Int64, length: Int)] = []
+        /// When set, every fetch throws `Unreachable`.
+        var failing = false
+    }
+
+    private let state = Mutex(State())
 
     /// `size` bytes of a deterministic pseudo-random pattern (any byte error shows).
     init(size: Int, seed: UInt64 = 1) {
@@ -26,18 +30,18 @@ final class FakeOrigin: @unchecked Sendable {
         hash = String(format: "%016llx%016llx", seed, UInt64(size)) + UUID().uuidString.lowercased().filter(\.isHexDigit)
     }
 
-    var calls: [(offset: Int64, length: Int)] { lock.withLock { log } }
+    var calls: [(offset: Int64, length: Int)] { state.withLock { $0.log } }
 
     var fetch: RangeCache.Fetch {
         { [self] hash, offset, length in
             precondition(hash == self.hash)
-            lock.withLock { log.append((offset, length)) }
-            if lock.withLock({ failing }) { throw Unreachable() }
+            state.withLock { $0.log.append((offset, length)) }
+            if state.withLock({ $0.failing }) { throw Unreachable() }
             return Array(bytes[Int(offset)..<Int(offset) + length])
         }
     }
 
-    func setFailing(_ value: Bool) { lock.withLock { failing = value } }
+    func setFailing(_ value: Bool) { state.withLock { $0.failing = value } }
 }
 
 @Suite("RangeCache", .blocking)
@@ -268,19 +272,17 @@ struct RangeCacheTests {
 }
 
 /// A thread-safe flag.
-final class FailingSwitch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var on = false
+final class FailingSwitch: Sendable {
+    private let on = Mutex(false)
     var isOn: Bool {
-        get { lock.withLock { on } }
-        set { lock.withLock { on = newValue } }
+        get { on.withLock { $0 } }
+        set { on.withLock { $0 = newValue } }
     }
 }
 
 /// A thread-safe counter.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
