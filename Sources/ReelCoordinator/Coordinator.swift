@@ -38,6 +38,7 @@ public final class Coordinator: Service, Sendable {
     private let addresses = Mutex(BoundAddresses())
     private let started = Mutex<[CheckedContinuation<Void, Never>]?>([])
     private let dispatcher = Mutex<Dispatcher?>(nil)
+    private let jobWatchers = Mutex<JobWatchers?>(nil)
 
     public init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.coordinator"),
                 group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
@@ -51,6 +52,8 @@ public final class Coordinator: Service, Sendable {
     public var localAddress: SocketAddress? { addresses.withLock { $0.server } }
     /// `CLAIM`s waiting for a task right now (tests, metrics).
     public var waitingClaims: Int { dispatcher.withLock { $0 }?.waitingCount ?? 0 }
+    /// Jobs a `STATUS job= wait=` is waiting on right now (tests).
+    public var followedJobs: Set<Int64> { jobWatchers.withLock { $0 }?.followedJobs ?? [] }
     /// The bound `/metrics` address, when metrics are served.
     public var metricsAddress: SocketAddress? { addresses.withLock { $0.metrics } }
     /// The bound console address (`--http`), when the console is served.
@@ -108,12 +111,15 @@ public final class Coordinator: Service, Sendable {
                                     leaseSeconds: configuration.leaseSeconds, logger: logger,
                                     agents: sessions)
         self.dispatcher.withLock { $0 = dispatcher }
-        let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher)
+        let jobWatchers = JobWatchers()
+        self.jobWatchers.withLock { $0 = jobWatchers }
+        let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher,
+                                 jobWatchers: jobWatchers)
         let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher,
                                          completer: Completer(worker: try StoreWorker(conninfo: configuration.database, label: "results", clock: configuration.clock),
                                                               logger: logger, onJobRendered: { finaliserBell.ring() }),
-                                         sessions: sessions)
+                                         sessions: sessions, jobWatchers: jobWatchers)
         let tls = try makeTLSConfiguration()
         let server = try await ReelServer.start(
             configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port,
@@ -144,12 +150,12 @@ public final class Coordinator: Service, Sendable {
         markStarted()
 
         let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
-                                      bell: finaliserBell)
+                                      bell: finaliserBell, jobWatchers: jobWatchers)
         // Its own connection: a sweep over a large storage directory must not delay lease expiry.
         let sweeper = StorageSweeper(worker: try StoreWorker(conninfo: configuration.database, label: "sweep", clock: configuration.clock), storage: storage,
                                      configuration: configuration, logger: logger, now: { StorageSweeper.wallClockMillis() })
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.reaperLoop(worker: worker, planner: planner, dispatcher: dispatcher) }
+            group.addTask { await self.reaperLoop(worker: worker, planner: planner, dispatcher: dispatcher, jobWatchers: jobWatchers) }
             group.addTask {
                 // Claim deadlines are kept here, not in the database: a cheap local timer.
                 while !Task.isCancelled {
@@ -186,7 +192,7 @@ public final class Coordinator: Service, Sendable {
 
     /// Every `reaperInterval`: expire leases (then wake the dispatcher), plan jobs whose assets arrived (or whose planning a
     /// restart interrupted), refresh the state gauges.
-    private func reaperLoop(worker: StoreWorker, planner: JobPlanner, dispatcher: Dispatcher) async {
+    private func reaperLoop(worker: StoreWorker, planner: JobPlanner, dispatcher: Dispatcher, jobWatchers: JobWatchers) async {
         // The state gauges count every task row (a scan that grows with the farm's history):
         // refreshed every 10 s, not every pass.
         var gaugesRefreshed = ContinuousClock.now - .seconds(3600)
@@ -198,6 +204,7 @@ public final class Coordinator: Service, Sendable {
                 if !expired.isEmpty {
                     metrics.leaseExpiries.increment(by: Int64(expired.count))
                     for lease in expired {
+                        if lease.newState == .failed { jobWatchers.jobMayHaveEnded(lease.jobID) }
                         logger.warning("lease expired", metadata: ["task": "\(lease.task)", "job": "\(lease.jobID)", "epoch": "\(lease.epoch)",
                                                                    "now": "\(lease.newState.rawValue)"])
                     }

@@ -148,6 +148,7 @@ extension CoordinatorHandler {
             logger.warning("task failed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "reason": "\(reason.escapingControlCharacters)",
                                                      "outcome": "\(report.outcome)"])
             dispatcher.wake()
+            if case .jobFailed(let job) = report.outcome { jobWatchers.jobMayHaveEnded(job) }
             if let until = report.quarantinedUntilMillis {
                 logger.warning("agent quarantined: it failed \(policy.failures) tasks within \(Int(policy.windowSeconds)) s",
                                metadata: ["agent": "\(peer.name.escapingControlCharacters)", "untilMillis": "\(until)"])

@@ -88,7 +88,23 @@ extension CoordinatorHandler {
         return .stored(sha256: sha256, have: have, total: complete ? have : total)
     }
 
-    func status(job: Int64?) async throws -> Message {
+    /// `STATUS`; with `wait` (seconds, only for one job) the reply is held until the job has
+    /// ended or the wait is over (`JobWatchers` rings when a job may have ended).
+    func status(job: Int64?, waitSeconds: Int) async throws -> Message {
+        guard let job, waitSeconds > 0 else { return try await statusReport(job: job).message }
+        let deadline = ContinuousClock.now + .seconds(min(waitSeconds, ProtocolLimits.maxStatusWait))
+        return try await jobWatchers.follow(job) { bell in
+            while true {
+                let (message, ended) = try await statusReport(job: job)
+                if ended || ContinuousClock.now >= deadline { return message }
+                await bell.wait(upTo: deadline - ContinuousClock.now)
+                try Task.checkCancellation()
+            }
+        }
+    }
+
+    /// The `STATUS` report, and whether its one job (if one was asked for) has ended.
+    private func statusReport(job: Int64?) async throws -> (message: Message, ended: Bool) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let connected = connectedEncoders
         let jobs = try await pool.run { store -> [JobStatus] in
@@ -106,7 +122,8 @@ extension CoordinatorHandler {
         let storage = storage
         var usage: StorageUsage?
         if job == nil { usage = try await offload { storage.usage() } }
-        return .report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8))
+        let ended = job != nil && jobs.allSatisfy { JobState(rawValue: $0.state)?.isTerminal ?? true }
+        return (.report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8)), ended)
     }
 
     /// The encoders of each agent connected now (for `JobStatus.needsEncoder`).
@@ -176,6 +193,7 @@ extension CoordinatorHandler {
 
     func cancel(job: Int64) async throws -> Message {
         try await pool.run { try $0.cancelJob(job) }
+        jobWatchers.jobMayHaveEnded(job)
         logger.info("job cancelled", metadata: ["job": "\(job)"])
         return .ok
     }

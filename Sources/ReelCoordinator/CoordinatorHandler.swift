@@ -22,13 +22,15 @@ final class CoordinatorHandler: ReelRequestHandler {
     let completer: Completer
     /// Connection → the agent it registered with `CAPS`, and that agent's encoders.
     let agentSessions: AgentSessions
+    /// Clients waiting in `STATUS job= wait=`, rung when a job may have ended.
+    let jobWatchers: JobWatchers
 
     init(pool: StorePool, storage: CoordinatorStorage, planner: JobPlanner, metrics: CoordinatorMetrics,
          configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, completer: Completer,
-         sessions: AgentSessions) {
+         sessions: AgentSessions, jobWatchers: JobWatchers) {
         self.pool = pool; self.storage = storage; self.planner = planner; self.metrics = metrics
         self.configuration = configuration; self.logger = logger; self.dispatcher = dispatcher; self.completer = completer
-        self.agentSessions = sessions
+        self.agentSessions = sessions; self.jobWatchers = jobWatchers
     }
 
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
@@ -49,7 +51,7 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .fetch(let sha256, let offset, let length): return try await fetch(sha256: sha256, offset: offset, length: length)
             case .submit(let document): return try await submit(document, peer: peer)
             case .put(let sha256, let offset, let total, let bytes): return try await put(sha256: sha256, offset: offset, total: total, bytes: bytes)
-            case .status(let job): return try await status(job: job)
+            case .status(let job, let wait): return try await status(job: job, waitSeconds: wait)
             case .agents: return try await agents()
             case .cancel(let job): return try await cancel(job: job)
             case .retry(let job): return try await retry(job: job)

@@ -24,6 +24,8 @@ struct FinaliserLoop: Sendable {
     /// Rung when a job's last render task completes, so finalising starts at once rather than
     /// at the next pass (every `reaperInterval`, which still catches anything else).
     let bell: Doorbell
+    /// Rung when a finalise ends (the job is done, or its finalise failed).
+    let jobWatchers: JobWatchers
 
     func run() async {
         while !Task.isCancelled {
@@ -124,6 +126,7 @@ struct FinaliserLoop: Sendable {
             let completion = try await worker.run {
                 try $0.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
             }
+            jobWatchers.jobMayHaveEnded(job)
             logger.info("job done", metadata: ["job": "\(job)", "frames": "\(report.frames)", "bytes": "\(report.byteCount)",
                                                "output": "\(output)", "jobDone": "\(completion.jobDone)"])
         } catch JobStoreError.staleEpoch {
@@ -131,6 +134,7 @@ struct FinaliserLoop: Sendable {
         } catch {
             logger.error("finalise failed", metadata: ["job": "\(job)", "error": "\(error)"])
             _ = try? await worker.run { try $0.fail(lease, message: "finalise failed: \(error)") }
+            jobWatchers.jobMayHaveEnded(job)
         }
         return true
     }

@@ -21,6 +21,8 @@ struct JobPlanner: Sendable {
     let logger: Logger
     /// Woken when a job's tasks are created.
     let dispatcher: Dispatcher
+    /// Rung when a job cannot be planned (it fails).
+    let jobWatchers: JobWatchers
 
     /// Plans every queued job that has no tasks yet.
     func planPendingJobs() async {
@@ -132,12 +134,14 @@ struct JobPlanner: Sendable {
         } catch let error as CompositionError {
             logger.warning("job cannot be planned", metadata: ["job": "\(job)", "error": "\(error.summary)"])
             _ = try? await pool.run { try $0.failJob(job, message: "invalid composition: \(error.summary)") }
+            jobWatchers.jobMayHaveEnded(job)
         } catch let error as PGError {
             // The database hiccuped: leave the job unplanned; the planner loop tries again.
             logger.error("planning failed; will retry", metadata: ["job": "\(job)", "error": "\(error)"])
         } catch {
             logger.error("planning failed", metadata: ["job": "\(job)", "error": "\(error)"])
             _ = try? await pool.run { try $0.failJob(job, message: "planning failed: \(error)") }
+            jobWatchers.jobMayHaveEnded(job)
         }
     }
 }

@@ -166,23 +166,26 @@ struct AllInOneRender {
         return path
     }
 
+    /// Returns once the coordinator listens (checked every 5 ms: a look at memory, and start-up
+    /// takes tens of milliseconds); throws its start-up error (database unreachable, …) if its
+    /// service group ends first.
     static func waitForListening(_ coordinator: Coordinator, ended: ServiceEnd) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while coordinator.localAddress == nil {
-            // The coordinator's start-up errors (database unreachable, …) end its service group.
             if let outcome = ended.outcome { throw UserError("the coordinator could not start: \(outcome.map { "\($0)" } ?? "it stopped")") }
             if ContinuousClock.now > deadline { throw UserError("the coordinator did not start within 60 s") }
-            try await Task.sleep(for: .milliseconds(50))
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 
-    /// Plans use the agents online at submit time, so wait until all local agents are in.
+    /// Plans use the agents online at submit time, so wait until all local agents are in
+    /// (they connect within milliseconds: asked often, on loopback).
     static func waitForAgents(_ count: Int, client: OperatorClient) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let online = try await client.agents().report.agents.filter { $0.state != "offline" }.count
             if online >= count { return }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(10))
         }
         throw UserError("the local agents did not connect within 30 s")
     }

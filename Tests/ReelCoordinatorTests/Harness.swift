@@ -209,6 +209,7 @@ extension ReelClient {
     func send(_ message: Message) async throws -> Message {
         var seconds: Int64 = 60
         if case .claim(let wait) = message { seconds += Int64(wait) }
+        if case .status(_, let wait) = message { seconds += Int64(wait) }
         return try await request(message, timeout: .seconds(seconds))
     }
 

@@ -7,7 +7,7 @@ import Testing
 struct EchoHandler: ReelRequestHandler {
     func handle(_ request: Message, from peer: Peer) async throws -> Message {
         switch request {
-        case .status(let job):
+        case .status(let job, _):
             return .report(json: Array("{\"job\":\(job ?? 0),\"peer\":\"\(peer.name)\"}".utf8))
         case .fetch(_, let offset, let length):
             let total: Int64 = 100_000

@@ -37,7 +37,7 @@ struct MessageCodingTests {
         "CLAIM wait=61", "CLAIM wait=-1", "CLAIM wait=07", "CLAIM wait=", "CLAIM wait=1 wait=2", "CLAIM  wait=1",
         "CLAIM Wait=1", "CLAIM wait=1x", "HEARTBEAT task=0 epoch=1", "HEARTBEAT task=1",
         "FAIL task=1 epoch=1 reason=a b", "FAIL task=1 epoch=1 reason=%zz", "FAIL task=1 epoch=1 reason=%C3",
-        "FAIL task=1 epoch=1 reason=tab\there", "STATUS job=1 job=2", "CLAIM wait=99999999999999999999",
+        "FAIL task=1 epoch=1 reason=tab\there", "STATUS job=1 job=2", "STATUS wait=1", "STATUS job=1 wait=61", "STATUS job=1 wait=-1", "CLAIM wait=99999999999999999999",
         "ERR", "ERR BadCode text", "ERR code ", "CAPS threads=0 encoders= cache=0 host=h",
         "JOB job=1 missing=abc", "FETCH sha256=\(Samples.hashA) offset=0 length=0",
         "PAUSE", "PAUSE job=0", "RESUME job=x", "PRIORITY job=1", "PRIORITY job=1 priority=1001", "PRIORITY job=1 priority=-1001",

@@ -47,7 +47,7 @@ enum Samples {
         .job(id: 42, missing: []),
         .put(sha256: hashB, offset: 4, total: 8, bytes: [1, 2, 3, 4]),
         .stored(sha256: hashB, have: 8, total: 8),
-        .status(job: nil), .status(job: 42),
+        .status(job: nil), .status(job: 42), .status(job: 42, waitSeconds: 60),
         .report(json: Array("[]".utf8)),
         .cancel(job: 41), .retry(job: 40), .delete(job: 39),
         .pause(job: 42), .resume(job: 42), .priority(job: 42, priority: 1000), .priority(job: 42, priority: -1000),

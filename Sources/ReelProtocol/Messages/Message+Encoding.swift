@@ -90,8 +90,9 @@ extension Message {
             line.add("sha256", sha256)
             line.add("have", have)
             line.add("total", total)
-        case let .status(job):
+        case let .status(job, waitSeconds):
             if let job { line.add("job", job) }
+            if waitSeconds > 0 { line.add("wait", waitSeconds) }
         case let .report(json):
             line.add("size", json.count)
         case let .cancel(job), let .retry(job), let .delete(job), let .pause(job), let .resume(job):

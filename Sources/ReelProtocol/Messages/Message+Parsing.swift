@@ -142,7 +142,11 @@ extension Message {
                                      expiresAtMillis: try line.integer("expires"))
             }
             return .stored(sha256: try line.hex256("sha256"), have: try line.integer("have"), total: try line.integer("total"))
-        case "STATUS": return .status(job: try line.optionalInteger("job", in: id))
+        case "STATUS":
+            let job = try line.optionalInteger("job", in: id)
+            let wait = try line.optionalInteger("wait", in: 0...Int64(ProtocolLimits.maxStatusWait))
+            if wait != nil, job == nil { throw ReelProtocolError(.malformed, "STATUS wait= needs job=") }
+            return .status(job: job, waitSeconds: Int(wait ?? 0))
         case "AGENTS": return .agents
         case "REPORT": return .report(json: try body(&line))
         case "CANCEL": return .cancel(job: try line.integer("job", in: id))

@@ -79,8 +79,10 @@ public enum Message: Hashable, Sendable {
     case put(sha256: String, offset: Int64, total: Int64, bytes: [UInt8])
     /// `STORED sha256= have= total=`.
     case stored(sha256: String, have: Int64, total: Int64)
-    /// `STATUS [job=]`.
-    case status(job: Int64?)
+    /// `STATUS [job= [wait=]]`. With `wait=S` (seconds, only with `job=`) the reply waits until
+    /// the job has ended (done, failed, cancelled) or S seconds have passed: a follower learns
+    /// of the end at once without polling quickly.
+    case status(job: Int64?, waitSeconds: Int = 0)
     /// `AGENTS`.
     case agents
     /// `REPORT size=` + a JSON report.

@@ -15,6 +15,8 @@ public enum ProtocolLimits {
     public static let maxUnauthenticatedConnections = 256
     /// Longest `CLAIM wait`, in seconds.
     public static let maxClaimWait = 60
+    /// Longest `STATUS wait`, in seconds.
+    public static let maxStatusWait = 60
     /// Time from connect to `WELCOME`.
     public static let handshakeTimeoutSeconds: Int64 = 10
     /// Time without a received line after which the server closes a connection.

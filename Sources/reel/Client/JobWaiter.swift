@@ -1,8 +1,9 @@
 import Foundation
 import ReelProtocol
 
-/// Follows one job until it is done, failed or cancelled (`submit --wait`), polling `STATUS`
-/// every `interval` and drawing its progress on stderr. The coordinator going away (a restart,
+/// Follows one job until it is done, failed or cancelled (`submit --wait`, `reel render`) with
+/// `STATUS job= wait=`: the coordinator answers the moment the job ends, or after `intervalSeconds`
+/// with its progress, which is drawn on stderr. The coordinator going away (a restart,
 /// its database restarting — the farm survives both) is retried through `ReconnectingClient`
 /// for up to `RetryPolicy.window`. Used from one task at a time.
 final class JobWaiter {
@@ -11,20 +12,26 @@ final class JobWaiter {
     private let quiet: Bool
     private let tty = Terminal.stderrIsTTY
 
-    /// STATUS of one job is a read of its row and leased tasks, so polling often is
-    /// cheap, and the output starts downloading soon after the job ends.
-    static let interval: Duration = .milliseconds(200)
+    /// How often progress is redrawn while the job runs (seconds: `STATUS wait=`). The end
+    /// is not waited for: the coordinator answers when it comes.
+    static let intervalSeconds = 1
+    /// The least time between two requests when a reply comes back early without the job
+    /// having ended (a coordinator that answers at once): never a busy loop.
+    static let minimumSpacing: Duration = .milliseconds(200)
 
     init(client: ReconnectingClient<OperatorClient>, job: Int64, quiet: Bool) {
         self.client = client; self.job = job; self.quiet = quiet
     }
 
-    /// Polls until the job reaches a final state and returns that status.
+    /// Follows the job until it reaches a final state and returns that status.
     func waitUntilFinished() async throws -> JobStatus {
         var lastLine = ""
         var lastPrinted = Date.distantPast
+        var waitSeconds = 0  // the first answer at once, to show where the job stands
         while true {
-            let status = try await pollOnce()
+            let asked = ContinuousClock.now
+            let status = try await pollOnce(waitSeconds: waitSeconds)
+            waitSeconds = Self.intervalSeconds
             let finished = ClientFormatting.finishedStates.contains(status.state)
             if !quiet {
                 let line = ClientFormatting.progressLine(status)
@@ -38,13 +45,14 @@ final class JobWaiter {
                 lastLine = line
             }
             if finished { return status }
-            try await Task.sleep(for: Self.interval)
+            let early = asked + Self.minimumSpacing
+            if ContinuousClock.now < early { try await Task.sleep(until: early) }
         }
     }
 
-    private func pollOnce() async throws -> JobStatus {
+    private func pollOnce(waitSeconds: Int) async throws -> JobStatus {
         let job = job
-        let (report, _) = try await client.perform { try await $0.status(job: job) }
+        let (report, _) = try await client.perform { try await $0.status(job: job, waitSeconds: waitSeconds) }
         guard let status = report.jobs.first(where: { $0.id == job }) else {
             throw UserError("the coordinator no longer knows job \(job)")
         }

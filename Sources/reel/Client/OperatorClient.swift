@@ -172,9 +172,10 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         } while offset < size
     }
 
-    /// `STATUS [job=]`: the decoded report and its raw JSON.
-    func status(job: Int64? = nil) async throws -> (report: StatusReport, raw: [UInt8]) {
-        let reply = try await call(.status(job: job))
+    /// `STATUS [job= [wait=]]`: the decoded report and its raw JSON. With `waitSeconds` the
+    /// coordinator holds the reply until the job has ended or that long has passed.
+    func status(job: Int64? = nil, waitSeconds: Int = 0) async throws -> (report: StatusReport, raw: [UInt8]) {
+        let reply = try await call(.status(job: job, waitSeconds: waitSeconds), timeout: Self.requestTimeout + .seconds(Int64(waitSeconds)))
         guard case let .report(json) = reply else { throw unexpected(reply, to: "STATUS") }
         return (try JSONCoding.decode(StatusReport.self, from: json, what: "STATUS report"), json)
     }

@@ -99,7 +99,7 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
                     s.held.insert(sha256)
                 }
                 return .stored(sha256: sha256, have: Int64(have.count), total: total)
-            case let .status(job):
+            case let .status(job, _):
                 if let job {
                     if let outcome, let assets = s.submittedAssets[job], assets.isSubset(of: s.held), s.jobs[job]?.state == "waiting_for_assets" {
                         // A job "renders" in one step once its assets are in: enough to drive `submit --wait`.

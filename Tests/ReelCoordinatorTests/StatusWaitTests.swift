@@ -1,0 +1,83 @@
+import Foundation
+import ReelProtocol
+import Testing
+
+/// `STATUS job= wait=`: a follower (`submit --wait`, `reel render`) is answered the moment its
+/// job ends, by whatever ends it, instead of polling for it.
+@Suite struct StatusWaitTests {
+    /// The waits here are 60 s; an answer by the end of the job comes within milliseconds. Half
+    /// the wait tells the two apart on any machine.
+    static let answeredEarly: Duration = .seconds(30)
+
+    /// Sends `STATUS job= wait=60` on a connection of its own and returns the pending reply, once
+    /// the coordinator is holding it (so the job's end comes after its first look).
+    static func follow(_ job: Int64, _ harness: CoordinatorHarness) async throws -> (Task<Message, Error>, ContinuousClock.Instant) {
+        let follower = try await harness.connect(role: .client, name: "follower@test")
+        let asked = ContinuousClock.now
+        let reply = Task {
+            defer { Task { await follower.close() } }
+            return try await follower.send(.status(job: job, waitSeconds: 60))
+        }
+        try await eventually("the coordinator holds the STATUS of job \(job)") { harness.coordinator.followedJobs.contains(job) }
+        return (reply, asked)
+    }
+
+    static func state(_ reply: Message) throws -> String {
+        guard case .report(let json) = reply else { throw TestFailure(description: "STATUS answered \(reply)") }
+        let report = try JSONDecoder().decode(StatusReport.self, from: Data(json))
+        return try #require(report.jobs.first).state
+    }
+
+    @Test func aFollowerIsAnsweredWhenTheJobIsCancelled() async throws {
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media)
+            let (reply, asked) = try await Self.follow(job, harness)
+            #expect(try await client.send(.cancel(job: job)) == .ok)
+            #expect(try Self.state(try await reply.value) == "cancelled")
+            #expect(ContinuousClock.now - asked < Self.answeredEarly, "answered by the cancel, not by the end of the wait")
+            try await eventually("the follower is forgotten") { harness.coordinator.followedJobs.isEmpty }
+        }
+    }
+
+    /// The finaliser completing the job answers its follower; the same STATUS on the job that
+    /// has ended is answered at once.
+    @Test func aFollowerIsAnsweredWhenTheJobIsDone() async throws {
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+            let (reply, asked) = try await Self.follow(job, harness)
+            let agent = try await harness.agent("render-01")
+            try await RenderingAgent(client: agent, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            #expect(try Self.state(try await reply.value) == "done")
+            #expect(ContinuousClock.now - asked < Self.answeredEarly, "answered by the finaliser, not by the end of the wait")
+
+            let again = ContinuousClock.now
+            #expect(try Self.state(try await client.send(.status(job: job, waitSeconds: 60))) == "done")
+            #expect(ContinuousClock.now - again < Self.answeredEarly, "an ended job is answered at once")
+            await agent.close()
+        }
+    }
+
+    /// A task failing its last attempt fails the job, which answers its follower.
+    @Test func aFollowerIsAnsweredWhenTheJobFails() async throws {
+        try await withCoordinator(configure: { $0.maxAttempts = 1 }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
+            let (reply, asked) = try await Self.follow(job, harness)
+            let agent = try await harness.agent("render-01")
+            guard case .task(let task, _) = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
+            #expect(try await agent.send(.fail(task: task.task, epoch: task.epoch, reason: "decoder error: boom")) == .ok)
+            #expect(try Self.state(try await reply.value) == "failed")
+            #expect(ContinuousClock.now - asked < Self.answeredEarly, "answered by the failure, not by the end of the wait")
+            await agent.close()
+        }
+    }
+
+    /// A job that does not end is answered when the wait is over, with where it stands.
+    @Test func aFollowerOfARunningJobIsAnsweredWhenTheWaitIsOver() async throws {
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media)
+            #expect(try Self.state(try await client.send(.status(job: job, waitSeconds: 1))) == "queued")
+            #expect(harness.coordinator.followedJobs.isEmpty)
+            await expectRefusal(.notFound) { _ = try await client.send(.status(job: 999_999, waitSeconds: 1)) }
+        }
+    }
+}
