@@ -107,22 +107,20 @@ extension CoordinatorHandler {
     private func statusReport(job: Int64?) async throws -> (message: Message, ended: Bool) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let connected = connectedEncoders
-        let jobs = try await pool.run { store -> [JobStatus] in
-            let summaries: [JobSummary]
+        let summaries = try await pool.run { store -> [JobSummary] in
             if let job {
                 guard let summary = try store.jobSummary(job) else { throw JobStoreError.jobNotFound(job) }
-                summaries = [summary]
-            } else {
-                summaries = try store.recentJobs()
+                return [summary]
             }
-            return summaries.map { Self.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
+            return try store.recentJobs()
         }
+        let jobs = summaries.map { Self.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
         let storage = storage
         var usage: StorageUsage?
         if job == nil { usage = try await offload { storage.usage() } }
-        let ended = job != nil && jobs.allSatisfy { JobState(rawValue: $0.state)?.isTerminal ?? true }
+        let ended = job != nil && summaries.allSatisfy(\.state.isTerminal)
         return (.report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8)), ended)
     }
 

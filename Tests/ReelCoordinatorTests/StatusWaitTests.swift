@@ -39,6 +39,20 @@ import Testing
         }
     }
 
+    /// A job waiting for its assets has not ended: its follower is held too.
+    @Test func aFollowerOfAJobWaitingForItsAssetsIsHeldUntilItEnds() async throws {
+        try await withCoordinator { media, harness, client in
+            guard case .job(let job, let missing) = try await client.send(.submit(document: try media.submission())), !missing.isEmpty else {
+                Issue.record("SUBMIT without uploads did not leave the job waiting"); return
+            }
+            #expect(try await client.status(job: job).state == "waiting_for_assets")
+            let (reply, asked) = try await Self.follow(job, harness)
+            #expect(try await client.send(.cancel(job: job)) == .ok)
+            #expect(try Self.state(try await reply.value) == "cancelled")
+            #expect(ContinuousClock.now - asked < Self.answeredEarly, "answered by the cancel, not by the end of the wait")
+        }
+    }
+
     /// The finaliser completing the job answers its follower; the same STATUS on the job that
     /// has ended is answered at once.
     @Test func aFollowerIsAnsweredWhenTheJobIsDone() async throws {
