@@ -168,6 +168,7 @@ public final class Coordinator: Service, Sendable {
             // Whichever comes first: graceful shutdown or cancellation of `run()`.
             try? await gracefulShutdown()
             dispatcher.drain()
+            jobWatchers.drain()
             logger.info("coordinator draining")
             await self.drain(server)
             group.cancelAll()

@@ -96,7 +96,7 @@ extension CoordinatorHandler {
         return try await jobWatchers.follow(job) { bell in
             while true {
                 let (message, ended) = try await statusReport(job: job)
-                if ended || ContinuousClock.now >= deadline { return message }
+                if ended || ContinuousClock.now >= deadline || jobWatchers.isDraining { return message }
                 await bell.wait(upTo: deadline - ContinuousClock.now)
                 try Task.checkCancellation()
             }

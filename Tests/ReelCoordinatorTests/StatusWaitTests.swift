@@ -85,6 +85,20 @@ import Testing
         }
     }
 
+    /// A coordinator shutting down answers its followers at once, as it answers waiting claims.
+    @Test func followersAreAnsweredWhenTheCoordinatorDrains() async throws {
+        let media = try await TestMedia()
+        defer { media.cleanUp() }
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media)
+        let (reply, asked) = try await Self.follow(job, harness)
+        try await harness.stop()
+        #expect(try Self.state(try await reply.value) == "queued")
+        #expect(ContinuousClock.now - asked < Self.answeredEarly, "the 60 s wait was cut short by the drain")
+        await client.close()
+    }
+
     /// A job that does not end is answered when the wait is over, with where it stands.
     @Test func aFollowerOfARunningJobIsAnsweredWhenTheWaitIsOver() async throws {
         try await withCoordinator { media, harness, client in
