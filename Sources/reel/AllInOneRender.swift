@@ -305,8 +305,10 @@ final class LocalFarm: Sendable {
         if let started = state.withLock({ $0.cluster }), !started.wasRunning {
             do { try started.cluster.stop() } catch { Terminal.error("\(error)") }
         }
-        // Interrupted after the output was written: it goes too, unless it replaced a file.
-        if finished != nil, let output = state.withLock({ $0.output }), !output.existed { unlink(output.path) }
+        // Interrupted once the output was written (the download renames it into place as its
+        // last step, so this may be before the render noted that it finished): it goes too,
+        // unless it replaced a file.
+        if let output = state.withLock({ $0.output }), !output.existed { unlink(output.path) }
         for folder in state.withLock({ $0.created }).reversed() {
             do { try FileManager.default.removeItem(at: folder) } catch {
                 if FileManager.default.fileExists(atPath: folder.path) { Terminal.error("could not remove \(folder.path): \(error)") }

@@ -23,7 +23,9 @@ final class JobWaiter {
         self.client = client; self.job = job; self.quiet = quiet
     }
 
-    /// Follows the job until it reaches a final state and returns that status.
+    /// Follows the job until it reaches a final state and returns that status. Cancelling the
+    /// calling task (`reel render` on Ctrl-C) ends it after the request in flight, within
+    /// `intervalSeconds`.
     func waitUntilFinished() async throws -> JobStatus {
         var lastLine = ""
         var lastPrinted = Date.distantPast
@@ -31,6 +33,8 @@ final class JobWaiter {
         while true {
             let asked = ContinuousClock.now
             let status = try await pollOnce(waitSeconds: waitSeconds)
+            // A held request does not notice cancellation: look after each one.
+            try Task.checkCancellation()
             waitSeconds = Self.intervalSeconds
             let finished = ClientFormatting.finishedStates.contains(status.state)
             if !quiet {
