@@ -38,11 +38,19 @@ final class PixelConverter {
     }
 
     /// Converts a decoded frame into a new `YUVImage` (with alpha when the frame has alpha).
-    func image(from frame: UnsafeMutablePointer<AVFrame>, context what: @autoclosure () -> String) throws -> YUVImage {
+    /// `reusing`, when given and of the same size and kind, is written over instead of a new
+    /// image being allocated (the caller makes sure nobody else holds it).
+    func image(from frame: UnsafeMutablePointer<AVFrame>, reusing old: YUVImage? = nil,
+               context what: @autoclosure () -> String) throws -> YUVImage {
         let f = frame.pointee
         let format = AVPixelFormat(rawValue: f.format)
         let alpha = pixelFormatHasAlpha(format)
-        let image = YUVImage(width: Int(f.width), height: Int(f.height), hasAlpha: alpha)
+        let image: YUVImage
+        if let old, old.width == Int(f.width), old.height == Int(f.height), old.hasAlpha == alpha {
+            image = old
+        } else {
+            image = YUVImage(width: Int(f.width), height: Int(f.height), hasAlpha: alpha)
+        }
         try convert(from: Planes(frame: frame), format: format, fullRange: isFullRange(frame),
                     to: Planes(image: image), format: alpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P, fullRange: false,
                     width: image.width, height: image.height, context: what())

@@ -129,17 +129,21 @@ public final class VideoEncoder: @unchecked Sendable {
                              context: "encoding frame \(frameIndex)")
         }
         let f = frame.pointer
-        frame.unref()
-        f.pointee.format = pixelFormat.rawValue
-        f.pointee.width = Int32(image.width)
-        f.pointee.height = Int32(image.height)
+        // A reference-counted picture of our own (no pointer into `image` outlives this call):
+        // the previous frame's, once the encoder has let go of it (libx264, libx265 and
+        // prores_ks copy their input), else a fresh one. Reusing it spares a large allocation,
+        // and the page faults of fresh memory, per frame. Every byte of it is written below
+        // (the row padding zeroed), so each is a function of the image either way.
+        if av_frame_is_writable(f) == 0 {
+            frame.unref()
+            f.pointee.format = pixelFormat.rawValue
+            f.pointee.width = Int32(image.width)
+            f.pointee.height = Int32(image.height)
+            try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
+        }
         f.pointee.pts = frameIndex
         f.pointee.pict_type = sawFirstFrame ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I
         sawFirstFrame = true
-        // A fresh reference-counted picture owned by libavcodec once sent (no pointer into
-        // `image` outlives this call), with the row padding zeroed so every byte the
-        // encoder's SIMD code may touch is a function of the image.
-        try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
         if pixelFormat != AV_PIX_FMT_YUV420P {
             try convert(image, into: f, frameIndex: frameIndex)
             try check(avcodec_send_frame(context, f), "encoding frame \(frameIndex)")

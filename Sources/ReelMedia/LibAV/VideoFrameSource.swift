@@ -58,7 +58,9 @@ public final class VideoFrameSource: @unchecked Sendable {
     }
 
     /// The frame shown at asset time `t`. Returns the same `YUVImage` object as the previous
-    /// call when the chosen frame is unchanged, a new one when it changed.
+    /// call when the chosen frame is unchanged. When it changed, the previous call's image is
+    /// written over if nobody else holds it any more, else a new one is returned: an image a
+    /// caller keeps never changes.
     public func frame(at t: Rational) throws -> YUVImage {
         let needsSeek: Bool
         if let shown = currentTime {
@@ -78,7 +80,14 @@ public final class VideoFrameSource: @unchecked Sendable {
             throw MediaError(code: .noData, message: "no decodable video frame", context: "reading \(input.path) at \(TimeFormatting.seconds(t))")
         }
         if let cached, cached.time == time { return cached.image }
-        let image = try converter.image(from: current.pointer, context: "converting a frame of \(input.path)")
+        // The previous frame's image is written over when nobody holds it any more (a renderer
+        // draws a frame and lets it go): no fresh allocation, and no page faults, per frame.
+        // One still held elsewhere is left alone, so a returned image never changes under its holder.
+        var previous = cached?.image
+        cached = nil
+        let reusable = isKnownUniquelyReferenced(&previous) ? previous : nil
+        previous = nil
+        let image = try converter.image(from: current.pointer, reusing: reusable, context: "converting a frame of \(input.path)")
         cached = (time, image)
         return image
     }

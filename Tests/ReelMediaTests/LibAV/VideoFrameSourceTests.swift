@@ -98,6 +98,25 @@ struct VideoFrameSourceTests {
         #expect(try source.frame(at: Rational(3, 50)) === c)
     }
 
+    @Test("a frame nobody holds is written over by the next; a held frame never changes")
+    func reuse() throws {
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try Fixtures.numberedClip(in: dir, frames: 10)
+        let source = try VideoFrameSource(path: path)
+        // Not held: the next frame comes in the same image (no allocation per frame).
+        let dropped = ObjectIdentifier(try source.frame(at: .zero))
+        let next = try source.frame(at: Rational(1, 25))
+        #expect(ObjectIdentifier(next) == dropped)
+        #expect(Fixtures.frameNumber(next) == 1)
+        // Held: the next frame is a new image and the held one still shows its frame.
+        let held = next
+        let later = try source.frame(at: Rational(2, 25))
+        #expect(later !== held)
+        #expect(Fixtures.frameNumber(held) == 1)
+        #expect(Fixtures.frameNumber(later) == 2)
+    }
+
     @Test("decoded pictures equal ffmpeg's decode of the same frame", arguments: [0, 17, 41])
     func matchesFFmpeg(index: Int) throws {
         let dir = try TestMedia.tempDirectory()
