@@ -1,13 +1,16 @@
 import Foundation
+import Synchronization
 
 /// A long-running child process (coordinator, agent) started with posix_spawn, its output
-/// going to a log file; killed and reaped on `stop` or deinit.
-final class BackgroundProcess: @unchecked Sendable {
+/// going to a log file; killed and reaped on `stop` or deinit. Tests look at it from several
+/// tasks, so whether it was reaped, and how it ended, is kept behind a mutex.
+final class BackgroundProcess: Sendable {
     let pid: pid_t
     let log: String
-    private var reaped = false
+    /// nil until reaped; then the exit status (-1 when killed by a signal).
+    private let ending = Mutex<Int32??>(nil)
     /// The exit status once reaped (-1 when killed by a signal).
-    private(set) var exitStatus: Int32?
+    var exitStatus: Int32? { ending.withLock { $0 ?? nil } }
 
     /// - Parameter stdout: where standard output goes, when not into `log` with stderr.
     init(_ argv: [String], log: String, stdout: String? = nil, environment: [String: String] = [:]) throws {
@@ -31,13 +34,14 @@ final class BackgroundProcess: @unchecked Sendable {
 
     /// Whether the process has exited (reaps it if so).
     var hasExited: Bool {
-        guard !reaped else { return true }
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid {
-            reaped = true
-            exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
+        ending.withLock { ending in
+            guard ending == nil else { return true }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                ending = .some((status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1)
+            }
+            return ending != nil
         }
-        return reaped
     }
 
     /// Waits (polling) until the process exits or `timeout` passes; returns whether it exited.
@@ -53,7 +57,15 @@ final class BackgroundProcess: @unchecked Sendable {
         kill(pid, signal)
         let deadline = Date().addingTimeInterval(timeout)
         while !hasExited && Date() < deadline { usleep(20_000) }
-        if !hasExited { kill(pid, SIGKILL); var s: Int32 = 0; waitpid(pid, &s, 0); reaped = true; exitStatus = -1 }
+        if !hasExited {
+            kill(pid, SIGKILL)
+            ending.withLock { ending in
+                guard ending == nil else { return }
+                var s: Int32 = 0
+                waitpid(pid, &s, 0)
+                ending = .some(-1)
+            }
+        }
     }
 
     var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
