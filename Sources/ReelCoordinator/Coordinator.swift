@@ -22,7 +22,7 @@ private struct BoundAddresses {
     var http: SocketAddress?
 }
 
-/// The farm's coordinator (DESIGN §5–6) as a swift-service-lifecycle `Service`.
+/// The farm's coordinator (ops/README.md, proto/PROTOCOL.md) as a swift-service-lifecycle `Service`.
 ///
 /// `run()` migrates the database, listens for agents and clients (`reel/1`), and runs the
 /// lease reaper/planner loop and the finaliser loop until graceful shutdown (SIGTERM via a

@@ -1,7 +1,7 @@
 import Testing
 @testable import ReelCore
 
-@Suite("Defaults of DESIGN §3.2/§3.3")
+@Suite("Defaults without a video composition, and of the export presets")
 struct DefaultsTests {
     private static func twoClips(_ first: AssetDescription, _ second: AssetDescription, extra: String = "") throws -> RenderPlan {
         let json = #"""

@@ -51,7 +51,7 @@ enum Fixtures {
         #"{"formatVersion": \#(version), \#(assets), "tracks": \#(tracks)\#(extra.isEmpty ? "" : ", " + extra)}"#
     }
 
-    /// DESIGN §3's example with concrete values for its `{...}` and the asset `main` it uses
+    /// The composition format's original reference example with concrete values for its `{...}` and the asset `main` it uses
     /// but does not declare.
     static let designExample = #"""
     {

@@ -225,9 +225,9 @@ struct FrameEvaluationTests {
         #expect(track.gain(atSample: 14700 + 22050, sampleRate: 44100) == 0.5)
     }
 
-    // MARK: - DESIGN example, corrected
+    // MARK: - The reference example, corrected
 
-    /// The DESIGN §3 example with its two rule breaks fixed: intro's audio starts at 13 s
+    /// The reference example (`Fixtures.designExample`) with its two rule breaks fixed: intro's audio starts at 13 s
     /// (after the music), and a second instruction covers 4…17 s.
     static func correctedDesignExample() throws -> RenderPlan {
         let json = Fixtures.designExample

@@ -175,7 +175,7 @@ struct ValidationRuleTests {
     }
 
     @Test func designExampleAsWrittenBreaksTwoRules() {
-        // The example in DESIGN §3 puts two overlapping segments on audio track 2 and gives
+        // The reference example puts two overlapping segments on audio track 2 and gives
         // one instruction for 0…4 s only: validation must say exactly that.
         #expect(Fixtures.problems(Fixtures.designExample, assets: Fixtures.designExampleAssets) == [
             "tracks[1].segments[1]: overlaps segments[0] from 0 s to 4 s",

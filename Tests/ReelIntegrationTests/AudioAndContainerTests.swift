@@ -4,7 +4,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 
-/// DESIGN §4.2–4.3: audio length, start, format, volume ramps; clean decode; index first.
+/// docs/output-guarantees.md 2–3: audio length, start, format, volume ramps; clean decode; index first.
 @Suite(.blocking) struct AudioAndContainerTests {
     @Test func volumeRampHalvesTheLevelHalfWayAndAudioSpansTheComposition() throws {
         let dir = try Media.tempDirectory()

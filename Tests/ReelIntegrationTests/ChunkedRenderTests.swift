@@ -4,7 +4,7 @@ import ReelThreadTesting
 @testable import ReelCore
 @testable import ReelMedia
 
-/// DESIGN §4.4–4.5 and §5: chunks joined by stream copy are indistinguishable from a one-piece
+/// docs/output-guarantees.md 4–5: chunks joined by stream copy are indistinguishable from a one-piece
 /// render, and re-rendering a chunk changes nothing.
 @Suite(.blocking) struct ChunkedRenderTests {
     /// 8 s of moving pictures (two clips, a cut at 3.5 s off the GOP grid) under a steady tone.

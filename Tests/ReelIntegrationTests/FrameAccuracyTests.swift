@@ -4,7 +4,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 
-/// DESIGN §4.1: N = ceil(duration / frameDuration), frame k shows time k·frameDuration, CFR.
+/// docs/output-guarantees.md 1: N = ceil(duration / frameDuration), frame k shows time k·frameDuration, CFR.
 @Suite(.blocking) struct FrameAccuracyTests {
     @Test func everyFrameShowsTheSourceFrameAtItsTime() throws {
         let dir = try Media.tempDirectory()

@@ -1,4 +1,4 @@
-/// A v1 composition as written in its JSON file (DESIGN §3), after parsing but before
+/// A v1 composition as written in its JSON file (docs/composition.md), after parsing but before
 /// validation: every value has its type, defaults that need no asset knowledge are filled in,
 /// but cross-references (asset ids, track ids, time tiling) are not yet checked —
 /// `CompositionValidator` does that and produces a `RenderPlan`.
@@ -11,7 +11,7 @@ public struct Composition: Hashable, Sendable, Codable {
     public var tracks: [Track]
     /// Per-track volume curves; tracks without an entry play at volume 1.
     public var audioMix: [AudioMixParameters]
-    /// Optional: absent means all defaults of DESIGN §3.2.
+    /// Optional: absent means all defaults of docs/composition.md, "Defaults".
     public var videoComposition: VideoComposition?
     /// Export preset and overrides; absent means `ExportOptions()` (preset highest, mp4).
     public var export: ExportOptions
@@ -49,7 +49,7 @@ public struct Track: Hashable, Sendable, Codable {
 
 /// One entry of a track: media inserted at a time, or an explicit empty range.
 ///
-/// Decision (DESIGN is silent): a media segment is
+/// Decision (docs/composition.md, "Tracks and segments"): a media segment is
 /// `{"asset", "at", optional "sourceRange", optional "duration"}`. `duration` is only for
 /// stills (and required for them: a still has no length of its own); timed media use
 /// `sourceRange`, and without it the whole asset is inserted. An empty segment is

@@ -28,7 +28,7 @@ extension Composition {
     }
 }
 
-/// The composition schema of DESIGN §3 expressed as reads from a `JSONFieldReader`.
+/// The composition schema of docs/composition.md expressed as reads from a `JSONFieldReader`.
 struct CompositionDecoding {
     let reader: JSONFieldReader
 

@@ -1,4 +1,4 @@
-/// The presets of DESIGN §3.3, named after `AVAssetExportSession`'s: `highest`, `medium` and
+/// The presets of docs/composition.md (Export), named after `AVAssetExportSession`'s: `highest`, `medium` and
 /// `low` are H.264 (`AVAssetExportPresetHighestQuality`, `…MediumQuality`, `…LowQuality`),
 /// `hevcHighest` is `AVAssetExportPresetHEVCHighestQuality`, and `prores422` / `prores4444` are
 /// `AVAssetExportPresetAppleProRes422LPCM` / `…4444LPCM` (with AAC sound: Reel writes AAC only).

@@ -1,6 +1,6 @@
 /// An image or a text drawn above the video (the `AVVideoCompositionCoreAnimationTool` role).
 ///
-/// Decisions (DESIGN is silent): exactly one of `"image"` (the id of a still asset) or
+/// Decisions (documented in docs/composition.md, Overlays): exactly one of `"image"` (the id of a still asset) or
 /// `"text"`; `frame` is required (render coordinates); `opacity` defaults to 1; `timeRange`
 /// defaults to the whole composition; text keys `font` (a fontconfig family, default
 /// `"sans-serif"`), `fontSize` (pixels in render coordinates, default 32), `color`

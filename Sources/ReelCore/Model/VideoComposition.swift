@@ -1,5 +1,5 @@
 /// `AVMutableVideoComposition`: render size, frame rate, instructions and overlays.
-/// Each nil field takes its DESIGN §3.2 default when the plan is built.
+/// Each nil field takes its default (docs/composition.md, "Defaults") when the plan is built.
 public struct VideoComposition: Hashable, Sendable, Codable {
     public var renderSize: PixelSize?
     public var frameDuration: Rational?
@@ -47,7 +47,7 @@ public enum TransformSetting: Hashable, Sendable, Codable {
 public struct LayerInstruction: Hashable, Sendable, Codable {
     /// Id of a video track.
     public var track: Int
-    /// Default `.preferred` (DESIGN §3.1: no fitting inside an explicit instruction).
+    /// Default `.preferred` (no fitting inside an explicit instruction: docs/composition.md, "Transforms").
     public var transform: TransformSetting
     public var transformRamps: [RampSpec<AffineTransform>]
     /// Base opacity 0…1, default 1.

@@ -1,4 +1,4 @@
-/// The export settings with the preset of DESIGN §3.3 and every override resolved.
+/// The export settings with the preset of docs/composition.md (Export) and every override resolved.
 ///
 /// | preset  | profile | CRF | AAC bit rate |
 /// |---------|---------|-----|--------------|

@@ -1,4 +1,4 @@
-/// The defaults of DESIGN §3.2 and §3.3 that depend on the sources, as pure functions.
+/// The defaults of docs/composition.md ("Defaults", "Export") that depend on the sources, as pure functions.
 public enum RenderDefaults {
     /// Frame duration when the video sources do not share one nominal frame rate.
     public static let fallbackFrameDuration = Rational(1, 30)

@@ -106,7 +106,7 @@ public enum LayerTransform: Codable, Sendable, Hashable {
     /// The source's preferred transform (upright, natural size, at the origin) — an explicit
     /// instruction's layer without a `transform`, or with `"preferred"`.
     case preferred
-    /// Preferred transform, then a uniform scale to fit the render size, centred (DESIGN §3.2 default).
+    /// Preferred transform, then a uniform scale to fit the render size, centred (the default without a video composition).
     case fit
     /// Preferred transform, then a uniform scale to cover the render size, centred (overhang cropped).
     case fill

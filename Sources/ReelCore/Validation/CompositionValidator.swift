@@ -1,4 +1,4 @@
-/// Checks a parsed composition against the probed assets (DESIGN §3.1, §3.4) and, when it
+/// Checks a parsed composition against the probed assets (docs/composition.md, "Validation") and, when it
 /// is valid, resolves every default into a `RenderPlan`.
 ///
 /// All problems are collected, one per broken rule and place, each with the JSON path of the

@@ -1,5 +1,5 @@
 extension ValidationRun {
-    /// Checks the export overrides (DESIGN §3.3); the preset and file type were checked by parsing.
+    /// Checks the export overrides (docs/composition.md, "Export"); the preset and file type were checked by parsing.
     func checkExport() -> ExportOptions {
         let export = composition.export
         let v = export.video, a = export.audio

@@ -6,7 +6,7 @@ import ReelCore
 ///
 /// A chunk depends only on the plan, its frame range and the encoder thread count: the
 /// same inputs give byte-identical files on any machine, so a chunk re-rendered after a fault
-/// changes nothing (DESIGN §4.5). Sources are sought to the chunk start, not decoded from 0.
+/// changes nothing (docs/output-guarantees.md, 5). Sources are sought to the chunk start, not decoded from 0.
 public enum ChunkRenderer {
     /// Renders frames `frames` of `plan` to an MP4 (QuickTime for ProRes) at `path` (written atomically).
     /// `progress` is called with the number of frames done so far in this chunk; it may throw

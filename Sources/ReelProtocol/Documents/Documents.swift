@@ -38,7 +38,7 @@ public struct JobSettings: Codable, Sendable, Hashable {
 
 /// `SUBMIT`'s payload.
 public struct SubmitRequest: Codable, Sendable, Hashable {
-    /// The composition document exactly as the user wrote it (DESIGN §3), as UTF-8 text: the
+    /// The composition document exactly as the user wrote it (docs/composition.md), as UTF-8 text: the
     /// coordinator parses and validates it with the same rules as `reel validate`.
     public var composition: String
     /// Every asset id of the composition → its content. Asset URLs in the composition are

@@ -5,7 +5,7 @@
 extension Migration {
     static let numbered: [Migration] = [
         Migration(version: 1, name: "initial", sql: #"""
--- Reel's durable state (DESIGN §5): jobs, their tasks, agents, events, stored assets.
+-- Reel's durable state (ops/README.md): jobs, their tasks, agents, events, stored assets.
 -- Applied once, inside the migration runner's transaction and advisory lock.
 
 CREATE TABLE jobs (
