@@ -14,6 +14,7 @@ packages=(
   libpq-dev postgresql                                                                  # job store
   iproute2                                                                              # network namespaces for multi-host tests
   chromium                                                                              # the console's browser test and ops/console-screenshot.sh only
+  nodejs                                                                                # the dashboard test only: node --check console.js
   time hyperfine                                                                        # benchmarks only (ops/bench-*.sh)
 )
 

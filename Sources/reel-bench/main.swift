@@ -1,8 +1,13 @@
-// reel-bench: single-threaded compositor throughput on 1080p frames.
+// reel-bench: single-threaded compositor throughput on 1080p frames, and the audio mixer.
 //
+// Times are the CPU time of the benchmark's thread (see `threadCPUSeconds`).
 // Prints one `RESULT <case> <frames> <seconds> <fps>` line per case (for ops/bench-compositor.sh)
-// after a human-readable line. A benchmark, not a test: numbers depend on the machine.
+// after a human-readable line; `--case mix --composition FILE` mixes the composition's audio
+// and prints `RESULT mix <samples> <seconds> <samples/s>` (ops/bench-mixer.sh; `mix-legacy`:
+// the mixer as it was before issue 24, for comparison). A benchmark,
+// not a test: numbers depend on the machine.
 import ReelCore
+import ReelKernels
 import ReelMedia
 
 #if canImport(Glibc)
@@ -12,6 +17,8 @@ import Glibc
 struct Options {
     var frames = 100
     var cases: Set<String> = []
+    var composition: String?
+    var runs = 5
 
     init(_ arguments: [String]) {
         var it = arguments.dropFirst().makeIterator()
@@ -19,8 +26,11 @@ struct Options {
             switch arg {
             case "--frames": frames = it.next().flatMap(Int.init) ?? frames
             case "--case": if let c = it.next() { cases.insert(c) }
+            case "--composition": composition = it.next()
+            case "--runs": runs = it.next().flatMap(Int.init) ?? runs
             case "-h", "--help":
-                print("usage: reel-bench [--frames N] [--case blend|affine|scale|rotate90|overlay]…")
+                print("usage: reel-bench [--frames N] [--case blend|affine|scale|rotate90|overlay]…\n"
+                      + "       reel-bench --case mix|mix-legacy --composition FILE [--runs N]")
                 exit(0)
             default:
                 print("reel-bench: unknown argument \(arg)"); exit(1)
@@ -53,11 +63,19 @@ func makeFrame(width: Int, height: Int, seed: UInt32, alpha: Bool = false) -> YU
     return image
 }
 
+/// CPU seconds this thread has used: the work measured is single-threaded, and on a shared
+/// machine the CPU time it takes is what it costs, whatever else waits for the cores.
+func threadCPUSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+}
+
 func run(_ name: String, frames: Int, _ body: () -> Void) {
     body()   // warm-up: page in buffers, settle clocks
-    let clock = ContinuousClock()
-    let elapsed = clock.measure { for _ in 0..<frames { body() } }
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    let start = threadCPUSeconds()
+    for _ in 0..<frames { body() }
+    let seconds = threadCPUSeconds() - start
     let fps = Double(frames) / seconds
     print("\(name): \(frames) frames in \(format3(seconds)) s = \(format3(fps)) frames/s")
     print("RESULT \(name) \(frames) \(format3(seconds)) \(format3(fps))")
@@ -71,6 +89,58 @@ func format3(_ v: Double) -> String {
 
 let options = Options(CommandLine.arguments)
 func enabled(_ name: String) -> Bool { options.cases.isEmpty || options.cases.contains(name) }
+
+/// Mixes the whole composition's audio with `mix` in the blocks `reel render` mixes (4096
+/// samples), with a new mixer per run (its sources opened and decoded each time); prints the
+/// median of the runs.
+func benchmarkMix(_ name: String, _ makeMixer: (RenderPlan) -> (sampleCount: Int64, mix: (Int64, Int, [UnsafeMutablePointer<Float>]) throws -> Void)) {
+    guard let path = options.composition else { print("reel-bench: --case \(name) needs --composition FILE"); exit(1) }
+    do {
+        let plan = try CompositionLoader.load(path: path)
+        let block = 4096
+        let channels = plan.export.audio.channels
+        let buffers = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: block) }
+        var checksum: Double = 0
+        var times: [Double] = []
+        var total: Int64 = 0
+        for _ in 0..<max(1, options.runs) {
+            let mixer = makeMixer(plan)
+            total = mixer.sampleCount
+            let start = threadCPUSeconds()
+            var position: Int64 = 0
+            while position < total {
+                let n = Int(min(Int64(block), total - position))
+                try mixer.mix(position, n, buffers)
+                checksum += Double(buffers[0][n / 2])
+                position += Int64(n)
+            }
+            times.append(threadCPUSeconds() - start)
+        }
+        let seconds = times.sorted()[times.count / 2]
+        let rate = Double(total) / seconds
+        print("\(name): \(total) samples × \(channels) channels, \(plan.audioTracks.count) tracks, median of \(times.count) runs: "
+              + "\(format3(seconds)) s = \(format3(rate / 1e6)) M samples/s (\(format3(Double(total) / Double(plan.export.audio.sampleRate) / seconds))× real time; checksum \(checksum))")
+        print("RESULT \(name) \(total) \(format3(seconds)) \(format3(rate))")
+    } catch {
+        print("reel-bench: \(error)"); exit(1)
+    }
+}
+
+if options.cases.contains("mix") || options.cases.contains("mix-legacy") {
+    if options.cases.contains("mix") {
+        benchmarkMix("mix") { plan in
+            let mixer = AudioMixer(plan: plan)
+            return (mixer.sampleCount, { try mixer.mix(start: $0, count: $1, into: $2) })
+        }
+    }
+    if options.cases.contains("mix-legacy") {
+        benchmarkMix("mix-legacy") { plan in
+            let mixer = LegacyAudioMixer(plan: plan)
+            return (mixer.sampleCount, { try mixer.mix(start: $0, count: $1, into: $2) })
+        }
+    }
+    exit(0)
+}
 
 let top = makeFrame(width: 1920, height: 1080, seed: 1)
 let bottom = makeFrame(width: 1920, height: 1080, seed: 2)

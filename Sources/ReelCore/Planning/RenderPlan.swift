@@ -79,11 +79,6 @@ public struct PlannedTrack: Codable, Sendable, Hashable {
     public var id: Int
     public var segments: [PlannedSegment]
     public init(id: Int, segments: [PlannedSegment]) { self.id = id; self.segments = segments }
-
-    /// The segment showing at `time`, if any (a gap shows the layers below).
-    public func segment(at time: Rational) -> PlannedSegment? {
-        segments.first { $0.at <= time && time < $0.end }
-    }
 }
 
 /// An audio track: segments plus its volume curve (base `volume`, sorted non-overlapping ramps).
@@ -94,10 +89,6 @@ public struct PlannedAudioTrack: Codable, Sendable, Hashable {
     public var volumeRamps: [Ramp<Double>]
     public init(id: Int, segments: [PlannedSegment], volume: Double = 1, volumeRamps: [Ramp<Double>] = []) {
         self.id = id; self.segments = segments; self.volume = volume; self.volumeRamps = volumeRamps
-    }
-
-    public func segment(at time: Rational) -> PlannedSegment? {
-        segments.first { $0.at <= time && time < $0.end }
     }
 }
 

@@ -1,5 +1,6 @@
 import CFFmpeg
 import ReelCore
+import ReelKernels
 
 /// The video encoder of a chunk: H.264 through libx264, HEVC through libx265 or ProRes
 /// through prores_ks, with settings fixed for stitchable chunks (see `VideoEncoderSettings`).

@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// Draws frames of a `RenderPlan`: background, video layers bottom-up, overlays on top.
 ///
@@ -9,17 +10,20 @@ public final class FrameRenderer {
     public let plan: RenderPlan
     private let sources: SourcePool
     private let canvas: YUVImage
+    /// Frames are rendered in order, so each lookup by time costs O(1).
+    private var cursor: FrameCursor
 
     /// `media` gives the byte-range sources of assets this machine reads remotely.
     public init(plan: RenderPlan, media: MediaSources = .local, decoderThreads: Int = 1) {
         self.plan = plan
         self.sources = SourcePool(plan: plan, media: media, decoderThreads: decoderThreads)
         self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height)
+        self.cursor = FrameCursor(plan: plan)
     }
 
     /// Frame `k`, valid until the next call.
     public func render(frame k: Int) throws -> YUVImage {
-        let description = plan.frame(k)
+        let description = cursor.frame(k)
         Compositor.fill(canvas, color: description.background)
         for layer in description.layers where layer.opacity > 0 {
             let image = try sources.image(for: layer)
