@@ -56,6 +56,10 @@ let package = Package(
         // The task/lease rules as pure values (no I/O): the store executes them.
         .target(name: "ReelScheduling"),
         .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
+        // S3-compatible object storage: the SigV4 signer (pure), credentials, the blob store interface.
+        .target(name: "ReelObjectStore", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole",
@@ -132,6 +136,11 @@ let package = Package(
         .target(name: "ReelHTTPTesting"),
         // A logger that keeps what it is told (agent and coordinator tests).
         .target(name: "ReelLogTesting", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // The SigV4 signer against botocore (botocore_sigv4.py, Python's AWS SDK).
+        .testTarget(name: "ReelObjectStoreTests", dependencies: [
+            "ReelObjectStore", "ReelThreadTesting",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], exclude: ["botocore_sigv4.py"]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
             "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
