@@ -9,6 +9,10 @@ public struct UploadedPart: Hashable, Sendable {
     public var size: Int64
     /// The part's SHA-256 (hex), when known (from our upload, or from a server that lists it).
     public var sha256: String?
+
+    public init(number: Int, etag: String, size: Int64, sha256: String?) {
+        self.number = number; self.etag = etag; self.size = size; self.sha256 = sha256
+    }
 }
 
 /// A multipart upload in progress (`ListMultipartUploads`).
