@@ -58,7 +58,8 @@ let package = Package(
         // The task/lease rules as pure values (no I/O): the store executes them.
         .target(name: "ReelScheduling"),
         .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
-        // S3-compatible object storage: the SigV4 signer (pure), credentials, the S3 client.
+        // S3-compatible object storage: the SigV4 signer (pure), credentials, the S3 client, the
+        // BlobStore interface of the farm's bytes (docs/object-storage.md) and its S3 side.
         .target(name: "ReelObjectStore", dependencies: [
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
