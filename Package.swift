@@ -27,6 +27,8 @@ let package = Package(
         // The operator console (HTTP API, dashboard, tokens).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // The S3 client's HTTP (ReelObjectStore).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System libraries. The C shims wrap function-like macros Swift cannot import.
@@ -56,6 +58,16 @@ let package = Package(
         // The task/lease rules as pure values (no I/O): the store executes them.
         .target(name: "ReelScheduling"),
         .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
+        // S3-compatible object storage: the SigV4 signer (pure), credentials, the S3 client, the
+        // BlobStore interface of the farm's bytes (docs/object-storage.md) and its S3 side.
+        .target(name: "ReelObjectStore", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole",
@@ -132,6 +144,15 @@ let package = Package(
         .target(name: "ReelHTTPTesting"),
         // A logger that keeps what it is told (agent and coordinator tests).
         .target(name: "ReelLogTesting", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // The SigV4 signer against botocore (botocore_sigv4.py, Python's AWS SDK); the client
+        // against a real S3-compatible server (ops/s3.sh, REEL_TEST_S3_ENDPOINT).
+        .testTarget(name: "ReelObjectStoreTests", dependencies: [
+            "ReelObjectStore", "ReelThreadTesting", "ReelLogTesting",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ], exclude: ["botocore_sigv4.py"]),
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
             "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
