@@ -84,7 +84,9 @@ start() {
     # TCP self-connection), which then keeps the server from binding it.
     until listening "$port" && listening $((port + 1)) && curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" \
           && curl -sf "http://127.0.0.1:$((port + 1))/dir/status" | grep -q '"DataNodes":\[{'; do
-        if ! running; then
+        # Alive, not `running`: just after the fork, before it execs, the child's command
+        # line is still this script's, and the pid was ours a moment ago.
+        if ! kill -0 "$(cat "$datadir/weed.pid")" 2>/dev/null; then
             echo "s3.sh: weed exited; the end of $datadir/weed.log:" >&2; tail -20 "$datadir/weed.log" >&2; exit 1
         fi
         if [ $SECONDS -ge $deadline ]; then
