@@ -7,7 +7,7 @@
 public enum TimelineImport {
     /// The timeline formats Reel reads, by file extension.
     public enum Format: String, Sendable, CaseIterable {
-        case otio
+        case otio, edl
         /// `.otio` or `.edl` (any case); nil for anything else.
         public init?(path: String) {
             guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
@@ -40,6 +40,14 @@ public enum TimelineImport {
             let read = reader.read(json)
             guard let read, reader.problems.isEmpty else {
                 return .failure(CompositionError(problems: reader.problems.isEmpty ? [Problem(path: "", message: "not a timeline")] : reader.problems))
+            }
+            decisions = read
+            warnings = reader.warnings
+        case .edl:
+            let reader = EDLReader(lookup: options.lookup, frameRate: options.frameRate)
+            let read = reader.read(String(decoding: bytes, as: UTF8.self))
+            guard let read, reader.problems.isEmpty else {
+                return .failure(CompositionError(problems: reader.problems.isEmpty ? [Problem(path: "", message: "not an EDL")] : reader.problems))
             }
             decisions = read
             warnings = reader.warnings

@@ -151,6 +151,17 @@ import ReelThreadTesting
         }
     }
 
+    @Test func anEDLFromOTIOsAdapterRendersTheSamePacketsAsTheOTIO() throws {
+        let dir = try Self.workspace()
+        let fromOTIO = try Self.render("single.otio", in: dir, "single-otio.mp4")
+        let fromEDL = try Self.render("single.edl", in: dir, "single-edl.mp4", ["--fps", "24"])
+        try Self.expectFrames(fromEDL, count: 84, dir: dir) { Self.v1($0) }
+        #expect(try Self.packets(fromEDL, stream: "v") == Self.packets(fromOTIO, stream: "v"))
+        // Without --fps the list's rate is unknown.
+        let r = try Media.run(Media.reel, ["validate", dir.appendingPathComponent("single.edl").path], allowFailure: true)
+        #expect(r.status == 1 && r.stderr.contains("an EDL does not say its frame rate: give it with --fps"))
+    }
+
     /// Each packet's checksum and timestamps, as ffmpeg's framemd5 lists them.
     static func packets(_ path: String, stream: String) throws -> [String] {
         let r = try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:\(stream):0", "-c", "copy", "-f", "framemd5", "-"])
