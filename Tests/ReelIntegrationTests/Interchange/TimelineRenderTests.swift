@@ -162,6 +162,16 @@ import ReelThreadTesting
         #expect(r.status == 1 && r.stderr.contains("an EDL does not say its frame rate: give it with --fps"))
     }
 
+    /// Final Cut Pro X XML reaches Reel through OTIO's adapter: FCPXML (written by OTIO from a
+    /// timeline) → `otioconvert` → `.otio` → `reel render`.
+    @Test func fcpxmlRendersThroughOtioconvert() throws {
+        let dir = try Self.workspace()
+        let converted = dir.appendingPathComponent("fcpx.otio").path
+        try Media.run("/usr/bin/env", ["otioconvert", "-i", dir.appendingPathComponent("fcpx.fcpxml").path, "-o", converted])
+        let out = try Self.render("fcpx.otio", in: dir, "fcpx.mp4")
+        try Self.expectFrames(out, count: 84, dir: dir) { Self.v1($0, dissolve: false) }
+    }
+
     /// Each packet's checksum and timestamps, as ffmpeg's framemd5 lists them.
     static func packets(_ path: String, stream: String) throws -> [String] {
         let r = try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:\(stream):0", "-c", "copy", "-f", "framemd5", "-"])
