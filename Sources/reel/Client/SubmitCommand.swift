@@ -20,8 +20,9 @@ struct SubmitCommand: AsyncParsableCommand {
             5 minutes and resumes the download at the byte it reached.
             """)
 
-    @Argument(help: "The composition JSON file.") var composition: String
+    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup(title: "Timelines") var timeline: TimelineOptions
     @Flag(help: "Wait for the job to finish, showing its progress.") var wait = false
     @Option(name: .shortAndLong, help: "With --wait: where to write the finished output.") var output: String?
     @Option(help: "Target chunk length in seconds, a decimal or N/D (default: the farm's, 10).") var chunkSeconds: String?
@@ -50,19 +51,19 @@ struct SubmitCommand: AsyncParsableCommand {
             // Before reading or parsing it: one SUBMIT carries at most 64 MiB.
             var info = stat()
             if stat(composition, &info) == 0 { try SubmissionSize.checkComposition(composition, bytes: Int64(info.st_size)) }
+            let input = try CompositionInput.load(composition, timeline: timeline)
+            if input.imported != nil { try SubmissionSize.checkComposition(composition, bytes: Int64(input.text.utf8.count)) }
             // The same validation the coordinator will run, but here every problem is listed at once.
-            _ = try CompositionLoader.load(path: composition)
-            let data = try Data(contentsOf: URL(fileURLWithPath: composition))
-            guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
-            let parsed = try Composition.parse(Array(data))
+            _ = try input.plan()
+            let text = input.text
+            let parsed = input.composition
             // With -o, the container follows its extension when the composition names none.
             let fileType = try output.map {
                 try OutputContainer.fileType(forOutput: $0, export: parsed.export).mapError { UserError($0.message) }.get()
             }
-            let directory = URL(fileURLWithPath: composition).deletingLastPathComponent().path
-            let manifest = try AssetManifest(composition: parsed, directory: directory)
+            let manifest = try AssetManifest(composition: parsed, directory: input.directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
-                                       name: name ?? URL(fileURLWithPath: composition).lastPathComponent, fileType: fileType,
+                                       name: name ?? input.name, fileType: fileType,
                                        priority: priority, noCache: noCache ? true : nil)
 
             let client = try await OperatorClient.connect(connection)
