@@ -45,16 +45,19 @@ let package = Package(
         ], swiftSettings: fastMath),
         // The line protocol: messages, codec, connection state machine, NIO handlers.
         .target(name: "ReelProtocol", dependencies: [
-            "ReelCore",
+            "ReelCore", "ReelScheduling",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOExtras", package: "swift-nio-extras"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // PostgreSQL through libpq: connection, migrations, job/task queries.
-        // The task/lease rules as pure values (no I/O): the store executes them.
+        // The scheduling vocabulary and pure policies (no I/O): TaskKind with its traits, the job,
+        // task and agent states, Lease, ClaimPolicy (who gets which task), QuarantinePolicy.
         .target(name: "ReelScheduling"),
+        // PostgreSQL through libpq, in parts: LifecycleStore (leases, claims and every task and
+        // job transition, decided by Statements/Statements+Lifecycle.swift; docs/task-lifecycle.md),
+        // JobStore, AgentStore, AssetStore, EventLog, ConsoleQueries; numbered migrations.
         .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
         // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
         .target(name: "ReelCoordinator", dependencies: [
@@ -92,7 +95,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .executableTarget(name: "reel", dependencies: [
-            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
+            "ReelCore", "ReelMedia", "ReelProtocol", "ReelScheduling", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -117,7 +120,7 @@ let package = Package(
         // `@Suite(.blocking)`: suites whose tests block run on threads of their own, off the cooperative pool.
         .target(name: "ReelThreadTesting"),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelThreadTesting"]),
-        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelCore", "ReelThreadTesting"]),
+        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelLifecycleModel", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelProtocolTests", dependencies: [
             "ReelProtocol",
@@ -126,26 +129,32 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
+        // The lifecycle stated a second time, independently, as pure values (TaskLifecycle,
+        // JobLifecycle, FarmModel): the model ModelBasedStoreTests holds the store to. Test
+        // support, part of no product (docs/task-lifecycle.md).
+        .target(name: "ReelLifecycleModel", dependencies: ["ReelScheduling"]),
         // A real PostgreSQL for tests (ops/postgres.sh), shared by the store and coordinator tests.
-        .target(name: "ReelStoreTesting", dependencies: ["ReelStore", "ReelCore"]),
+        .target(name: "ReelStoreTesting", dependencies: ["ReelStore", "ReelScheduling", "ReelCore"]),
         // A minimal HTTP client for the console tests (ReelConsoleTests, ReelCoordinatorTests).
         .target(name: "ReelHTTPTesting"),
         // A logger that keeps what it is told (agent and coordinator tests).
         .target(name: "ReelLogTesting", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelCore", "ReelThreadTesting"]),
+        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelLifecycleModel", "ReelCore",
+                                                      "ReelThreadTesting"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
             "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting", "ReelThreadTesting",
-            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
+            "ReelCoordinator", "ReelStore", "ReelScheduling", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
-            "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia", "ReelLogTesting", "ReelThreadTesting",
+            "ReelAgent", "ReelProtocol", "ReelScheduling", "ReelCore", "ReelMedia", "ReelLogTesting", "ReelThreadTesting",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
