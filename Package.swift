@@ -38,12 +38,14 @@ let package = Package(
 
         // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
-        // libav, the compositor, text, audio mixing, encoding, muxing, stitching.
+        // libav, the compositor (Compositing/Compositor.swift), text, audio mixing, encoding,
+        // muxing, and the finaliser that joins a job's chunks (Chunks/Finaliser.swift).
         .target(name: "ReelMedia", dependencies: [
             "ReelCore", "CFFmpeg", "CFreeType",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: fastMath),
-        // The line protocol: messages, codec, connection state machine, NIO handlers.
+        // The line protocol of proto/PROTOCOL.md: messages and their codec (Messages/), framing,
+        // connection state machines, NIO server and client.
         .target(name: "ReelProtocol", dependencies: [
             "ReelCore", "ReelScheduling",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -59,7 +61,9 @@ let package = Package(
         // job transition, decided by Statements/Statements+Lifecycle.swift; docs/task-lifecycle.md),
         // JobStore, AgentStore, AssetStore, EventLog, ConsoleQueries; numbered migrations.
         .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
-        // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
+        // The coordinator: its services in one ServiceGroup (Coordinator.swift) — the reel/1
+        // server with its claim dispatcher and result batches, the lease reaper, the finaliser
+        // loop, the storage sweeper, /metrics and the console; splitting jobs into tasks.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole",
             .product(name: "Logging", package: "swift-log"),
