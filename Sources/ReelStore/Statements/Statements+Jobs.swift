@@ -66,7 +66,7 @@ extension Statements {
     private static let leasedOfJob = """
         LEFT JOIN LATERAL (
             SELECT count(*) AS leased,
-                   coalesce(sum(least(t.progress_frames, t.frame_end - t.frame_start)) FILTER (WHERE t.kind = 'video_chunk'), 0)
+                   coalesce(sum(least(t.progress_frames, t.frame_end - t.frame_start)) FILTER (WHERE t.kind IN \(frameCountingKinds)), 0)
                        AS frames_in_progress
             FROM tasks t WHERE t.job_id = j.id AND t.state = 'leased' AND t.kind NOT IN \(jobEndingKinds)) l ON true
         """

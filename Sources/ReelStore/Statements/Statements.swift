@@ -20,6 +20,8 @@ enum Statements {
     }
     /// The kinds that end their job (`TaskKind.completesJob`), as an SQL list.
     static let jobEndingKinds = sqlList(TaskKind.allCases.filter(\.completesJob).map(\.rawValue))
+    /// The kinds whose frames count in a job's progress (`TaskKind.countsFrames`), as an SQL list.
+    static let frameCountingKinds = sqlList(TaskKind.allCases.filter(\.countsFrames).map(\.rawValue))
     /// The states a job ends in (`JobState.isTerminal`), as an SQL list.
     static let terminalJobStates = sqlList(JobState.allCases.filter(\.isTerminal).map(\.rawValue))
     /// The states whose tasks may be claimed and hold leases (`JobState.isActive`), as an SQL list.
