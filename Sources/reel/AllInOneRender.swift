@@ -7,6 +7,7 @@ import ReelCore
 import ReelMedia
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 import ServiceLifecycle
 import Synchronization
 
@@ -85,15 +86,14 @@ struct AllInOneRender {
         farm.noteCreation(of: home.appendingPathComponent("storage"))
         configuration.secretFile = secret
         configuration.defaultChunkSeconds = chunkSeconds
-        let coordinator = Coordinator(configuration: configuration, logger: logger)
-
-        let group = ServiceGroup(configuration: .init(services: [.init(service: coordinator)], logger: logger))
-        let ended = ServiceEnd()
-        farm.coordinator = (group, Task {
-            do { try await group.run(); ended.record(nil) } catch { ended.record(error); throw error }
-        })
-
-        try await Self.waitForListening(coordinator, ended: ended)
+        let coordinator: Coordinator
+        do {
+            coordinator = try await Coordinator(configuration: configuration, logger: logger)
+        } catch {
+            throw UserError("the coordinator could not start: \(error)")
+        }
+        let group = coordinator.serviceGroup()
+        farm.coordinator = (group, Task { try await group.run() })
         guard let port = coordinator.localAddress?.port else { throw UserError("the coordinator did not start listening") }
         let connection = try ConnectionOptions.parse(["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret])
         farm.connection = connection
@@ -129,7 +129,9 @@ struct AllInOneRender {
         let following = ReconnectingClient(client, options: connection)
         let final: JobStatus
         do {
-            final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
+            final = try await JobWaiter(client: following, job: job, quiet: quiet, reuploadAssets: {
+                try await following.perform { try await SubmitCommand.upload(manifest, hashes: manifest.files.keys.sorted(), client: $0, quiet: true) }
+            }).waitUntilFinished()
             guard final.state == "done" else {
                 throw UserError("the render failed: \(final.error ?? final.state)")
             }
@@ -162,18 +164,6 @@ struct AllInOneRender {
             throw UserError("cannot write a secret file under \(dir.path): \(String(cString: strerror(errno)))")
         }
         return path
-    }
-
-    /// Returns once the coordinator listens (checked every 5 ms: a look at memory, and start-up
-    /// takes tens of milliseconds); throws its start-up error (database unreachable, …) if its
-    /// service group ends first.
-    static func waitForListening(_ coordinator: Coordinator, ended: ServiceEnd) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while coordinator.localAddress == nil {
-            if let outcome = ended.outcome { throw UserError("the coordinator could not start: \(outcome.map { "\($0)" } ?? "it stopped")") }
-            if ContinuousClock.now > deadline { throw UserError("the coordinator did not start within 60 s") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 
     /// Plans use the agents online at submit time, so wait until all local agents are in

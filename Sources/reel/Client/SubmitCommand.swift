@@ -15,7 +15,8 @@ struct SubmitCommand: AsyncParsableCommand {
             in ranges. Prints the job id alone on stdout, so scripts can capture it: \
             JOB=$(reel submit comp.json). With --wait it then shows the job's progress and, with -o, \
             downloads the result (written under a temporary name, flushed and renamed); it exits 1 with \
-            the job's error if the job failed or was cancelled. While waiting and downloading it rides out \
+            the job's error if the job failed or was cancelled. A source the coordinator lost before the \
+            job started is uploaded again (up to 3 times, then it exits 1 with the coordinator's error). While waiting and downloading it rides out \
             a coordinator or database restart: it says once that it is reconnecting, retries for up to \
             5 minutes and resumes the download at the byte it reached.
             """)
@@ -77,7 +78,9 @@ struct SubmitCommand: AsyncParsableCommand {
             let following = ReconnectingClient(client, options: connection)
             following.giveUpHint = "job \(job) goes on without us: follow it with `reel status \(job)`"
                 + (output.map { " and download it with `reel fetch \(job) -o \($0)`" } ?? "")
-            let final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
+            let final = try await JobWaiter(client: following, job: job, quiet: quiet, reuploadAssets: {
+                try await following.perform { try await Self.upload(manifest, hashes: manifest.files.keys.sorted(), client: $0, quiet: quiet) }
+            }).waitUntilFinished()
             switch final.state {
             case "done":
                 if let output {
@@ -107,9 +110,16 @@ struct SubmitCommand: AsyncParsableCommand {
                                 submitted: (Int64) -> Void = { _ in }) async throws -> Int64 {
         let (job, missing) = try await client.submit(request)
         submitted(job)
-        let progress = TransferProgress(label: "upload \(missing.count) asset(s)", total: manifest.bytes(of: missing), quiet: quiet)
+        try await upload(manifest, hashes: missing, client: client, quiet: quiet)
+        return job
+    }
+
+    /// `PUT`s the assets `hashes` of `manifest` in ranges (one the coordinator holds already
+    /// costs one request).
+    static func upload(_ manifest: AssetManifest, hashes: [String], client: OperatorClient, quiet: Bool) async throws {
+        let progress = TransferProgress(label: "upload \(hashes.count) asset(s)", total: manifest.bytes(of: hashes), quiet: quiet)
         var uploaded: Int64 = 0
-        for hash in missing {
+        for hash in hashes {
             guard let path = manifest.files[hash], let entry = manifest.entries.values.first(where: { $0.sha256 == hash }) else {
                 throw UserError("the coordinator asked for an asset this submission does not contain (\(hash)); are client and coordinator the same Reel version?")
             }
@@ -117,6 +127,5 @@ struct SubmitCommand: AsyncParsableCommand {
             try await client.upload(sha256: hash, path: path, size: entry.size) { progress.update(before + $0) }
             uploaded += entry.size
         }
-        return job
     }
 }

@@ -1,12 +1,19 @@
+import ReelScheduling
+
 /// The whole farm's job and task state in memory: `JobLifecycle`s, `TaskLifecycle`s and the
-/// `ClaimPolicy`, composed exactly as the store composes them in SQL. It is the reference the
-/// store is tested against (a model-based test replays random event sequences on both and
-/// compares), and it states the cross-task rules in one place:
+/// `ClaimPolicy`, composed as the farm's rules say. It is the independent statement of those
+/// rules that the store is held to: a model-based test replays random event sequences on
+/// both, through the store's production entry points, and compares every task and job.
+///
+/// The cross-task rules:
 /// - a claim takes the policy's first eligible queued task of a job that accepts claims; a
-///   finalise task only once its job's other tasks are all done;
+///   task that completes its job only once its job's render tasks are all done;
 /// - a task out of attempts fails its job, which cancels the job's other open tasks;
 /// - completing the finalise task completes the job;
-/// - a disconnected holder keeps its tasks for the reconnect grace, then they expire.
+/// - a disconnected holder keeps its tasks for the reconnect grace, then they expire; a
+///   heartbeat within it (after reconnecting) keeps them;
+/// - a render task whose stored result is found damaged while finalising is rendered again
+///   (fresh attempts), the finalise task goes back un-attempted and the job runs again.
 public struct FarmModel: Sendable {
     public struct Task: Hashable, Sendable {
         public let id: Int64
@@ -66,19 +73,23 @@ public struct FarmModel: Sendable {
         for id in taskIDs(ofJob: job) { tasks[id]!.lifecycle.retry() }
     }
 
-    public mutating func pause(job: Int64) throws(JobLifecycle.Conflict) {
-        guard var lifecycle = jobs[job] else { return }
-        try lifecycle.pause()
+    /// Pauses (`true`) or resumes a job; returns whether it changed.
+    @discardableResult
+    public mutating func setPaused(job: Int64, _ paused: Bool) throws(JobLifecycle.Conflict) -> Bool {
+        guard var lifecycle = jobs[job] else { return false }
+        let changed = try lifecycle.setPaused(paused)
         jobs[job] = lifecycle
+        return changed
     }
 
-    public mutating func resume(job: Int64) throws(JobLifecycle.Conflict) {
+    public mutating func pause(job: Int64) throws(JobLifecycle.Conflict) { try setPaused(job: job, true) }
+    public mutating func resume(job: Int64) throws(JobLifecycle.Conflict) { try setPaused(job: job, false) }
+
+    public mutating func setPriority(job: Int64, _ priority: Int) throws(JobLifecycle.Conflict) {
         guard var lifecycle = jobs[job] else { return }
-        try lifecycle.resume()
+        try lifecycle.setPriority(priority)
         jobs[job] = lifecycle
     }
-
-    public mutating func setPriority(job: Int64, _ priority: Int) { jobs[job]?.setPriority(priority) }
 
     private func taskIDs(ofJob job: Int64) -> [Int64] { tasks.values.filter { $0.job == job }.map(\.id).sorted() }
 
@@ -89,13 +100,13 @@ public struct FarmModel: Sendable {
 
     // MARK: Claims and leases
 
-    /// The policy's candidates: queued tasks of jobs that accept claims, of `kinds`, finalise
-    /// tasks only when the rest of their job is done.
+    /// The policy's candidates: queued tasks of jobs that accept claims, of `kinds`, a task
+    /// that completes its job only when the rest of its job is done.
     public func candidates(kinds: Set<TaskKind>) -> [ClaimCandidate] {
         tasks.values.compactMap { task in
             guard task.lifecycle.state == .queued, kinds.contains(task.kind), let job = jobs[task.job], job.acceptsClaims else { return nil }
-            if task.kind == .finalise,
-               tasks.values.contains(where: { $0.job == task.job && $0.kind != .finalise && $0.lifecycle.state != .done }) {
+            if task.kind.completesJob,
+               tasks.values.contains(where: { $0.job == task.job && !$0.kind.completesJob && $0.lifecycle.state != .done }) {
                 return nil
             }
             return ClaimCandidate(task: task.id, job: task.job, kind: task.kind, ordinal: task.ordinal,
@@ -104,45 +115,65 @@ public struct FarmModel: Sendable {
     }
 
     /// A claim by `agent`; nil when nothing is claimable for it.
-    public mutating func claim(agent: Int64, kinds: Set<TaskKind>, liveAgents: Set<Int64>, now: Millis) -> (token: LeaseToken, kind: TaskKind)? {
+    public mutating func claim(agent: Int64, kinds: Set<TaskKind>, liveAgents: Set<Int64>, now: Millis) -> (lease: Lease, kind: TaskKind)? {
         guard let chosen = ClaimPolicy.choose(candidates(kinds: kinds), for: agent, liveAgents: liveAgents) else { return nil }
         let epoch = tasks[chosen.task]!.lifecycle.claim(by: agent, now: now, leaseMillis: leaseMillis)
         jobs[chosen.job]!.taskClaimed(chosen.kind)
-        return (LeaseToken(task: chosen.task, epoch: epoch, agent: agent), chosen.kind)
+        return (Lease(task: chosen.task, epoch: epoch, agent: agent), chosen.kind)
     }
 
-    public mutating func heartbeat(_ token: LeaseToken, now: Millis) -> Result<Millis, TaskLifecycle.Refusal> {
-        guard tasks[token.task] != nil else { return .failure(.notHolder) }
-        return tasks[token.task]!.lifecycle.renew(epoch: token.epoch, agent: token.agent, now: now, leaseMillis: leaseMillis, graceMillis: graceMillis)
+    public mutating func heartbeat(_ lease: Lease, now: Millis) -> Result<Millis, TaskLifecycle.Refusal> {
+        guard tasks[lease.task] != nil else { return .failure(.notHolder) }
+        return tasks[lease.task]!.lifecycle.renew(epoch: lease.epoch, agent: lease.agent, now: now, leaseMillis: leaseMillis, graceMillis: graceMillis)
     }
 
-    public func refusesProgress(_ token: LeaseToken) -> TaskLifecycle.Refusal? {
-        guard let task = tasks[token.task] else { return .notHolder }
-        return task.lifecycle.refusesProgress(epoch: token.epoch, agent: token.agent)
+    public func refusesProgress(_ lease: Lease) -> TaskLifecycle.Refusal? {
+        guard let task = tasks[lease.task] else { return .notHolder }
+        return task.lifecycle.refusesProgress(epoch: lease.epoch, agent: lease.agent)
     }
 
     /// A result; returns whether it completed the job.
-    public mutating func complete(_ token: LeaseToken, result: String) -> Result<Bool, TaskLifecycle.Refusal> {
-        guard let task = tasks[token.task] else { return .failure(.notHolder) }
-        if let refusal = tasks[token.task]!.lifecycle.complete(epoch: token.epoch, agent: token.agent, result: result) {
+    public mutating func complete(_ lease: Lease, result: String) -> Result<Bool, TaskLifecycle.Refusal> {
+        guard let task = tasks[lease.task] else { return .failure(.notHolder) }
+        if let refusal = tasks[lease.task]!.lifecycle.complete(epoch: lease.epoch, agent: lease.agent, result: result) {
             return .failure(refusal)
         }
-        guard task.kind == .finalise else { return .success(false) }
+        guard task.kind.completesJob else { return .success(false) }
         jobs[task.job]!.finaliseCompleted()
         return .success(true)
     }
 
-    public mutating func fail(_ token: LeaseToken, message: String) -> Result<TaskLifecycle.AttemptEnd, TaskLifecycle.Refusal> {
-        guard let task = tasks[token.task] else { return .failure(.notHolder) }
-        let outcome = tasks[token.task]!.lifecycle.fail(epoch: token.epoch, agent: token.agent, message: message)
+    /// Results in one batch, in order (as one after the other: a task named twice completes once).
+    public mutating func complete(_ batch: [(lease: Lease, result: String)]) -> [Result<Bool, TaskLifecycle.Refusal>] {
+        batch.map { complete($0.lease, result: $0.result) }
+    }
+
+    public mutating func fail(_ lease: Lease, message: String) -> Result<TaskLifecycle.AttemptEnd, TaskLifecycle.Refusal> {
+        guard let task = tasks[lease.task] else { return .failure(.notHolder) }
+        let outcome = tasks[lease.task]!.lifecycle.fail(epoch: lease.epoch, agent: lease.agent, message: message)
         if case .success(.exhausted) = outcome { failJob(task.job, "task \(task.id) failed: \(message)") }
         return outcome
     }
 
     @discardableResult
-    public mutating func release(_ token: LeaseToken) -> TaskLifecycle.Refusal? {
-        guard tasks[token.task] != nil else { return .notHolder }
-        return tasks[token.task]!.lifecycle.release(epoch: token.epoch, agent: token.agent)
+    public mutating func release(_ lease: Lease) -> TaskLifecycle.Refusal? {
+        guard tasks[lease.task] != nil else { return .notHolder }
+        return tasks[lease.task]!.lifecycle.release(epoch: lease.epoch, agent: lease.agent)
+    }
+
+    /// The finaliser, holding `finalise`, found the stored results of `damaged` missing or
+    /// damaged: those of them that are done render tasks are rendered again, the finalise task
+    /// goes back un-attempted and its job runs again. Refused (nothing changes) when the
+    /// finalise lease is not held.
+    @discardableResult
+    public mutating func resultsDamaged(finalise: Lease, tasks damaged: [Int64]) -> TaskLifecycle.Refusal? {
+        guard let task = tasks[finalise.task] else { return .notHolder }
+        if let refusal = tasks[finalise.task]!.lifecycle.release(epoch: finalise.epoch, agent: finalise.agent) { return refusal }
+        for id in damaged where tasks[id]?.job == task.job && tasks[id]?.kind.completesJob == false {
+            tasks[id]!.lifecycle.resultLost()
+        }
+        jobs[task.job]!.renderTasksReopened()
+        return nil
     }
 
     /// Every lease over by `now` ends; returns the tasks that expired.
@@ -150,7 +181,7 @@ public struct FarmModel: Sendable {
     public mutating func expireLeases(now: Millis) -> [Int64] {
         // Every lease over ends first, then the jobs of those out of attempts fail: two tasks
         // of a job expiring together on their last attempts both fail (neither is cancelled
-        // by the other), as in the store, which expires a job's leases in one statement.
+        // by the other).
         var expired: [Int64] = []
         var exhausted: [Int64] = []
         for id in tasks.keys.sorted() {
@@ -164,16 +195,17 @@ public struct FarmModel: Sendable {
         return expired
     }
 
-    /// `agent`'s connection closed: its tasks expire after the reconnect grace.
+    /// `agent`'s last connection closed at `now`: its tasks expire after the reconnect grace
+    /// unless it heartbeats them first (after reconnecting).
     public mutating func disconnected(agent: Int64, now: Millis) {
         for id in tasks.keys where tasks[id]!.lifecycle.holder == agent { tasks[id]!.lifecycle.holderDisconnected(agent: agent, now: now) }
     }
 
-    /// `agent` connected again: it gets back the leases it still holds.
-    public mutating func reattach(agent: Int64, now: Millis) -> [LeaseToken] {
+    /// `agent` connected again and heartbeats every lease it holds: it keeps those still live.
+    public mutating func reattach(agent: Int64, now: Millis) -> [Lease] {
         tasks.keys.sorted().compactMap { id in
             tasks[id]!.lifecycle.reattach(agent: agent, now: now, leaseMillis: leaseMillis, graceMillis: graceMillis)
-                .map { LeaseToken(task: id, epoch: $0, agent: agent) }
+                .map { Lease(task: id, epoch: $0, agent: agent) }
         }
     }
 

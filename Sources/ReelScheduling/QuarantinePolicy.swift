@@ -1,5 +1,5 @@
 /// When an agent stops getting work: `failures` FAILs within `windowSeconds` quarantine it for
-/// `durationSeconds`, then it is let back. Pure: `JobStore` reads the failure times and applies
+/// `durationSeconds`, then it is let back. Pure: the store reads the failure times and applies
 /// the answer. Only explicit `FAIL`s count (an expired lease is a lost connection or a crash,
 /// which the lease already handles; it says little about the agent's ability to render).
 public struct QuarantinePolicy: Hashable, Sendable {
@@ -29,32 +29,5 @@ public struct QuarantinePolicy: Hashable, Sendable {
         let since = countsFailuresAfter(nowMillis: nowMillis, previousQuarantineEndMillis: previousQuarantineEndMillis)
         let recent = failureMillis.filter { $0 > since && $0 <= nowMillis }.count
         return recent >= failures ? nowMillis + Int64(durationSeconds * 1000) : nil
-    }
-}
-
-/// The text a job fails with when one of its tasks used its last attempt: which task, and
-/// every agent that failed it with its (latest) error, so the operator sees at once whether
-/// one agent is broken or the task itself fails everywhere.
-public enum TaskFailureMessage {
-    /// `chunk 3 failed on agent-a: boom; agent-b: bang` (agents in order of first failure,
-    /// each with its latest error and a count when it failed more than once).
-    public static func text(kind: JobTaskKind, ordinal: Int, failures: [(agent: String, message: String)]) -> String {
-        let label = switch kind {
-        case .videoChunk: "chunk \(ordinal)"
-        case .audio: "audio"
-        case .finalise: "finalise"
-        }
-        var order: [String] = []
-        var latest: [String: (message: String, count: Int)] = [:]
-        for failure in failures {
-            if latest[failure.agent] == nil { order.append(failure.agent) }
-            latest[failure.agent] = (failure.message, (latest[failure.agent]?.count ?? 0) + 1)
-        }
-        guard !order.isEmpty else { return "\(label) failed" }
-        let parts = order.map { agent -> String in
-            let entry = latest[agent]!
-            return entry.count > 1 ? "\(agent) (\(entry.count)×): \(entry.message)" : "\(agent): \(entry.message)"
-        }
-        return "\(label) failed on " + parts.joined(separator: "; ")
     }
 }

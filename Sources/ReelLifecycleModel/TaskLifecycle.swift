@@ -1,21 +1,10 @@
-/// Milliseconds since the Unix epoch, on the coordinator's clock. Every lease decision takes
-/// `now` as an argument (an injected clock), so the rules are tested without waiting.
-public typealias Millis = Int64
+import ReelScheduling
 
-/// Who holds a task: the agent, and the fencing epoch of its claim. Every holder operation
-/// (heartbeat, progress, result, fail, release) names both; only the current pair is obeyed.
-public struct LeaseToken: Hashable, Sendable, CustomStringConvertible {
-    public var task: Int64
-    public var epoch: Int64
-    public var agent: Int64
-    public init(task: Int64, epoch: Int64, agent: Int64) { self.task = task; self.epoch = epoch; self.agent = agent }
-    public var description: String { "task \(task) epoch \(epoch) agent \(agent)" }
-}
-
-/// The lease rules of one task as a pure value: the row the store keeps, and one `mutating`
-/// function per event returning what happened, so that claim, heartbeat, progress, complete,
-/// fail, release, expire, a holder's disconnect and reconnect, cancel and retry are decided in
-/// one place and tested with no database.
+/// The lease rules of one task as a pure value, stated independently of the store (which
+/// decides them in SQL, docs/task-lifecycle.md) so that the store can be held to them: the
+/// fields the store keeps in a task row, and one `mutating` function per event returning what
+/// happened — claim, heartbeat, progress, complete, fail, release, expire, a holder's
+/// disconnect and reconnect, cancel, retry, a lost result.
 ///
 /// Invariants (checked by `isConsistent`):
 /// - `leased` ⇔ `holder != nil` ⇔ `expiresAt != nil`; a lease is held by exactly one agent
@@ -24,12 +13,7 @@ public struct LeaseToken: Hashable, Sendable, CustomStringConvertible {
 ///   none left (or its job failed);
 /// - `done` carries its result; nothing but `retry` leaves `done`, `failed` or `cancelled`.
 public struct TaskLifecycle: Hashable, Sendable {
-    public enum State: String, Hashable, Sendable, CaseIterable {
-        case queued, leased, done, failed, cancelled
-        public var isFinished: Bool { self == .done || self == .failed || self == .cancelled }
-    }
-
-    public private(set) var state: State = .queued
+    public private(set) var state: TaskState = .queued
     public private(set) var attempts = 0
     public let maxAttempts: Int
     public private(set) var epoch: Int64 = 0

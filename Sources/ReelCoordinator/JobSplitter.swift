@@ -4,34 +4,36 @@ import ReelCore
 import ReelMedia
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
-/// Turns a job whose assets are all stored into tasks: probes and validates the composition
-/// against the stored files, cuts it into video chunks, adds the audio task (if the plan has
-/// audio) and the finalise task, and stores the plan with asset URLs rewritten to
-/// `reel-asset:<sha256>` (the form agents get in the job's `JobPlanDocument`, stored once
-/// per job by content: `PlanDocuments`).
+/// Splits a job whose assets are all stored into tasks: probes and validates the composition
+/// against the stored files (`CompositionLoader.plan` makes its `RenderPlan`), cuts the frames
+/// into video chunks (`ChunkPlanner`), adds the audio task (if the render plan has audio) and
+/// the finalise task, keys each render task by content (reusing stored results), and stores
+/// the render plan with asset URLs rewritten to `reel-asset:<sha256>` (the form agents get in
+/// the job's `RenderPlanDocument`, stored once per job by content: `RenderPlanDocuments`).
 ///
-/// Planning is idempotent (`JobStore.setPlan` creates tasks only once), so it can run on every
-/// trigger — a `SUBMIT` with nothing missing, the `PUT` completing the last asset, and the
-/// periodic loop that resumes jobs after a restart.
-struct JobPlanner: Sendable {
+/// Splitting is idempotent (`JobStore.createTasks` creates tasks only once), so it can run on
+/// every trigger — a `SUBMIT` with nothing missing, the `PUT` completing the last asset, and the
+/// reaper's pass that resumes jobs after a restart.
+struct JobSplitter: Sendable {
     let pool: StorePool
     let storage: CoordinatorStorage
     let configuration: CoordinatorConfiguration
     let logger: Logger
     /// Woken when a job's tasks are created.
     let dispatcher: Dispatcher
-    /// Rung when a job cannot be planned (it fails).
+    /// Rung when a job cannot be split (it fails).
     let jobWatchers: JobWatchers
 
-    /// Plans every queued job that has no tasks yet.
-    func planPendingJobs() async {
+    /// Splits every queued job that has no tasks yet.
+    func splitPendingJobs() async {
         do {
-            for job in try await pool.run({ try $0.unplannedJobs() }) {
-                await plan(job: job)
+            for job in try await pool.run({ try $0.jobs.jobsWithoutTasks() }) {
+                await split(job: job)
             }
         } catch {
-            logger.error("listing unplanned jobs failed", metadata: ["error": "\(error)"])
+            logger.error("listing jobs without tasks failed", metadata: ["error": "\(error)"])
         }
     }
 
@@ -50,20 +52,20 @@ struct JobPlanner: Sendable {
         guard !damaged.isEmpty else { return false }
         for (_, hash, _) in damaged {
             storage.removeAsset(hash)
-            try await pool.run { try $0.forgetAsset(sha256: hash) }
+            try await pool.run { try $0.assets.forget(sha256: hash) }
         }
         let list = damaged.map { "\($0.0) (sha256 \($0.1.prefix(12))…: \($0.2))" }.joined(separator: ", ")
         let reason = "stored asset \(list) is missing or damaged in the coordinator's storage; submit the job again to re-upload it"
         logger.warning("job waits for assets again", metadata: ["job": "\(job)", "reason": "\(reason)"])
         // Not moved only when the job left `queued` meanwhile (cancelled): not planned either way.
-        _ = try await pool.run { try $0.returnJobToWaiting(job, reason: reason) }
+        _ = try await pool.run { try $0.lifecycle.returnToWaiting(job: job, reason: reason) }
         return true
     }
 
-    /// Plans one job; a composition that does not validate against its stored assets fails the job.
-    func plan(job: Int64) async {
+    /// Splits one job; a composition that does not validate against its stored assets fails the job.
+    func split(job: Int64) async {
         do {
-            guard let documents = try await pool.run({ try $0.jobDocuments(job) }) else { return }
+            guard let documents = try await pool.run({ try $0.jobs.documents(job) }) else { return }
             let stored = try CoordinatorJSON.decode(StoredJobSettings.self, from: documents.settings)
             var composition = try Composition.parse(documents.composition)
             for (id, _) in composition.assets {
@@ -80,7 +82,7 @@ struct JobPlanner: Sendable {
             if composition.export.fileType == nil, let fileType = stored.settings.fileType { plan.export.fileType = fileType }
             let finaliser = configuration.finaliserAgentName
             let liveAgents = try await pool.run { store in
-                try store.agents().filter { $0.state == .online && $0.name != finaliser }.count
+                try store.agents.list().filter { $0.state == .online && $0.name != finaliser }.count
             }
             let chunks = ChunkPlanner.plan(for: plan, targetChunkSeconds: stored.settings.chunkSeconds ?? configuration.defaultChunkSeconds,
                                            minimumChunks: max(1, liveAgents))
@@ -93,9 +95,9 @@ struct JobPlanner: Sendable {
             }
             let threads = stored.settings.encoderThreads ?? 4
             // The plan is stored once, by content; tasks name their frames only.
-            let document = JobPlanDocument(plan: agentPlan, assets: manifest, encoderThreads: threads)
+            let document = RenderPlanDocument(plan: agentPlan, assets: manifest, encoderThreads: threads)
             let storage = storage
-            let reference = try await offload { try PlanDocuments.store(document, storage: storage) }
+            let reference = try await offload { try RenderPlanDocuments.store(document, storage: storage) }
             let documentPath = storage.assetPath(reference.sha256)
             // Chunks whose content key has a stored result (any job) are created done with it.
             let keys = try await offload { [plan, chunks, manifest] in
@@ -104,7 +106,7 @@ struct JobPlanner: Sendable {
             var reusable: [String: TaskResult] = [:]
             if stored.settings.noCache != true {
                 let wanted = (keys.video + [keys.audio]).compactMap { $0 }
-                let found = try await pool.run { try $0.results(forContentKeys: wanted) }
+                let found = try await pool.run { try $0.assets.results(forContentKeys: wanted) }
                 let reuse = ChunkReuse(storage: storage)
                 reusable = try await offload { reuse.present(found) }
             }
@@ -121,8 +123,8 @@ struct JobPlanner: Sendable {
             let planJSON = try CoordinatorJSON.encode(agentPlan)
             let videoEncoder = plan.export.video.videoCodec?.encoderName
             let created = try await pool.run { [tasks] store in
-                try store.assetStored(sha256: reference.sha256, size: reference.size, storedKey: documentPath)
-                return try store.setPlan(job: job, plan: planJSON, document: reference,
+                try store.assets.stored(sha256: reference.sha256, size: reference.size, storedKey: documentPath)
+                return try store.jobs.createTasks(job: job, renderPlan: planJSON, document: reference,
                                          videoEncoder: videoEncoder, tasks: tasks)
             }
             if created {
@@ -133,14 +135,14 @@ struct JobPlanner: Sendable {
             }
         } catch let error as CompositionError {
             logger.warning("job cannot be planned", metadata: ["job": "\(job)", "error": "\(error.summary)"])
-            _ = try? await pool.run { try $0.failJob(job, message: "invalid composition: \(error.summary)") }
+            _ = try? await pool.run { try $0.lifecycle.failJob(job, message: "invalid composition: \(error.summary)") }
             jobWatchers.jobMayHaveEnded(job)
         } catch let error as PGError {
-            // The database hiccuped: leave the job unplanned; the planner loop tries again.
+            // The database hiccuped: leave the job without tasks; the reaper's next pass tries again.
             logger.error("planning failed; will retry", metadata: ["job": "\(job)", "error": "\(error)"])
         } catch {
             logger.error("planning failed", metadata: ["job": "\(job)", "error": "\(error)"])
-            _ = try? await pool.run { try $0.failJob(job, message: "planning failed: \(error)") }
+            _ = try? await pool.run { try $0.lifecycle.failJob(job, message: "planning failed: \(error)") }
             jobWatchers.jobMayHaveEnded(job)
         }
     }
