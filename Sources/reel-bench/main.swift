@@ -4,7 +4,8 @@
 // Prints one `RESULT <case> <frames> <seconds> <fps>` line per case (for ops/bench-compositor.sh)
 // after a human-readable line; `--case mix --composition FILE` mixes the composition's audio
 // and prints `RESULT mix <samples> <seconds> <samples/s>` (ops/bench-mixer.sh; `mix-legacy`:
-// the mixer as it was before issue 24, for comparison). A benchmark,
+// the mixer as it was before issue 24, for comparison); `--case plan --composition FILE`
+// plans, chunks and keys the composition (ops/bench-plan.sh). A benchmark,
 // not a test: numbers depend on the machine.
 import ReelCore
 import ReelKernels
@@ -30,7 +31,7 @@ struct Options {
             case "--runs": runs = it.next().flatMap(Int.init) ?? runs
             case "-h", "--help":
                 print("usage: reel-bench [--frames N] [--case blend|affine|scale|rotate90|overlay]…\n"
-                      + "       reel-bench --case mix|mix-legacy --composition FILE [--runs N]")
+                      + "       reel-bench --case mix|mix-legacy|plan --composition FILE [--runs N]")
                 exit(0)
             default:
                 print("reel-bench: unknown argument \(arg)"); exit(1)
@@ -124,6 +125,38 @@ func benchmarkMix(_ name: String, _ makeMixer: (RenderPlan) -> (sampleCount: Int
     } catch {
         print("reel-bench: \(error)"); exit(1)
     }
+}
+
+/// Plans a composition as the coordinator does when it accepts a job — parse, validate and
+/// plan it (`CompositionLoader`, which probes its assets), cut it into chunks (`ChunkPlanner`)
+/// and key every chunk (`ContentKey.videoChunks`, which evaluates every frame) — and prints
+/// the median CPU time of the runs (ops/bench-plan.sh).
+func benchmarkPlan() {
+    guard let path = options.composition else { print("reel-bench: --case plan needs --composition FILE"); exit(1) }
+    do {
+        var times: [Double] = []
+        var summary = ""
+        for _ in 0..<max(1, options.runs) {
+            let start = threadCPUSeconds()
+            let plan = try CompositionLoader.load(path: path)
+            let chunks = ChunkPlanner.plan(for: plan)
+            let content = Dictionary(uniqueKeysWithValues: plan.assets.keys.map { ($0, String(repeating: "0", count: 64)) })
+            let keys = ContentKey.videoChunks(plan, chunks: chunks, encoderThreads: 1, assetContent: content)
+            times.append(threadCPUSeconds() - start)
+            summary = "\(plan.frameCount) frames, \(plan.videoTracks.map(\.segments.count).reduce(0, +)) segments, "
+                + "\(chunks.count) chunks, \(keys.compactMap { $0 }.count) keys"
+        }
+        let seconds = times.sorted()[times.count / 2]
+        print("plan: \(summary); median of \(times.count) runs: \(format3(seconds)) s (runs: \(times.map(format3).joined(separator: " ")))")
+        print("RESULT plan \(options.runs) \(format3(seconds))")
+    } catch {
+        print("reel-bench: \(error)"); exit(1)
+    }
+}
+
+if options.cases.contains("plan") {
+    benchmarkPlan()
+    exit(0)
 }
 
 if options.cases.contains("mix") || options.cases.contains("mix-legacy") {

@@ -19,30 +19,30 @@ struct CanonicalEncoder {
         value.reserveCapacity(256)
     }
 
-    mutating func write(_ name: String, _ value: String) {
+    mutating func write(_ name: StaticString, _ value: String) {
         self.value.removeAll(keepingCapacity: true)
         self.value.append(contentsOf: value.utf8)
         endField(name)
     }
 
-    mutating func write(_ name: String, _ value: Int) {
+    mutating func write(_ name: StaticString, _ value: Int) {
         self.value.removeAll(keepingCapacity: true)
         Self.decimal(Int64(value), to: &self.value)
         endField(name)
     }
 
-    mutating func write(_ name: String, _ value: Int?) {
+    mutating func write(_ name: StaticString, _ value: Int?) {
         guard let value else { return write(name, "none") }
         write(name, value)
     }
 
-    mutating func write(_ name: String, _ value: Double) {
+    mutating func write(_ name: StaticString, _ value: Double) {
         self.value.removeAll(keepingCapacity: true)
         Self.hex(value.bitPattern, to: &self.value)
         endField(name)
     }
 
-    mutating func write(_ name: String, _ value: Rational) {
+    mutating func write(_ name: StaticString, _ value: Rational) {
         self.value.removeAll(keepingCapacity: true)
         Self.decimal(value.num, to: &self.value)
         self.value.append(UInt8(ascii: "/"))
@@ -50,7 +50,7 @@ struct CanonicalEncoder {
         endField(name)
     }
 
-    mutating func write(_ name: String, _ value: PixelSize) {
+    mutating func write(_ name: StaticString, _ value: PixelSize) {
         self.value.removeAll(keepingCapacity: true)
         Self.decimal(Int64(value.width), to: &self.value)
         self.value.append(UInt8(ascii: "x"))
@@ -58,7 +58,7 @@ struct CanonicalEncoder {
         endField(name)
     }
 
-    mutating func write(_ name: String, _ value: RGBAColor) {
+    mutating func write(_ name: StaticString, _ value: RGBAColor) {
         self.value.removeAll(keepingCapacity: true)
         for (i, c) in [value.r, value.g, value.b, value.a].enumerated() {
             if i > 0 { self.value.append(UInt8(ascii: ",")) }
@@ -67,7 +67,7 @@ struct CanonicalEncoder {
         endField(name)
     }
 
-    mutating func write(_ name: String, _ value: AffineTransform) {
+    mutating func write(_ name: StaticString, _ value: AffineTransform) {
         self.value.removeAll(keepingCapacity: true)
         hexList(value.a, value.b, value.c, value.d)
         self.value.append(UInt8(ascii: ","))
@@ -75,7 +75,7 @@ struct CanonicalEncoder {
         endField(name)
     }
 
-    mutating func write(_ name: String, _ value: Rect?) {
+    mutating func write(_ name: StaticString, _ value: Rect?) {
         guard let r = value else { return write(name, "none") }
         self.value.removeAll(keepingCapacity: true)
         hexList(r.x, r.y, r.width, r.height)
@@ -83,8 +83,8 @@ struct CanonicalEncoder {
     }
 
     /// Appends `name=<count>:<value>\n` for the value in `self.value`.
-    private mutating func endField(_ name: String) {
-        bytes.append(contentsOf: name.utf8)
+    private mutating func endField(_ name: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         bytes.append(UInt8(ascii: "="))
         Self.decimal(Int64(value.count), to: &bytes)
         bytes.append(UInt8(ascii: ":"))
@@ -110,23 +110,31 @@ struct CanonicalEncoder {
     /// `String(v)`: optional minus, then decimal digits.
     static func decimal(_ v: Int64, to out: inout [UInt8]) {
         if v < 0 { out.append(UInt8(ascii: "-")) }
-        digits(v.magnitude, base: 10, to: &out)
+        var m = v.magnitude
+        if m < 10 { out.append(UInt8(truncatingIfNeeded: m) &+ 48); return }
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: ≥ 20 decimal digits
+        withUnsafeMutableBytes(of: &scratch) { buffer in
+            var i = buffer.count
+            repeat {
+                i -= 1
+                let q = m / 10  // a constant divisor: a multiply, not a division
+                buffer[i] = UInt8(truncatingIfNeeded: m &- q &* 10) &+ 48
+                m = q
+            } while m != 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[i...]))
+        }
     }
 
     /// `String(v, radix: 16)`: lower-case hexadecimal without leading zeros.
-    static func hex(_ v: UInt64, to out: inout [UInt8]) { digits(v, base: 16, to: &out) }
-
-    private static func digits(_ v: UInt64, base: UInt64, to out: inout [UInt8]) {
-        let alphabet: StaticString = "0123456789abcdef"
-        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: ≥ 20 decimal / 16 hex digits
+    static func hex(_ v: UInt64, to out: inout [UInt8]) {
+        let count = v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4
+        var scratch: (UInt64, UInt64) = (0, 0)  // 16 bytes: 16 hexadecimal digits
         withUnsafeMutableBytes(of: &scratch) { buffer in
-            var v = v, i = buffer.count
-            repeat {
-                i -= 1
-                buffer[i] = alphabet.utf8Start[Int(v % base)]
-                v /= base
-            } while v != 0
-            out.append(contentsOf: buffer[i...])
+            for k in 0..<count {
+                let nibble = UInt8(truncatingIfNeeded: v >> UInt64(4 * (count - 1 - k))) & 0xF
+                buffer[k] = nibble < 10 ? nibble &+ 48 : nibble &+ 87
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
     }
 }
