@@ -128,6 +128,31 @@ import ReelThreadTesting
                            dir.appendingPathComponent("keyed.png").path])
     }
 
+    /// The effect path draws a layer as the direct path does: a rotated, scaled, cropped clip
+    /// and a PNG with alpha, each with a filter that changes nothing (so only the layer buffer,
+    /// its coverage and its blending are compared), against the same layers without it.
+    @Test func theEffectPathDrawsLayersLikeTheDirectPath() throws {
+        let dir = try TestMedia.tempDirectory()
+        let clip = try FilterReference.clip("testsrc2", in: dir, name: "clip.mp4")
+        let back = try FilterReference.clip("smptebars", in: dir, name: "back.mp4")
+        let logo = dir.appendingPathComponent("logo.png").path
+        try TestMedia.run(["-f", "lavfi", "-i", "color=c=red@0.6:s=90x70,format=rgba,drawbox=x=20:y=10:w=40:h=40:color=blue@0.9:t=fill",
+                           "-frames:v", "1", logo])
+        let rotated = #""transform": {"a": 0.6, "b": 0.25, "c": -0.25, "d": 0.6, "tx": 90, "ty": 20}, "cropRectangle": {"x": 10, "y": 12, "width": 280, "height": 200}, "opacity": 0.8"#
+        let placed = #""transform": {"a": 1.3, "b": 0, "c": 0, "d": 1.3, "tx": 181, "ty": 101}"#
+        func json(_ extra: String) -> String {
+            FilterReference.composition(clips: [logo, clip, back], layers: [
+                #"{"track": 1, \#(placed)\#(extra)}"#, #"{"track": 2, \#(rotated)\#(extra)}"#, #"{"track": 3}"#,
+            ]).replacingOccurrences(of: #"{"asset": "c0", "at": 0}"#, with: #"{"asset": "c0", "at": 0, "duration": "3/25"}"#)
+        }
+        let direct = try FilterReference.render(json(""), in: dir, name: "direct")
+        let effect = try FilterReference.render(json(#", "filters": [{"type": "hue", "degrees": 0}]"#), in: dir, name: "effect")
+        let psnr = try FilterReference.psnr(effect, direct)
+        for plane in ["y", "u", "v"] {
+            #expect(try #require(psnr[plane]) >= 45, "plane \(plane): \(psnr)")
+        }
+    }
+
     /// Raw yuv420p 320×240 frames as [Y, U, V] byte arrays.
     static func frames(_ path: String) throws -> [[[UInt8]]] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

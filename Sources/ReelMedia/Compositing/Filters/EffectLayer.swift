@@ -18,6 +18,8 @@ final class EffectLayer {
     let buffer: YUVImage
     private let weights: YUVImage
     private var opaqueMasks: [PixelSize: YUVImage] = [:]
+    /// The mask of the last source with alpha, rewritten for each frame of that size.
+    private var alphaMask: YUVImage?
 
     init(width: Int, height: Int) {
         self.width = width; self.height = height
@@ -51,7 +53,13 @@ final class EffectLayer {
             opaqueMasks[size] = mask
             return mask
         }
-        let mask = YUVImage(width: source.width, height: source.height)
+        let mask: YUVImage
+        if let reused = alphaMask, reused.width == source.width, reused.height == source.height {
+            mask = reused
+        } else {
+            mask = YUVImage(width: source.width, height: source.height)
+            alphaMask = mask
+        }
         for y in 0..<source.height { mask.y.row(y).update(from: alpha.row(y), count: source.width) }
         for cy in 0..<mask.u.height {
             let r0 = alpha.row(2 * cy), r1 = 2 * cy + 1 < alpha.height ? alpha.row(2 * cy + 1) : r0
