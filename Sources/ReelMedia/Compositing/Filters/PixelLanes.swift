@@ -36,8 +36,7 @@ enum PixelLanes {
 
     /// Stores the first `count` lanes, clamped to 0…255 and rounded to nearest (ties to even).
     @inline(__always) static func store(_ v: Lanes8, _ p: UnsafeMutablePointer<UInt8>, count: Int = 8) {
-        let bits = unsafeBitCast(clamp(v, 0, 255) + 12_582_912, to: SIMD8<UInt32>.self)
-        let bytes = SIMD8<UInt8>(truncatingIfNeeded: bits)
+        let bytes = bytes8(v)
         if count == 8 {
             UnsafeMutableRawPointer(p).storeBytes(of: bytes, as: SIMD8<UInt8>.self)
         } else {
@@ -46,13 +45,24 @@ enum PixelLanes {
     }
 
     @inline(__always) static func store4(_ v: Lanes4, _ p: UnsafeMutablePointer<UInt8>, count: Int = 4) {
-        let bits = unsafeBitCast(clamp4(v, 0, 255) + 12_582_912, to: SIMD4<UInt32>.self)
-        let bytes = SIMD4<UInt8>(truncatingIfNeeded: bits)
+        let b = unsafeBitCast(clamp4(v, 0, 255) + 12_582_912, to: SIMD4<UInt32>.self)
+        let bytes = SIMD4<UInt8>(UInt8(truncatingIfNeeded: b[0]), UInt8(truncatingIfNeeded: b[1]),
+                                 UInt8(truncatingIfNeeded: b[2]), UInt8(truncatingIfNeeded: b[3]))
         if count == 4 {
             UnsafeMutableRawPointer(p).storeBytes(of: bytes, as: SIMD4<UInt8>.self)
         } else {
             for i in 0..<count { p[i] = bytes[i] }
         }
+    }
+
+    /// Lanes clamped to 0…255 and rounded, as bytes. Built lane by lane: the generic
+    /// `SIMD8<UInt8>(truncatingIfNeeded:)` is not inlined in large kernels and costs a call
+    /// and a loop per use, while this compiles to a few pack instructions.
+    @inline(__always) static func bytes8(_ v: Lanes8) -> SIMD8<UInt8> {
+        let b = unsafeBitCast(clamp(v, 0, 255) + 12_582_912, to: SIMD8<UInt32>.self)
+        return SIMD8<UInt8>(UInt8(truncatingIfNeeded: b[0]), UInt8(truncatingIfNeeded: b[1]), UInt8(truncatingIfNeeded: b[2]),
+                            UInt8(truncatingIfNeeded: b[3]), UInt8(truncatingIfNeeded: b[4]), UInt8(truncatingIfNeeded: b[5]),
+                            UInt8(truncatingIfNeeded: b[6]), UInt8(truncatingIfNeeded: b[7]))
     }
 
     @inline(__always) static func clamp(_ v: Lanes8, _ lo: Float, _ hi: Float) -> Lanes8 {
@@ -68,6 +78,10 @@ enum PixelLanes {
         r.replace(with: Lanes4(repeating: hi), where: r .> hi)
         return r
     }
+
+    /// Lane-wise max and min (the standard library's `pointwiseMax` is not inlined).
+    @inline(__always) static func max4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 { a.replacing(with: b, where: b .> a) }
+    @inline(__always) static func min4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 { a.replacing(with: b, where: b .< a) }
 
     /// Each chroma lane twice: the value of the block under each of its two pixels in a row.
     @inline(__always) static func widen(_ c: Lanes4) -> Lanes8 {
