@@ -104,14 +104,16 @@ public struct FrameCursor {
                     sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
                     transform: placed.concatenating(toOutput),
                     opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps, hint: &opacityRampHints[l]),
-                    crop: layer.crop))
+                    crop: layer.crop,
+                    filters: layer.filters.map { $0.evaluated(at: time) },
+                    blendMode: layer.blendMode))
             }
         }
         let overlayDraws = overlaySchedule.visible(at: time).compactMap {
             plan.overlayDraw($0, state: overlayAnimations[$0].state(of: plan.overlays[$0], at: time))
         }
         return FrameDescription(index: k, time: time, background: instruction?.backgroundColor ?? .black,
-                                layers: layers, overlays: overlayDraws)
+                                layers: layers, overlays: overlayDraws, filters: plan.filters.map { $0.evaluated(at: time) })
     }
 }
 

@@ -82,9 +82,22 @@ struct CanonicalEncoder {
         endField(name)
     }
 
+    /// A double under a name known only at run time (a filter parameter's path).
+    mutating func write(named name: String, _ value: Double) {
+        self.value.removeAll(keepingCapacity: true)
+        Self.hex(value.bitPattern, to: &self.value)
+        bytes.append(contentsOf: name.utf8)
+        endValue()
+    }
+
     /// Appends `name=<count>:<value>\n` for the value in `self.value`.
     private mutating func endField(_ name: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        endValue()
+    }
+
+    /// Appends `=<count>:<value>\n` for the value in `self.value` (the name is written).
+    private mutating func endValue() {
         bytes.append(UInt8(ascii: "="))
         Self.decimal(Int64(value.count), to: &bytes)
         bytes.append(UInt8(ascii: ":"))
