@@ -26,7 +26,7 @@ struct CompositionParsingTests {
         #expect(layer.cropRectangle == Rect(x: 0, y: 0, width: 1280, height: 720))
         #expect(vc.overlays.count == 2)
         #expect(vc.overlays[0].content == .image(asset: "logo"))
-        #expect(vc.overlays[0].animations == [OverlayAnimation(change: .rotation(from: 0, to: -6.283185), duration: Rational(2), begin: .zero, repeats: true)])
+        #expect(vc.overlays[0].animations == [OverlayAnimation(change: .rotation(.fromTo(0, -6.283185, duration: Rational(2), repeatCount: .forever)))])
         #expect(vc.overlays[1].content == .text(OverlayText(text: "加点水印看看效果", font: "sans-serif", fontSize: 30, color: .white)))
         #expect(vc.overlays[1].timeRange == nil)
         #expect(c.export == ExportOptions(preset: .highest, fileType: .mp4, optimizeForNetworkUse: true))
@@ -49,7 +49,7 @@ struct CompositionParsingTests {
         #expect(vc.overlays.first?.content == .text(OverlayText(text: "hi", font: "sans-serif", fontSize: 32, color: .white)))
         #expect(vc.overlays.first?.opacity == 1)
         #expect(vc.overlays.first?.animations.first == OverlayAnimation(
-            change: .position(from: Point(x: 0, y: 0), to: Point(x: 5, y: 6)), duration: Rational(1, 3), begin: .zero, repeats: false))
+            change: .position(.fromTo(Point(x: 0, y: 0), Point(x: 5, y: 6), duration: Rational(1, 3)))))
     }
 
     @Test(arguments: [

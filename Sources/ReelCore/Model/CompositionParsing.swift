@@ -203,30 +203,22 @@ struct CompositionDecoding {
 
     func animation(_ value: JSONValue, at path: String) -> OverlayAnimation? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["property", "from", "to", "duration", "begin", "repeat"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["property"] + JSONFieldReader.animationKeys) else { return nil }
         let property = r.required(o, "property", at: path) { r.choice($0, at: $1, AnimatedProperty.self) }
-        let duration = r.required(o, "duration", at: path, r.time)
-        let begin = r.optional(o, "begin", at: path, r.time)
-        let repeats = r.optional(o, "repeat", at: path, r.bool)
-        let change: OverlayAnimation.Change?
         switch property {
         case .position:
-            let from = r.required(o, "from", at: path, r.point), to = r.required(o, "to", at: path, r.point)
-            change = from.flatMap { f in to.map { .position(from: f, to: $0) } }
-        case .some(let p):
-            let from = r.required(o, "from", at: path, r.double), to = r.required(o, "to", at: path, r.double)
-            guard let from, let to else { change = nil; break }
-            switch p {
-            case .rotation: change = .rotation(from: from, to: to)
-            case .opacity: change = .opacity(from: from, to: to)
-            case .scale: change = .scale(from: from, to: to)
-            case .position: change = nil // handled above
-            }
+            return r.keyframeAnimation(o, at: path, r.point).map { OverlayAnimation(change: .position($0)) }
+        case .rotation:
+            return r.keyframeAnimation(o, at: path, r.double).map { OverlayAnimation(change: .rotation($0)) }
+        case .opacity:
+            return r.keyframeAnimation(o, at: path, r.double).map { OverlayAnimation(change: .opacity($0)) }
+        case .scale:
+            return r.keyframeAnimation(o, at: path, r.double).map { OverlayAnimation(change: .scale($0)) }
         case nil:
-            change = nil
+            // Still read the rest, so its problems are reported in the same run.
+            _ = r.keyframeAnimation(o, at: path) { _, _ -> Double? in 0 }
+            return nil
         }
-        guard let change, let duration else { return nil }
-        return OverlayAnimation(change: change, duration: duration, begin: begin ?? .zero, repeats: repeats ?? false)
     }
 
     // MARK: - Export

@@ -37,8 +37,7 @@ extension Composition {
                 let path = "videoComposition.overlays[\(o)]"
                 if let r = overlay.timeRange { range(r, "\(path).timeRange") }
                 for (a, animation) in overlay.animations.enumerated() {
-                    times.append(("\(path).animations[\(a)].begin", animation.begin))
-                    times.append(("\(path).animations[\(a)].duration", animation.duration))
+                    times += animation.writtenTimes(at: "\(path).animations[\(a)]")
                 }
             }
         }

@@ -155,11 +155,11 @@ extension ValidationRun {
         if let range = overlay.timeRange, !checkRange(range, at: "\(path).timeRange") { ok = false }
         for (a, animation) in overlay.animations.enumerated() {
             let animationPath = "\(path).animations[\(a)]"
-            if animation.duration <= .zero { report("\(animationPath).duration", "must be > 0"); ok = false }
-            if animation.begin < .zero { report("\(animationPath).begin", "must be ≥ 0"); ok = false }
-            if case .opacity(let from, let to) = animation.change {
-                checkUnitInterval(from, at: "\(animationPath).from")
-                checkUnitInterval(to, at: "\(animationPath).to")
+            let timing = animation.problems(at: animationPath)
+            for problem in timing { report(problem.path, problem.message) }
+            if !timing.isEmpty { ok = false }
+            if case .opacity(let opacity) = animation.change {
+                for (i, value) in opacity.values.enumerated() { checkUnitInterval(value, at: opacity.valuePath(i, in: animationPath)) }
             }
         }
         guard ok else { return nil }
