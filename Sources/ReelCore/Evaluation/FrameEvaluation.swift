@@ -31,7 +31,7 @@ extension RenderPlan {
                 sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
                 transform: placed.concatenating(toOutput),
                 opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps),
-                crop: layer.crop))
+                crop: RampedValue.value(at: time, base: layer.crop, ramps: layer.cropRamps)))
         }
         let overlayDraws = overlays.indices.compactMap { overlayDraw($0, at: time) }
         return FrameDescription(index: k, time: time, background: instruction?.backgroundColor ?? .black,

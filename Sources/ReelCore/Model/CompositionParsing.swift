@@ -130,16 +130,18 @@ struct CompositionDecoding {
 
     func layerInstruction(_ value: JSONValue, at path: String) -> LayerInstruction? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["track", "transform", "transformRamps", "opacity", "opacityRamps", "cropRectangle"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["track", "transform", "transformRamps", "opacity", "opacityRamps", "cropRectangle", "cropRectangleRamps"]) else { return nil }
         let track = r.required(o, "track", at: path, r.int)
         let transform = r.optional(o, "transform", at: path, transformSetting)
         let transformRamps = r.optional(o, "transformRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.affineTransform) } }
         let opacity = r.optional(o, "opacity", at: path, r.double)
         let opacityRamps = r.optional(o, "opacityRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
         let crop = r.optional(o, "cropRectangle", at: path, r.rect)
+        let cropRamps = r.optional(o, "cropRectangleRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.rect) } }
         guard let track else { return nil }
         return LayerInstruction(track: track, transform: transform ?? .preferred, transformRamps: transformRamps ?? [],
-                                opacity: opacity ?? 1, opacityRamps: opacityRamps ?? [], cropRectangle: crop)
+                                opacity: opacity ?? 1, opacityRamps: opacityRamps ?? [], cropRectangle: crop,
+                                cropRectangleRamps: cropRamps ?? [])
     }
 
     /// `"preferred"`, `"fit"`, `"fill"` or a transform object.

@@ -55,10 +55,14 @@ public struct LayerInstruction: Hashable, Sendable, Codable {
     public var opacityRamps: [RampSpec<Double>]
     /// Part of the source (encoded pixel coordinates) to show; nil = all of it.
     public var cropRectangle: Rect?
+    /// `setCropRectangleRamp`: linear changes of the crop rectangle.
+    public var cropRectangleRamps: [RampSpec<Rect>]
 
     public init(track: Int, transform: TransformSetting = .preferred, transformRamps: [RampSpec<AffineTransform>] = [],
-                opacity: Double = 1, opacityRamps: [RampSpec<Double>] = [], cropRectangle: Rect? = nil) {
+                opacity: Double = 1, opacityRamps: [RampSpec<Double>] = [], cropRectangle: Rect? = nil,
+                cropRectangleRamps: [RampSpec<Rect>] = []) {
         self.track = track; self.transform = transform; self.transformRamps = transformRamps
         self.opacity = opacity; self.opacityRamps = opacityRamps; self.cropRectangle = cropRectangle
+        self.cropRectangleRamps = cropRectangleRamps
     }
 }

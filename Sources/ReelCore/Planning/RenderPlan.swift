@@ -124,11 +124,25 @@ public struct PlannedLayer: Codable, Sendable, Hashable {
     public var opacityRamps: [Ramp<Double>]
     /// Part of the source to show, in encoded source pixel coordinates.
     public var crop: Rect?
+    /// Sorted, non-overlapping; while a ramp is active or after one, it replaces `crop`.
+    public var cropRamps: [Ramp<Rect>]
 
     public init(trackID: Int, transform: LayerTransform, transformRamps: [Ramp<AffineTransform>] = [],
-                opacity: Double = 1, opacityRamps: [Ramp<Double>] = [], crop: Rect? = nil) {
+                opacity: Double = 1, opacityRamps: [Ramp<Double>] = [], crop: Rect? = nil, cropRamps: [Ramp<Rect>] = []) {
         self.trackID = trackID; self.transform = transform; self.transformRamps = transformRamps
-        self.opacity = opacity; self.opacityRamps = opacityRamps; self.crop = crop
+        self.opacity = opacity; self.opacityRamps = opacityRamps; self.crop = crop; self.cropRamps = cropRamps
+    }
+
+    /// Plans stored before crop ramps existed have no `cropRamps`: none.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        trackID = try c.decode(Int.self, forKey: .trackID)
+        transform = try c.decode(LayerTransform.self, forKey: .transform)
+        transformRamps = try c.decode([Ramp<AffineTransform>].self, forKey: .transformRamps)
+        opacity = try c.decode(Double.self, forKey: .opacity)
+        opacityRamps = try c.decode([Ramp<Double>].self, forKey: .opacityRamps)
+        crop = try c.decodeIfPresent(Rect.self, forKey: .crop)
+        cropRamps = try c.decodeIfPresent([Ramp<Rect>].self, forKey: .cropRamps) ?? []
     }
 }
 

@@ -31,6 +31,7 @@ extension Composition {
                 for (l, layer) in instruction.layerInstructions.enumerated() {
                     ramps(layer.opacityRamps, "\(path).layerInstructions[\(l)].opacityRamps")
                     ramps(layer.transformRamps, "\(path).layerInstructions[\(l)].transformRamps")
+                    ramps(layer.cropRectangleRamps, "\(path).layerInstructions[\(l)].cropRectangleRamps")
                 }
             }
             for (o, overlay) in vc.overlays.enumerated() {

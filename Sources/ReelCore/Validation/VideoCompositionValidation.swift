@@ -84,6 +84,11 @@ extension ValidationRun {
                     if crop.width <= 0 { report("\(layerPath).cropRectangle.width", "must be > 0") }
                     if crop.height <= 0 { report("\(layerPath).cropRectangle.height", "must be > 0") }
                 }
+                // A ramp may end (or start) on an empty rectangle: that is how a wipe ends.
+                let cropRamps = checkRamps(layer.cropRectangleRamps, at: "\(layerPath).cropRectangleRamps", name: "cropRectangleRamps") { rect, p in
+                    if rect.width < 0 { self.report("\(p).width", "must be ≥ 0") }
+                    if rect.height < 0 { self.report("\(p).height", "must be ≥ 0") }
+                }
                 let transform: LayerTransform
                 switch layer.transform {
                 case .preferred: transform = .preferred
@@ -92,7 +97,8 @@ extension ValidationRun {
                 case .matrix(let m): transform = .explicit(m)
                 }
                 layers.append(PlannedLayer(trackID: layer.track, transform: transform, transformRamps: transformRamps,
-                                           opacity: layer.opacity, opacityRamps: opacityRamps, crop: layer.cropRectangle))
+                                           opacity: layer.opacity, opacityRamps: opacityRamps, crop: layer.cropRectangle,
+                                           cropRamps: cropRamps))
             }
             if rangeOK {
                 planned.append((i, PlannedInstruction(timeRange: instruction.timeRange, backgroundColor: instruction.backgroundColor, layers: layers)))
