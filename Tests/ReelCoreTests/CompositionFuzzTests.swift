@@ -284,8 +284,11 @@ enum FuzzInput {
         for _ in 0..<(1 + rng.next() % 4) {
             let d = length(&rng)
             let atText = "\"\(at)\""
-            switch rng.next() % 4 {
+            switch rng.next() % 5 {
             case 0: segments.append("{\"asset\": \"s\", \"at\": \(atText), \"duration\": \(d)}")
+            case 4:
+                // A speed change: some source range played in `d`.
+                segments.append("{\"asset\": \"a\", \"at\": \(atText), \"sourceRange\": {\"start\": \(pick(&rng, ["0", "\"1/7\""])), \"duration\": \(length(&rng))}, \"duration\": \(d)}")
             case 1: segments.append("{\"empty\": {\"start\": \(atText), \"duration\": \(d)}}")
             default: segments.append("{\"asset\": \"a\", \"at\": \(atText), \"sourceRange\": {\"start\": \(pick(&rng, ["0", "1", "\"1/7\""])), \"duration\": \(d)}}")
             }

@@ -88,9 +88,6 @@ struct CompositionDecoding {
         let sourceRange = r.optional(o, "sourceRange", at: path, r.timeRange)
         let duration = r.optional(o, "duration", at: path, r.time)
         guard let asset, let at else { return nil }
-        if sourceRange != nil && duration != nil {
-            r.report(path, "give either sourceRange (timed media) or duration (stills), not both")
-        }
         return .media(MediaSegment(asset: asset, at: at, sourceRange: sourceRange, duration: duration))
     }
 

@@ -55,23 +55,46 @@ public struct PlannedAsset: Codable, Sendable, Hashable {
 }
 
 /// A piece of one source on the timeline: `[at, at + duration)` of the composition shows
-/// source `[sourceStart, sourceStart + duration)` (for stills `sourceStart` is 0 and every
-/// instant shows the image).
+/// source `[sourceStart, sourceStart + sourceDuration)`, scaled to fit when the two durations
+/// differ (`scaleTimeRange`: a speed change). For stills `sourceStart` is 0 and every instant
+/// shows the image.
 public struct PlannedSegment: Codable, Sendable, Hashable {
     public var asset: String
     public var sourceStart: Rational
     public var at: Rational
-    /// > 0.
+    /// Composition time the segment lasts; > 0.
     public var duration: Rational
+    /// Source time it plays in that time; > 0. Equal to `duration` at normal speed.
+    public var sourceDuration: Rational
 
-    public init(asset: String, sourceStart: Rational, at: Rational, duration: Rational) {
+    public init(asset: String, sourceStart: Rational, at: Rational, duration: Rational, sourceDuration: Rational? = nil) {
         self.asset = asset; self.sourceStart = sourceStart; self.at = at; self.duration = duration
+        self.sourceDuration = sourceDuration ?? duration
+    }
+
+    /// Plans stored before speed changes have no `sourceDuration`: normal speed.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        asset = try c.decode(String.self, forKey: .asset)
+        sourceStart = try c.decode(Rational.self, forKey: .sourceStart)
+        at = try c.decode(Rational.self, forKey: .at)
+        duration = try c.decode(Rational.self, forKey: .duration)
+        sourceDuration = try c.decodeIfPresent(Rational.self, forKey: .sourceDuration) ?? duration
     }
 
     public var end: Rational { at + duration }
     public var timeRange: TimeRange { TimeRange(start: at, duration: duration) }
-    /// Source time shown at composition `time` (exact; not clamped).
-    public func sourceTime(at time: Rational) -> Rational { sourceStart + (time - at) }
+    /// Source seconds per composition second: 2 plays twice as fast, 1/2 in slow motion.
+    public var speed: Rational { sourceDuration / duration }
+    /// Whether the segment plays at another speed than the source's own.
+    public var isTimeScaled: Bool { sourceDuration != duration }
+
+    /// Source time shown at composition `time`: `sourceStart + (time − at)·sourceDuration/duration`,
+    /// exact (not clamped). The one place where composition time becomes source time.
+    public func sourceTime(at time: Rational) -> Rational {
+        let elapsed = time - at
+        return sourceStart + (isTimeScaled ? elapsed * sourceDuration / duration : elapsed)
+    }
 }
 
 /// A video track: its media segments sorted by `at`, non-overlapping (empty segments dropped).
