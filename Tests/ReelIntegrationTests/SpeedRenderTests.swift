@@ -54,4 +54,74 @@ import ReelThreadTesting
         #expect(Array(shown[40..<50]) == Array(25..<35))
         #expect(try Media.decodeErrors(out).isEmpty)
     }
+
+    /// The sound of a 2× segment: `"spectral"` keeps a 440 Hz tone at 440 Hz, `"varispeed"`
+    /// raises it to 880 Hz; either way the segment lasts exactly its duration. Frequencies are
+    /// counted from zero crossings of the samples ffmpeg decodes from the output.
+    @Test(arguments: [("spectral", 440.0), ("varispeed", 880.0), (nil, 440.0)] as [(String?, Double)])
+    func doubleSpeedAudioKeepsOrRaisesThePitch(algorithm: String?, hertz: Double) throws {
+        let dir = try Media.tempDirectory()
+        let clip = try Fixtures.numberedClip(in: dir, seconds: 2)
+        let tone = dir.appendingPathComponent("tone.wav").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=5", "-ac", "2", "-c:a", "pcm_s16le", tone])
+        let mix = algorithm.map { #", "audioMix": [{"track": 2, "audioTimePitchAlgorithm": "\#($0)"}]"# } ?? ""
+        // 4 s of tone from 0.5 s played in 2 s, as the last 2 s of a 2.5 s composition.
+        let json = """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}, "t": {"url": "\(tone)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [
+                  {"asset": "n", "at": 0, "sourceRange": {"start": 0, "duration": 2}},
+                  {"asset": "n", "at": 2, "sourceRange": {"start": 0, "duration": 0.5}}]},
+                {"id": 2, "mediaType": "audio", "segments": [
+                  {"asset": "t", "at": 0.5, "sourceRange": {"start": 0.5, "duration": 4}, "duration": 2}]}]\(mix),
+             "videoComposition": {"frameDuration": "1/25"}}
+            """
+        let (out, plan) = try Fixtures.render(json, in: dir, workers: 2, chunkSeconds: Rational(1, 2))
+        #expect(plan.audioTracks[0].segments[0].speed == Rational(2))
+
+        // The mixer gives exactly the segment's samples, the same whatever the block size.
+        let whole = try Self.mixed(plan, block: 120_000)
+        #expect(whole[0].count == 120_000)
+        #expect(try Self.mixed(plan, block: 1_000) == whole)
+        #expect(Media.rms(whole[0][0..<24_000]) == 0)                          // silent before 0.5 s
+        #expect(Media.rms(whole[0][24_100..<119_900]) > 0.06)                  // the tone (amplitude 1/8) through 2.5 s
+        #expect(abs(Self.frequency(whole[0][24_000 + 4_800 ..< 120_000 - 4_800]) - hertz) <= hertz * 0.02)
+
+        // As decoded from the file: 2.5 s of sound (± one AAC frame) at the pitch.
+        let samples = try Media.audioSamples(out, channels: 1)
+        let seconds = Double(samples.count) / 48000
+        #expect(abs(seconds - 2.5) <= 0.0214, "audio lasts \(seconds) s")
+        let measured = Self.frequency(samples[Int(0.7 * 48000) ..< Int(2.3 * 48000)])
+        #expect(abs(measured - hertz) <= hertz * 0.02, "\(algorithm ?? "default"): \(measured) Hz, expected \(hertz) Hz")
+        #expect(Media.rms(samples[0 ..< Int(0.45 * 48000)]) < 1e-3)
+    }
+
+    /// Channel planes of the whole mix, mixed in blocks of `block` samples.
+    static func mixed(_ plan: RenderPlan, block: Int) throws -> [[Float]] {
+        let mixer = AudioMixer(plan: plan)
+        let buffers = (0..<mixer.channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: block) }
+        defer { buffers.forEach { $0.deallocate() } }
+        var out = Array(repeating: [Float](), count: mixer.channels)
+        var start: Int64 = 0
+        while start < mixer.sampleCount {
+            let n = Int(min(Int64(block), mixer.sampleCount - start))
+            try mixer.mix(start: start, count: n, into: buffers)
+            for ch in 0..<mixer.channels { out[ch].append(contentsOf: UnsafeBufferPointer(start: buffers[ch], count: n)) }
+            start += Int64(n)
+        }
+        return out
+    }
+
+    /// A tone's frequency from its zero crossings, located to a fraction of a sample by linear
+    /// interpolation: (crossings between the first and the last) / 2 / the time between them.
+    static func frequency(_ samples: ArraySlice<Float>) -> Double {
+        var crossings: [Double] = []
+        var i = samples.startIndex
+        while i + 1 < samples.endIndex {
+            let a = Double(samples[i]), b = Double(samples[i + 1])
+            if (a < 0) != (b < 0) { crossings.append(Double(i) + a / (a - b)) }
+            i += 1
+        }
+        guard let first = crossings.first, let last = crossings.last, crossings.count > 2 else { return 0 }
+        return Double(crossings.count - 1) / 2 / ((last - first) / 48000)
+    }
 }

@@ -95,12 +95,22 @@ struct CompositionDecoding {
 
     func audioMixParameters(_ value: JSONValue, at path: String) -> AudioMixParameters? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps", "audioTimePitchAlgorithm"]) else { return nil }
         let track = r.required(o, "track", at: path, r.int)
         let volume = r.optional(o, "volume", at: path, r.double)
         let ramps = r.optional(o, "volumeRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
+        let algorithm = r.optional(o, "audioTimePitchAlgorithm", at: path) { value, p -> AudioTimePitchAlgorithm? in
+            guard let name = r.string(value, at: p) else { return nil }
+            guard let algorithm = AudioTimePitchAlgorithm(rawValue: name) else {
+                r.report(p, "unknown algorithm \"\(name)\"; expected one of: "
+                    + AudioTimePitchAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))
+                return nil
+            }
+            return algorithm
+        }
         guard let track else { return nil }
-        return AudioMixParameters(track: track, volume: volume ?? 1, volumeRamps: ramps ?? [])
+        return AudioMixParameters(track: track, volume: volume ?? 1, volumeRamps: ramps ?? [],
+                                  audioTimePitchAlgorithm: algorithm ?? .spectral)
     }
 
     // MARK: - Video composition

@@ -115,8 +115,22 @@ public struct PlannedAudioTrack: Codable, Sendable, Hashable {
     public var segments: [PlannedSegment]
     public var volume: Double
     public var volumeRamps: [Ramp<Double>]
-    public init(id: Int, segments: [PlannedSegment], volume: Double = 1, volumeRamps: [Ramp<Double>] = []) {
+    /// How its speed-changed segments are stretched.
+    public var timePitchAlgorithm: AudioTimePitchAlgorithm
+    public init(id: Int, segments: [PlannedSegment], volume: Double = 1, volumeRamps: [Ramp<Double>] = [],
+                timePitchAlgorithm: AudioTimePitchAlgorithm = .spectral) {
         self.id = id; self.segments = segments; self.volume = volume; self.volumeRamps = volumeRamps
+        self.timePitchAlgorithm = timePitchAlgorithm
+    }
+
+    /// Plans stored before speed changes have no algorithm: the default.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(Int.self, forKey: .id)
+        segments = try c.decode([PlannedSegment].self, forKey: .segments)
+        volume = try c.decode(Double.self, forKey: .volume)
+        volumeRamps = try c.decode([Ramp<Double>].self, forKey: .volumeRamps)
+        timePitchAlgorithm = try c.decodeIfPresent(AudioTimePitchAlgorithm.self, forKey: .timePitchAlgorithm) ?? .spectral
     }
 
     public func segment(at time: Rational) -> PlannedSegment? {

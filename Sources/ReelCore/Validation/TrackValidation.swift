@@ -143,7 +143,7 @@ extension ValidationRun {
     /// Applies `audioMix` to the audio tracks: every audio track plays at volume 1 unless
     /// parameters say otherwise.
     func checkAudioMix(tracks: CheckedTracks) -> [PlannedAudioTrack] {
-        var parameters: [Int: (volume: Double, ramps: [Ramp<Double>])] = [:]
+        var parameters: [Int: (volume: Double, ramps: [Ramp<Double>], algorithm: AudioTimePitchAlgorithm)] = [:]
         var firstIndex: [Int: Int] = [:]
         for (m, mix) in composition.audioMix.enumerated() {
             let path = "audioMix[\(m)]"
@@ -161,13 +161,14 @@ extension ValidationRun {
                     report("\(path).track", "track \(mix.track) already has parameters in audioMix[\(first)]")
                 } else {
                     firstIndex[mix.track] = m
-                    parameters[mix.track] = (mix.volume, ramps)
+                    parameters[mix.track] = (mix.volume, ramps, mix.audioTimePitchAlgorithm)
                 }
             }
         }
         return tracks.audio.map { track in
             let p = parameters[track.id]
-            return PlannedAudioTrack(id: track.id, segments: track.segments, volume: p?.volume ?? 1, volumeRamps: p?.ramps ?? [])
+            return PlannedAudioTrack(id: track.id, segments: track.segments, volume: p?.volume ?? 1, volumeRamps: p?.ramps ?? [],
+                                     timePitchAlgorithm: p?.algorithm ?? .spectral)
         }
     }
 }
