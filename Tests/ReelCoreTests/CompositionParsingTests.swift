@@ -130,6 +130,18 @@ struct CompositionParsingTests {
         #expect(Fixtures.problems(text) == ["tracks[0].segments[1].at: unknown key; expected one of: empty"])
     }
 
+    @Test func audioTimePitchAlgorithmIsOneOfTwoNames() throws {
+        func text(_ mix: String) -> String {
+            #"{"formatVersion": 1, "assets": {}, "tracks": [{"id": 2, "mediaType": "audio", "segments": []}], "audioMix": [\#(mix)]}"#
+        }
+        #expect(try Fixtures.parse(text(#"{"track": 2}"#)).audioMix[0].audioTimePitchAlgorithm == .spectral)
+        #expect(try Fixtures.parse(text(#"{"track": 2, "audioTimePitchAlgorithm": "varispeed"}"#)).audioMix[0].audioTimePitchAlgorithm == .varispeed)
+        #expect(Fixtures.problems(text(#"{"track": 2, "audioTimePitchAlgorithm": "timeDomain"}"#))
+                == [#"audioMix[0].audioTimePitchAlgorithm: unknown algorithm "timeDomain"; expected one of: spectral, varispeed"#])
+        #expect(Fixtures.problems(text(#"{"track": 2, "audioTimePitchAlgorithm": 1}"#))
+                == ["audioMix[0].audioTimePitchAlgorithm: must be a string, not a number"])
+    }
+
     @Test func overlayNeedsContent() {
         let text = #"{"formatVersion": 1, "assets": {}, "tracks": [], "videoComposition": {"overlays": [{"frame": {"x": 0, "y": 0, "width": 1, "height": 1}}]}}"#
         #expect(Fixtures.problems(text) == ["videoComposition.overlays[0]: needs image (a still asset id) or text"])
