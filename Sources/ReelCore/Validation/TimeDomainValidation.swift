@@ -23,8 +23,15 @@ extension Composition {
             }
         }
         for (m, mix) in audioMix.enumerated() { ramps(mix.volumeRamps, "audioMix[\(m)].volumeRamps") }
+        /// The begin and duration of every animated filter parameter.
+        func filters(_ list: [LayerFilter], _ path: String) {
+            for (f, filter) in list.enumerated() {
+                for (key, parameter) in filter.parameters { times += parameter.writtenTimes(at: "\(path)[\(f)].\(key)") }
+            }
+        }
         if let vc = videoComposition {
             if let fd = vc.frameDuration { times.append(("videoComposition.frameDuration", fd)) }
+            filters(vc.filters, "videoComposition.filters")
             for (i, instruction) in (vc.instructions ?? []).enumerated() {
                 let path = "videoComposition.instructions[\(i)]"
                 range(instruction.timeRange, "\(path).timeRange")
@@ -32,6 +39,7 @@ extension Composition {
                     ramps(layer.opacityRamps, "\(path).layerInstructions[\(l)].opacityRamps")
                     ramps(layer.transformRamps, "\(path).layerInstructions[\(l)].transformRamps")
                     ramps(layer.cropRectangleRamps, "\(path).layerInstructions[\(l)].cropRectangleRamps")
+                    filters(layer.filters, "\(path).layerInstructions[\(l)].filters")
                 }
             }
             for (o, overlay) in vc.overlays.enumerated() {
