@@ -43,7 +43,6 @@ public struct FrameCursor {
     /// Video track id → index into `plan.videoTracks` (the first track with the id).
     private let trackPositions: [Int: Int]
     private let overlaySchedule: OverlaySchedule
-    private let overlayAnimations: [OverlayAnimations]
     private var instructionHint: Int?
     /// Per video track (by position).
     private var segmentHints: [Int?]
@@ -58,7 +57,6 @@ public struct FrameCursor {
         for (i, track) in plan.videoTracks.enumerated() where positions[track.id] == nil { positions[track.id] = i }
         trackPositions = positions
         overlaySchedule = OverlaySchedule(plan.overlays)
-        overlayAnimations = plan.overlays.map { OverlayAnimations($0.animations) }
         segmentHints = Array(repeating: nil, count: plan.videoTracks.count)
     }
 
@@ -104,13 +102,13 @@ public struct FrameCursor {
                     sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
                     transform: placed.concatenating(toOutput),
                     opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps, hint: &opacityRampHints[l]),
-                    crop: layer.crop,
+                    crop: RampedValue.value(at: time, base: layer.crop, ramps: layer.cropRamps),
                     filters: layer.filters.map { $0.evaluated(at: time) },
                     blendMode: layer.blendMode))
             }
         }
         let overlayDraws = overlaySchedule.visible(at: time).compactMap {
-            plan.overlayDraw($0, state: overlayAnimations[$0].state(of: plan.overlays[$0], at: time))
+            plan.overlayDraw($0, at: time)
         }
         return FrameDescription(index: k, time: time, background: instruction?.backgroundColor ?? .black,
                                 layers: layers, overlays: overlayDraws, filters: plan.filters.map { $0.evaluated(at: time) })

@@ -15,17 +15,13 @@ extension RenderPlan {
     }
 
     /// Overlay `index` at `time`: nil when outside its time range or fully transparent.
-    public func overlayDraw(_ index: Int, at time: Rational) -> OverlayDraw? {
-        guard overlays[index].timeRange.contains(time) else { return nil }
-        return overlayDraw(index, state: OverlayAnimations(overlays[index].animations).state(of: overlays[index], at: time))
-    }
-
-    /// Overlay `index` drawn with its animated properties `state`: nil when fully transparent.
     ///
     /// The bitmap is mapped onto its frame's size, scaled and rotated about the frame centre,
     /// moved to the (animated) frame origin, then into output pixels.
-    func overlayDraw(_ index: Int, state: OverlayState) -> OverlayDraw? {
+    public func overlayDraw(_ index: Int, at time: Rational) -> OverlayDraw? {
         let overlay = overlays[index]
+        guard overlay.timeRange.contains(time) else { return nil }
+        let state = OverlayState(overlay, at: time)
         guard state.opacity > 0 else { return nil }
 
         let frame = overlay.frame
@@ -56,67 +52,19 @@ struct OverlayState {
     var scale = 1.0
     var opacity: Double
     var origin: Point
-}
 
-extension OverlayAnimation: TimeOrdered {
-    public var spanStart: Rational { begin }
-}
-
-/// One overlay's animations arranged for lookup by time.
-///
-/// Per property, the last animation in the array that has begun wins. An animation followed
-/// in the array by one of the same property that begins no later can never win (once it has
-/// begun, so has the later one), so per property only the others are kept, in array order —
-/// where their begins strictly increase — and the winner at `t` is the last one beginning at
-/// or before `t`: a binary search (`lastIndex(startingAtOrBefore:)`).
-struct OverlayAnimations {
-    /// Per property (`Self.property`): the animations that can win, begins increasing.
-    private var candidates: [[OverlayAnimation]] = [[], [], [], []]
-
-    init(_ animations: [OverlayAnimation]) {
-        var earliestLater: [Rational?] = [nil, nil, nil, nil]
-        for animation in animations.reversed() {
-            let p = Self.property(animation.change)
-            if let later = earliestLater[p], later <= animation.begin { continue }
-            candidates[p].append(animation)
-            earliestLater[p] = animation.begin
-        }
-        for p in candidates.indices { candidates[p].reverse() }
-    }
-
-    private static func property(_ change: OverlayAnimation.Change) -> Int {
-        switch change {
-        case .rotation: 0
-        case .opacity: 1
-        case .scale: 2
-        case .position: 3
-        }
-    }
-
-    func state(of overlay: PlannedOverlay, at time: Rational) -> OverlayState {
-        var state = OverlayState(opacity: overlay.opacity, origin: Point(x: overlay.frame.x, y: overlay.frame.y))
-        for list in candidates {
-            guard let i = list.lastIndex(startingAtOrBefore: time) else { continue }
-            let animation = list[i]
-            let f = Self.progress(animation, at: time)
-            func lerp(_ a: Double, _ b: Double) -> Double { a + (b - a) * f }
+    init(_ overlay: PlannedOverlay, at time: Rational) {
+        opacity = overlay.opacity
+        origin = Point(x: overlay.frame.x, y: overlay.frame.y)
+        // Later animations of a property override earlier ones once they have begun (an
+        // animation has no value before its begin).
+        for animation in overlay.animations {
             switch animation.change {
-            case .rotation(let from, let to): state.rotation = lerp(from, to)
-            case .opacity(let from, let to): state.opacity = lerp(from, to)
-            case .scale(let from, let to): state.scale = lerp(from, to)
-            case .position(let from, let to): state.origin = Point(x: lerp(from.x, to.x), y: lerp(from.y, to.y))
+            case .rotation(let a): if let v = a.value(at: time) { rotation = v }
+            case .opacity(let a): if let v = a.value(at: time) { opacity = v }
+            case .scale(let a): if let v = a.value(at: time) { scale = v }
+            case .position(let a): if let v = a.value(at: time) { origin = v }
             }
         }
-        return state
-    }
-
-    /// 0…1 through the current period, computed exactly; 1 after a non-repeating animation ends.
-    static func progress(_ animation: OverlayAnimation, at time: Rational) -> Double {
-        let elapsed = time - animation.begin
-        if animation.repeats {
-            let phase = elapsed - animation.duration * Int(elapsed.floorDiv(animation.duration))
-            return (phase / animation.duration).seconds
-        }
-        return elapsed >= animation.duration ? 1 : (elapsed / animation.duration).seconds
     }
 }

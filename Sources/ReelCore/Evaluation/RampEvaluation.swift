@@ -22,6 +22,13 @@ enum RampedValue {
     static func value(at time: Rational, base: AffineTransform, ramps: [Ramp<AffineTransform>], hint: inout Int?) -> AffineTransform {
         value(at: time, base: base, ramps: ramps, hint: &hint) { $0.interpolated(to: $1, $2) }
     }
+
+    /// A crop rectangle: nil (the whole picture) holds before the first ramp.
+    static func value(at time: Rational, base: Rect?, ramps: [Ramp<Rect>]) -> Rect? {
+        var hint: Int?
+        guard let index = ramps.lastIndex(startingAtOrBefore: time, hint: hint) else { return base }
+        return value(at: time, base: ramps[index].from, ramps: [ramps[index]], hint: &hint, interpolate: Rect.interpolate)
+    }
 }
 
 extension Ramp where V == Double {

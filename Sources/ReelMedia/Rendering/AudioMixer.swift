@@ -9,9 +9,10 @@ import ReelCore
 /// Sample `n` of the output is composition time `n / sampleRate`; a segment occupies output
 /// samples `[round(at·sr), round((at+duration)·sr))` and reads its source from
 /// `round(sourceStart·sr)`. Every sample depends only on its index — the gain curve
-/// (`SampleGainCurve`) and the limiter are functions of the sample alone — so any block
-/// `[start, start+count)` can be mixed on its own, in any order, with the same result.
-/// Used from one thread at a time.
+/// (`SampleGainCurve`) and the limiter are functions of the sample alone, and a segment that
+/// changes speed is stretched whole, from its source range, the first time a block needs it
+/// (`SegmentStretcher`) — so any block `[start, start+count)` can be mixed on its own, in any
+/// order, with the same result. Used from one thread at a time.
 public final class AudioMixer {
     public let plan: RenderPlan
     private let media: MediaSources
@@ -25,6 +26,8 @@ public final class AudioMixer {
     private var trackBuffer: [UnsafeMutablePointer<Float>] = []
     private var gainBuffer: UnsafeMutablePointer<Float>?
     private var capacity = 0
+    /// Speed-changed segments, stretched whole on first use (`SegmentStretcher`).
+    private var stretchedSegments: [SegmentKey: [[Float]]] = [:]
 
     private struct SegmentKey: Hashable { let track: Int; let segment: Int }
 
@@ -105,9 +108,18 @@ public final class AudioMixer {
             i += 1
             guard lo < hi else { continue }
             zero(from: Int(filled - start), to: Int(lo - start))
-            let source = try self.source(SegmentKey(track: t, segment: segment.index))
-            try source.read(start: segment.sourceSample(atOutput: lo), count: Int(hi - lo),
-                            into: trackBuffer.map { $0 + Int(lo - start) })
+            let key = SegmentKey(track: t, segment: segment.index)
+            let planned = plan.audioTracks[t].segments[segment.index]
+            if planned.isTimeScaled {
+                let samples = try stretched(key, planned, plan.audioTracks[t].timePitchAlgorithm)
+                let from = Int(lo - segment.start), n = Int(hi - lo)
+                for ch in 0..<channels {
+                    samples[ch].withUnsafeBufferPointer { (trackBuffer[ch] + Int(lo - start)).update(from: $0.baseAddress! + from, count: n) }
+                }
+            } else {
+                try self.source(key).read(start: segment.sourceSample(atOutput: lo), count: Int(hi - lo),
+                                          into: trackBuffer.map { $0 + Int(lo - start) })
+            }
             filled = hi
         }
         zero(from: Int(filled - start), to: count)
@@ -141,10 +153,23 @@ public final class AudioMixer {
         return s
     }
 
-    /// Closes the files of segments the mix has passed (a block before them reopens them).
+    /// A speed-changed segment's samples, stretched whole the first time a block needs them.
+    private func stretched(_ key: SegmentKey, _ segment: PlannedSegment, _ algorithm: AudioTimePitchAlgorithm) throws -> [[Float]] {
+        if let s = stretchedSegments[key] { return s }
+        let samples = try SegmentStretcher.render(source: try source(key), segment: segment, algorithm: algorithm, sampleRate: sampleRate)
+        sources[key] = nil   // everything it gives is in `samples`
+        stretchedSegments[key] = samples
+        return samples
+    }
+
+    /// Closes the files (and drops the stretched samples) of segments the mix has passed (a
+    /// block before them reopens them).
     private func closeSources(endingBefore sample: Int64) {
         for key in sources.keys where tracks[key.track].segments[key.segment].end <= sample {
             sources[key] = nil
+        }
+        for key in stretchedSegments.keys where tracks[key.track].segments[key.segment].end <= sample {
+            stretchedSegments[key] = nil
         }
     }
 
