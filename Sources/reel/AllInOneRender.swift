@@ -44,7 +44,7 @@ struct AllInOneRender {
     /// created under the data home removed, before `InterruptedError` is thrown.
     func run() async throws {
         // Every problem listed before anything starts.
-        _ = try CompositionLoader.load(path: composition)
+        _ = try CompositionLoader.load(path: composition, outputFileType: fileType)
         let farm = LocalFarm(home: Self.dataHome)
         farm.noteOutput(output)
         let work = Task { try await self.render(on: farm) }

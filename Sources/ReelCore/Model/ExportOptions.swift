@@ -1,16 +1,29 @@
 /// The presets of docs/composition.md (Export), named after `AVAssetExportSession`'s: `highest`, `medium` and
 /// `low` are H.264 (`AVAssetExportPresetHighestQuality`, `…MediumQuality`, `…LowQuality`),
 /// `hevcHighest` is `AVAssetExportPresetHEVCHighestQuality`, and `prores422` / `prores4444` are
-/// `AVAssetExportPresetAppleProRes422LPCM` / `…4444LPCM` (with AAC sound: Reel writes AAC only).
+/// `AVAssetExportPresetAppleProRes422LPCM` / `…4444LPCM` (with AAC sound: Reel writes PCM only in WAV).
 /// `quality` and `codec` (VideoCodec.swift) give each one's row of the preset table and codec.
 public enum ExportPreset: String, Hashable, Sendable, Codable, CaseIterable {
     case highest, medium, low
     case hevcHighest, prores422, prores4444
 }
 
-/// Output container.
+/// Output container. `m4a` and `wav` hold sound only: a render to them writes no picture.
 public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
-    case mp4, mov
+    case mp4, mov, m4a, wav
+
+    /// Whether the container holds sound only (AAC in M4A, PCM in WAV): no video is rendered.
+    public var isAudioOnly: Bool { self == .m4a || self == .wav }
+
+    /// The name people know it by, for messages.
+    public var displayName: String {
+        switch self {
+        case .mp4: "MP4"
+        case .mov: "QuickTime"
+        case .m4a: "M4A"
+        case .wav: "WAV"
+        }
+    }
 }
 
 /// The `export` object as written: a preset plus single-setting overrides.
@@ -20,7 +33,8 @@ public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
 public struct ExportOptions: Hashable, Sendable, Codable {
     public var preset: ExportPreset
     /// nil when the file does not say: the output name's extension decides (`OutputContainer`), else
-    /// the codec's default container (MP4; QuickTime for ProRes).
+    /// the codec's default container (MP4; QuickTime for ProRes), or M4A for a composition
+    /// without a picture (`RenderPlan.hasPicture`).
     public var fileType: FileType?
     public var optimizeForNetworkUse: Bool
     public var video: VideoExportOverrides
@@ -59,10 +73,10 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
 
 /// `export.audio`: each non-nil field replaces the preset's value.
 public struct AudioExportOverrides: Hashable, Sendable, Codable {
-    /// Only `"aac"` is supported.
+    /// An `AudioCodec` name (`"aac"`, `"pcm"`); absent: the container's (`AudioCodec.default(for:)`).
     public var codec: String?
     public var bitRate: Int?
-    /// One of AAC's sample rates (8000 … 96000).
+    /// One of the codec's sample rates (`AudioCodec.sampleRates`).
     public var sampleRate: Int?
     /// 1 or 2.
     public var channels: Int?

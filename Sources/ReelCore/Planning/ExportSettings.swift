@@ -34,7 +34,9 @@ public struct ExportSettings: Codable, Sendable, Hashable {
 
     /// Resolves `options` for a plan whose frame duration is `frameDuration` (> 0). An unknown
     /// `video.codec` (which validation refuses) is kept as written, with H.264's other settings.
-    public init(resolving options: ExportOptions, frameDuration: Rational) {
+    /// `hasPicture` false (a composition with no video track and no overlay) makes the default
+    /// container M4A instead of the video codec's.
+    public init(resolving options: ExportOptions, frameDuration: Rational, hasPicture: Bool = true) {
         let preset = options.preset, quality = preset.quality
         let o = options.video
         let gop = o.gopDuration ?? VideoExportSettings.defaultGOPDuration
@@ -62,13 +64,17 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             video.x264Preset = ""
             video.bitRate = nil
         }
+        let fileType = options.fileType ?? (hasPicture ? codec.defaultFileType : .m4a)
         let a = options.audio
+        let audioCodec = a.codec ?? AudioCodec.default(for: fileType).rawValue
+        let sampleRate = a.sampleRate ?? 48_000, channels = a.channels ?? 2
         let audio = AudioExportSettings(
-            codec: a.codec ?? "aac",
-            bitRate: a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][quality]!,
-            sampleRate: a.sampleRate ?? 48_000,
-            channels: a.channels ?? 2)
-        self.init(preset: preset, fileType: options.fileType ?? codec.defaultFileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
+            codec: audioCodec,
+            bitRate: audioCodec == AudioCodec.pcm.rawValue ? sampleRate * channels * 16
+                : a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][quality]!,
+            sampleRate: sampleRate,
+            channels: channels)
+        self.init(preset: preset, fileType: fileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
                   video: video, audio: audio)
     }
 }
@@ -108,14 +114,14 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     public var videoCodec: VideoCodec? { VideoCodec(rawValue: codec) }
 }
 
-/// AAC encoder settings.
+/// Audio encoder settings (AAC, or PCM for WAV).
 public struct AudioExportSettings: Codable, Sendable, Hashable {
     /// The sample rates AAC (MPEG-4 sampling frequency index) defines.
     public static let aacSampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
 
-    /// `"aac"`.
+    /// An `AudioCodec` name: `"aac"` or `"pcm"`.
     public var codec: String
-    /// Bits per second.
+    /// Bits per second (for PCM, what its 16-bit samples take: informational).
     public var bitRate: Int
     public var sampleRate: Int
     /// 1 or 2.
@@ -124,4 +130,7 @@ public struct AudioExportSettings: Codable, Sendable, Hashable {
     public init(codec: String, bitRate: Int, sampleRate: Int, channels: Int) {
         self.codec = codec; self.bitRate = bitRate; self.sampleRate = sampleRate; self.channels = channels
     }
+
+    /// The codec, if Reel knows it (validated compositions always give one it knows).
+    public var audioCodec: AudioCodec? { AudioCodec(rawValue: codec) }
 }

@@ -18,13 +18,30 @@ extension ValidationRun {
         if let gop = v.gopDuration, gop <= .zero { report("export.video.gopDuration", "must be > 0") }
         if let rate = v.bitRate, rate <= 0 { report("export.video.bitRate", "must be > 0") }
         if let codec = export.videoCodec { checkCodecPairing(codec, export) }
-        if let codec = a.codec, codec != "aac" { report("export.audio.codec", "must be \"aac\" (the only audio codec), not \"\(codec)\"") }
+        if let codec = a.codec, AudioCodec(rawValue: codec) == nil {
+            report("export.audio.codec", "must be one of \(AudioCodec.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \"\(codec)\"")
+        }
         if let rate = a.bitRate, rate <= 0 { report("export.audio.bitRate", "must be > 0") }
-        if let rate = a.sampleRate, !AudioExportSettings.aacSampleRates.contains(rate) {
-            report("export.audio.sampleRate", "must be one of AAC's sample rates: \(AudioExportSettings.aacSampleRates.map(String.init).joined(separator: ", "))")
+        let audioCodec = export.audioCodec ?? .aac
+        if let rate = a.sampleRate, !audioCodec.sampleRates.contains(rate) {
+            report("export.audio.sampleRate", "must be one of \(audioCodec.displayName)'s sample rates: \(audioCodec.sampleRates.map(String.init).joined(separator: ", "))")
         }
         if let channels = a.channels, channels != 1 && channels != 2 { report("export.audio.channels", "must be 1 or 2") }
+        if let codec = export.audioCodec { checkAudioCodecPairing(codec, export) }
         return export
+    }
+
+    /// An audio setting the codec has no use for, and a container the codec cannot go in.
+    func checkAudioCodecPairing(_ codec: AudioCodec, _ export: ExportOptions) {
+        let origin = export.audio.codec.map { "export.audio.codec \"\($0)\"" } ?? "the container's default"
+        if !codec.hasBitRate, export.audio.bitRate != nil {
+            report("export.audio.bitRate", "\(origin) is \(codec.displayName), uncompressed 16-bit samples with no bit rate: remove bitRate")
+        }
+        if let fileType = export.fileType, !codec.fileTypes.contains(fileType) {
+            report("export.audio.codec", "is \"\(codec.rawValue)\", but export.fileType \"\(fileType.rawValue)\" cannot hold \(codec.displayName) "
+                   + "(Reel writes it only in \(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))): remove codec to get "
+                   + "\(AudioCodec.default(for: fileType).displayName), or change fileType")
+        }
     }
 }
 
@@ -48,7 +65,7 @@ extension ValidationRun {
                        + "remove \(key), or choose \"proresProfile\" (\(ProResProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
         }
-        if let fileType = export.fileType, !codec.fileTypes.contains(fileType) {
+        if let fileType = export.fileType, !fileType.isAudioOnly, !codec.fileTypes.contains(fileType) {
             report("export.fileType", "is \"\(fileType.rawValue)\", but \(origin) encodes \(codec.displayName), which Reel writes only in "
                    + "\(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")): set \"fileType\": \"\(codec.defaultFileType.rawValue)\" "
                    + "(and name the output .\(codec.defaultFileType.rawValue)), or choose another codec")

@@ -1,7 +1,7 @@
 import CFFmpeg
 import ReelCore
 
-/// Writes an MP4 or MOV file with libavformat from already-encoded packets.
+/// Writes an MP4, MOV, M4A or WAV file with libavformat from already-encoded packets.
 ///
 /// Streams are created from `CodecParameters`, so the same writer serves live encoders
 /// (`init(path:fileType:faststart:video:audio:)` with encoders) and stream copy (parameters
@@ -30,8 +30,12 @@ public final class MovieWriter: @unchecked Sendable {
                 video: CodecParameters?, audio: CodecParameters?) throws {
         self.path = path
         let what = "creating \(path)"
-        guard fileType == "mp4" || fileType == "mov" else {
-            throw MediaError(code: .invalidArgument, message: "file type must be mp4 or mov, got \(fileType)", context: what)
+        guard let container = FileType(rawValue: fileType) else {
+            throw MediaError(code: .invalidArgument, message: "file type must be one of \(FileType.allCases.map(\.rawValue).joined(separator: ", ")), "
+                             + "got \(fileType)", context: what)
+        }
+        if container.isAudioOnly, video != nil {
+            throw MediaError(code: .invalidArgument, message: "\(container.displayName) holds sound only, not video", context: what)
         }
         guard video != nil || audio != nil else {
             throw MediaError(code: .invalidArgument, message: "no stream to write", context: what)
@@ -40,7 +44,7 @@ public final class MovieWriter: @unchecked Sendable {
             throw MediaError(code: .invalidArgument, message: "ProRes can only be written to QuickTime (mov), not MP4", context: what)
         }
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, fileType, path), what)
+        try check(avformat_alloc_output_context2(&ctx, nil, container.muxerName, path), what)
         // From here on self is fully initialised: a throw runs deinit, which frees the context.
         context = ctx!
         if let video { videoStream = (try addStream(video), video.timeBase) }
@@ -48,7 +52,14 @@ public final class MovieWriter: @unchecked Sendable {
         try check(avio_open(&context.pointee.pb, path, reel_io_flag_write()), "opening \(path) for writing")
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        switch container {
+        case .mp4, .mov, .m4a:
+            if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        case .wav:
+            // A WAV header counts bytes in 32 bits: past 4 GiB (about 6 h of 48 kHz stereo) the
+            // file becomes RF64, as EBU Tech 3306 has it.
+            av_dict_set(&options, "rf64", "auto", 0)
+        }
         try check(avformat_write_header(context, &options), "writing the header of \(path)")
     }
 
@@ -116,5 +127,18 @@ public final class MovieWriter: @unchecked Sendable {
         finished = true
         try check(av_write_trailer(context), "finishing \(path)")
         try check(avio_closep(&context.pointee.pb), "closing \(path)")
+    }
+}
+
+extension FileType {
+    /// The libavformat muxer that writes the container (`ipod` is the MP4 muxer with the M4A
+    /// brand, as Apple's audio files have).
+    var muxerName: String {
+        switch self {
+        case .mp4: "mp4"
+        case .mov: "mov"
+        case .m4a: "ipod"
+        case .wav: "wav"
+        }
     }
 }

@@ -17,3 +17,14 @@ extension RenderPlan {
     /// hold (ProRes). Chunk files are internal; only the finaliser reads them.
     public var chunkFileType: FileType { export.video.videoCodec?.defaultFileType ?? .mp4 }
 }
+
+extension RenderPlan {
+    /// The container of this plan's audio task result: MP4 for AAC, WAV for PCM. Internal like
+    /// the chunks; the finaliser copies its packets into the output.
+    public var audioTaskFileType: FileType {
+        switch export.audio.audioCodec ?? .aac {
+        case .aac: .mp4
+        case .pcm: .wav
+        }
+    }
+}

@@ -50,15 +50,16 @@ struct SubmitCommand: AsyncParsableCommand {
             // Before reading or parsing it: one SUBMIT carries at most 64 MiB.
             var info = stat()
             if stat(composition, &info) == 0 { try SubmissionSize.checkComposition(composition, bytes: Int64(info.st_size)) }
-            // The same validation the coordinator will run, but here every problem is listed at once.
-            _ = try CompositionLoader.load(path: composition)
             let data = try Data(contentsOf: URL(fileURLWithPath: composition))
             guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
-            let parsed = try Composition.parse(Array(data))
             // With -o, the container follows its extension when the composition names none.
+            let export = (try? Composition.parse(Array(data)))?.export ?? ExportOptions()
             let fileType = try output.map {
-                try OutputContainer.fileType(forOutput: $0, export: parsed.export).mapError { UserError($0.message) }.get()
+                try OutputContainer.fileType(forOutput: $0, export: export).mapError { UserError($0.message) }.get()
             }
+            // The same validation the coordinator will run, but here every problem is listed at once.
+            _ = try CompositionLoader.load(path: composition, outputFileType: fileType)
+            let parsed = try Composition.parse(Array(data))
             let directory = URL(fileURLWithPath: composition).deletingLastPathComponent().path
             let manifest = try AssetManifest(composition: parsed, directory: directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
