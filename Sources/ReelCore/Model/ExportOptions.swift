@@ -9,8 +9,9 @@ public enum ExportPreset: String, Hashable, Sendable, Codable, CaseIterable {
 }
 
 /// Output container. `m4a` and `wav` hold sound only: a render to them writes no picture.
+/// `webm` holds VP9 or AV1 with Opus.
 public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
-    case mp4, mov, m4a, wav
+    case mp4, mov, m4a, wav, webm
 
     /// Whether the container holds sound only (AAC in M4A, PCM in WAV): no video is rendered.
     public var isAudioOnly: Bool { self == .m4a || self == .wav }
@@ -22,6 +23,7 @@ public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
         case .mov: "QuickTime"
         case .m4a: "M4A"
         case .wav: "WAV"
+        case .webm: "WebM"
         }
     }
 }
@@ -49,7 +51,7 @@ public struct ExportOptions: Hashable, Sendable, Codable {
 
 /// `export.video`: each non-nil field replaces the preset's value.
 public struct VideoExportOverrides: Hashable, Sendable, Codable {
-    /// `"h264"`, `"hevc"` or `"prores"` (`VideoCodec`); absent: the preset's codec.
+    /// `"h264"`, `"hevc"`, `"prores"` or `"vp9"` (`VideoCodec`); absent: the preset's codec (VP9 in WebM).
     public var codec: String?
     /// x264 or x265 constant rate factor 0…51 (not for ProRes).
     public var crf: Int?
@@ -59,21 +61,23 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
     public var x265Preset: String?
     /// A `ProResProfile` name (`proxy`, `lt`, `422`, `hq`, `4444`); codec `prores` only.
     public var proresProfile: String?
+    /// libvpx's speed, 0 (slowest, best) … 8 (`VideoCodec.vp9SpeedRange`); codec `vp9` only.
+    public var vp9Speed: Int?
     /// Seconds per GOP (> 0); chunks are whole GOPs.
     public var gopDuration: Rational?
     /// Bits per second; when set the encoder targets this rate instead of CRF quality (not for ProRes).
     public var bitRate: Int?
 
     public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil,
-                x265Preset: String? = nil, proresProfile: String? = nil) {
+                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil) {
         self.codec = codec; self.crf = crf; self.x264Preset = x264Preset; self.gopDuration = gopDuration; self.bitRate = bitRate
-        self.x265Preset = x265Preset; self.proresProfile = proresProfile
+        self.x265Preset = x265Preset; self.proresProfile = proresProfile; self.vp9Speed = vp9Speed
     }
 }
 
 /// `export.audio`: each non-nil field replaces the preset's value.
 public struct AudioExportOverrides: Hashable, Sendable, Codable {
-    /// An `AudioCodec` name (`"aac"`, `"pcm"`); absent: the container's (`AudioCodec.default(for:)`).
+    /// An `AudioCodec` name (`"aac"`, `"opus"`, `"pcm"`); absent: the container's (`AudioCodec.default(for:)`).
     public var codec: String?
     public var bitRate: Int?
     /// One of the codec's sample rates (`AudioCodec.sampleRates`).

@@ -31,6 +31,12 @@ public struct ExportSettings: Codable, Sendable, Hashable {
     public static let x264CRF: [ExportPreset: Int] = [.highest: 18, .medium: 23, .low: 28]
     /// x265's CRF for each quality step of the preset table.
     public static let x265CRF: [ExportPreset: Int] = [.highest: 22, .medium: 28, .low: 32]
+    /// libvpx-vp9's CRF (0…63) for each quality step: 31 is Google's advice for HD at good
+    /// quality (`medium`); each step is about the same change in quality as x264's.
+    public static let vp9CRF: [ExportPreset: Int] = [.highest: 24, .medium: 31, .low: 37]
+    /// libvpx-vp9's default speed (`vp9Speed`): its "good" mode at `cpu-used` 4, a usual choice
+    /// for files (0 is far slower; 6…8 switch to the much faster "realtime" mode).
+    public static let defaultVP9Speed = 4
 
     /// Resolves `options` for a plan whose frame duration is `frameDuration` (> 0). An unknown
     /// `video.codec` (which validation refuses) is kept as written, with H.264's other settings.
@@ -43,7 +49,7 @@ public struct ExportSettings: Codable, Sendable, Hashable {
         let gopFrames = gop > .zero ? max(1, Int((gop / frameDuration).rounded)) : 1
         let codec = options.videoCodec ?? .h264
         var video = VideoExportSettings(
-            codec: o.codec ?? preset.codec.rawValue,
+            codec: o.codec ?? codec.rawValue,
             profile: quality == .highest ? "high" : "main",
             crf: o.crf ?? Self.x264CRF[quality]!,
             x264Preset: o.x264Preset ?? "medium",
@@ -63,6 +69,11 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             video.crf = 0
             video.x264Preset = ""
             video.bitRate = nil
+        case .vp9:
+            video.profile = "0"
+            video.crf = o.crf ?? Self.vp9CRF[quality]!
+            video.x264Preset = ""
+            video.vp9Speed = o.vp9Speed ?? Self.defaultVP9Speed
         }
         let fileType = options.fileType ?? (hasPicture ? codec.defaultFileType : .m4a)
         let a = options.audio
@@ -85,12 +96,12 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// x264's preset names, fastest first (x265's are the same).
     public static let x264Presets = VideoCodec.speedPresets
 
-    /// `"h264"`, `"hevc"` or `"prores"` (`VideoCodec`).
+    /// `"h264"`, `"hevc"`, `"prores"` or `"vp9"` (`VideoCodec`).
     public var codec: String
     /// The codec's profile: H.264 `"high"` or `"main"`; HEVC `"main"`; ProRes a `ProResProfile`
-    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`).
+    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`); VP9 `"0"` (8-bit 4:2:0).
     public var profile: String
-    /// x264's or x265's constant rate factor; 0 (unused) for ProRes.
+    /// x264's, x265's or libvpx's constant rate factor; 0 (unused) for ProRes.
     public var crf: Int
     /// x264's preset for H.264; empty for the other codecs.
     public var x264Preset: String
@@ -101,13 +112,16 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// `max(1, round(gopDuration / frameDuration))`: frames per closed GOP; chunk boundaries are multiples of it.
     /// ProRes is intra-only (every frame a keyframe); its chunks still follow this grid.
     public var gopFrames: Int
-    /// When set, a target bit rate (bits/s) instead of constant quality (H.264 and HEVC).
+    /// When set, a target bit rate (bits/s) instead of constant quality (H.264, HEVC, VP9).
     public var bitRate: Int?
+    /// libvpx's speed (0…8) for VP9; nil for the other codecs (and in plans made before VP9).
+    public var vp9Speed: Int?
 
     public init(codec: String, profile: String, crf: Int, x264Preset: String, gopDuration: Rational, gopFrames: Int, bitRate: Int?,
-                x265Preset: String? = nil) {
+                x265Preset: String? = nil, vp9Speed: Int? = nil) {
         self.codec = codec; self.profile = profile; self.crf = crf; self.x264Preset = x264Preset
         self.gopDuration = gopDuration; self.gopFrames = gopFrames; self.bitRate = bitRate; self.x265Preset = x265Preset
+        self.vp9Speed = vp9Speed
     }
 
     /// The codec, if Reel knows it (validated compositions always give one it knows).
@@ -119,7 +133,7 @@ public struct AudioExportSettings: Codable, Sendable, Hashable {
     /// The sample rates AAC (MPEG-4 sampling frequency index) defines.
     public static let aacSampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
 
-    /// An `AudioCodec` name: `"aac"` or `"pcm"`.
+    /// An `AudioCodec` name: `"aac"`, `"opus"` or `"pcm"`.
     public var codec: String
     /// Bits per second (for PCM, what its 16-bit samples take: informational).
     public var bitRate: Int

@@ -1,11 +1,11 @@
 /// Which container an output file gets: `export.fileType` when the composition says, else the
 /// output name's extension (`.mp4`, `.m4v` → MP4; `.mov` → QuickTime; `.m4a` → M4A and `.wav`
-/// → WAV, both sound only), as AVAssetExportSession users expect from `outputURL`. An unknown extension, or one that contradicts
+/// → WAV, both sound only; `.webm` → WebM), as AVAssetExportSession users expect from `outputURL`. An unknown extension, or one that contradicts
 /// `export.fileType`, is an error naming both, never a silent MP4 under another name.
 public enum OutputContainer {
     /// The extensions Reel writes, and the container each means.
     public static let extensions: [(suffix: String, fileType: FileType)] = [
-        ("mp4", .mp4), ("m4v", .mp4), ("mov", .mov), ("m4a", .m4a), ("wav", .wav),
+        ("mp4", .mp4), ("m4v", .mp4), ("mov", .mov), ("m4a", .m4a), ("wav", .wav), ("webm", .webm),
     ]
 
     /// The container for `outputPath`, given the composition's `export.fileType` (nil = not written).
@@ -42,7 +42,10 @@ public enum OutputContainer {
                 + "\"\(written)\" (\(audio.displayName) goes only in \(allowed)): name the output \(allowed), or remove the codec to get "
                 + "\(AudioCodec.default(for: fileType).displayName)"))
         }
-        guard !fileType.isAudioOnly, let codec = export.videoCodec, !codec.fileTypes.contains(fileType) else { return resolved }
+        // The codec as the container makes it (WebM turns an H.264 preset into VP9).
+        var contained = export
+        contained.fileType = fileType
+        guard !fileType.isAudioOnly, let codec = contained.videoCodec, !codec.fileTypes.contains(fileType) else { return resolved }
         let allowed = codec.fileTypes.map { ".\($0.rawValue)" }.joined(separator: " or ")
         let container = fileType.displayName
         if export.fileType != nil {

@@ -6,7 +6,14 @@ extension ValidationRun {
         if let codec = v.codec, VideoCodec(rawValue: codec) == nil {
             report("export.video.codec", "must be one of \(VideoCodec.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \"\(codec)\"")
         }
-        if let crf = v.crf, !(0...51).contains(crf) { report("export.video.crf", "must be between 0 and 51") }
+        let crfRange = export.videoCodec?.crfRange ?? 0...51
+        if let crf = v.crf, !crfRange.contains(crf) {
+            report("export.video.crf", "must be between \(crfRange.lowerBound) and \(crfRange.upperBound)"
+                   + (export.videoCodec == .vp9 ? " (libvpx's scale)" : ""))
+        }
+        if let speed = v.vp9Speed, !VideoCodec.vp9SpeedRange.contains(speed) {
+            report("export.video.vp9Speed", "must be between \(VideoCodec.vp9SpeedRange.lowerBound) and \(VideoCodec.vp9SpeedRange.upperBound)")
+        }
         for (key, value) in [("x264Preset", v.x264Preset), ("x265Preset", v.x265Preset)] {
             if let value, !VideoCodec.speedPresets.contains(value) {
                 report("export.video.\(key)", "must be one of \(VideoCodec.speedPresets.joined(separator: ", ")), not \"\(value)\"")
@@ -50,7 +57,9 @@ extension ValidationRun {
     /// cannot go in: each reported at the key to change, naming where the codec came from.
     func checkCodecPairing(_ codec: VideoCodec, _ export: ExportOptions) {
         let v = export.video, origin = export.videoCodecOrigin
-        let speedKeys: [(key: String, value: String?, codec: VideoCodec)] = [("x264Preset", v.x264Preset, .h264), ("x265Preset", v.x265Preset, .hevc)]
+        let speedKeys: [(key: String, value: String?, codec: VideoCodec)] = [
+            ("x264Preset", v.x264Preset, .h264), ("x265Preset", v.x265Preset, .hevc), ("vp9Speed", v.vp9Speed.map(String.init), .vp9),
+        ]
         for (key, value, owner) in speedKeys where value != nil && owner != codec {
             let fix = codec.presetKey.map { "use \($0) instead" } ?? "\(codec.displayName) has no speed preset: remove it"
             report("export.video.\(key)", "applies only to codec \"\(owner.rawValue)\", but \(origin) encodes \(codec.displayName): \(fix)")

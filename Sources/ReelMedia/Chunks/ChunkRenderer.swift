@@ -36,7 +36,7 @@ public enum ChunkRenderer {
     }
 
     /// Renders the whole audio mix, encoded once in the export's audio codec at `path` (written
-    /// atomically): AAC in an MP4, or PCM in a WAV (`RenderPlan.audioTaskFileType`). One pass
+    /// atomically): AAC in an MP4, Opus in an Ogg, or PCM in a WAV (`RenderPlan.audioTaskContainer`). One pass
     /// over the mix means no encoder restarts, so no gap, click or repeated block can appear at
     /// a video chunk join; AAC's priming is signalled by the muxer.
     public static func renderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
@@ -46,7 +46,7 @@ public enum ChunkRenderer {
         defer { unlink(partial) }
         let encoder = try AudioEncoder(codec: plan.export.audio.audioCodec ?? .aac, sampleRate: mixer.sampleRate,
                                        channels: mixer.channels, bitRate: plan.export.audio.bitRate)
-        let writer = try MovieWriter(path: partial, fileType: plan.audioTaskFileType.rawValue, faststart: false, video: nil, audio: encoder)
+        let writer = try MovieWriter(path: partial, fileType: plan.audioTaskContainer, faststart: false, video: nil, audio: encoder)
         let feed = AudioFeed(mixer: mixer, encoder: encoder)
         for packet in try feed.advance(to: mixer.sampleCount) { try writer.write(audio: packet) }
         for packet in try encoder.finish() { try writer.write(audio: packet) }

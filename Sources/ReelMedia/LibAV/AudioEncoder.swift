@@ -2,10 +2,12 @@ import CFFmpeg
 import ReelCore
 
 /// The audio encoder of the audio task: AAC-LC through FFmpeg's native encoder (planar float,
-/// 1024-sample frames), or PCM signed 16-bit little-endian for WAV (interleaved, converted from
-/// float with rounding and clipping, 1024-sample packets). Takes any number of samples per
-/// call and buffers them into whole frames. AAC's priming delay (`initial_padding`) stays in
-/// the stream so the muxer writes an edit list and the audio starts at 0; PCM has none.
+/// 1024-sample frames), Opus through libopus for WebM (interleaved float, 20 ms frames), or PCM
+/// signed 16-bit little-endian for WAV (interleaved, converted from float with rounding and
+/// clipping, 1024-sample packets). Takes any number of samples per call and buffers them into
+/// whole frames. AAC's and Opus's priming delay (`initial_padding`) stays in the stream so the
+/// muxer signals it (an MP4 edit list, WebM's CodecDelay) and the audio starts at 0; Opus's
+/// last packet carries how much of it is padding. PCM has neither.
 /// Packet time base is 1/sampleRate.
 ///
 /// Not thread-safe: used from one thread at a time (`@unchecked Sendable` so it can move).
@@ -48,7 +50,11 @@ public final class AudioEncoder: @unchecked Sendable {
         self.codec = codec
         self.sampleRate = sampleRate
         self.channels = channels
-        sampleFormat = codec == .pcm ? AV_SAMPLE_FMT_S16 : AV_SAMPLE_FMT_FLTP
+        switch codec {
+        case .aac: sampleFormat = AV_SAMPLE_FMT_FLTP
+        case .opus: sampleFormat = AV_SAMPLE_FMT_FLT
+        case .pcm: sampleFormat = AV_SAMPLE_FMT_S16
+        }
         ctx.pointee.sample_fmt = sampleFormat
         ctx.pointee.sample_rate = Int32(sampleRate)
         av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channels))
@@ -122,6 +128,13 @@ public final class AudioEncoder: @unchecked Sendable {
                         let scaled = sample.isNaN ? 0 : (sample * 32768).rounded()
                         dst[i * channels + ch] = Int16(max(-32768, min(32767, scaled)))
                     }
+                }
+            }
+        } else if sampleFormat == AV_SAMPLE_FMT_FLT {
+            let dst = UnsafeMutableRawPointer(f.pointee.data.0!).assumingMemoryBound(to: Float.self)
+            for ch in 0..<channels {
+                pending[ch].withUnsafeBufferPointer { src in
+                    for i in 0..<count { dst[i * channels + ch] = src[offset + i] }
                 }
             }
         } else {

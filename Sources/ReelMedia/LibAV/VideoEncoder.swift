@@ -1,8 +1,9 @@
 import CFFmpeg
 import ReelCore
 
-/// The video encoder of a chunk: H.264 through libx264, HEVC through libx265 or ProRes
-/// through prores_ks, with settings fixed for stitchable chunks (see `VideoEncoderSettings`).
+/// The video encoder of a chunk: H.264 through libx264, HEVC through libx265, ProRes
+/// through prores_ks or VP9 through libvpx-vp9, with settings fixed for stitchable chunks (see
+/// `VideoEncoderSettings`).
 ///
 /// H.264 and HEVC: closed GOPs of exactly `gopFrames`, no scene-cut keyframes, global headers
 /// (parameter sets in extradata, none repeated in the stream), 8-bit 4:2:0 as composited.
@@ -46,7 +47,7 @@ public final class VideoEncoder: @unchecked Sendable {
         guard let ctx = avcodec_alloc_context3(codec) else { fatalError("avcodec_alloc_context3: out of memory") }
         context = ctx
         switch settings.codec {
-        case .h264, .hevc: pixelFormat = AV_PIX_FMT_YUV420P
+        case .h264, .hevc, .vp9: pixelFormat = AV_PIX_FMT_YUV420P
         case .prores: pixelFormat = proresProfile!.hasAlpha ? AV_PIX_FMT_YUVA444P10LE : AV_PIX_FMT_YUV422P10LE
         }
         ctx.pointee.width = Int32(settings.width)
@@ -75,8 +76,17 @@ public final class VideoEncoder: @unchecked Sendable {
             av_dict_set(&options, "x265-params", settings.x265Params, 0)
         case .prores:
             av_dict_set(&options, "profile", proresProfile!.encoderProfileName, 0)
+        case .vp9:
+            for (key, value) in settings.vp9Options { av_dict_set(&options, key, value, 0) }
+            if let bitRate = settings.bitRate {
+                ctx.pointee.bit_rate = Int64(bitRate)
+            } else {
+                // libvpx's constant quality ("Q" mode): a CRF and no bit rate.
+                av_dict_set(&options, "crf", String(settings.crf), 0)
+                ctx.pointee.bit_rate = 0
+            }
         }
-        if settings.codec != .prores {
+        if settings.codec == .h264 || settings.codec == .hevc {
             // An I frame we ask for is an IDR (first frame of every chunk).
             av_dict_set(&options, "forced-idr", "1", 0)
             if let bitRate = settings.bitRate {
