@@ -120,7 +120,7 @@ private let ruleCases: [RuleCase] = [
              expected: ["videoComposition.overlays[0].frame.height: must be > 0", "videoComposition.overlays[0].opacity: must be between 0 and 1"]),
     RuleCase(name: "animation duration", json: c(vc(#""overlays": [{"text": "x", \#(frame), "animations": [{"property": "scale", "from": 1, "to": 2, "duration": 0, "begin": -1}]}]"#)),
              expected: ["videoComposition.overlays[0].animations[0].duration: must be > 0", "videoComposition.overlays[0].animations[0].begin: must be ≥ 0"]),
-    RuleCase(name: "video codec", json: c(#""export": {"video": {"codec": "mpeg2"}}"#), expected: [#"export.video.codec: must be one of "h264", "hevc", "prores", "vp9", not "mpeg2""#]),
+    RuleCase(name: "video codec", json: c(#""export": {"video": {"codec": "mpeg2"}}"#), expected: [#"export.video.codec: must be one of "h264", "hevc", "prores", "vp9", "av1", not "mpeg2""#]),
     RuleCase(name: "hevc", json: c(#""export": {"fileType": "mov", "video": {"codec": "hevc", "crf": 20, "x265Preset": "fast", "bitRate": 900000}}"#), expected: []),
     RuleCase(name: "prores", json: c(#""export": {"fileType": "mov", "video": {"codec": "prores", "proresProfile": "4444", "gopDuration": 1}}"#), expected: []),
     RuleCase(name: "prores presets", json: c(#""export": {"preset": "prores4444"}"#), expected: []),

@@ -19,6 +19,16 @@ import Testing
         #expect(resolved(ExportOptions()).video.vp9Speed == nil)
     }
 
+    @Test func av1ResolvesToMP4OrWebM() {
+        let av1 = resolved(ExportOptions(preset: .medium, video: VideoExportOverrides(codec: "av1")))
+        #expect(av1.video == VideoExportSettings(codec: "av1", profile: "main", crf: 32, x264Preset: "", gopDuration: Rational(2),
+                                                 gopFrames: 50, bitRate: nil, svtav1Preset: 8))
+        #expect(av1.fileType == .mp4 && av1.audio.codec == "aac", "AV1 goes in MP4 with AAC when nothing else decides")
+        let webm = resolved(ExportOptions(fileType: .webm, video: VideoExportOverrides(codec: "av1", svtav1Preset: 12)))
+        #expect(webm.video.svtav1Preset == 12 && webm.video.crf == 24 && webm.audio.codec == "opus")
+        #expect(webm.video.vp9Speed == nil && resolved(ExportOptions()).video.svtav1Preset == nil)
+    }
+
     @Test func webmTurnsAnH264PresetIntoVP9() {
         let medium = resolved(ExportOptions(preset: .medium, fileType: .webm))
         #expect(medium.video.codec == "vp9" && medium.video.crf == 31 && medium.audio.codec == "opus" && medium.audio.bitRate == 128_000)
@@ -47,6 +57,17 @@ import Testing
         #expect(export.fileType == .webm && export.video.vp9Speed == 6 && export.videoCodec == .vp9 && export.audioCodec == .opus)
     }
 
+    @Test func av1OutputNames() throws {
+        let av1 = ExportOptions(video: .init(codec: "av1"))
+        #expect(try OutputContainer.fileType(forOutput: "clip.mp4", export: av1).get() == .mp4)
+        #expect(try OutputContainer.fileType(forOutput: "clip.webm", export: av1).get() == .webm)
+        guard case .failure(let mov) = OutputContainer.fileType(forOutput: "clip.mov", export: av1) else {
+            Issue.record("AV1 was accepted in QuickTime"); return
+        }
+        #expect(mov.message == #"the output name clip.mov gives QuickTime, but export.video.codec "av1" encodes AV1, which Reel writes only in "#
+                + ".mp4 or .webm: name the output .mp4 or .webm (for example clip.mp4), or choose another codec")
+    }
+
     @Test(arguments: [
         (#"{"fileType": "mp4", "video": {"codec": "vp9"}}"#,
          [#"export.fileType: is "mp4", but export.video.codec "vp9" encodes VP9, which Reel writes only in "webm": set "fileType": "webm" (and name the output .webm), or choose another codec"#]),
@@ -60,6 +81,13 @@ import Testing
          [#"export.video.vp9Speed: applies only to codec "vp9", but export.preset "highest" encodes H.264: use x264Preset instead"#]),
         (#"{"fileType": "webm", "video": {"x264Preset": "fast"}}"#,
          [#"export.video.x264Preset: applies only to codec "h264", but WebM's default codec encodes VP9: use vp9Speed instead"#]),
+        (#"{"fileType": "mp4", "video": {"codec": "av1", "crf": 63, "svtav1Preset": 13}}"#, []),
+        (#"{"fileType": "webm", "video": {"codec": "av1", "svtav1Preset": 14, "crf": 64}}"#,
+         ["export.video.crf: must be between 0 and 63 (SVT-AV1's scale)", "export.video.svtav1Preset: must be between 0 and 13"]),
+        (#"{"fileType": "mov", "video": {"codec": "av1"}}"#,
+         [#"export.fileType: is "mov", but export.video.codec "av1" encodes AV1, which Reel writes only in "mp4" or "webm": set "fileType": "mp4" (and name the output .mp4), or choose another codec"#]),
+        (#"{"video": {"codec": "av1", "vp9Speed": 8}}"#,
+         [#"export.video.vp9Speed: applies only to codec "vp9", but export.video.codec "av1" encodes AV1: use svtav1Preset instead"#]),
         (#"{"fileType": "webm", "audio": {"sampleRate": 44100}}"#,
          ["export.audio.sampleRate: must be one of Opus's sample rates: 8000, 12000, 16000, 24000, 48000"]),
         (#"{"fileType": "webm", "audio": {"codec": "aac"}}"#,

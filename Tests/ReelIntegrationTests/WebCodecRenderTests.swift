@@ -10,7 +10,7 @@ import ReelThreadTesting
 /// against the H.264 `highest` render of the same composition and against the source.
 ///
 /// Small pictures and fast encoder speeds keep the encodes short on two shared cores: VP9 at
-/// `vp9Speed` 8 (libvpx's realtime mode).
+/// `vp9Speed` 8 (libvpx's realtime mode), AV1 at `svtav1Preset` 12.
 @Suite(.blocking) struct WebCodecRenderTests {
     static let width = 320, height = 180, frames = 100
 
@@ -108,6 +108,16 @@ import ReelThreadTesting
 
         let again = try render(json, in: dir, name: "again.\(fileType)", chunkSeconds: 1)
         #expect(try sha256(chunked.path) == sha256(again.path), "a \(codec) re-render changed bytes")
+    }
+
+    @Test func av1InWebMJoinsCleanlyAndReRendersByteIdentically() throws {
+        try Self.check(codec: "av1", export: #"{"preset": "highest", "fileType": "webm", "video": {"codec": "av1", "svtav1Preset": 12, "gopDuration": 1}}"#,
+                       fileType: "webm", minimumPSNR: 35)
+    }
+
+    @Test func av1InMP4JoinsCleanlyAndReRendersByteIdentically() throws {
+        try Self.check(codec: "av1", export: #"{"preset": "highest", "video": {"codec": "av1", "svtav1Preset": 12, "gopDuration": 1}}"#,
+                       fileType: "mp4", minimumPSNR: 35)
     }
 
     @Test func vp9InWebMJoinsCleanlyAndReRendersByteIdentically() throws {

@@ -245,7 +245,7 @@ struct CompositionDecoding {
 
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "vp9Speed",
+        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "vp9Speed", "svtav1Preset",
                                                        "gopDuration", "bitRate"])
         else { return nil }
         return VideoExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
@@ -255,7 +255,8 @@ struct CompositionDecoding {
                                     bitRate: r.optional(o, "bitRate", at: path, r.int),
                                     x265Preset: r.optional(o, "x265Preset", at: path, r.string),
                                     proresProfile: r.optional(o, "proresProfile", at: path, r.string),
-                                    vp9Speed: r.optional(o, "vp9Speed", at: path, r.int))
+                                    vp9Speed: r.optional(o, "vp9Speed", at: path, r.int),
+                                    svtav1Preset: r.optional(o, "svtav1Preset", at: path, r.int))
     }
 
     func audioOverrides(_ value: JSONValue, at path: String) -> AudioExportOverrides? {

@@ -51,7 +51,7 @@ public struct ExportOptions: Hashable, Sendable, Codable {
 
 /// `export.video`: each non-nil field replaces the preset's value.
 public struct VideoExportOverrides: Hashable, Sendable, Codable {
-    /// `"h264"`, `"hevc"`, `"prores"` or `"vp9"` (`VideoCodec`); absent: the preset's codec (VP9 in WebM).
+    /// `"h264"`, `"hevc"`, `"prores"`, `"vp9"` or `"av1"` (`VideoCodec`); absent: the preset's codec (VP9 in WebM).
     public var codec: String?
     /// x264 or x265 constant rate factor 0…51 (not for ProRes).
     public var crf: Int?
@@ -63,15 +63,17 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
     public var proresProfile: String?
     /// libvpx's speed, 0 (slowest, best) … 8 (`VideoCodec.vp9SpeedRange`); codec `vp9` only.
     public var vp9Speed: Int?
+    /// SVT-AV1's preset, 0 (slowest, best) … 13 (`VideoCodec.svtav1PresetRange`); codec `av1` only.
+    public var svtav1Preset: Int?
     /// Seconds per GOP (> 0); chunks are whole GOPs.
     public var gopDuration: Rational?
     /// Bits per second; when set the encoder targets this rate instead of CRF quality (not for ProRes).
     public var bitRate: Int?
 
     public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil,
-                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil) {
+                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil) {
         self.codec = codec; self.crf = crf; self.x264Preset = x264Preset; self.gopDuration = gopDuration; self.bitRate = bitRate
-        self.x265Preset = x265Preset; self.proresProfile = proresProfile; self.vp9Speed = vp9Speed
+        self.x265Preset = x265Preset; self.proresProfile = proresProfile; self.vp9Speed = vp9Speed; self.svtav1Preset = svtav1Preset
     }
 }
 

@@ -37,6 +37,11 @@ public struct ExportSettings: Codable, Sendable, Hashable {
     /// libvpx-vp9's default speed (`vp9Speed`): its "good" mode at `cpu-used` 4, a usual choice
     /// for files (0 is far slower; 6…8 switch to the much faster "realtime" mode).
     public static let defaultVP9Speed = 4
+    /// SVT-AV1's CRF (0…63) for each quality step, about as far apart as libvpx's.
+    public static let av1CRF: [ExportPreset: Int] = [.highest: 24, .medium: 32, .low: 40]
+    /// SVT-AV1's default preset (`svtav1Preset`): 8, the fast end of the presets SVT-AV1
+    /// suggests for files rather than live encoding (up to 13 is faster, down to 0 far slower).
+    public static let defaultSVTAV1Preset = 8
 
     /// Resolves `options` for a plan whose frame duration is `frameDuration` (> 0). An unknown
     /// `video.codec` (which validation refuses) is kept as written, with H.264's other settings.
@@ -74,6 +79,11 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             video.crf = o.crf ?? Self.vp9CRF[quality]!
             video.x264Preset = ""
             video.vp9Speed = o.vp9Speed ?? Self.defaultVP9Speed
+        case .av1:
+            video.profile = "main"
+            video.crf = o.crf ?? Self.av1CRF[quality]!
+            video.x264Preset = ""
+            video.svtav1Preset = o.svtav1Preset ?? Self.defaultSVTAV1Preset
         }
         let fileType = options.fileType ?? (hasPicture ? codec.defaultFileType : .m4a)
         let a = options.audio
@@ -96,12 +106,12 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// x264's preset names, fastest first (x265's are the same).
     public static let x264Presets = VideoCodec.speedPresets
 
-    /// `"h264"`, `"hevc"`, `"prores"` or `"vp9"` (`VideoCodec`).
+    /// `"h264"`, `"hevc"`, `"prores"`, `"vp9"` or `"av1"` (`VideoCodec`).
     public var codec: String
     /// The codec's profile: H.264 `"high"` or `"main"`; HEVC `"main"`; ProRes a `ProResProfile`
-    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`); VP9 `"0"` (8-bit 4:2:0).
+    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`); VP9 `"0"`, AV1 `"main"` (both 8-bit 4:2:0).
     public var profile: String
-    /// x264's, x265's or libvpx's constant rate factor; 0 (unused) for ProRes.
+    /// x264's, x265's, libvpx's or SVT-AV1's constant rate factor; 0 (unused) for ProRes.
     public var crf: Int
     /// x264's preset for H.264; empty for the other codecs.
     public var x264Preset: String
@@ -112,16 +122,18 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// `max(1, round(gopDuration / frameDuration))`: frames per closed GOP; chunk boundaries are multiples of it.
     /// ProRes is intra-only (every frame a keyframe); its chunks still follow this grid.
     public var gopFrames: Int
-    /// When set, a target bit rate (bits/s) instead of constant quality (H.264, HEVC, VP9).
+    /// When set, a target bit rate (bits/s) instead of constant quality (all but ProRes).
     public var bitRate: Int?
     /// libvpx's speed (0…8) for VP9; nil for the other codecs (and in plans made before VP9).
     public var vp9Speed: Int?
+    /// SVT-AV1's preset (0…13) for AV1; nil for the other codecs.
+    public var svtav1Preset: Int?
 
     public init(codec: String, profile: String, crf: Int, x264Preset: String, gopDuration: Rational, gopFrames: Int, bitRate: Int?,
-                x265Preset: String? = nil, vp9Speed: Int? = nil) {
+                x265Preset: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil) {
         self.codec = codec; self.profile = profile; self.crf = crf; self.x264Preset = x264Preset
         self.gopDuration = gopDuration; self.gopFrames = gopFrames; self.bitRate = bitRate; self.x265Preset = x265Preset
-        self.vp9Speed = vp9Speed
+        self.vp9Speed = vp9Speed; self.svtav1Preset = svtav1Preset
     }
 
     /// The codec, if Reel knows it (validated compositions always give one it knows).

@@ -6,8 +6,9 @@
 /// | `hevc`   | libx265  | MP4, MOV   | `crf`, `x265Preset`, `bitRate`  |
 /// | `prores` | prores_ks| MOV only   | `proresProfile`                 |
 /// | `vp9`    | libvpx-vp9 | WebM only | `crf`, `vp9Speed`, `bitRate`    |
+/// | `av1`    | libsvtav1 | MP4, WebM  | `crf`, `svtav1Preset`, `bitRate` |
 public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
-    case h264, hevc, prores, vp9
+    case h264, hevc, prores, vp9, av1
 
     /// The libavcodec encoder that writes it.
     public var encoderName: String {
@@ -16,6 +17,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .hevc: "libx265"
         case .prores: "prores_ks"
         case .vp9: "libvpx-vp9"
+        case .av1: "libsvtav1"
         }
     }
 
@@ -26,17 +28,20 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .hevc: "HEVC"
         case .prores: "ProRes"
         case .vp9: "VP9"
+        case .av1: "AV1"
         }
     }
 
     /// The containers it may be written in. ProRes is a QuickTime codec: MP4 has no sample
     /// entry for it (libavformat refuses it, and players would too).
-    /// VP9 goes in WebM only (Reel writes it nowhere else; WebM takes no H.264, HEVC or ProRes).
+    /// VP9 goes in WebM only (Reel writes it nowhere else; WebM takes no H.264, HEVC or ProRes);
+    /// AV1 in MP4 (its default: the `av01` sample entry) and WebM.
     public var fileTypes: [FileType] {
         switch self {
         case .h264, .hevc: [.mp4, .mov]
         case .prores: [.mov]
         case .vp9: [.webm]
+        case .av1: [.mp4, .webm]
         }
     }
 
@@ -50,6 +55,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .hevc: "x265Preset"
         case .prores: nil
         case .vp9: "vp9Speed"
+        case .av1: "svtav1Preset"
         }
     }
 
@@ -57,11 +63,14 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
     /// has a fixed bit budget per profile instead.
     public var hasRateControl: Bool { self != .prores }
 
-    /// The values `crf` may take: x264's and x265's 0…51, libvpx's 0…63.
-    public var crfRange: ClosedRange<Int> { self == .vp9 ? 0...63 : 0...51 }
+    /// The values `crf` may take: x264's and x265's 0…51, libvpx's and SVT-AV1's 0…63.
+    public var crfRange: ClosedRange<Int> { self == .vp9 || self == .av1 ? 0...63 : 0...51 }
 
     /// libvpx's speeds (`cpu-used`): 0…5 in its "good" mode, 6…8 in its "realtime" mode.
     public static let vp9SpeedRange = 0...8
+
+    /// SVT-AV1's presets: 0 (slowest, smallest) … 13 (fastest).
+    public static let svtav1PresetRange = 0...13
 
     /// Speed presets, fastest first. x264 and x265 use the same names.
     public static let speedPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]

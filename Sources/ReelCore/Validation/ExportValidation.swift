@@ -9,10 +9,13 @@ extension ValidationRun {
         let crfRange = export.videoCodec?.crfRange ?? 0...51
         if let crf = v.crf, !crfRange.contains(crf) {
             report("export.video.crf", "must be between \(crfRange.lowerBound) and \(crfRange.upperBound)"
-                   + (export.videoCodec == .vp9 ? " (libvpx's scale)" : ""))
+                   + (export.videoCodec == .vp9 ? " (libvpx's scale)" : export.videoCodec == .av1 ? " (SVT-AV1's scale)" : ""))
         }
         if let speed = v.vp9Speed, !VideoCodec.vp9SpeedRange.contains(speed) {
             report("export.video.vp9Speed", "must be between \(VideoCodec.vp9SpeedRange.lowerBound) and \(VideoCodec.vp9SpeedRange.upperBound)")
+        }
+        if let preset = v.svtav1Preset, !VideoCodec.svtav1PresetRange.contains(preset) {
+            report("export.video.svtav1Preset", "must be between \(VideoCodec.svtav1PresetRange.lowerBound) and \(VideoCodec.svtav1PresetRange.upperBound)")
         }
         for (key, value) in [("x264Preset", v.x264Preset), ("x265Preset", v.x265Preset)] {
             if let value, !VideoCodec.speedPresets.contains(value) {
@@ -59,6 +62,7 @@ extension ValidationRun {
         let v = export.video, origin = export.videoCodecOrigin
         let speedKeys: [(key: String, value: String?, codec: VideoCodec)] = [
             ("x264Preset", v.x264Preset, .h264), ("x265Preset", v.x265Preset, .hevc), ("vp9Speed", v.vp9Speed.map(String.init), .vp9),
+            ("svtav1Preset", v.svtav1Preset.map(String.init), .av1),
         ]
         for (key, value, owner) in speedKeys where value != nil && owner != codec {
             let fix = codec.presetKey.map { "use \($0) instead" } ?? "\(codec.displayName) has no speed preset: remove it"
