@@ -9,8 +9,8 @@ struct ThumbnailCommand: ParsableCommand {
         abstract: "Write the exact frames shown at given times of a video or a composition, as PNG or JPEG, or as a contact sheet with a WebVTT track.",
         discussion: """
             Like AVAssetImageGenerator with zero tolerance: for a video file, the frame whose presentation time is \
-            the last one at or before each time (not the nearest keyframe), upright; for a composition (.json), \
-            the frame the full render shows at that time, drawn the same way, without rendering any other frame. \
+            the last one at or before each time (not the nearest keyframe), upright; for a composition (.json) or \
+            an editor's timeline (.otio, .edl), the frame the full render shows at that time, drawn the same way, without rendering any other frame. \
             --at may be given several times and --every S adds 0, S, 2S, … up to the end; the pictures are in time \
             order. With more than one picture, -o is a pattern numbered from 1 as ffmpeg's image muxer numbers \
             files (thumb-%03d.png). --max-size WxH scales them down to fit, aspect kept (0 leaves a side free). \
@@ -24,7 +24,7 @@ struct ThumbnailCommand: ParsableCommand {
     /// A contact sheet side longer than this is refused (JPEG's own limit is 65,535).
     static let maximumSheetSide = 16_384
 
-    @Argument(help: "A video file, or a composition (.json).") var input: String
+    @Argument(help: "A video file, a composition (.json), or an editor's timeline (.otio, .edl).") var input: String
     // `.unconditional`: `--at -1` is a (wrong) time to explain, not a missing value.
     @Option(parsing: .unconditional, help: "A time in seconds: a decimal (2.5) or a fraction (1001/30000). May be repeated.")
     var at: [String] = []
@@ -36,6 +36,7 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "Tiles per row of the contact sheet (--sprite). Must be ≥ 1.") var columns: Int = 10
     @Option(name: .shortAndLong, help: "The picture to write (.png, .jpg): a pattern such as thumb-%03d.png for several, or the sheet with --sprite.")
     var output: String
+    @OptionGroup(title: "Timelines") var timeline: TimelineOptions
 
     func validate() throws {
         guard columns >= 1 else { throw ValidationError("--columns must be at least 1") }
@@ -59,7 +60,7 @@ struct ThumbnailCommand: ParsableCommand {
             guard let format = Thumbnails.ImageFormat(path: output) else {
                 throw UserError("-o \(output): thumbnails are written as .png, .jpg or .jpeg")
             }
-            let source = try Source(input)
+            let source = try Source(input, timeline: timeline)
             var requested = try at.map { try parseTime($0, option: "--at") }
             if let duration = source.duration, let late = requested.first(where: { $0 >= duration }) {
                 throw UserError("--at \(TimeFormatting.seconds(late)) is not before the end of \(input) (\(String(format: "%.3f", duration.seconds)) s)")
@@ -131,13 +132,14 @@ private enum Source {
     case file(path: String, video: VideoTrackDescription, duration: Rational?)
     case composition(RenderPlan)
 
-    init(_ path: String) throws {
-        if URL(fileURLWithPath: path).pathExtension.lowercased() == "json" {
-            let plan = try CompositionLoader.load(path: path)
+    init(_ path: String, timeline: TimelineOptions) throws {
+        if URL(fileURLWithPath: path).pathExtension.lowercased() == "json" || TimelineImport.Format(path: path) != nil {
+            let plan = try CompositionInput.load(path, timeline: timeline).plan()
             guard plan.hasPicture else { throw UserError("\(path) is sound only: it has no picture to take a thumbnail of") }
             self = .composition(plan)
             return
         }
+        guard timeline.isEmpty else { throw UserError("--media-root, --size and --fps are for timelines (.otio, .edl); \(path) is a media file") }
         let description: AssetDescription
         do { description = try MediaProbe.describe(path: path) } catch {
             throw UserError("\(path) is not a media file Reel can read (\(error))")
