@@ -25,8 +25,8 @@ struct ThumbnailCommand: ParsableCommand {
     static let maximumSheetSide = 16_384
 
     @Argument(help: "A video file, a composition (.json), or an editor's timeline (.otio, .edl).") var input: String
-    // `.unconditional`: `--at -1` is a (wrong) time to explain, not a missing value.
-    @Option(parsing: .unconditional, help: "A time in seconds: a decimal (2.5) or a fraction (1001/30000). May be repeated.")
+    // `.unconditionalSingleValue`: `--at -1` is a (wrong) time to explain, not a missing value.
+    @Option(parsing: .unconditionalSingleValue, help: "A time in seconds: a decimal (2.5) or a fraction (1001/30000). May be repeated.")
     var at: [String] = []
     @Option(help: "Also a picture every S seconds from 0 to the end (a decimal or a fraction, > 0).") var every: String?
     @Option(help: "Scale the pictures down to fit WIDTHxHEIGHT, aspect ratio kept (0 leaves that side free), e.g. 320x180 or 160x0.")

@@ -6,10 +6,23 @@ import ReelThreadTesting
 /// against ffmpeg's decode of the render), several times give numbered files, and `--sprite`
 /// writes a contact sheet whose tiles and WebVTT cues match the frames.
 @Suite(.blocking) struct ThumbnailTests {
-    /// RGB24 of `path` (a picture, or frame `frame` of a video) as ffmpeg decodes it.
-    static func rgb(_ path: String, frame: Int? = nil) throws -> [UInt8] {
-        let select = frame.map { ["-vf", "select=eq(n\\,\($0))", "-frames:v", "1"] } ?? []
-        return [UInt8](try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path] + select + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout)
+    /// ffmpeg's accurate YUV→RGB conversion: it interpolates chroma, as Reel's thumbnails and
+    /// players do. The CLI's default fast path repeats each chroma sample over 2×2 pixels instead,
+    /// which on testsrc2's sharp colour edges alone costs 10 dB or more.
+    static let accurate = ["-sws_flags", "bicubic+accurate_rnd"]
+
+    /// RGB24 of `path` (a picture, or frame `frame` of a video) as ffmpeg decodes and converts it.
+    static func rgb(_ path: String, frame: Int? = nil, filter: String? = nil) throws -> [UInt8] {
+        let chain = (frame.map { ["select=eq(n\\,\($0))"] } ?? []) + (filter.map { [$0] } ?? [])
+        let select = (chain.isEmpty ? [] : ["-vf", chain.joined(separator: ",")]) + (frame == nil ? [] : ["-frames:v", "1"])
+        return [UInt8](try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path] + select + accurate
+                                     + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout)
+    }
+
+    /// Every frame of the video at `path`, as `rgb` converts them.
+    static func rgbFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
+        let bytes = try rgb(path), size = width * height * 3
+        return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<($0 + size)]) }
     }
 
     static func dimensions(_ path: String) throws -> (Int, Int) {
@@ -67,9 +80,56 @@ import ReelThreadTesting
         try Media.run(Media.reel, ["thumbnail", json, "--at", "2", "--max-size", "160x0", "-o", small])
         #expect(try Self.dimensions(small) == (160, 90))
         let smallPicture = try Self.rgb(small)
-        let expected = [UInt8](try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", rendered, "-vf", "select=eq(n\\,50),scale=160:90:flags=area",
-                                                        "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout)
-        #expect(Media.psnr(smallPicture, expected) >= 30, "the scaled JPEG is the frame, scaled")
+        // ffmpeg's own shrink of the rendered frame (area averaging in RGB), against a JPEG.
+        let expected = try Self.rgb(rendered, frame: 50, filter: "format=rgb24,scale=160:90:flags=area")
+        let smallPSNR = Media.psnr(smallPicture, expected)
+        #expect(smallPSNR >= 35, "the scaled JPEG against the frame, scaled: \(smallPSNR) dB")
+    }
+
+    /// An editor's timeline (docs/interchange.md) is a composition too: thumbnails of the EDL that
+    /// OTIO's adapter writes are the frames its render shows (the EDL imported, rendered near
+    /// losslessly), and, where the cut shows one source frame, that frame of the lossless source
+    /// as ffmpeg decodes it (not a neighbour).
+    @Test func aTimelinesThumbnailsAreTheFramesItsRenderShows() throws {
+        let dir = try TimelineRenderTests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (width, height) = (TimelineRenderTests.width, TimelineRenderTests.height)
+        let edl = dir.appendingPathComponent("single.edl").path, json = dir.appendingPathComponent("single.json")
+        try Media.run(Media.reel, ["import", edl, "--fps", "24", "-o", json.path])
+        var imported = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        imported["export"] = ["preset": "highest", "video": ["crf": 4]]
+        try JSONSerialization.data(withJSONObject: imported).write(to: json)
+        let rendered = try Self.rgbFrames(try TimelineRenderTests.render("single.json", in: dir, "single.mp4"), width: width, height: height)
+        try #require(rendered.count == 84)
+        // At 24 fps: A's frame 22, the middle of the A→B dissolve, B's frame 39, the gap (black), C's frame 4.
+        let frames = [10, 30, 45, 60, 70]
+        let pattern = dir.appendingPathComponent("edl-%d.png").path
+        try Media.run(Media.reel, ["thumbnail", edl, "--fps", "24"]
+                                  + frames.reversed().flatMap { ["--at", "\($0)/24"] } + ["-o", pattern])
+        var sources: [String: [[UInt8]]] = [:]
+        for name in ["a", "b", "c"] {
+            sources[name] = try Self.rgbFrames(dir.appendingPathComponent("\(name).mp4").path, width: width, height: height)
+        }
+        for (index, k) in frames.enumerated() {
+            let ours = try Self.rgb(dir.appendingPathComponent("edl-\(index + 1).png").path)
+            #expect(ours.count == width * height * 3)
+            guard ours.count == width * height * 3 else { continue }
+            let psnr = Media.psnr(ours, rendered[k])
+            #expect(psnr >= 45, "thumbnail \(index + 1) against rendered frame \(k): \(psnr) dB")
+            if case .frame(let name, let n) = TimelineRenderTests.v1(k) {
+                let source = sources[name]!, own = Media.psnr(ours, source[n])
+                #expect(own >= 45, "thumbnail \(index + 1) against \(name) frame \(n): \(own) dB")
+                for m in [n - 1, n + 1] {
+                    #expect(own > Media.psnr(ours, source[m]) + 1, "thumbnail \(index + 1) matches \(name) frame \(m) as well as frame \(n)")
+                }
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("edl-6.png").path))
+        // Timeline options belong to timelines.
+        let clip = dir.appendingPathComponent("a.mp4").path
+        let wrong = try Media.run(Media.reel, ["thumbnail", clip, "--at", "1", "--fps", "24", "-o", dir.appendingPathComponent("x.png").path],
+                                  allowFailure: true)
+        #expect(wrong.status == 1 && wrong.stderr.contains("--media-root, --size and --fps are for timelines"), "\(wrong.stderr)")
     }
 
     @Test func aSpriteSheetAndItsWebVTTTrackMatchTheFrames() throws {

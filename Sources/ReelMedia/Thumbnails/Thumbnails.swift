@@ -107,26 +107,35 @@ public enum Thumbnails {
         }
     }
 
-    /// Writes `picture` as a PNG (lossless) or a JPEG (4:2:0, quantiser 2 of 2…31: near the best
-    /// JPEG quality, for previews that are looked at closely), as `format` says.
+    /// Writes `picture` as a PNG (lossless) or a JPEG (full-range 4:4:4, quantiser 2 of 2…31:
+    /// near the best JPEG quality, for previews that are looked at closely; 4:4:4 because a
+    /// small picture's colour edges are few pixels wide, and halving its chroma would smear
+    /// them), as `format` says.
     public static func write(_ picture: RGBPicture, as format: ImageFormat, to path: String) throws {
         switch format {
         case .png:
             try PNGWriter.write(rgb: picture.pixels, width: picture.width, height: picture.height, to: path)
         case .jpeg:
             let what = "writing JPEG \(path)"
-            let yuv = YUVImage(width: picture.width, height: picture.height)
-            try picture.pixels.withUnsafeBufferPointer { src in
-                try PixelConverter().convert(from: .init(data: [UnsafeMutablePointer(mutating: src.baseAddress)], strides: [Int32(picture.width * 3)]),
-                                             format: AV_PIX_FMT_RGB24, fullRange: true, to: .init(image: yuv), format: AV_PIX_FMT_YUVJ420P,
-                                             fullRange: true, width: picture.width, height: picture.height, context: what)
+            let (width, height) = (picture.width, picture.height)
+            var luma = [UInt8](repeating: 0, count: width * height), cb = luma, cr = luma
+            let bytes = try picture.pixels.withUnsafeBufferPointer { src in
+                try luma.withUnsafeMutableBufferPointer { y in
+                    try cb.withUnsafeMutableBufferPointer { u in
+                        try cr.withUnsafeMutableBufferPointer { v in
+                            let yuv = PixelConverter.Planes(data: [y.baseAddress, u.baseAddress, v.baseAddress], strides: [Int32(width), Int32(width), Int32(width)])
+                            try PixelConverter().convert(from: .init(data: [UnsafeMutablePointer(mutating: src.baseAddress)], strides: [Int32(width * 3)]),
+                                                         format: AV_PIX_FMT_RGB24, fullRange: true, to: yuv, format: AV_PIX_FMT_YUVJ444P,
+                                                         fullRange: true, width: width, height: height, context: what)
+                            return try StillEncoder.encode(AV_CODEC_ID_MJPEG, width: width, height: height, format: AV_PIX_FMT_YUVJ444P,
+                                                           planes: yuv, configure: { ctx in
+                                                               ctx.pointee.flags |= Int32(AV_CODEC_FLAG_QSCALE)
+                                                               ctx.pointee.global_quality = 2 * FF_QP2LAMBDA
+                                                           }, context: what)
+                        }
+                    }
+                }
             }
-            let planes = PixelConverter.Planes(image: yuv)
-            let bytes = try StillEncoder.encode(AV_CODEC_ID_MJPEG, width: picture.width, height: picture.height, format: AV_PIX_FMT_YUVJ420P,
-                                                planes: planes, configure: { ctx in
-                                                    ctx.pointee.flags |= Int32(AV_CODEC_FLAG_QSCALE)
-                                                    ctx.pointee.global_quality = 2 * FF_QP2LAMBDA
-                                                }, context: what)
             guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
                 throw MediaError(code: .invalidArgument, message: "cannot write the file", context: what)
             }
