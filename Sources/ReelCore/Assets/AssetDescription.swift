@@ -9,6 +9,8 @@ public struct AssetDescription: Hashable, Sendable, Codable {
         case audio
         /// A still image (PNG, JPEG, …): no duration of its own, held for a segment's `duration`.
         case still
+        /// A colour look-up table (a `.cube` file) for `lut` filters: no picture, no sound.
+        case lut
     }
 
     public var kind: Kind
@@ -19,10 +21,19 @@ public struct AssetDescription: Hashable, Sendable, Codable {
     public var video: VideoTrackDescription?
     /// The first audio track, if any.
     public var audio: AudioTrackDescription?
+    /// The table's shape, for a `.lut` asset.
+    public var lut: LUTDescription?
 
-    public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?) {
-        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio
+    public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?, lut: LUTDescription? = nil) {
+        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio; self.lut = lut
     }
+}
+
+/// The shape of a `.cube` LUT asset: 1D or 3D, and its size (entries, or entries a side).
+public struct LUTDescription: Hashable, Sendable, Codable {
+    public var dimensions: Int
+    public var size: Int
+    public init(dimensions: Int, size: Int) { self.dimensions = dimensions; self.size = size }
 }
 
 public struct VideoTrackDescription: Hashable, Sendable, Codable {

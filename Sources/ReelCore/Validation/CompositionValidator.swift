@@ -77,6 +77,9 @@ final class ValidationRun {
         let settings = ExportSettings(resolving: export, frameDuration: video.frameDuration, hasPicture: composition.hasPicture)
         var used = Set(tracks.video.flatMap { $0.segments.map(\.asset) } + audioTracks.flatMap { $0.segments.map(\.asset) })
         for overlay in video.overlays { if case .image(let id) = overlay.kind { used.insert(id) } }
+        for filter in video.filters + video.instructions.flatMap({ $0.layers.flatMap(\.filters) }) {
+            if let id = filter.asset { used.insert(id) }
+        }
         return RenderPlan(
             renderSize: video.renderSize,
             outputSize: RenderDefaults.outputSize(renderSize: video.renderSize, preset: export.preset),
@@ -88,7 +91,8 @@ final class ValidationRun {
             audioTracks: audioTracks,
             instructions: video.instructions,
             overlays: video.overlays,
-            export: settings)
+            export: settings,
+            filters: video.filters)
     }
 
     func checkAssets() {
