@@ -84,6 +84,28 @@ import ReelThreadTesting
         let expected = try Self.rgb(rendered, frame: 50, filter: "format=rgb24,scale=160:90:flags=area")
         let smallPSNR = Media.psnr(smallPicture, expected)
         #expect(smallPSNR >= 35, "the scaled JPEG against the frame, scaled: \(smallPSNR) dB")
+
+        // A JPEG contact sheet of the composition: 4 tiles of 80x45 in 2 rows, tile i the frame
+        // at i s (frame 25·i), shrunk, as ffmpeg shrinks the rendered frame.
+        let sheet = dir.appendingPathComponent("sheet.jpg").path
+        try Media.run(Media.reel, ["thumbnail", json, "--every", "1", "--max-size", "80x0", "--sprite", "--columns", "2", "-o", sheet])
+        #expect(try Self.dimensions(sheet) == (160, 90))
+        let tiles = try Self.rgb(sheet)
+        try #require(tiles.count == 160 * 90 * 3)
+        for index in 0..<4 {
+            let (x, y) = (index % 2 * 80, index / 2 * 45)
+            var tile: [UInt8] = []
+            for row in 0..<45 {
+                let start: Int = ((y + row) * 160 + x) * 3
+                tile += tiles[start..<(start + 80 * 3)]
+            }
+            let frame = try Self.rgb(rendered, frame: 25 * index, filter: "format=rgb24,scale=80:45:flags=area")
+            let psnr = Media.psnr(tile, frame)
+            let other = Media.psnr(tile, try Self.rgb(rendered, frame: 25 * index + 12, filter: "format=rgb24,scale=80:45:flags=area"))
+            #expect(psnr >= 33 && psnr > other + 3, "tile \(index) against frame \(25 * index): \(psnr) dB (frame \(25 * index + 12): \(other) dB)")
+        }
+        let vtt = try String(contentsOfFile: dir.appendingPathComponent("sheet.vtt").path, encoding: .utf8)
+        #expect(vtt.contains("00:00:03.000 --> 00:00:04.000\nsheet.jpg#xywh=80,45,80,45\n"), "\(vtt)")
     }
 
     /// An editor's timeline (docs/interchange.md) is a composition too: thumbnails of the EDL that
