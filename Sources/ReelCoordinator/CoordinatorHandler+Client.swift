@@ -165,7 +165,7 @@ extension CoordinatorHandler {
            !connectedEncoders.isEmpty, !connectedEncoders.contains(where: { $0.contains(encoder) }) {
             status.needsEncoder = encoder
         }
-        // The finaliser names the output `outputs/<job>.<mp4|mov>`.
+        // The finaliser names the output `outputs/<job>.<fileType>`.
         if outputBytes != nil, let key = summary.outputKey { status.outputFileType = key.split(separator: ".").last.map(String.init) }
         return status
     }

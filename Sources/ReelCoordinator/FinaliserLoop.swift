@@ -13,7 +13,7 @@ struct FinaliseError: Error, CustomStringConvertible {
 
 /// The coordinator runs finalise tasks itself (agents never get them): claim one under the
 /// coordinator's own agent row, gather the job's verified chunk and audio results from
-/// storage, `Finaliser.finalise` into `outputs/<job>.<mp4|mov>` (atomic), and complete the task,
+/// storage, `Finaliser.finalise` into `outputs/<job>.<fileType>` (atomic), and complete the task,
 /// which completes the job. A failed finalise fails the task with the message (attempt limits
 /// apply). The lease is renewed while finalising, so a slow finalise never loses it; after a
 /// crash the lease simply expires and the next coordinator finalises again.
@@ -77,7 +77,7 @@ struct FinaliserLoop: Service {
         let storage = storage
         do {
             try await offload {
-                guard !FileManager.default.fileExists(atPath: storage.posterPath(job: job)), plan.frameCount > 0 else { return }
+                guard plan.hasPicture, !FileManager.default.fileExists(atPath: storage.posterPath(job: job)), plan.frameCount > 0 else { return }
                 let frame = try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1))
                 try storage.storePoster(job: job, jpeg: try PosterFrame.jpeg(frame))
             }

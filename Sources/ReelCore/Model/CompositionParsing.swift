@@ -251,7 +251,8 @@ struct CompositionDecoding {
 
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "gopDuration", "bitRate"])
+        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "vp9Speed", "svtav1Preset",
+                                                       "gopDuration", "bitRate"])
         else { return nil }
         return VideoExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
                                     crf: r.optional(o, "crf", at: path, r.int),
@@ -259,7 +260,9 @@ struct CompositionDecoding {
                                     gopDuration: r.optional(o, "gopDuration", at: path, r.time),
                                     bitRate: r.optional(o, "bitRate", at: path, r.int),
                                     x265Preset: r.optional(o, "x265Preset", at: path, r.string),
-                                    proresProfile: r.optional(o, "proresProfile", at: path, r.string))
+                                    proresProfile: r.optional(o, "proresProfile", at: path, r.string),
+                                    vp9Speed: r.optional(o, "vp9Speed", at: path, r.int),
+                                    svtav1Preset: r.optional(o, "svtav1Preset", at: path, r.int))
     }
 
     func audioOverrides(_ value: JSONValue, at path: String) -> AudioExportOverrides? {

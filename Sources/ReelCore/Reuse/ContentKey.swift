@@ -44,6 +44,9 @@ public enum ContentKey {
         out.write("gopDuration", video.gopDuration)
         out.write("gopFrames", video.gopFrames)
         out.write("bitRate", video.bitRate)
+        // Written only when set, so the keys of H.264, HEVC and ProRes chunks stay as they were.
+        if let speed = video.vp9Speed { out.write("vp9Speed", speed) }
+        if let preset = video.svtav1Preset { out.write("svtav1Preset", preset) }
         out.write("encoderThreads", encoderThreads)
         out.write("renderSize", plan.renderSize)
         out.write("outputSize", plan.outputSize)

@@ -23,8 +23,12 @@ extension ValidationRun {
                 report("\(path).renderSize", "the sources' size \(size) exceeds \(RenderDefaults.maximumDimension); give a smaller renderSize")
             }
             renderSize = size
+        } else if !composition.hasPicture {
+            // Sound only: no picture is rendered, so no size is needed.
+            renderSize = PixelSize(width: 0, height: 0)
         } else if !composition.hasVideoSegments {
-            report("\(path).renderSize", "is required when no track shows video")
+            report("\(path).renderSize", "is required when no track shows video (a composition with no video track and no overlay "
+                   + "is sound only and needs none)")
         }
 
         var frameDuration = RenderDefaults.frameDuration(of: videoSources)

@@ -1,7 +1,9 @@
 import Foundation
 import ReelCore
 
-/// Joins a plan's video chunks by stream copy and muxes the audio into the output file.
+/// Joins a plan's video chunks by stream copy and muxes the audio into the output file. A plan
+/// without a picture (`RenderPlan.hasPicture`) has no chunks: its output is the audio result's
+/// packets alone, copied into the output's container.
 ///
 /// Before writing anything it checks every chunk is present with its planned size and
 /// SHA-256. While copying it checks each chunk has the first chunk's codec parameters and
@@ -23,20 +25,22 @@ public enum Finaliser {
 
     public static func finalise(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to outputPath: String) throws -> Report {
         let ordered = chunks.sorted { $0.frames.start < $1.frames.start }
-        try checkTiling(ordered, frameCount: plan.frameCount)
+        if plan.hasPicture {
+            try checkTiling(ordered, frameCount: plan.frameCount)
+        } else if !ordered.isEmpty {
+            throw Failure(description: "the output has no picture (sound only), but \(ordered.count) video chunk(s) were given")
+        }
         for chunk in ordered + (audio.map { [$0] } ?? []) { try verifyBytes(chunk) }
-        guard let first = ordered.first else { throw Failure(description: "no video chunks to join") }
+        if plan.hasSound && audio == nil {
+            throw Failure(description: "the plan has audio but no audio result was given")
+        }
+        guard plan.hasPicture || audio != nil else { throw Failure(description: "the plan has neither a picture nor sound") }
 
         // Each chunk is opened once: its parameters are checked against the first chunk's just
         // before its packets are copied (the output is a temporary file until the very end).
-        let firstReader = try PacketReader(path: first.path, kind: "video")
-        let reference = firstReader.parameters
-        if plan.audioTracks.isEmpty == false && audio == nil {
-            throw Failure(description: "the plan has audio but no audio result was given")
-        }
-
+        let firstReader = try ordered.first.map { try PacketReader(path: $0.path, kind: "video") }
         let fd = plan.frameDuration
-        let videoParameters = try reference.retimed(timeBase: fd, frameDuration: fd)
+        let videoParameters = try firstReader.map { try $0.parameters.retimed(timeBase: fd, frameDuration: fd) }
         let audioReader = try audio.map { try PacketReader(path: $0.path, kind: "audio") }
         let partial = AtomicFile.temporaryPath(for: outputPath)
         defer { unlink(partial) }
@@ -59,7 +63,8 @@ public enum Finaliser {
         for (index, chunk) in ordered.enumerated() {
             // Results are content-addressed, so identical chunks (a still held longer than a
             // chunk, a title card) share one file: every chunk gets a reader of its own.
-            let reader = index == 0 ? firstReader : try PacketReader(path: chunk.path, kind: "video")
+            let reader = index == 0 ? firstReader! : try PacketReader(path: chunk.path, kind: "video")
+            let reference = firstReader!.parameters, first = ordered[0]
             guard reader.parameters.extradata == reference.extradata, reader.parameters.streamShape == reference.streamShape else {
                 let shapes = reader.parameters.streamShape == reference.streamShape ? "extradata differs"
                     : "\(reader.parameters.streamShape), not \(reference.streamShape)"
