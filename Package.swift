@@ -35,12 +35,14 @@ let package = Package(
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2 fontconfig harfbuzz fribidi",
                        providers: [.apt(["libfreetype-dev", "libfontconfig-dev", "libharfbuzz-dev", "libfribidi-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Loudness measurement (BS.1770-4 / EBU R128) for loudness normalisation and `reel loudness`.
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
 
         // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // libav, the compositor, text, audio mixing, encoding, muxing, stitching.
         .target(name: "ReelMedia", dependencies: [
-            "ReelCore", "CFFmpeg", "CFreeType",
+            "ReelCore", "CFFmpeg", "CFreeType", "CEbur128",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: fastMath),
         // The line protocol: messages, codec, connection state machine, NIO handlers.

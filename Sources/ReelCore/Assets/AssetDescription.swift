@@ -9,6 +9,8 @@ public struct AssetDescription: Hashable, Sendable, Codable {
         case audio
         /// A still image (PNG, JPEG, …): no duration of its own, held for a segment's `duration`.
         case still
+        /// A subtitle file (SubRip or WebVTT): cues, no pictures or sound (`subtitles` holds them).
+        case subtitle
     }
 
     public var kind: Kind
@@ -19,9 +21,12 @@ public struct AssetDescription: Hashable, Sendable, Codable {
     public var video: VideoTrackDescription?
     /// The first audio track, if any.
     public var audio: AudioTrackDescription?
+    /// A subtitle file's cues (kind `.subtitle` only).
+    public var subtitles: SubtitleDocument?
 
-    public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?) {
-        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio
+    public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?,
+                subtitles: SubtitleDocument? = nil) {
+        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio; self.subtitles = subtitles
     }
 }
 

@@ -8,11 +8,13 @@ public struct VideoComposition: Hashable, Sendable, Codable {
     public var instructions: [Instruction]?
     /// Drawn above all video layers, in array order (later on top).
     public var overlays: [Overlay]
+    /// Subtitle files burned in, above the overlays, in array order.
+    public var captions: [Caption]
 
     public init(renderSize: PixelSize? = nil, frameDuration: Rational? = nil,
-                instructions: [Instruction]? = nil, overlays: [Overlay] = []) {
+                instructions: [Instruction]? = nil, overlays: [Overlay] = [], captions: [Caption] = []) {
         self.renderSize = renderSize; self.frameDuration = frameDuration
-        self.instructions = instructions; self.overlays = overlays
+        self.instructions = instructions; self.overlays = overlays; self.captions = captions
     }
 }
 

@@ -67,7 +67,8 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             codec: a.codec ?? "aac",
             bitRate: a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][quality]!,
             sampleRate: a.sampleRate ?? 48_000,
-            channels: a.channels ?? 2)
+            channels: a.channels ?? 2,
+            loudness: a.loudness)
         self.init(preset: preset, fileType: options.fileType ?? codec.defaultFileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
                   video: video, audio: audio)
     }
@@ -120,8 +121,12 @@ public struct AudioExportSettings: Codable, Sendable, Hashable {
     public var sampleRate: Int
     /// 1 or 2.
     public var channels: Int
+    /// Normalise the whole programme to this target (measure, one gain, true-peak limiter);
+    /// nil: the mix as it is (and in plans made before loudness normalisation existed).
+    public var loudness: LoudnessTarget?
 
-    public init(codec: String, bitRate: Int, sampleRate: Int, channels: Int) {
+    public init(codec: String, bitRate: Int, sampleRate: Int, channels: Int, loudness: LoudnessTarget? = nil) {
         self.codec = codec; self.bitRate = bitRate; self.sampleRate = sampleRate; self.channels = channels
+        self.loudness = loudness
     }
 }

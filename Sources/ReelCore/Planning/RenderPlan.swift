@@ -25,14 +25,22 @@ public struct RenderPlan: Codable, Sendable, Hashable {
     /// Draw order (later on top), above all video layers.
     public var overlays: [PlannedOverlay]
     public var export: ExportSettings
+    /// Subtitle tracks in composition order, written by the finaliser; nil when there are none
+    /// (and in plans made before subtitles existed).
+    public var subtitleTracks: [PlannedSubtitleTrack]?
+    /// Subtitle files burned into the picture, above the overlays; nil when there are none
+    /// (and in plans made before captions existed).
+    public var captions: [PlannedCaption]?
 
     public init(renderSize: PixelSize, outputSize: PixelSize, frameDuration: Rational, duration: Rational, frameCount: Int,
                 assets: [String: PlannedAsset], videoTracks: [PlannedTrack], audioTracks: [PlannedAudioTrack],
-                instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings) {
+                instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings,
+                subtitleTracks: [PlannedSubtitleTrack]? = nil, captions: [PlannedCaption]? = nil) {
         self.renderSize = renderSize; self.outputSize = outputSize; self.frameDuration = frameDuration
         self.duration = duration; self.frameCount = frameCount; self.assets = assets
         self.videoTracks = videoTracks; self.audioTracks = audioTracks; self.instructions = instructions
-        self.overlays = overlays; self.export = export
+        self.overlays = overlays; self.export = export; self.subtitleTracks = subtitleTracks
+        self.captions = captions
     }
 
     /// Scale from render coordinates to output pixels along x (1 unless preset low shrank the

@@ -60,6 +60,8 @@ final class ValidationRun {
         }
         let audioTracks = checkAudioMix(tracks: tracks)
         let video = checkVideoComposition(tracks: tracks, duration: duration)
+        let subtitleTracks = checkSubtitleTracks(tracks.subtitle, duration: duration)
+        let captions = checkCaptions(duration: duration, renderSize: video?.renderSize)
         let export = checkExport()
         guard problems.isEmpty, let video, duration > .zero else { return nil }
 
@@ -84,7 +86,9 @@ final class ValidationRun {
             audioTracks: audioTracks,
             instructions: video.instructions,
             overlays: video.overlays,
-            export: settings)
+            export: settings,
+            subtitleTracks: subtitleTracks.isEmpty ? nil : subtitleTracks,
+            captions: captions.isEmpty ? nil : captions)
     }
 
     func checkAssets() {
@@ -93,6 +97,7 @@ final class ValidationRun {
             switch resolutions[id] {
             case nil: report(path, "was not probed")
             case .unavailable(let reason): report(path, reason)
+            case .malformed(let reasons): reasons.forEach { report(path, $0) }
             case .described(_, let description) where description.usabilityProblem != nil:
                 report(path, description.usabilityProblem!)
             case .described(let url, let description): described[id] = PlannedAsset(url: url, description: description)

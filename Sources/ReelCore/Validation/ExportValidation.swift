@@ -24,6 +24,7 @@ extension ValidationRun {
             report("export.audio.sampleRate", "must be one of AAC's sample rates: \(AudioExportSettings.aacSampleRates.map(String.init).joined(separator: ", "))")
         }
         if let channels = a.channels, channels != 1 && channels != 2 { report("export.audio.channels", "must be 1 or 2") }
+        if let loudness = a.loudness, loudness.standard == nil { checkLoudnessTarget(loudness, at: "export.audio.loudness") }
         return export
     }
 }

@@ -38,7 +38,9 @@ public enum ChunkRenderer {
     /// Renders the whole audio mix, encoded once as AAC in an M4A at `path` (written
     /// atomically). One pass over the mix means no encoder restarts, so no gap, click or
     /// repeated block can appear at a video chunk join; priming is signalled by the muxer.
+    /// With `export.audio.loudness` the mix is measured first and normalised (`NormalisedAudio`).
     public static func renderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
+        if let target = plan.export.audio.loudness { return try NormalisedAudio.render(plan, target: target, to: path, media: media) }
         let mixer = AudioMixer(plan: plan, media: media)
         precondition(mixer.hasAudio, "renderAudio on a plan without audio tracks")
         let partial = AtomicFile.temporaryPath(for: path)

@@ -44,6 +44,7 @@ public enum CompositionLoader {
                 return .unavailable(reason: "file is not readable (\(url))")
             }
         }
+        if let subtitles = SubtitleProbe.resolve(url, isRemote: isRemote) { return subtitles }
         do {
             return .described(url: url, try MediaProbe.describe(path: url))
         } catch {

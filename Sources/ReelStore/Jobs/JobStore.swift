@@ -380,6 +380,11 @@ public final class JobStore: @unchecked Sendable {
         try appendEvent(connection, job: job, task: task, agent: agent, kind: kind, message: message)
     }
 
+    /// The message of the job's newest event of `kind`, if it has one.
+    public func latestEventMessage(job: Int64, kind: String) throws -> String? {
+        try connection.query(Statements.latestEventOfKind, [String(job), kind]).rows.first.map { try $0.string("message") }
+    }
+
     /// Events in order, optionally of one job, after event id `after`.
     public func events(job: Int64? = nil, after: Int64 = 0, limit: Int = 1000) throws -> [EventRecord] {
         try connection.query(Statements.listEvents, [job.map(String.init), String(after), String(limit)]).rows.map { row in
