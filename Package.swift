@@ -27,6 +27,8 @@ let package = Package(
         // The operator console (HTTP API, dashboard, tokens).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // The S3 client's HTTP (ReelObjectStore).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System libraries. The C shims wrap function-like macros Swift cannot import.
@@ -40,25 +42,42 @@ let package = Package(
 
         // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
-        // libav, the compositor, text, audio mixing, encoding, muxing, stitching.
+        // libav, the compositor (Compositing/Compositor.swift), text, audio mixing, encoding,
+        // muxing, and the finaliser that joins a job's chunks (Chunks/Finaliser.swift).
         .target(name: "ReelMedia", dependencies: [
             "ReelCore", "CFFmpeg", "CFreeType", "CEbur128",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: fastMath),
-        // The line protocol: messages, codec, connection state machine, NIO handlers.
+        // The line protocol of proto/PROTOCOL.md: messages and their codec (Messages/), framing,
+        // connection state machines, NIO server and client.
         .target(name: "ReelProtocol", dependencies: [
-            "ReelCore",
+            "ReelCore", "ReelScheduling",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOExtras", package: "swift-nio-extras"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // PostgreSQL through libpq: connection, migrations, job/task queries.
-        // The task/lease rules as pure values (no I/O): the store executes them.
+        // The scheduling vocabulary and pure policies (no I/O): TaskKind with its traits, the job,
+        // task and agent states, Lease, ClaimPolicy (who gets which task), QuarantinePolicy.
         .target(name: "ReelScheduling"),
+        // PostgreSQL through libpq, in parts: LifecycleStore (leases, claims and every task and
+        // job transition, decided by Statements/Statements+Lifecycle.swift; docs/task-lifecycle.md),
+        // JobStore, AgentStore, AssetStore, EventLog, ConsoleQueries; numbered migrations.
         .target(name: "ReelStore", dependencies: ["ReelCore", "ReelScheduling", "CLibPQ"]),
-        // The coordinator service: jobs, leases, storage, the finaliser, /metrics.
+        // S3-compatible object storage: the SigV4 signer (pure), credentials, the S3 client, the
+        // BlobStore interface of the farm's bytes (docs/object-storage.md) and its S3 side.
+        .target(name: "ReelObjectStore", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
+        // The coordinator: its services in one ServiceGroup (Coordinator.swift) — the reel/1
+        // server with its claim dispatcher and result batches, the lease reaper, the finaliser
+        // loop, the storage sweeper, /metrics and the console; splitting jobs into tasks.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole",
             .product(name: "Logging", package: "swift-log"),
@@ -94,7 +113,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .executableTarget(name: "reel", dependencies: [
-            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
+            "ReelCore", "ReelMedia", "ReelProtocol", "ReelScheduling", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -119,7 +138,7 @@ let package = Package(
         // `@Suite(.blocking)`: suites whose tests block run on threads of their own, off the cooperative pool.
         .target(name: "ReelThreadTesting"),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelThreadTesting"]),
-        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelCore", "ReelThreadTesting"]),
+        .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelLifecycleModel", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelProtocolTests", dependencies: [
             "ReelProtocol",
@@ -128,26 +147,41 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
+        // The lifecycle stated a second time, independently, as pure values (TaskLifecycle,
+        // JobLifecycle, FarmModel): the model ModelBasedStoreTests holds the store to. Test
+        // support, part of no product (docs/task-lifecycle.md).
+        .target(name: "ReelLifecycleModel", dependencies: ["ReelScheduling"]),
         // A real PostgreSQL for tests (ops/postgres.sh), shared by the store and coordinator tests.
-        .target(name: "ReelStoreTesting", dependencies: ["ReelStore", "ReelCore"]),
+        .target(name: "ReelStoreTesting", dependencies: ["ReelStore", "ReelScheduling", "ReelCore"]),
         // A minimal HTTP client for the console tests (ReelConsoleTests, ReelCoordinatorTests).
         .target(name: "ReelHTTPTesting"),
         // A logger that keeps what it is told (agent and coordinator tests).
         .target(name: "ReelLogTesting", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelCore", "ReelThreadTesting"]),
+        // The SigV4 signer against botocore (botocore_sigv4.py, Python's AWS SDK); the client
+        // against a real S3-compatible server (ops/s3.sh, REEL_TEST_S3_ENDPOINT).
+        .testTarget(name: "ReelObjectStoreTests", dependencies: [
+            "ReelObjectStore", "ReelThreadTesting", "ReelLogTesting",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ], exclude: ["botocore_sigv4.py"]),
+        .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelLifecycleModel", "ReelCore",
+                                                      "ReelThreadTesting"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
             "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting", "ReelThreadTesting",
-            "ReelCoordinator", "ReelStore", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
+            "ReelCoordinator", "ReelStore", "ReelScheduling", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
-            "ReelAgent", "ReelProtocol", "ReelCore", "ReelMedia", "ReelLogTesting", "ReelThreadTesting",
+            "ReelAgent", "ReelProtocol", "ReelScheduling", "ReelCore", "ReelMedia", "ReelLogTesting", "ReelThreadTesting",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

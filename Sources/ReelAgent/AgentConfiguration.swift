@@ -10,7 +10,7 @@ import ReelProtocol
 public struct AgentConfiguration: Sendable {
     /// The coordinator's host name or address.
     public var coordinatorHost: String
-    /// The coordinator's port (Reel's default is 7450).
+    /// The coordinator's port (Reel's default is 7400, `HostPort.defaultPort`).
     public var coordinatorPort: Int
     /// The agent's name (`HELLO name=`), unique per agent on the farm. See `defaultName(cacheDirectory:)`.
     public var name: String

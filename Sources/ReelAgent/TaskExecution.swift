@@ -96,7 +96,7 @@ struct TaskExecution {
     private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) async throws -> RenderJob {
         guard assignment.kind != .finalise else { throw AgentError.protocolViolation("agents do not run finalise tasks") }
         let specification = try JSONDecoder().decode(TaskSpecification.self, from: Data(bytes))
-        guard specification.kind.rawValue == assignment.kind.rawValue else {
+        guard specification.kind == assignment.kind else {
             throw AgentError.protocolViolation("TASK kind \(assignment.kind.rawValue) carries a \(specification.kind.rawValue) specification")
         }
         guard specification.task == assignment.task else {
@@ -140,7 +140,7 @@ struct TaskExecution {
     /// fetched whole on this connection (`FETCH`, in ranges) and checked against its hash.
     /// Async, on the task's own connection: never through the cache's blocking reads, which
     /// belong to render threads.
-    private func planDocument(_ reference: AssetManifestEntry) async throws -> JobPlanDocument {
+    private func planDocument(_ reference: AssetManifestEntry) async throws -> RenderPlanDocument {
         if let known = plans.document(reference.sha256) { return known }
         guard reference.size > 0, reference.size <= 256 << 20 else {
             throw AgentError.protocolViolation("plan document size \(reference.size) is out of range")
@@ -154,7 +154,7 @@ struct TaskExecution {
         guard FileDigest.sha256(bytes: bytes) == reference.sha256 else {
             throw AgentError.protocolViolation("plan document \(reference.sha256) does not match its hash")
         }
-        let document = try JSONDecoder().decode(JobPlanDocument.self, from: Data(bytes))
+        let document = try JSONDecoder().decode(RenderPlanDocument.self, from: Data(bytes))
         plans.remember(document, as: reference.sha256)
         return document
     }
@@ -202,6 +202,8 @@ struct TaskExecution {
             let artifact = try ChunkRenderer.renderAudio(job.plan, to: job.outputPath, media: job.media)
             try control.checkCancelled()
             return artifact
+        case .finalise:
+            throw AgentError.protocolViolation("agents do not run finalise tasks")
         }
     }
 

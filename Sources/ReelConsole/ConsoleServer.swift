@@ -11,77 +11,45 @@ import ServiceLifecycle
 /// The operator console on one HTTP listener (Hummingbird 2): the dashboard at `/`, the JSON
 /// API under `/api/v1/` (proto/console-api.yaml; every request needs a console token), the
 /// live stream at `/api/v1/stream`, and `/metrics`. TLS when given, as the line protocol.
+///
+/// The console runs as `services` in its owner's `ServiceGroup` (the coordinator's): the HTTP
+/// application, then the live feed. Graceful shutdown runs in reverse, so the feed ends every
+/// stream first and the application's drain then waits only for ordinary requests.
 public final class ConsoleServer: Sendable {
     struct Services: Sendable {
         var backend: any ConsoleBackend
         var feed: ConsoleFeed
     }
 
-    private let task: Task<Void, Error>
-    private let group: ServiceGroup
-    private let feed: ConsoleFeed
-    /// The bound address (useful with port 0).
-    public let localAddress: SocketAddress?
+    /// In this order in the owner's `ServiceGroup`.
+    public let services: [any Service]
+    private let bound: BoundAddress
 
-    private init(task: Task<Void, Error>, group: ServiceGroup, feed: ConsoleFeed, localAddress: SocketAddress?) {
-        self.task = task; self.group = group; self.feed = feed; self.localAddress = localAddress
-    }
-
-    /// Binds `host:port` and serves until `close()`. Throws if it cannot listen.
+    /// Prepares the console for `host:port` (it binds when its services run).
     /// `streamRefresh`: how often the live stream sends a snapshot even when nothing changed.
-    public static func start(host: String, port: Int, tls: TLSConfiguration?, backend: any ConsoleBackend,
-                             authenticator: Authenticator, logger: Logger,
-                             streamRefresh: Duration = .seconds(5)) async throws -> ConsoleServer {
+    public init(host: String, port: Int, tls: TLSConfiguration?, backend: any ConsoleBackend,
+                authenticator: Authenticator, logger: Logger, streamRefresh: Duration = .seconds(5)) async throws {
         let tokens = await ConsoleTokens.make(authenticator: authenticator)
         let feed = ConsoleFeed(backend: backend, refresh: streamRefresh, logger: logger)
-        let router = makeRouter(services: Services(backend: backend, feed: feed), tokens: tokens, logger: logger)
-        let bound = NIOLockedValueBox<CheckedContinuation<SocketAddress?, Error>?>(nil)
+        let router = Self.makeRouter(services: Services(backend: backend, feed: feed), tokens: tokens, logger: logger)
+        let bound = BoundAddress()
         var quietLogger = logger
         quietLogger.logLevel = max(logger.logLevel, .notice)
         let app = Application(
             router: router,
             server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { channel in
-                bound.withLockedValue { $0.take() }?.resume(returning: channel.localAddress)
-            },
+            onServerRunning: { channel in bound.set(channel.localAddress) },
             logger: quietLogger)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: quietLogger))
-        let address: SocketAddress?
-        var task: Task<Void, Error>?
-        do {
-            address = try await withCheckedThrowingContinuation { continuation in
-                bound.withLockedValue { $0 = continuation }
-                task = Task {
-                    do {
-                        try await group.run()
-                    } catch {
-                        bound.withLockedValue { $0.take() }?.resume(throwing: error)
-                        throw error
-                    }
-                    // Stopped before it ever listened (cancelled at once).
-                    bound.withLockedValue { $0.take() }?.resume(returning: nil)
-                }
-            }
-        } catch {
-            throw ConsoleStartupError(description: "cannot serve the console on \(host):\(port): \(error)")
-        }
-        return ConsoleServer(task: task!, group: group, feed: feed, localAddress: address)
+        self.bound = bound
+        services = [ConsoleHTTPService(app: app, bound: bound, address: "\(host):\(port)"), ConsoleFeedService(feed: feed)]
     }
 
-    /// Ends the live streams, stops listening, lets requests in flight finish (up to 5 s) and
-    /// waits for the server to stop.
-    public func close() async {
-        feed.close()
-        await group.triggerGracefulShutdown()
-        let task = task
-        let timeout = Task {
-            try await Task.sleep(for: .seconds(5))
-            task.cancel()
-        }
-        _ = try? await task.value
-        timeout.cancel()
-    }
+    /// The bound address once listening (useful with port 0); nil if it could not listen.
+    public func waitUntilListening() async -> SocketAddress? { await bound.wait() }
+
+    /// The bound address, once listening.
+    public var localAddress: SocketAddress? { bound.address }
 
     static func makeRouter(services: Services, tokens: ConsoleTokens, logger: Logger) -> Router<ConsoleContext> {
         let router = Router(context: ConsoleContext.self)
@@ -109,6 +77,67 @@ public final class ConsoleServer: Sendable {
 /// Why the console could not start.
 public struct ConsoleStartupError: Error, CustomStringConvertible {
     public var description: String
+}
+
+/// The HTTP application as a service; a failure to listen says which address.
+private struct ConsoleHTTPService: Service {
+    let app: any Service
+    let bound: BoundAddress
+    let address: String
+
+    func run() async throws {
+        defer { bound.set(nil) }
+        do {
+            try await app.run()
+        } catch where bound.address == nil {
+            throw ConsoleStartupError(description: "cannot serve the console on \(address): \(error)")
+        }
+    }
+}
+
+/// Ends the live streams at graceful shutdown (or cancellation), before the application drains.
+private struct ConsoleFeedService: Service {
+    let feed: ConsoleFeed
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        feed.close()
+    }
+}
+
+/// The console's bound address, and those waiting for it.
+private final class BoundAddress: Sendable {
+    private struct State {
+        var address: SocketAddress?
+        var settled = false
+        var waiters: [CheckedContinuation<SocketAddress?, Never>] = []
+    }
+    private let state = NIOLockedValueBox(State())
+
+    var address: SocketAddress? { state.withLockedValue { $0.address } }
+
+    /// The first call settles it (bound, or nil when the server ended without listening).
+    func set(_ address: SocketAddress?) {
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<SocketAddress?, Never>] in
+            guard !state.settled else { return [] }
+            state.settled = true
+            state.address = address
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: address) }
+    }
+
+    func wait() async -> SocketAddress? {
+        await withCheckedContinuation { continuation in
+            let settled = state.withLockedValue { state -> SocketAddress?? in
+                if state.settled { return .some(state.address) }
+                state.waiters.append(continuation)
+                return .none
+            }
+            if let settled { continuation.resume(returning: settled) }
+        }
+    }
 }
 
 /// Refusals as JSON (`{"error": "…"}`) with their status; unexpected errors as a 500 that

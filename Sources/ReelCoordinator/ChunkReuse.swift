@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 /// Incremental re-rendering at planning time: every render task gets its content key
 /// (`ContentKey`), and a task whose key already has a done task with a stored result — in any

@@ -1,10 +1,11 @@
 import Foundation
 import Logging
 import ReelStore
+import ReelScheduling
 import Synchronization
 
 /// Completes agents' `RESULT`s in batches: each verified result waits here for the next
-/// transaction, which completes every waiting one at once (`JobStore.completeTasks`). With
+/// transaction, which completes every waiting one at once (`LifecycleStore.completeTasks`). With
 /// hundreds of agents, results arrive faster than one transaction each could commit, and all
 /// of a job's completions serialise on its row (its counters); a batch takes that row once.
 /// A lone result goes straight through (a batch of one).
@@ -57,7 +58,7 @@ final class Completer: Sendable {
             if batch.isEmpty { return }
             let items = batch.map { (lease: $0.lease, result: $0.result) }
             do {
-                let completions = try await worker.run { try $0.completeTasks(items) }
+                let completions = try await worker.run { try $0.lifecycle.completeTasks(items) }
                 if completions.contains(where: { $0?.jobRendered == true }) { onJobRendered() }
                 for (pending, completion) in zip(batch, completions) { pending.continuation.resume(returning: completion) }
             } catch {

@@ -8,6 +8,7 @@ import ReelCore
 import ReelMedia
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 import ServiceLifecycle
 import Synchronization
 
@@ -16,71 +17,40 @@ public struct CoordinatorStartupError: Error, CustomStringConvertible {
     public var description: String
 }
 
-private struct BoundAddresses {
-    var server: SocketAddress?
-    var metrics: SocketAddress?
-    var http: SocketAddress?
-}
-
-/// The farm's coordinator (ops/README.md, proto/PROTOCOL.md) as a swift-service-lifecycle `Service`.
+/// The farm's coordinator (ops/README.md, proto/PROTOCOL.md): prepared and bound by `init`,
+/// then run as `services` in one `ServiceGroup` (`reel coordinator` adds SIGTERM/SIGINT).
 ///
-/// `run()` migrates the database, listens for agents and clients (`reel/1`), and runs the
-/// lease reaper/planner loop and the finaliser loop until graceful shutdown (SIGTERM via a
-/// `ServiceGroup`, or `triggerGracefulShutdown()` in tests) or task cancellation; then it stops
-/// accepting, answers pending `CLAIM`s with `NONE`, lets in-flight requests finish (up to
-/// `drainTimeout`) and returns. All state is in PostgreSQL and the storage directory, so a new
-/// coordinator on the same database and storage simply continues (old leases expire).
-public final class Coordinator: Service, Sendable {
+/// `init` checks the secret file, prepares the storage directory, connects to PostgreSQL and
+/// migrates it, registers the coordinator's own finaliser row and binds the protocol listener
+/// (and `/metrics`), so every start-up problem is thrown before anything runs, in words for
+/// operators. The services, in order: `/metrics`, the operator console (its HTTP application,
+/// then its live feed), the lease reaper, the finaliser, the storage sweeper, and the protocol
+/// server (with the dispatcher's claim deadlines). Graceful shutdown runs in reverse: the
+/// protocol server drains first (pending `CLAIM`s answered `NONE`, in-flight requests finish,
+/// up to `drainTimeout`), then the loops stop, then the console and metrics. All state is in
+/// PostgreSQL and the storage directory, so a new coordinator on the same database and storage
+/// simply continues (old leases expire).
+public final class Coordinator: Sendable {
     public let configuration: CoordinatorConfiguration
     public let metrics: CoordinatorMetrics
+    /// Every long-running part of the coordinator, in the order they go into the `ServiceGroup`.
+    public let services: [any Service]
     private let logger: Logger
-    private let group: any EventLoopGroup
-    private let addresses = Mutex(BoundAddresses())
-    private let started = Mutex<[CheckedContinuation<Void, Never>]?>([])
-    private let dispatcher = Mutex<Dispatcher?>(nil)
-    private let jobWatchers = Mutex<JobWatchers?>(nil)
+    private let server: ReelServer
+    private let metricsServer: MetricsServer?
+    private let console: ConsoleServer?
+    private let dispatcher: Dispatcher
+    private let jobWatchers: JobWatchers
 
+    /// Prepares everything and binds the protocol listener (and `/metrics`); the console binds
+    /// when its services run (`waitUntilListening`).
+    /// - Throws: `CoordinatorStartupError` saying what to fix.
     public init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.coordinator"),
-                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws {
         self.configuration = configuration
-        self.metrics = CoordinatorMetrics()
         self.logger = logger
-        self.group = group
-    }
-
-    /// The bound protocol address once listening (useful with port 0).
-    public var localAddress: SocketAddress? { addresses.withLock { $0.server } }
-    /// `CLAIM`s waiting for a task right now (tests, metrics).
-    public var waitingClaims: Int { dispatcher.withLock { $0 }?.waitingCount ?? 0 }
-    /// Jobs a `STATUS job= wait=` is waiting on right now (tests).
-    public var followedJobs: Set<Int64> { jobWatchers.withLock { $0 }?.followedJobs ?? [] }
-    /// The bound `/metrics` address, when metrics are served.
-    public var metricsAddress: SocketAddress? { addresses.withLock { $0.metrics } }
-    /// The bound console address (`--http`), when the console is served.
-    public var httpAddress: SocketAddress? { addresses.withLock { $0.http } }
-
-    /// Returns once the coordinator listens (or has failed to start / stopped).
-    public func waitUntilListening() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = started.withLock { waiters -> Bool in
-                guard waiters != nil else { return true }
-                waiters!.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    private func markStarted() {
-        for waiter in started.withLock({ waiters -> [CheckedContinuation<Void, Never>] in
-            defer { waiters = nil }
-            return waiters ?? []
-        }) { waiter.resume() }
-    }
-
-    public func run() async throws {
-        defer { markStarted() }
-        let configuration = configuration
+        let metrics = CoordinatorMetrics()
+        self.metrics = metrics
         let authenticator: Authenticator
         do {
             authenticator = try Authenticator(secretFile: configuration.secretFile)
@@ -92,9 +62,15 @@ public final class Coordinator: Service, Sendable {
         let storage = CoordinatorStorage(root: configuration.storageDirectory)
         try storage.prepare()
         let (pool, worker): (StorePool, StoreWorker)
+        let connect = { (label: String) in try StoreWorker(conninfo: configuration.database, label: label, clock: configuration.clock) }
+        let (dispatchWorker, resultsWorker, sweepWorker): (StoreWorker, StoreWorker, StoreWorker)
         do {
             pool = try StorePool(conninfo: configuration.database, count: configuration.storeConnections, clock: configuration.clock)
-            worker = try StoreWorker(conninfo: configuration.database, label: "loops", clock: configuration.clock)
+            worker = try connect("loops")
+            dispatchWorker = try connect("dispatch")
+            resultsWorker = try connect("results")
+            // Its own connection: a sweep over a large storage directory must not delay lease expiry.
+            sweepWorker = try connect("sweep")
         } catch {
             throw CoordinatorStartupError(description: "cannot connect to PostgreSQL at \(Self.redacted(configuration.database)): \(error)")
         }
@@ -102,129 +78,93 @@ public final class Coordinator: Service, Sendable {
         if !applied.isEmpty { logger.info("database migrated", metadata: ["versions": "\(applied)"]) }
         let finaliserName = configuration.finaliserAgentName
         let finaliserAgent = try await worker.run {
-            try $0.registerAgent(name: finaliserName, host: ProcessInfo.processInfo.hostName, capabilities: "{}")
+            try $0.agents.register(name: finaliserName, host: ProcessInfo.processInfo.hostName, capabilities: "{}")
         }
 
         let sessions = AgentSessions()
         let finaliserBell = Doorbell()
-        let dispatcher = Dispatcher(worker: try StoreWorker(conninfo: configuration.database, label: "dispatch", clock: configuration.clock),
-                                    leaseSeconds: configuration.leaseSeconds, logger: logger,
-                                    agents: sessions)
-        self.dispatcher.withLock { $0 = dispatcher }
+        let dispatcher = Dispatcher(worker: dispatchWorker, leaseSeconds: configuration.leaseSeconds, logger: logger, agents: sessions)
         let jobWatchers = JobWatchers()
-        self.jobWatchers.withLock { $0 = jobWatchers }
-        let planner = JobPlanner(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher,
-                                 jobWatchers: jobWatchers)
-        let handler = CoordinatorHandler(pool: pool, storage: storage, planner: planner, metrics: metrics,
+        let splitter = JobSplitter(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher,
+                                   jobWatchers: jobWatchers)
+        let handler = CoordinatorHandler(pool: pool, storage: storage, splitter: splitter, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher,
-                                         completer: Completer(worker: try StoreWorker(conninfo: configuration.database, label: "results", clock: configuration.clock),
-                                                              logger: logger, onJobRendered: { finaliserBell.ring() }),
+                                         completer: Completer(worker: resultsWorker, logger: logger, onJobRendered: { finaliserBell.ring() }),
                                          sessions: sessions, jobWatchers: jobWatchers)
-        let tls = try makeTLSConfiguration()
+        let tls = try Self.makeTLSConfiguration(configuration)
         let server = try await ReelServer.start(
             configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port,
                                                    tls: try tls.map { try NIOSSLContext(configuration: $0) }),
             authenticator: authenticator, handler: handler, group: group)
         var metricsServer: MetricsServer?
-        if let address = configuration.metrics {
-            metricsServer = try await MetricsServer.start(at: address, metrics: metrics, group: group)
-        }
         var console: ConsoleServer?
-        if let address = configuration.http {
-            do {
-                console = try await ConsoleServer.start(host: address.host, port: address.port, tls: tls,
-                                                        backend: CoordinatorConsoleBackend(handler: handler, metrics: metrics),
-                                                        authenticator: authenticator, logger: logger)
-            } catch {
-                try? await server.close()
-                await metricsServer?.close()
-                throw CoordinatorStartupError(description: "\(error)")
+        do {
+            if let address = configuration.metrics {
+                metricsServer = try await MetricsServer.start(at: address, metrics: metrics, group: group)
             }
-            logger.info("console listening", metadata: ["address": "\(console?.localAddress.map { "\($0)" } ?? "?")"])
+            if let address = configuration.http {
+                console = try await ConsoleServer(host: address.host, port: address.port, tls: tls,
+                                                  backend: CoordinatorConsoleBackend(handler: handler, metrics: metrics),
+                                                  authenticator: authenticator, logger: logger)
+            }
+        } catch {
+            try? await server.close()
+            await metricsServer?.close()
+            throw CoordinatorStartupError(description: "\(error)")
         }
-        addresses.withLock {
-            $0 = BoundAddresses(server: server.localAddress, metrics: metricsServer?.localAddress, http: console?.localAddress)
-        }
+        self.server = server
+        self.metricsServer = metricsServer
+        self.console = console
+        self.dispatcher = dispatcher
+        self.jobWatchers = jobWatchers
+
+        var services: [any Service] = []
+        if let metricsServer { services.append(metricsServer) }
+        services += console?.services ?? []
+        services.append(LeaseReaper(worker: worker, splitter: splitter, dispatcher: dispatcher, jobWatchers: jobWatchers,
+                                    metrics: metrics, interval: configuration.reaperInterval, logger: logger))
+        services.append(FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
+                                      bell: finaliserBell, jobWatchers: jobWatchers))
+        services.append(StorageSweeper(worker: sweepWorker, storage: storage, configuration: configuration, logger: logger,
+                                       now: { StorageSweeper.wallClockMillis() }))
+        services.append(ProtocolService(server: server, dispatcher: dispatcher, jobWatchers: jobWatchers,
+                                        drainTimeout: configuration.drainTimeout, logger: logger))
+        self.services = services
         logger.info("coordinator listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")",
                                                         "storage": "\(storage.root)", "lease": "\(configuration.leaseSeconds)s"])
-        markStarted()
-
-        let finaliser = FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
-                                      bell: finaliserBell, jobWatchers: jobWatchers)
-        // Its own connection: a sweep over a large storage directory must not delay lease expiry.
-        let sweeper = StorageSweeper(worker: try StoreWorker(conninfo: configuration.database, label: "sweep", clock: configuration.clock), storage: storage,
-                                     configuration: configuration, logger: logger, now: { StorageSweeper.wallClockMillis() })
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.reaperLoop(worker: worker, planner: planner, dispatcher: dispatcher, jobWatchers: jobWatchers) }
-            group.addTask {
-                // Claim deadlines are kept here, not in the database: a cheap local timer.
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(100))
-                    dispatcher.expireDeadlines()
-                }
-            }
-            group.addTask { await finaliser.run() }
-            group.addTask { await sweeper.run() }
-            // Whichever comes first: graceful shutdown or cancellation of `run()`.
-            try? await gracefulShutdown()
-            dispatcher.drain()
-            jobWatchers.drain()
-            logger.info("coordinator draining")
-            await self.drain(server)
-            group.cancelAll()
-        }
-        await console?.close()
-        await metricsServer?.close()
-        logger.info("coordinator stopped")
     }
 
-    /// Quiesces the server: pending CLAIMs answer `NONE` at once (`Dispatcher.drain`),
-    /// idle connections get `ERR shutting_down`; after `drainTimeout` the listener is closed regardless.
-    private func drain(_ server: ReelServer) async {
-        let timeout = configuration.drainTimeout
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await server.shutdown() }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
-        }
-        try? await server.close()
+    /// The coordinator's services in one group; with `handlingSignals`, SIGTERM and SIGINT
+    /// trigger its graceful shutdown (`reel coordinator`).
+    public func serviceGroup(handlingSignals: Bool = false) -> ServiceGroup {
+        var group = ServiceGroupConfiguration(services: services.map { .init(service: $0) }, logger: logger)
+        if handlingSignals { group.gracefulShutdownSignals = [.sigterm, .sigint] }
+        return ServiceGroup(configuration: group)
     }
 
-    /// Every `reaperInterval`: expire leases (then wake the dispatcher), plan jobs whose assets arrived (or whose planning a
-    /// restart interrupted), refresh the state gauges.
-    private func reaperLoop(worker: StoreWorker, planner: JobPlanner, dispatcher: Dispatcher, jobWatchers: JobWatchers) async {
-        // The state gauges count every task row (a scan that grows with the farm's history):
-        // refreshed every 10 s, not every pass.
-        var gaugesRefreshed = ContinuousClock.now - .seconds(3600)
-        while !Task.isCancelled {
-            do {
-                let expired = try await worker.run { try $0.expireLeases() }
-                // Also the safety net for a wake nobody sent (cheap when no claim waits).
-                dispatcher.wake()
-                if !expired.isEmpty {
-                    metrics.leaseExpiries.increment(by: Int64(expired.count))
-                    for lease in expired {
-                        if lease.newState == .failed { jobWatchers.jobMayHaveEnded(lease.jobID) }
-                        logger.warning("lease expired", metadata: ["task": "\(lease.task)", "job": "\(lease.jobID)", "epoch": "\(lease.epoch)",
-                                                                   "now": "\(lease.newState.rawValue)"])
-                    }
-                }
-                await planner.planPendingJobs()
-                if ContinuousClock.now - gaugesRefreshed >= .seconds(10) {
-                    let counts = try await worker.run { try $0.stateCounts() }
-                    metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)
-                    gaugesRefreshed = .now
-                }
-            } catch {
-                logger.error("reaper pass failed", metadata: ["error": "\(error)"])
-            }
-            try? await Task.sleep(for: configuration.reaperInterval)
-        }
+    /// The bound protocol address (useful with port 0).
+    public var localAddress: SocketAddress? { server.localAddress }
+    /// `CLAIM`s waiting for a task right now (tests, metrics).
+    public var waitingClaims: Int { dispatcher.waitingCount }
+    /// Jobs a `STATUS job= wait=` is waiting on right now (tests).
+    public var followedJobs: Set<Int64> { jobWatchers.followedJobs }
+    /// The bound `/metrics` address, when metrics are served.
+    public var metricsAddress: SocketAddress? { metricsServer?.localAddress }
+    /// The bound console address (`--http`), once its services run and it listens.
+    public var httpAddress: SocketAddress? { console?.localAddress }
+
+    /// Returns once every listener listens (the console binds when its service runs); `false`
+    /// when the console could not.
+    @discardableResult
+    public func waitUntilListening() async -> Bool {
+        guard let console else { return true }
+        guard let address = await console.waitUntilListening() else { return false }
+        logger.info("console listening", metadata: ["address": "\(address)"])
+        return true
     }
 
     /// The server TLS configuration of both listeners (line protocol and console), if TLS is on.
-    private func makeTLSConfiguration() throws -> TLSConfiguration? {
+    private static func makeTLSConfiguration(_ configuration: CoordinatorConfiguration) throws -> TLSConfiguration? {
         guard let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile else { return nil }
         do {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }

@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 /// Everything a `Coordinator` needs to run. Every field has a production default; tests
 /// shorten the lease and point the database and storage at temporary places.
@@ -39,7 +40,7 @@ public struct CoordinatorConfiguration: Sendable {
     /// When an agent's last connection closes, the leases it holds end this many seconds
     /// later instead of at their expiry, unless it reconnects and heartbeats them first.
     public var reconnectGraceSeconds: Double = 5
-    /// Period of the lease reaper / planner loop and of the finaliser's idle poll.
+    /// Period of the lease reaper / splitter loop and of the finaliser's idle poll.
     public var reaperInterval: Duration = .seconds(1)
     /// PostgreSQL connections for request handling (each on its own serial worker).
     public var storeConnections: Int = 3

@@ -2,6 +2,7 @@ import Foundation
 import ReelConsole
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 /// The console's view of the farm: every answer comes from the same handler code as the line
 /// protocol's `STATUS`, `AGENTS`, `EVENTS`, `CANCEL`, `RETRY`, `PAUSE`, `RESUME` and
@@ -14,7 +15,7 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
         let now = Int64(Date().timeIntervalSince1970 * 1000), connected = handler.connectedEncoders
         return try await translating {
             try await handler.pool.run { store in
-                try store.recentJobs(limit: limit).map { CoordinatorHandler.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
+                try store.jobs.recent(limit: limit).map { CoordinatorHandler.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
             }
         }
     }
@@ -75,7 +76,7 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
             case .malformed: throw ConsoleBackendError(.invalid, error.message)
             default: throw error
             }
-        } catch let error as JobStoreError {
+        } catch let error as StoreError {
             switch error {
             case .jobNotFound(let job): throw ConsoleBackendError(.notFound, "no job \(job)")
             case .conflict(let job, let state): throw ConsoleBackendError(.conflict, "job \(job) is already \(state.rawValue)")

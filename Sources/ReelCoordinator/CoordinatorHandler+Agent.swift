@@ -3,12 +3,13 @@ import ReelCore
 import ReelMedia
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 // Agent requests (proto/PROTOCOL.md §4.2).
 extension CoordinatorHandler {
     func capabilities(_ caps: AgentCapabilities, peer: Peer) async throws -> Message {
         let json = try CoordinatorJSON.encode(caps)
-        let id = try await pool.run { try $0.registerAgent(name: peer.name, host: caps.host, capabilities: json) }
+        let id = try await pool.run { try $0.agents.register(name: peer.name, host: caps.host, capabilities: json) }
         agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders)
         logger.info("agent registered", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "host": "\(caps.host.escapingControlCharacters)",
                                                    "threads": "\(caps.threads)", "encoders": "\(caps.encoders.joined(separator: ","))"])
@@ -28,35 +29,33 @@ extension CoordinatorHandler {
         } catch {
             // The task cannot be described (its plan document is missing): hand it back
             // un-attempted rather than burn an attempt on an agent that cannot run it.
-            _ = try? await pool.run { try $0.release(claimed.lease) }
+            _ = try? await pool.run { try $0.lifecycle.release(claimed.lease) }
             throw error
         }
-        let kind: TaskKind = claimed.kind == .audio ? .audio : .videoChunk
         logger.debug("task claimed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(claimed.id)",
                                                 "job": "\(claimed.jobID)", "epoch": "\(claimed.epoch)"])
-        return .task(TaskAssignment(task: claimed.id, job: claimed.jobID, kind: kind, frameStart: claimed.frameStart,
+        return .task(TaskAssignment(task: claimed.id, job: claimed.jobID, kind: claimed.kind, frameStart: claimed.frameStart,
                                     frameEnd: claimed.frameEnd, epoch: claimed.epoch, expiresAtMillis: claimed.leaseExpiresAtMillis),
                      specification: payload)
     }
 
     /// `TASK`'s payload: the task's frames and its job's plan document by content. A task
     /// planned before plan documents existed carries its whole plan in its row; its job's
-    /// document is stored on first claim (`PlanDocuments.adoptLegacy`).
+    /// document is stored on first claim (`RenderPlanDocuments.adoptLegacy`).
     func specification(for claimed: ClaimedTask) async throws -> [UInt8] {
-        let kind: TaskSpecification.Kind = claimed.kind == .audio ? .audio : .videoChunk
-        let reference: PlanDocumentReference
+        let reference: RenderPlanReference
         var frames = FrameRange(start: Int(claimed.frameStart), end: Int(claimed.frameEnd))
         if let document = claimed.planDocument {
             reference = document
         } else {
-            let legacy = try await PlanDocuments.adoptLegacy(claimed, storage: storage, pool: pool)
+            let legacy = try await RenderPlanDocuments.adoptLegacy(claimed, storage: storage, pool: pool)
             reference = legacy.reference
             if claimed.kind == .audio { frames = legacy.frames }
         }
-        if claimed.kind == .audio, frames.count == 0, let count = try? await PlanDocuments.frameCount(of: reference, storage: storage) {
+        if claimed.kind == .audio, frames.count == 0, let count = try? await RenderPlanDocuments.frameCount(of: reference, storage: storage) {
             frames = FrameRange(start: 0, end: count)
         }
-        let specification = TaskSpecification(job: claimed.jobID, task: claimed.id, kind: kind, frames: frames,
+        let specification = TaskSpecification(job: claimed.jobID, task: claimed.id, kind: claimed.kind, frames: frames,
                                               planDocument: AssetManifestEntry(sha256: reference.sha256, size: reference.size))
         return Array(try CoordinatorJSON.encode(specification).utf8)
     }
@@ -66,9 +65,9 @@ extension CoordinatorHandler {
         let leaseSeconds = configuration.leaseSeconds
         do {
             // Renewing is also the agent's sign of life (one statement).
-            let expires = try await pool.run { try $0.renewLease(Lease(task: task, epoch: epoch, agent: agent), leaseSeconds: leaseSeconds) }
+            let expires = try await pool.run { try $0.lifecycle.renew(Lease(task: task, epoch: epoch, agent: agent), leaseSeconds: leaseSeconds) }
             return .lease(task: task, epoch: epoch, expiresAtMillis: expires)
-        } catch JobStoreError.staleEpoch {
+        } catch StoreError.staleEpoch {
             return .lost(task: task)
         }
     }
@@ -76,9 +75,9 @@ extension CoordinatorHandler {
     func progress(task: Int64, epoch: Int64, frames: Int64, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         do {
-            try await pool.run { try $0.recordProgress(Lease(task: task, epoch: epoch, agent: agent), frames: frames) }
+            try await pool.run { try $0.lifecycle.recordProgress(Lease(task: task, epoch: epoch, agent: agent), frames: frames) }
             return .ok
-        } catch JobStoreError.staleEpoch {
+        } catch StoreError.staleEpoch {
             return .lost(task: task)
         }
     }
@@ -106,8 +105,8 @@ extension CoordinatorHandler {
         let storage = storage, leaseSeconds = configuration.leaseSeconds
         let expires: Int64
         do {
-            expires = try await pool.run { try $0.renewLease(lease, leaseSeconds: leaseSeconds) }
-        } catch JobStoreError.staleEpoch {
+            expires = try await pool.run { try $0.lifecycle.renew(lease, leaseSeconds: leaseSeconds) }
+        } catch StoreError.staleEpoch {
             let freed = try await offload { storage.discardResultUploads(task: task, epoch: epoch) }
             if freed > 0 { logger.info("partial result discarded: its lease is gone", metadata: ["task": "\(task)", "epoch": "\(epoch)", "bytes": "\(freed)"]) }
             throw ReelProtocolError(.staleEpoch, "task \(task) is no longer held under epoch \(epoch) by \(peer.name); its partial upload is discarded")
@@ -144,7 +143,7 @@ extension CoordinatorHandler {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         do {
             let policy = configuration.quarantine
-            let report = try await pool.run { try $0.fail(Lease(task: task, epoch: epoch, agent: agent), message: reason, policy: policy) }
+            let report = try await pool.run { try $0.lifecycle.fail(Lease(task: task, epoch: epoch, agent: agent), message: reason, policy: policy) }
             logger.warning("task failed", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "task": "\(task)", "reason": "\(reason.escapingControlCharacters)",
                                                      "outcome": "\(report.outcome)"])
             dispatcher.wake()
@@ -154,7 +153,7 @@ extension CoordinatorHandler {
                                metadata: ["agent": "\(peer.name.escapingControlCharacters)", "untilMillis": "\(until)"])
             }
             return .ok
-        } catch JobStoreError.staleEpoch {
+        } catch StoreError.staleEpoch {
             return .lost(task: task)
         }
     }
@@ -162,10 +161,10 @@ extension CoordinatorHandler {
     func release(task: Int64, epoch: Int64, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { return .lost(task: task) }
         do {
-            try await pool.run { try $0.release(Lease(task: task, epoch: epoch, agent: agent)) }
+            try await pool.run { try $0.lifecycle.release(Lease(task: task, epoch: epoch, agent: agent)) }
             dispatcher.wake()
             return .ok
-        } catch JobStoreError.staleEpoch {
+        } catch StoreError.staleEpoch {
             return .lost(task: task)
         }
     }

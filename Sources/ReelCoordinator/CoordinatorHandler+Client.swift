@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 // Operator client requests (proto/PROTOCOL.md §4.3).
 extension CoordinatorHandler {
@@ -48,12 +49,12 @@ extension CoordinatorHandler {
         let text = request.composition
         try await forgetDamagedAssets(hashes.sorted())
         let (job, missing) = try await pool.run { [hashes] store in
-            let job = try store.createJob(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
+            let job = try store.jobs.create(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
                                                  waitingForAssets: true, priority: request.settings.priority ?? 0))
-            return (job, try store.missingAssets(hashes.sorted()))
+            return (job, try store.assets.missing(hashes.sorted()))
         }
         logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name.escapingControlCharacters)", "missing": "\(missing.count)"])
-        if missing.isEmpty { await planner.plan(job: job) }
+        if missing.isEmpty { await splitter.split(job: job) }
         return .job(id: job, missing: missing)
     }
 
@@ -61,7 +62,7 @@ extension CoordinatorHandler {
     /// forgotten (and a wrong-sized file removed), so `SUBMIT` reports them missing and the
     /// submitter uploads them again instead of every render failing on them.
     func forgetDamagedAssets(_ hashes: [String]) async throws {
-        let records = try await pool.run { try $0.storedAssets(hashes) }
+        let records = try await pool.run { try $0.assets.records(hashes) }
         let storage = storage
         let damaged = try await offload {
             records.compactMap { record in
@@ -71,7 +72,7 @@ extension CoordinatorHandler {
         for (hash, problem) in damaged {
             logger.warning("stored asset is damaged; asking for it again", metadata: ["sha256": "\(hash)", "problem": "\(problem)"])
             storage.removeAsset(hash)
-            try await pool.run { try $0.forgetAsset(sha256: hash) }
+            try await pool.run { try $0.assets.forget(sha256: hash) }
         }
     }
 
@@ -82,8 +83,8 @@ extension CoordinatorHandler {
         let (have, complete) = try await offload { try storage.put(hash: sha256, offset: offset, total: total, bytes: bytes) }
         if complete {
             let path = storage.assetPath(sha256)
-            let released = try await pool.run { try $0.assetStored(sha256: sha256, size: have, storedKey: path) }
-            for job in released { await planner.plan(job: job) }
+            let released = try await pool.run { try $0.assets.stored(sha256: sha256, size: have, storedKey: path) }
+            for job in released { await splitter.split(job: job) }
         }
         return .stored(sha256: sha256, have: have, total: complete ? have : total)
     }
@@ -109,14 +110,14 @@ extension CoordinatorHandler {
         let connected = connectedEncoders
         let summaries = try await pool.run { store -> [JobSummary] in
             if let job {
-                guard let summary = try store.jobSummary(job) else { throw JobStoreError.jobNotFound(job) }
+                guard let summary = try store.jobs.summary(job) else { throw StoreError.jobNotFound(job) }
                 return [summary]
             }
-            return try store.recentJobs()
+            return try store.jobs.recent()
         }
         var jobs = summaries.map { Self.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
         if let job, summaries.first?.state == .done, !jobs.isEmpty {
-            jobs[0].loudness = try await pool.run { try $0.latestEventMessage(job: job, kind: FinaliserLoop.loudnessEvent) }
+            jobs[0].loudness = try await pool.run { try $0.events.latestMessage(job: job, kind: FinaliserLoop.loudnessEvent) }
         }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
@@ -171,9 +172,9 @@ extension CoordinatorHandler {
     func agents() async throws -> Message {
         let hidden = configuration.finaliserAgentName
         let agents = try await pool.run { store -> [AgentStatus] in
-            let records = try store.agents().filter { $0.name != hidden }
+            let records = try store.agents.list().filter { $0.name != hidden }
             // Current tasks' job and frames: one indexed lookup of just those tasks.
-            let labels = try store.taskLabels(records.compactMap(\.currentTask))
+            let labels = try store.jobs.taskLabels(records.compactMap(\.currentTask))
             return records.map { record in
                 let caps = try? CoordinatorJSON.decode(AgentCapabilities.self, from: record.capabilities)
                 let state: String = switch record.state {
@@ -193,25 +194,25 @@ extension CoordinatorHandler {
     }
 
     func cancel(job: Int64) async throws -> Message {
-        try await pool.run { try $0.cancelJob(job) }
+        try await pool.run { try $0.lifecycle.cancel(job: job) }
         jobWatchers.jobMayHaveEnded(job)
         logger.info("job cancelled", metadata: ["job": "\(job)"])
         return .ok
     }
 
     func retry(job: Int64) async throws -> Message {
-        try await pool.run { try $0.retryJob(job) }
+        try await pool.run { try $0.lifecycle.retry(job: job) }
         logger.info("job retried", metadata: ["job": "\(job)"])
         dispatcher.wake()
         // A job that failed while planning has no tasks: plan it now.
-        await planner.planPendingJobs()
+        await splitter.splitPendingJobs()
         return .ok
     }
 
     /// Deletes an ended job: its rows (tasks, events, asset references), its output, and the
     /// chunk results no other job references. Assets it alone used go at the next sweep.
     func delete(job: Int64) async throws -> Message {
-        let deleted = try await pool.run { try $0.deleteJob(job) }
+        let deleted = try await pool.run { try $0.jobs.delete(job) }
         let storage = storage
         try await offload {
             if let output = deleted.outputKey, output.hasPrefix(storage.root + "/outputs/") { unlink(output) }
@@ -223,7 +224,7 @@ extension CoordinatorHandler {
     }
 
     func output(job: Int64, offset: Int64, length: Int64) async throws -> Message {
-        guard let summary = try await pool.run({ try $0.jobSummary(job) }) else { throw ReelProtocolError(.notFound, "no job \(job)") }
+        guard let summary = try await pool.run({ try $0.jobs.summary(job) }) else { throw ReelProtocolError(.notFound, "no job \(job)") }
         if summary.state == .done, summary.outputKey == nil {
             let keep = configuration.retention.keepOutputsSeconds.map { " after \(Int($0 / 3600)) h (reel coordinator --keep-outputs)" } ?? ""
             throw ReelProtocolError(.notFound, "job \(job)'s output was deleted by retention\(keep); submit the job again to render it anew")

@@ -2,18 +2,19 @@ import Foundation
 import ReelCore
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 // Pause, resume, priority and history (proto/PROTOCOL.md §4.3), and the job page of the
 // operator console. The line protocol and the console's HTTP API both call these.
 extension CoordinatorHandler {
     func pause(job: Int64) async throws -> Message {
-        let changed = try await pool.run { try $0.setPaused(job, true) }
+        let changed = try await pool.run { try $0.lifecycle.setPaused(job: job, true) }
         if changed { logger.info("job paused", metadata: ["job": "\(job)"]) }
         return .ok
     }
 
     func resume(job: Int64) async throws -> Message {
-        let changed = try await pool.run { try $0.setPaused(job, false) }
+        let changed = try await pool.run { try $0.lifecycle.setPaused(job: job, false) }
         if changed {
             logger.info("job resumed", metadata: ["job": "\(job)"])
             dispatcher.wake()
@@ -25,7 +26,7 @@ extension CoordinatorHandler {
         guard JobPriority.range.contains(priority) else {
             throw ReelProtocolError(.malformed, "priority must be \(JobPriority.range.lowerBound)…\(JobPriority.range.upperBound)")
         }
-        try await pool.run { try $0.setPriority(job, priority) }
+        try await pool.run { try $0.lifecycle.setPriority(job: job, priority) }
         logger.info("job priority set", metadata: ["job": "\(job)", "priority": "\(priority)"])
         // Waiting claims may now prefer this job's tasks.
         dispatcher.wake()
@@ -39,8 +40,8 @@ extension CoordinatorHandler {
     /// Up to `EventsReport.pageSize` events of `job` after event id `after`.
     func eventsReport(job: Int64, after: Int64, limit: Int = EventsReport.pageSize) async throws -> EventsReport {
         let limit = max(1, min(limit, EventsReport.pageSize))
-        guard let records = try await pool.run({ try $0.consoleEvents(job: job, after: after, limit: limit) }) else {
-            throw JobStoreError.jobNotFound(job)
+        guard let records = try await pool.run({ try $0.console.events(job: job, after: after, limit: limit) }) else {
+            throw StoreError.jobNotFound(job)
         }
         return EventsReport(job: job, events: records.map { record in
             JobEvent(id: record.id, atMillis: record.atMillis, kind: record.kind, message: record.message, task: record.taskID,
@@ -55,8 +56,8 @@ extension CoordinatorHandler {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let hidden = configuration.finaliserAgentName, connected = connectedEncoders
         return try await pool.run { store in
-            guard let summary = try store.jobSummary(job), let tasks = try store.consoleTasks(ofJob: job) else {
-                throw JobStoreError.jobNotFound(job)
+            guard let summary = try store.jobs.summary(job), let tasks = try store.console.tasks(ofJob: job) else {
+                throw StoreError.jobNotFound(job)
             }
             let chunks = tasks.map { task -> ChunkStatus in
                 let frames = task.kind == .videoChunk ? task.frameEnd - task.frameStart : 0
@@ -77,11 +78,7 @@ extension CoordinatorHandler {
     }
 
     /// "chunk 3 frames [30, 40)", "audio", "finalise".
-    static func taskLabel(kind: JobTaskKind, ordinal: Int, frames: (Int64, Int64)) -> String {
-        switch kind {
-        case .videoChunk: "chunk \(ordinal) frames [\(frames.0), \(frames.1))"
-        case .audio: "audio"
-        case .finalise: "finalise"
-        }
+    static func taskLabel(kind: TaskKind, ordinal: Int, frames: (Int64, Int64)) -> String {
+        kind.countsFrames ? "\(kind.label(ordinal: ordinal)) frames [\(frames.0), \(frames.1))" : kind.label(ordinal: ordinal)
     }
 }

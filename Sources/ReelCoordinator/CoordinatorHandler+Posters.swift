@@ -2,6 +2,7 @@ import Foundation
 import ReelMedia
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 // POSTER (proto/PROTOCOL.md §4.2): an agent's picture of a chunk's last frame, for the console.
 extension CoordinatorHandler {
@@ -16,7 +17,7 @@ extension CoordinatorHandler {
             throw ReelProtocolError(.malformed, "a poster must be a JPEG image")
         }
         guard let agent = agentID(peer),
-              let job = try await pool.run({ try $0.jobOfLease(Lease(task: task, epoch: epoch, agent: agent)) }) else {
+              let job = try await pool.run({ try $0.lifecycle.jobOfLease(Lease(task: task, epoch: epoch, agent: agent)) }) else {
             return .lost(task: task)
         }
         let storage = storage

@@ -3,6 +3,7 @@ import Logging
 import ReelCore
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 
 /// The coordinator's answer to every request of proto/PROTOCOL.md §4 (`ReelRequestHandler`).
 ///
@@ -14,7 +15,7 @@ import ReelStore
 final class CoordinatorHandler: ReelRequestHandler {
     let pool: StorePool
     let storage: CoordinatorStorage
-    let planner: JobPlanner
+    let splitter: JobSplitter
     let metrics: CoordinatorMetrics
     let configuration: CoordinatorConfiguration
     let logger: Logger
@@ -25,10 +26,10 @@ final class CoordinatorHandler: ReelRequestHandler {
     /// Clients waiting in `STATUS job= wait=`, rung when a job may have ended.
     let jobWatchers: JobWatchers
 
-    init(pool: StorePool, storage: CoordinatorStorage, planner: JobPlanner, metrics: CoordinatorMetrics,
+    init(pool: StorePool, storage: CoordinatorStorage, splitter: JobSplitter, metrics: CoordinatorMetrics,
          configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, completer: Completer,
          sessions: AgentSessions, jobWatchers: JobWatchers) {
-        self.pool = pool; self.storage = storage; self.planner = planner; self.metrics = metrics
+        self.pool = pool; self.storage = storage; self.splitter = splitter; self.metrics = metrics
         self.configuration = configuration; self.logger = logger; self.dispatcher = dispatcher; self.completer = completer
         self.agentSessions = sessions; self.jobWatchers = jobWatchers
     }
@@ -66,7 +67,7 @@ final class CoordinatorHandler: ReelRequestHandler {
             }
         } catch let error as ReelProtocolError {
             throw error
-        } catch let error as JobStoreError {
+        } catch let error as StoreError {
             switch error {
             case .jobNotFound(let job): throw ReelProtocolError(.notFound, "no job \(job)")
             case .conflict(let job, let state) where request.verb == "DELETE":
@@ -91,10 +92,7 @@ final class CoordinatorHandler: ReelRequestHandler {
         guard let (agent, last) = agentSessions.remove(connection: peer.connectionID), last else { return }
         let grace = configuration.reconnectGraceSeconds
         do {
-            let shortened = try await pool.run { store -> [Int64] in
-                try store.setAgentState(agent, .offline)
-                return try store.shortenLeases(of: agent, graceSeconds: grace)
-            }
+            let shortened = try await pool.run { try $0.lifecycle.agentDisconnected(agent, graceSeconds: grace) }
             logger.info("agent disconnected", metadata: ["agent": "\(peer.name.escapingControlCharacters)",
                                                          "leasesEndingInSeconds": "\(shortened.isEmpty ? "none" : "\(grace)")"])
         } catch {

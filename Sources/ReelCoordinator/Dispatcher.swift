@@ -1,11 +1,12 @@
 import Foundation
 import Logging
 import ReelStore
+import ReelScheduling
 import Synchronization
 
 /// Hands tasks to waiting `CLAIM`s (proto/PROTOCOL.md §4.2) without polling the database per
 /// agent: claims queue here, and one loop leases tasks to the whole queue in batches, one
-/// transaction per batch (`JobStore.claimTasks`), first come first served.
+/// transaction per batch (`LifecycleStore.claimTasks`), first come first served.
 ///
 /// The loop runs when a claim arrives and when something may have made a task claimable
 /// (`wake()`: a job planned, a task failed or was released, leases expired, a job retried,
@@ -14,8 +15,9 @@ import Synchronization
 /// per pass, as a safety net for a wake nobody sent.
 ///
 /// A claim ends with a task, or `nil` at its deadline, when its connection closes, or when
-/// the coordinator drains. A task leased in a batch to a claim that ended meanwhile (its
-/// connection closed while the batch ran) is handed back un-attempted (`JobStore.release`),
+/// the coordinator drains. Deadlines are kept here, not in the database: `runDeadlines` sleeps
+/// until the earliest one, and a batch that leaves a claim with a sooner deadline waiting wakes it. A task leased in a batch to a claim that ended meanwhile (its
+/// connection closed while the batch ran) is handed back un-attempted (`LifecycleStore.release`),
 /// so a closed connection never uses up an attempt.
 final class Dispatcher: Sendable {
     struct Waiter {
@@ -37,6 +39,20 @@ final class Dispatcher: Sendable {
         var running = false
         var wokenDuringBatch = false
         var draining = false
+        /// When `runDeadlines` wakes next (nil: when rung).
+        var nextDeadlineCheck: ContinuousClock.Instant?
+
+        /// The earliest deadline `runDeadlines` must answer (claims in a batch are the batch's).
+        var soonestDeadline: ContinuousClock.Instant? {
+            waiters.values.filter { !$0.ended && !$0.inBatch }.map(\.deadline).min()
+        }
+
+        /// After claims left a batch unanswered: whether `runDeadlines` must wake sooner.
+        mutating func deadlineCheckNeededSooner() -> Bool {
+            guard let soonest = soonestDeadline, nextDeadlineCheck.map({ soonest < $0 }) ?? true else { return false }
+            nextDeadlineCheck = soonest
+            return true
+        }
     }
 
     private let state = Mutex(State())
@@ -46,6 +62,8 @@ final class Dispatcher: Sendable {
     private let agents: AgentSessions
     private let logger: Logger
     private let clock = ContinuousClock()
+    /// Rung when a claim left waiting by a batch has a deadline before `runDeadlines`'s next wake.
+    private let deadlineBell = Doorbell()
 
     /// - Parameter agents: the agents connected now and their encoders (for `ClaimPolicy`: who
     ///   may take what, and the "another agent could take it" rule).
@@ -70,6 +88,7 @@ final class Dispatcher: Sendable {
                 return true
             }
             guard accepted else { return continuation.resume(returning: nil) }
+            // Every claim goes through a batch first; one it leaves waiting is timed from there.
             kick()
         }
     }
@@ -84,12 +103,26 @@ final class Dispatcher: Sendable {
         end { $0.connection == connection }
     }
 
-    /// Ends claims whose deadline has passed. The coordinator calls this on a short timer. A
-    /// claim in the batch being leased right now is left to the batch: if it gets a task it
-    /// is answered with it (late, rather than leasing and handing back), else with nil.
+    /// Ends claims whose deadline has passed. A claim in the batch being leased right now is
+    /// left to the batch: if it gets a task it is answered with it (late, rather than leasing
+    /// and handing back), else with nil (the batch checks deadlines as it ends).
     func expireDeadlines() {
         let now = clock.now
         end { $0.deadline <= now && !$0.inBatch }
+    }
+
+    /// Answers each claim at its deadline, until cancelled: sleeps until the earliest deadline
+    /// of the claims waiting (or until a claim with an earlier one arrives), then ends those due.
+    func runDeadlines() async {
+        while !Task.isCancelled {
+            expireDeadlines()
+            let next = state.withLock { s -> ContinuousClock.Instant? in
+                s.nextDeadlineCheck = s.soonestDeadline
+                return s.nextDeadlineCheck
+            }
+            // With no claim waiting, only a batch leaving one waiting (which rings) ends the wait.
+            await deadlineBell.wait(upTo: next.map { $0 - clock.now } ?? .seconds(3600))
+        }
     }
 
     /// Graceful shutdown: every pending claim answers nil now, later ones at once.
@@ -151,7 +184,7 @@ final class Dispatcher: Sendable {
             let results: [ClaimedTask?]
             var failed = false
             do {
-                results = try await worker.run { try $0.claimTasks(for: requests, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio],
+                results = try await worker.run { try $0.lifecycle.claimTasks(for: requests, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio],
                                                                     liveAgents: live, encoders: encoders) }
             } catch {
                 logger.error("claim batch failed", metadata: ["claims": "\(batch.count)", "error": "\(error)"])
@@ -162,6 +195,7 @@ final class Dispatcher: Sendable {
             var unwanted: [ClaimedTask] = []
             var answers: [(CheckedContinuation<ClaimedTask?, Never>, ClaimedTask)] = []
             var expired: [CheckedContinuation<ClaimedTask?, Never>] = []
+            var soonerDeadline = false
             let again = state.withLock { s -> Bool in
                 for (waiter, result) in zip(batch, results) {
                     guard var current = s.waiters[waiter.id] else { continue }
@@ -181,12 +215,14 @@ final class Dispatcher: Sendable {
                     }
                 }
                 s.order.removeAll { s.waiters[$0] == nil }
+                soonerDeadline = s.deadlineCheckNeededSooner()
                 // Everyone in the batch served: more may be claimable for those still waiting.
                 let servedAll = !failed && results.allSatisfy { $0 != nil }
                 if (servedAll || s.wokenDuringBatch) && !s.waiters.isEmpty { return true }
                 s.running = false
                 return false
             }
+            if soonerDeadline { deadlineBell.ring() }
             for (continuation, task) in answers { continuation.resume(returning: task) }
             for continuation in expired { continuation.resume(returning: nil) }
             if !unwanted.isEmpty { await handBack(unwanted) }
@@ -199,7 +235,7 @@ final class Dispatcher: Sendable {
     private func handBack(_ tasks: [ClaimedTask]) async {
         for task in tasks {
             do {
-                try await worker.run { try $0.release(task.lease) }
+                try await worker.run { try $0.lifecycle.release(task.lease) }
                 logger.info("claim ended before its task was sent; task handed back", metadata: ["task": "\(task.id)"])
             } catch {
                 logger.warning("could not hand back a task whose claim ended", metadata: ["task": "\(task.id)", "error": "\(error)"])

@@ -1,8 +1,10 @@
 import Foundation
+import ServiceLifecycle
 import Logging
 import ReelCore
 import ReelMedia
 import ReelStore
+import ReelScheduling
 
 /// Why a job's results cannot be finalised (besides `Finaliser`'s own failures).
 struct FinaliseError: Error, CustomStringConvertible {
@@ -15,7 +17,7 @@ struct FinaliseError: Error, CustomStringConvertible {
 /// which completes the job. A failed finalise fails the task with the message (attempt limits
 /// apply). The lease is renewed while finalising, so a slow finalise never loses it; after a
 /// crash the lease simply expires and the next coordinator finalises again.
-struct FinaliserLoop: Sendable {
+struct FinaliserLoop: Service {
     /// The event kind of a normalised job's loudness figures (`LoudnessReport.summary`).
     static let loudnessEvent = "loudness"
     let worker: StoreWorker
@@ -29,14 +31,18 @@ struct FinaliserLoop: Sendable {
     /// Rung when a finalise ends (the job is done, or its finalise failed).
     let jobWatchers: JobWatchers
 
-    func run() async {
-        while !Task.isCancelled {
-            do {
-                if try await finaliseNext() { continue }
-            } catch {
-                logger.error("finaliser pass failed", metadata: ["error": "\(error)"])
+    /// Finalises jobs as they become ready until graceful shutdown, which cancels a finalise
+    /// in flight (its lease expires, and the next coordinator finalises the job again).
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    if try await finaliseNext() { continue }
+                } catch {
+                    logger.error("finaliser pass failed", metadata: ["error": "\(error)"])
+                }
+                await bell.wait(upTo: configuration.reaperInterval)
             }
-            await bell.wait(upTo: configuration.reaperInterval)
         }
     }
 
@@ -62,7 +68,7 @@ struct FinaliserLoop: Sendable {
         }
         let ids = damaged.map { $0.0.id }
         let reason = "stored result " + damaged.map { "of task \($0.0.id): \($0.1)" }.joined(separator: "; ") + "; rendering again"
-        try await worker.run { try $0.requeueDamagedResults(finalise: lease, tasks: ids, reason: reason) }
+        try await worker.run { try $0.lifecycle.requeueDamagedResults(finalise: lease, tasks: ids, reason: reason) }
         return true
     }
 
@@ -85,7 +91,7 @@ struct FinaliserLoop: Sendable {
     /// Finalises one claimable job; `false` when there was none.
     func finaliseNext() async throws -> Bool {
         let agent = agent, leaseSeconds = configuration.leaseSeconds
-        guard let claimed = try await worker.run({ try $0.claimTask(agent: agent, leaseSeconds: leaseSeconds, kinds: [.finalise]) }) else {
+        guard let claimed = try await worker.run({ try $0.lifecycle.claimTask(agent: agent, leaseSeconds: leaseSeconds, kinds: [.finalise]) }) else {
             return false
         }
         let job = claimed.jobID
@@ -95,14 +101,14 @@ struct FinaliserLoop: Sendable {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(max(0.2, leaseSeconds / 3)))
                 if Task.isCancelled { break }
-                _ = try? await worker.run { try $0.renewLease(lease, leaseSeconds: leaseSeconds) }
+                _ = try? await worker.run { try $0.lifecycle.renew(lease, leaseSeconds: leaseSeconds) }
             }
         }
         defer { renewal.cancel() }
         do {
             let (planJSON, tasks) = try await worker.run { store -> (String, [TaskRecord]) in
-                guard let documents = try store.jobDocuments(job) else { throw JobStoreError.jobNotFound(job) }
-                return (documents.plan, try store.tasks(ofJob: job))
+                guard let documents = try store.jobs.documents(job) else { throw StoreError.jobNotFound(job) }
+                return (documents.renderPlan, try store.jobs.tasks(ofJob: job))
             }
             if try await requeueDamagedResults(tasks, job: job, lease: lease) { return true }
             let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
@@ -126,19 +132,19 @@ struct FinaliserLoop: Sendable {
             // Before completing: a job seen done has its poster, and its loudness figures.
             await posterFromOutputIfNone(job: job, output: output, plan: plan)
             if let loudness = report.loudness {
-                try await worker.run { try $0.appendEvent(job: job, kind: Self.loudnessEvent, message: loudness.summary) }
+                try await worker.run { try $0.events.append(job: job, kind: Self.loudnessEvent, message: loudness.summary) }
             }
             let completion = try await worker.run {
-                try $0.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
+                try $0.lifecycle.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
             }
             jobWatchers.jobMayHaveEnded(job)
             logger.info("job done", metadata: ["job": "\(job)", "frames": "\(report.frames)", "bytes": "\(report.byteCount)",
                                                "output": "\(output)", "jobDone": "\(completion.jobDone)"])
-        } catch JobStoreError.staleEpoch {
+        } catch StoreError.staleEpoch {
             logger.warning("finalise lease lost (job cancelled or lease expired)", metadata: ["job": "\(job)"])
         } catch {
             logger.error("finalise failed", metadata: ["job": "\(job)", "error": "\(error)"])
-            _ = try? await worker.run { try $0.fail(lease, message: "finalise failed: \(error)") }
+            _ = try? await worker.run { try $0.lifecycle.fail(lease, message: "finalise failed: \(error)") }
             jobWatchers.jobMayHaveEnded(job)
         }
         return true

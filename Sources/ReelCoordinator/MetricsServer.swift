@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import ServiceLifecycle
 import NIOPosix
 import ReelProtocol
 
@@ -29,6 +30,14 @@ final class MetricsServer: Sendable {
 
     func close() async {
         try? await channel.close()
+    }
+}
+
+extension MetricsServer: Service {
+    /// Serves until graceful shutdown (bound already by `start`), then stops listening.
+    func run() async throws {
+        try? await gracefulShutdown()
+        await close()
     }
 }
 

@@ -1,6 +1,8 @@
 import Foundation
+import ServiceLifecycle
 import Logging
 import ReelStore
+import ReelScheduling
 
 /// What one sweep deleted.
 public struct SweepReport: Hashable, Sendable {
@@ -19,7 +21,7 @@ public struct SweepReport: Hashable, Sendable {
 /// forgets agents long offline. The decisions are `StorageSweep`'s (pure); this lists
 /// directories, asks the store, deletes. `now` is injected so tests sweep "a week later"
 /// without waiting.
-public final class StorageSweeper: Sendable {
+public final class StorageSweeper: Service {
     private let worker: StoreWorker
     private let storage: CoordinatorStorage
     private let configuration: CoordinatorConfiguration
@@ -40,7 +42,12 @@ public final class StorageSweeper: Sendable {
 
     public static func wallClockMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    func run() async {
+    /// Sweeps every `storageSweepInterval` until graceful shutdown.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await self.sweepPeriodically() }
+    }
+
+    private func sweepPeriodically() async {
         while !Task.isCancelled {
             do {
                 let report = try await sweep()
@@ -67,8 +74,8 @@ public final class StorageSweeper: Sendable {
 
         // Outputs first: a job's row stops pointing at its file before the file goes.
         if let cutoff {
-            for (job, key) in try await worker.run({ try $0.expiredOutputs(before: cutoff) }) {
-                try await worker.run { try $0.clearOutput(job: job, key: key) }
+            for (job, key) in try await worker.run({ try $0.assets.expiredOutputs(before: cutoff) }) {
+                try await worker.run { try $0.assets.clearOutput(job: job, key: key) }
                 // Only files inside our own outputs directory are ever deleted.
                 if key.hasPrefix(outputs) { report.bytesFreed += Self.remove(key) }
                 report.outputs += 1
@@ -76,19 +83,19 @@ public final class StorageSweeper: Sendable {
         }
 
         let doneCutoff = policy.doneChunksCutoffMillis(nowMillis: nowMillis)
-        let neededResults = try await worker.run { try $0.neededResultHashes(endedAfter: cutoff, doneEndedAfter: doneCutoff) }
+        let neededResults = try await worker.run { try $0.assets.neededResultHashes(endedAfter: cutoff, doneEndedAfter: doneCutoff) }
         for name in StorageSweep.resultsToDelete(storage.list("results"), needed: neededResults, nowMillis: nowMillis, policy: policy) {
             report.bytesFreed += Self.remove(storage.resultPath(name))
             report.results += 1
         }
 
-        let neededAssets = try await worker.run { try $0.neededAssetHashes(endedAfter: cutoff) }
+        let neededAssets = try await worker.run { try $0.assets.neededAssetHashes(endedAfter: cutoff) }
         let assets = StorageSweep.assetsToDelete(storage.list("assets"), needed: neededAssets, nowMillis: nowMillis, policy: policy)
         for hash in assets.unneeded {
             // Re-checked in the database, under the upload lock, at the moment of deletion.
             let freed = try await worker.run { store -> Int64? in
                 try storage.withUploadLock {
-                    try store.forgetAssetIfUnneeded(sha256: hash, endedAfter: cutoff) ? Self.remove(storage.assetPath(hash)) : nil
+                    try store.assets.forgetIfUnneeded(sha256: hash, endedAfter: cutoff) ? Self.remove(storage.assetPath(hash)) : nil
                 }
             }
             if let freed { report.bytesFreed += freed; report.assets += 1 }
@@ -102,7 +109,7 @@ public final class StorageSweeper: Sendable {
         let partialResults = storage.list("results").filter { CoordinatorStorage.partialResult(named: $0.name) != nil }
         if !partialResults.isEmpty {
             let tasks = partialResults.compactMap { CoordinatorStorage.partialResult(named: $0.name)?.task }
-            let leased = try await worker.run { try $0.leasedEpochs(tasks: tasks) }
+            let leased = try await worker.run { try $0.lifecycle.leasedEpochs(tasks: tasks) }
             for name in StorageSweep.abandonedResultUploads(partialResults, leased: leased, nowMillis: nowMillis, policy: policy) {
                 report.bytesFreed += storage.removePartialUpload(at: storage.root + "/results/" + name)
                 report.abandonedUploads += 1
@@ -115,7 +122,7 @@ public final class StorageSweeper: Sendable {
 
         if let after = configuration.forgetOfflineAgentsAfterSeconds {
             let finaliser = configuration.finaliserAgentName
-            report.agents = try await worker.run { try $0.forgetOfflineAgents(before: nowMillis - Int64(after * 1000), keeping: finaliser) }
+            report.agents = try await worker.run { try $0.agents.forgetOffline(before: nowMillis - Int64(after * 1000), keeping: finaliser) }
         }
         return report
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import ReelCore
 import ReelStore
+import ReelScheduling
 import Synchronization
 
 /// One PostgreSQL connection on its own serial queue: libpq blocks, so store calls never run
@@ -13,22 +14,22 @@ final class StoreWorker: @unchecked Sendable {
     private let queue: DispatchQueue
     private let conninfo: String
     private let clock: FarmClock
-    private var store: JobStore
+    private var store: FarmStore
 
     init(conninfo: String, label: String, clock: FarmClock = .wall) throws {
         self.conninfo = conninfo
         self.clock = clock
         self.queue = DispatchQueue(label: "reel.store.\(label)")
-        self.store = JobStore(connection: try PGConnection(conninfo), clock: clock)
+        self.store = FarmStore(connection: try PGConnection(conninfo), clock: clock)
     }
 
     /// Runs `body` with the store on the worker's queue.
-    func run<T: Sendable>(_ body: @escaping @Sendable (JobStore) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (FarmStore) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: Result {
                     if !self.store.connection.isOpen {
-                        self.store = JobStore(connection: try PGConnection(self.conninfo), clock: self.clock)
+                        self.store = FarmStore(connection: try PGConnection(self.conninfo), clock: self.clock)
                     }
                     return try body(self.store)
                 })
@@ -46,7 +47,7 @@ final class StorePool: Sendable {
         workers = try (0..<max(1, count)).map { try StoreWorker(conninfo: conninfo, label: "pool\($0)", clock: clock) }
     }
 
-    func run<T: Sendable>(_ body: @escaping @Sendable (JobStore) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (FarmStore) throws -> T) async throws -> T {
         let next = counter.withLock { $0 &+= 1; return $0 }
         return try await workers[Int(next % UInt64(workers.count))].run(body)
     }

@@ -3,6 +3,7 @@
 import Foundation
 import ReelCore
 import ReelStore
+import ReelScheduling
 
 /// A real PostgreSQL for the store and coordinator tests: `REEL_TEST_DATABASE_URL` if set, else a private
 /// cluster started once per test process with `ops/postgres.sh` in a temporary directory
@@ -84,10 +85,10 @@ public enum TestDatabase {
         public func connect() throws -> PGConnection { try PGConnection(conninfo) }
 
         /// A migrated store on a new connection.
-        public func store(clock: FarmClock = .wall) throws -> JobStore {
+        public func store(clock: FarmClock = .wall) throws -> FarmStore {
             let connection = try connect()
             try Migrator.migrate(connection)
-            return JobStore(connection: connection, clock: clock)
+            return FarmStore(connection: connection, clock: clock)
         }
 
         deinit {

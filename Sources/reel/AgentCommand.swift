@@ -8,7 +8,7 @@ import ServiceLifecycle
 
 /// `reel agent`: runs a render agent until SIGTERM/SIGINT (graceful: the task in flight
 /// finishes within the grace period or is released), logging to stderr.
-struct AgentCommand: ParsableCommand {
+struct AgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "agent",
         abstract: "Run a render agent: claim chunks from a coordinator, render them, upload the results.",
@@ -40,14 +40,14 @@ struct AgentCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrorsAsync {
             let environment = ProcessInfo.processInfo.environment
             guard let endpointText = coordinator ?? environment["REEL_COORDINATOR"], !endpointText.isEmpty else {
                 throw UserError("no coordinator: give --coordinator HOST:PORT or set REEL_COORDINATOR")
             }
             guard let endpoint = HostPort(parsing: endpointText, for: .connect) else {
-                throw UserError("--coordinator must be HOST:PORT with a port in 1…65535 (e.g. render-hq:7450); got \"\(endpointText)\"")
+                throw UserError("--coordinator must be HOST:PORT with a port in 1…65535 (e.g. render-hq:\(HostPort.defaultPort)); got \"\(endpointText)\"")
             }
             guard let secretPath = secretFile ?? environment["REEL_SECRET_FILE"], !secretPath.isEmpty else {
                 throw UserError("no shared secret: give --secret-file PATH or set REEL_SECRET_FILE")
@@ -86,7 +86,7 @@ struct AgentCommand: ParsableCommand {
             } catch {
                 throw UserError("cannot prepare the cache directory \(cacheDirectory.path): \(error)")
             }
-            try runServiceGroup(ServiceGroup(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await ServiceGroup(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
         }
     }
 }

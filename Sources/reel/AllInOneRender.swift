@@ -7,6 +7,7 @@ import ReelCore
 import ReelMedia
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 import ServiceLifecycle
 import Synchronization
 
@@ -16,7 +17,7 @@ import Synchronization
 /// secret, and the operator client submitting, following and fetching the job — the same code
 /// paths a distributed farm runs, so the one-command render exercises them.
 struct AllInOneRender {
-    var composition: String
+    var input: CompositionInput
     var output: String
     /// The container, from the composition or the output name (`OutputContainer`).
     var fileType: FileType
@@ -44,7 +45,7 @@ struct AllInOneRender {
     /// created under the data home removed, before `InterruptedError` is thrown.
     func run() async throws {
         // Every problem listed before anything starts.
-        _ = try CompositionLoader.load(path: composition)
+        _ = try input.plan()
         let farm = LocalFarm(home: Self.dataHome)
         farm.noteOutput(output)
         let work = Task { try await self.render(on: farm) }
@@ -85,15 +86,14 @@ struct AllInOneRender {
         farm.noteCreation(of: home.appendingPathComponent("storage"))
         configuration.secretFile = secret
         configuration.defaultChunkSeconds = chunkSeconds
-        let coordinator = Coordinator(configuration: configuration, logger: logger)
-
-        let group = ServiceGroup(configuration: .init(services: [.init(service: coordinator)], logger: logger))
-        let ended = ServiceEnd()
-        farm.coordinator = (group, Task {
-            do { try await group.run(); ended.record(nil) } catch { ended.record(error); throw error }
-        })
-
-        try await Self.waitForListening(coordinator, ended: ended)
+        let coordinator: Coordinator
+        do {
+            coordinator = try await Coordinator(configuration: configuration, logger: logger)
+        } catch {
+            throw UserError("the coordinator could not start: \(error)")
+        }
+        let group = coordinator.serviceGroup()
+        farm.coordinator = (group, Task { try await group.run() })
         guard let port = coordinator.localAddress?.port else { throw UserError("the coordinator did not start listening") }
         let connection = try ConnectionOptions.parse(["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret])
         farm.connection = connection
@@ -120,18 +120,18 @@ struct AllInOneRender {
         try await Self.waitForAgents(agents, client: client)
         try await Self.cancelAbandonedJobs(client: client)
 
-        let data = try Data(contentsOf: URL(fileURLWithPath: composition))
-        guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
-        let parsed = try Composition.parse(Array(data))
-        let manifest = try AssetManifest(composition: parsed, directory: URL(fileURLWithPath: composition).deletingLastPathComponent().path)
-        let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: URL(fileURLWithPath: composition).lastPathComponent,
+        let text = input.text
+        let manifest = try AssetManifest(composition: input.composition, directory: input.directory)
+        let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: input.name,
                                    fileType: fileType, noCache: noCache ? true : nil)
         let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
                                                           manifest: manifest, client: client, quiet: quiet) { farm.job = $0 }
         let following = ReconnectingClient(client, options: connection)
         let final: JobStatus
         do {
-            final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
+            final = try await JobWaiter(client: following, job: job, quiet: quiet, reuploadAssets: {
+                try await following.perform { try await SubmitCommand.upload(manifest, hashes: manifest.files.keys.sorted(), client: $0, quiet: true) }
+            }).waitUntilFinished()
             guard final.state == "done" else {
                 throw UserError("the render failed: \(final.error ?? final.state)")
             }
@@ -164,18 +164,6 @@ struct AllInOneRender {
             throw UserError("cannot write a secret file under \(dir.path): \(String(cString: strerror(errno)))")
         }
         return path
-    }
-
-    /// Returns once the coordinator listens (checked every 5 ms: a look at memory, and start-up
-    /// takes tens of milliseconds); throws its start-up error (database unreachable, …) if its
-    /// service group ends first.
-    static func waitForListening(_ coordinator: Coordinator, ended: ServiceEnd) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while coordinator.localAddress == nil {
-            if let outcome = ended.outcome { throw UserError("the coordinator could not start: \(outcome.map { "\($0)" } ?? "it stopped")") }
-            if ContinuousClock.now > deadline { throw UserError("the coordinator did not start within 60 s") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 
     /// Plans use the agents online at submit time, so wait until all local agents are in

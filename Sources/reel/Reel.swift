@@ -9,9 +9,9 @@ struct Reel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reel",
         abstract: "Reel: render AVFoundation-style video compositions on Linux, on one machine or a farm.",
-        discussion: "A composition is a JSON file (see README.md). Start with `reel validate` and `reel render`.",
+        discussion: "A composition is a JSON file (see README.md); editors' timelines (.otio, .edl) are read too. Start with `reel validate` and `reel render`.",
         subcommands: [
-            RenderCommand.self, ValidateCommand.self, ProbeCommand.self, ThumbnailCommand.self,
+            RenderCommand.self, ValidateCommand.self, ImportCommand.self, ProbeCommand.self, ThumbnailCommand.self,
             ConcatCommand.self, SlideshowCommand.self,
             CoordinatorCommand.self, AgentCommand.self,
             SubmitCommand.self, StatusCommand.self, AgentsCommand.self, CancelCommand.self, RetryCommand.self,

@@ -16,8 +16,9 @@ struct RenderCommand: AsyncParsableCommand {
             with worker threads and no database.
             """)
 
-    @Argument(help: "The composition JSON file.") var composition: String
+    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
     @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says; .mov for ProRes).") var output: String
+    @OptionGroup(title: "Timelines") var timeline: TimelineOptions
     @Option(help: "Local agents (or worker threads with --in-process). Must be ≥ 1.") var agents: Int = 2
     @Option(help: "Target chunk length in seconds, a decimal or N/D (chunks are whole GOPs, at least one). Must be > 0.")
     var chunkSeconds: String = "10"
@@ -40,13 +41,12 @@ struct RenderCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrorsAsync {
             Interruption.shared.install()
-            try requireReadableFile(composition, what: "the composition")
+            let input = try CompositionInput.load(composition, timeline: timeline)
             try requireWritableOutput(output)
             let seconds = Rational(parsing: chunkSeconds)!
-            let export = (try? Composition.parse(Array(Data(contentsOf: URL(fileURLWithPath: composition)))))?.export ?? ExportOptions()
-            let fileType = try OutputContainer.fileType(forOutput: output, export: export).mapError { UserError($0.message) }.get()
+            let fileType = try OutputContainer.fileType(forOutput: output, export: input.composition.export).mapError { UserError($0.message) }.get()
             if inProcess {
-                var plan = try CompositionLoader.load(path: composition)
+                var plan = try input.plan()
                 plan.export.fileType = fileType
                 let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks,
                                                   isCancelled: { Interruption.shared.isInterrupted })
@@ -58,7 +58,7 @@ struct RenderCommand: AsyncParsableCommand {
                 return
             }
             let environmentDatabase = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-            try await AllInOneRender(composition: composition, output: output, fileType: fileType, agents: agents, chunkSeconds: seconds,
+            try await AllInOneRender(input: input, output: output, fileType: fileType, agents: agents, chunkSeconds: seconds,
                                      encoderThreads: encoderThreads, noCache: noCache, database: database ?? environmentDatabase,
                                      quiet: quiet).run()
         }
@@ -68,16 +68,19 @@ struct RenderCommand: AsyncParsableCommand {
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check a composition without rendering it.",
-        discussion: "Prints one line per problem, named by its JSON path, and exits 1; or a summary and exits 0.")
+        abstract: "Check a composition (or an editor's timeline) without rendering it.",
+        discussion: """
+            Prints one line per problem, named by its JSON path (in a timeline: by the item's place and name), \
+            and exits 1; or a summary and exits 0. A timeline's markers and disabled items are listed as warnings.
+            """)
 
-    @Argument(help: "The composition JSON file.") var composition: String
+    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
+    @OptionGroup(title: "Timelines") var timeline: TimelineOptions
 
     func run() throws {
         try reportingErrors {
-            try requireReadableFile(composition, what: "the composition")
             LibAVLogging.quiet() // problems are reported per asset, in Reel's words
-            let plan = try CompositionLoader.load(path: composition)
+            let plan = try CompositionInput.load(composition, timeline: timeline).plan()
             print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(TimeFormatting.seconds(plan.frameDuration)) "
                   + "= \(TimeFormatting.seconds(plan.duration)), "
                   + "\(plan.videoTracks.count) video / \(plan.audioTracks.count) audio tracks, \(plan.overlays.count) overlays"

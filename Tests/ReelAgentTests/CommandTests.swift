@@ -15,8 +15,8 @@ import ReelCore
     }
 
     @Test(arguments: [
-        (["--coordinator", "127.0.0.1:7450", "--secret-file", "/nonexistent/reel-secret"], "secret file"),
-        (["--coordinator", "127.0.0.1:7450"], "REEL_SECRET_FILE"),
+        (["--coordinator", "127.0.0.1:7400", "--secret-file", "/nonexistent/reel-secret"], "secret file"),
+        (["--coordinator", "127.0.0.1:7400"], "REEL_SECRET_FILE"),
     ])
     func missingSecretFileExitsOne(arguments: [String], mention: String) throws {
         let r = try Spawn.run(Spawn.reel, ["agent"] + arguments, environment: ["REEL_SECRET_FILE": ""], allowFailure: true)
@@ -27,7 +27,7 @@ import ReelCore
     @Test func aWorldReadableSecretExitsOneSayingChmod600() throws {
         let path = try Self.secretFile("a-long-enough-shared-secret\n")
         chmod(path, 0o644)
-        let r = try Spawn.run(Spawn.reel, ["agent", "--coordinator", "127.0.0.1:7450", "--secret-file", path], allowFailure: true)
+        let r = try Spawn.run(Spawn.reel, ["agent", "--coordinator", "127.0.0.1:7400", "--secret-file", path], allowFailure: true)
         #expect(r.status == 1)
         #expect(r.stderr.contains("the secret file \(path) is accessible to other users (mode 0644)") && r.stderr.contains("chmod 600 \(path)"),
                 "\(r.stderr)")
@@ -36,12 +36,12 @@ import ReelCore
     @Test func shortSecretExitsOneSayingHowLong() throws {
         let path = try Self.secretFile("too-short\n")
         defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
-        let r = try Spawn.run(Spawn.reel, ["agent", "--coordinator", "127.0.0.1:7450", "--secret-file", path], allowFailure: true)
+        let r = try Spawn.run(Spawn.reel, ["agent", "--coordinator", "127.0.0.1:7400", "--secret-file", path], allowFailure: true)
         #expect(r.status == 1)
         #expect(r.stderr.contains("at least 16 bytes"), "\(r.stderr)")
     }
 
-    @Test(arguments: ["render-hq", "render-hq:", ":7450", "render-hq:99999", "render-hq:74x0", "a:b:c"])
+    @Test(arguments: ["render-hq", "render-hq:", ":7400", "render-hq:99999", "render-hq:74x0", "a:b:c"])
     func malformedCoordinatorExitsOne(endpoint: String) throws {
         let path = try Self.secretFile("a-long-enough-shared-secret\n")
         defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }

@@ -6,6 +6,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 import ReelProtocol
+import ReelScheduling
 import Synchronization
 
 /// Runs a program with posix_spawn, its output in files (Foundation.Process.waitUntilExit was
@@ -152,14 +153,14 @@ struct RenderFixture {
     }
 
     /// The task specification a coordinator would send: the plan's URLs replaced by content URLs.
-    func specification(task: Int64, kind: TaskSpecification.Kind, frames: FrameRange? = nil,
+    func specification(task: Int64, kind: TaskKind, frames: FrameRange? = nil,
                        manifest override: [String: AssetManifestEntry]? = nil) -> TaskSpecification {
         let manifest = override ?? self.manifest
         var plan = localPlan
         for (id, asset) in plan.assets {
             plan.assets[id] = PlannedAsset(url: MediaSources.url(forContentHash: manifest[id]!.sha256), description: asset.description)
         }
-        let document = TestPlanDocuments.register(JobPlanDocument(plan: plan, assets: manifest, encoderThreads: 1))
+        let document = TestPlanDocuments.register(RenderPlanDocument(plan: plan, assets: manifest, encoderThreads: 1))
         return TaskSpecification(job: 1, task: task, kind: kind, frames: frames ?? FrameRange(start: 0, end: localPlan.frameCount),
                                  planDocument: document)
     }
@@ -214,7 +215,7 @@ func testLogger() -> Logger {
 enum TestPlanDocuments {
     private static let documents = Mutex<[String: [UInt8]]>([:])
 
-    static func register(_ document: JobPlanDocument) -> AssetManifestEntry {
+    static func register(_ document: RenderPlanDocument) -> AssetManifestEntry {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let bytes = [UInt8](try! encoder.encode(document))

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import ReelProtocol
+import ServiceLifecycle
 import Testing
 @testable import ReelConsole
 
@@ -63,20 +64,28 @@ final class FakeBackend: ConsoleBackend {
         let backend = FakeBackend(jobs: [job(7), job(6, state: "done")],
                                   agents: [AgentStatus(name: "render-01", host: "r1", state: "busy", threads: 8, heartbeatAgeSeconds: 0.5,
                                                        currentTask: "job 7 task 3 frames [20, 30)")])
-        let server = try await ConsoleServer.start(host: "127.0.0.1", port: 0, tls: nil, backend: backend,
-                                                   authenticator: ConsoleTokenTests.farm, logger: Logger(label: "console-test"),
-                                                   streamRefresh: streamRefresh)
-        let tokens = await ConsoleTokens.make(authenticator: ConsoleTokenTests.farm)
-        let farm = Farm(server: server, backend: backend, http: TinyHTTP(port: try #require(server.localAddress?.port)),
-                        operatorToken: try await tokens.issue(role: .operator_, subject: "op", lifetime: .seconds(600)),
-                        readOnlyToken: try await tokens.issue(role: .readOnly, subject: "viewer", lifetime: .seconds(600)), tokens: tokens)
+        let logger = Logger(label: "console-test")
+        let server = try await ConsoleServer(host: "127.0.0.1", port: 0, tls: nil, backend: backend,
+                                             authenticator: ConsoleTokenTests.farm, logger: logger, streamRefresh: streamRefresh)
+        // As the coordinator runs it: the console's services in a service group.
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: server.services.map { .init(service: $0) }, logger: logger))
+        let running = Task { try await group.run() }
+        func stop() async throws {
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
         do {
+            let address = await server.waitUntilListening()
+            let tokens = await ConsoleTokens.make(authenticator: ConsoleTokenTests.farm)
+            let farm = Farm(server: server, backend: backend, http: TinyHTTP(port: try #require(address?.port)),
+                            operatorToken: try await tokens.issue(role: .operator_, subject: "op", lifetime: .seconds(600)),
+                            readOnlyToken: try await tokens.issue(role: .readOnly, subject: "viewer", lifetime: .seconds(600)), tokens: tokens)
             try await body(farm)
         } catch {
-            await server.close()
+            try? await stop()
             throw error
         }
-        await server.close()
+        try await stop()
     }
 
     @Test func theDashboardAndMetricsNeedNoTokenButTheAPIDoes() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelProtocol
 import ReelStore
+import ReelScheduling
 import ReelStoreTesting
 import Testing
 

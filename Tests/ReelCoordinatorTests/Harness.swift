@@ -84,8 +84,9 @@ struct TestMedia {
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 }
 
-/// A coordinator on a private schema and storage directory, listening on loopback port 0, run
-/// in a `ServiceGroup` exactly as `reel coordinator` runs it; `stop()` triggers graceful shutdown.
+/// A coordinator on a private schema and storage directory, listening on loopback port 0, its
+/// services run in one `ServiceGroup` exactly as `reel coordinator` runs them; `stop()` triggers
+/// graceful shutdown.
 final class CoordinatorHarness: Sendable {
     let schema: TestDatabase.Schema
     let storage: String
@@ -134,12 +135,12 @@ final class CoordinatorHarness: Sendable {
         self.configuration = configuration
         var logger = logger ?? Logger(label: "reel.coordinator.test")
         if logger.logLevel < .warning { logger.logLevel = .warning }
-        coordinator = Coordinator(configuration: configuration, logger: logger)
-        group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: coordinator)], logger: logger))
+        coordinator = try await Coordinator(configuration: configuration, logger: logger)
+        group = coordinator.serviceGroup()
         let group = group
         task = Task { try await group.run() }
-        await coordinator.waitUntilListening()
-        guard let port = coordinator.localAddress?.port else {
+        guard await coordinator.waitUntilListening(), let port = coordinator.localAddress?.port else {
+            await group.triggerGracefulShutdown()
             _ = try? await task.value
             throw TestFailure(description: "coordinator did not start")
         }
@@ -169,8 +170,8 @@ final class CoordinatorHarness: Sendable {
     var dispatcherWaiting: Int { coordinator.waitingClaims }
 
     /// The job plan document a TASK names, read from the coordinator's storage.
-    func planDocument(_ spec: TaskSpecification) throws -> JobPlanDocument {
-        try JSONDecoder().decode(JobPlanDocument.self, from: Data(contentsOf: URL(fileURLWithPath: assetPath(spec.planDocument.sha256))))
+    func planDocument(_ spec: TaskSpecification) throws -> RenderPlanDocument {
+        try JSONDecoder().decode(RenderPlanDocument.self, from: Data(contentsOf: URL(fileURLWithPath: assetPath(spec.planDocument.sha256))))
     }
 }
 

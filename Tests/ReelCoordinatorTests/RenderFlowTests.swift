@@ -60,7 +60,7 @@ import Testing
                 Issue.record("FETCH of the plan document failed"); return
             }
             #expect(total == spec.planDocument.size && documentBytes.count == Int(total))
-            let document = try JSONDecoder().decode(JobPlanDocument.self, from: Data(documentBytes))
+            let document = try JSONDecoder().decode(RenderPlanDocument.self, from: Data(documentBytes))
             #expect(document.plan.assets.values.allSatisfy { $0.url.hasPrefix("reel-asset:") })
             #expect(Set(document.plan.assets.values.map { String($0.url.dropFirst(11)) }).isSubset(of: Set(manifest.values.map(\.sha256))))
             #expect(document.plan.frameCount == 50 && document.plan.export.video.gopFrames == 10)

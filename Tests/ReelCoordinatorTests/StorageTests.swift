@@ -82,6 +82,36 @@ import Testing
         }
     }
 
+    /// Issue 24, item 9: a stored source that goes missing after `SUBMIT` checked it but
+    /// before the job is split into tasks sends the job back to waiting for its assets, with
+    /// an error naming the source and what to do; `PUT`ting it again (what `submit --wait` does)
+    /// releases and splits the job. A `PUT` of a source still held is answered complete at once.
+    @Test func aSourceLostBeforeSplittingIsAskedForAgainAndThePutReleasesTheJob() async throws {
+        try await withCoordinator { media, harness, client in
+            try await client.upload(media.video)
+            let manifest = try media.manifest()
+            let clip = manifest["clip"]!.sha256, tone = manifest["tone"]!.sha256
+            guard case .job(let job, let missing) = try await client.send(.submit(document: try media.submission())) else {
+                Issue.record("SUBMIT did not answer JOB"); return
+            }
+            #expect(missing == [tone], "the clip is held")
+            // The clip's file goes after SUBMIT looked at it; the last upload then splits the job.
+            unlink(harness.assetPath(clip))
+            try await client.upload(media.audio)
+            let waiting = try await client.status(job: job)
+            #expect(waiting.state == "waiting_for_assets" && waiting.tasks.total == 0)
+            #expect(waiting.error?.contains("clip") == true && waiting.error?.contains("submit the job again") == true, "\(waiting)")
+
+            // The submitter uploads its sources again: the one still held costs one request.
+            let toneSize = manifest["tone"]!.size
+            let held = try await client.send(.put(sha256: tone, offset: 0, total: toneSize, bytes: []))
+            #expect(held == .stored(sha256: tone, have: toneSize, total: toneSize))
+            try await client.upload(media.video)
+            let split = try await client.status(job: job)
+            #expect(split.state == "queued" && split.tasks.total > 0 && split.error == nil, "\(split)")
+        }
+    }
+
     @Test func aDoneJobsFilesGoAfterRetentionAndAbandonedUploadsToo() async throws {
         try await withCoordinator { media, harness, client in
             let job = try await LeaseTests.queuedJob(client, media, withAudio: false)

@@ -128,6 +128,41 @@ import ReelThreadTesting
         #expect(f.stderr.contains("job 42 failed: chunk 3: decoder error"), "\(f.stderr)")
     }
 
+    /// Issue 24, item 9: a job whose stored source went missing before it was split into tasks
+    /// goes back to waiting for its assets. `submit --wait` holds the files: it uploads them
+    /// again and the job renders; when they keep going missing it exits 1 with the
+    /// coordinator's error instead of waiting for ever.
+    @Test func submitWaitUploadsAStoredSourceThatWentMissingAgainAndNeverWaitsForEver() async throws {
+        let dir = try Media.tempDirectory()
+        let comp = try Self.makeComposition(in: dir)
+        let clip = try Self.sha(comp.clip)
+        let clipBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: comp.clip)))
+        let output = Array("the rendered output".utf8)
+        let handler = FakeCoordinator(outcome: ("done", nil, output), assetLosses: 1)
+        let farm = try await FakeFarm.start(handler, in: dir)
+        let out = dir.appendingPathComponent("out.mp4").path
+        let r = await ReelRun.run(["submit", comp.path, "--wait", "-o", out] + farm.connectionArguments, timeout: 60)
+        await farm.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: out))) == output)
+        #expect(r.stderr.contains("job 42 waits for its assets again") && r.stderr.contains("missing"), "\(r.stderr)")
+        let uploads = handler.puts.filter { $0.sha256 == clip.hash && $0.offset == 0 }
+        #expect(uploads.count == 2, "uploaded, lost, uploaded again: \(handler.puts)")
+        #expect(handler.stored(clip.hash) == clipBytes)
+
+        // A coordinator that keeps losing it: the client gives up, with the coordinator's words.
+        let losing = FakeCoordinator(outcome: ("done", nil, output), assetLosses: 1_000)
+        let lost = try await FakeFarm.start(losing, in: dir)
+        let started = ContinuousClock.now
+        let f = await ReelRun.run(["submit", comp.path, "--wait"] + lost.connectionArguments, timeout: 60)
+        await lost.stop()
+        #expect(f.status == 1, "\(f.stderr)")
+        #expect(f.stdout == "42\n")
+        #expect(f.stderr.contains("job 42 waits for its assets: stored asset clip") && f.stderr.contains("submit the job again"), "\(f.stderr)")
+        #expect(losing.puts.filter { $0.sha256 == clip.hash && $0.offset == 0 }.count == 1 + 3, "three uploads again, then it stops")
+        #expect(ContinuousClock.now - started < .seconds(55), "it ended on its own")
+    }
+
     @Test func submitWaitRidesOutCoordinatorTroubleAndResumesTheDownloadWhereItWas() async throws {
         let dir = try Media.tempDirectory()
         let comp = try Self.makeComposition(in: dir)

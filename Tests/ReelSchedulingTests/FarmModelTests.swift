@@ -1,7 +1,8 @@
 import ReelCore
 import Testing
 import ReelThreadTesting
-@testable import ReelScheduling
+import ReelScheduling
+@testable import ReelLifecycleModel
 
 /// The farm's cross-task rules, and a seeded random walk over every event checking that no
 /// task is ever held by two live leases and none is lost.
@@ -37,7 +38,7 @@ import ReelThreadTesting
         let old = farm.submit(chunks: 2, audio: false, maxAttempts: 3)
         let urgent = farm.submit(chunks: 2, audio: false, maxAttempts: 3, priority: 10)
         func claimedJob() -> Int64? {
-            farm.claim(agent: 1, kinds: [.videoChunk], liveAgents: [1], now: 0).map { farm.tasks[$0.token.task]!.job }
+            farm.claim(agent: 1, kinds: [.videoChunk], liveAgents: [1], now: 0).map { farm.tasks[$0.lease.task]!.job }
         }
         #expect(claimedJob() == urgent)
         try farm.pause(job: urgent)
@@ -45,21 +46,23 @@ import ReelThreadTesting
         try farm.pause(job: old)
         #expect(claimedJob() == nil)
         try farm.resume(job: urgent)
-        #expect(farm.jobs[urgent]?.state == .running)
+        #expect(farm.jobs[urgent]?.state == .running && farm.jobs[urgent]?.paused == false)
+        #expect(try farm.setPaused(job: urgent, false) == false, "resuming a running job changes nothing")
+        try farm.cancel(job: old)
         var again = farm
-        #expect(throws: JobLifecycle.Conflict.self) { try again.resume(job: urgent) }
+        #expect(throws: JobLifecycle.Conflict.self) { try again.resume(job: old) }
     }
 
     @Test func aJobFailsOnlyAfterItsAttemptsSpanTheLiveAgents() {
         var farm = FarmModel(leaseMillis: 30_000, graceMillis: 5_000)
         let job = farm.submit(chunks: 1, audio: false, maxAttempts: 3)
-        let first = farm.claim(agent: 1, kinds: [.videoChunk], liveAgents: [1, 2], now: 0)!.token
+        let first = farm.claim(agent: 1, kinds: [.videoChunk], liveAgents: [1, 2], now: 0)!.lease
         _ = farm.fail(first, message: "bad GPU")
         let refused = farm.claim(agent: 1, kinds: [.videoChunk], liveAgents: [1, 2], now: 1)
         #expect(refused == nil, "agent 1 already failed it")
-        let second = farm.claim(agent: 2, kinds: [.videoChunk], liveAgents: [1, 2], now: 1)!.token
+        let second = farm.claim(agent: 2, kinds: [.videoChunk], liveAgents: [1, 2], now: 1)!.lease
         _ = farm.fail(second, message: "out of memory")
-        let third = farm.claim(agent: 1, kinds: [.videoChunk], liveAgents: [1, 2], now: 2)!.token
+        let third = farm.claim(agent: 1, kinds: [.videoChunk], liveAgents: [1, 2], now: 2)!.lease
         let last = farm.fail(third, message: "bad GPU")
         #expect(last == .success(.exhausted))
         #expect(farm.jobs[job]?.state == .failed)
@@ -74,7 +77,7 @@ import ReelThreadTesting
             var rng = SplitMix64(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
             var farm = FarmModel(leaseMillis: 3_000, graceMillis: 1_000)
             var now: Millis = 0
-            var issued: [LeaseToken] = []
+            var issued: [Lease] = []
             let agents: [Int64] = [1, 2, 3]
             var connected = Set(agents)
             for _ in 0..<(1 + rng.next() % 3) {
@@ -89,10 +92,10 @@ import ReelThreadTesting
                 switch rng.next() % 13 {
                 case 0, 1, 2:
                     if connected.contains(agent), let claimed = farm.claim(agent: agent, kinds: [.audio, .videoChunk], liveAgents: connected, now: now) {
-                        issued.append(claimed.token)
+                        issued.append(claimed.lease)
                     }
                 case 3:
-                    if let claimed = farm.claim(agent: 0, kinds: [.finalise], liveAgents: [0], now: now) { issued.append(claimed.token) }
+                    if let claimed = farm.claim(agent: 0, kinds: [.finalise], liveAgents: [0], now: now) { issued.append(claimed.lease) }
                 case 4: if let token { _ = farm.heartbeat(token, now: now) }
                 case 5, 6: if let token { _ = farm.complete(token, result: "r") }
                 case 7: if let token { _ = farm.fail(token, message: "boom") }
@@ -112,7 +115,7 @@ import ReelThreadTesting
                         #expect(obeyed.count == 1, "seed \(seed) step \(step): leased task \(task.id) (epoch \(task.lifecycle.epoch), holder \(String(describing: task.lifecycle.holder))) obeys none of \(issued.filter { $0.task == task.id })")
                     }
                     let jobState = farm.jobs[task.job]!.state
-                    if !jobState.isFinished {
+                    if !jobState.isTerminal {
                         #expect(task.lifecycle.state != .failed && task.lifecycle.state != .cancelled,
                                 "seed \(seed) step \(step): task \(task.id) \(task.lifecycle.state) in a \(jobState) job")
                     }

@@ -1,5 +1,6 @@
 import Testing
-@testable import ReelScheduling
+import ReelScheduling
+@testable import ReelLifecycleModel
 
 /// The lease rules of one task, event by event, on an injected clock (milliseconds).
 @Suite struct TaskLifecycleTests {

@@ -8,9 +8,9 @@ import Testing
 @Suite("JobStore: claims honour each agent's encoders", .blocking)
 struct EncoderClaimTests {
     /// A planned job of `chunks` video chunks needing `encoder`, with audio if asked.
-    static func plannedJob(_ store: JobStore, chunks: Int, encoder: String, audio: Bool = false) throws -> Int64 {
-        let job = try store.createJob(NewJob(composition: "{}", tasks: []))
-        #expect(try store.setPlan(job: job, plan: "{}", videoEncoder: encoder, tasks: JobStoreTests.job(chunks: chunks, audio: audio).tasks))
+    static func plannedJob(_ store: FarmStore, chunks: Int, encoder: String, audio: Bool = false) throws -> Int64 {
+        let job = try store.jobs.create(NewJob(composition: "{}", tasks: []))
+        #expect(try store.jobs.createTasks(job: job, renderPlan: "{}", videoEncoder: encoder, tasks: JobStoreTests.job(chunks: chunks, audio: audio).tasks))
         return job
     }
 
@@ -18,15 +18,15 @@ struct EncoderClaimTests {
     func anAgentIsNotHeldBackByAJobItCannotRender() throws {
         let schema = try TestDatabase.Schema()
         let store = try schema.store()
-        let x264 = try store.registerAgent(name: "x264-only", host: "a", capabilities: "{}")
-        let x265 = try store.registerAgent(name: "with-x265", host: "b", capabilities: "{}")
+        let x264 = try store.agents.register(name: "x264-only", host: "a", capabilities: "{}")
+        let x265 = try store.agents.register(name: "with-x265", host: "b", capabilities: "{}")
         let encoders = AgentEncoders([x264: ["libx264", "aac"], x265: ["libx264", "libx265", "aac"]])
         // The older job comes first in claim order and has more chunks (100) than a claim of
         // one or two requests reads (64 more than asked): its candidates alone would fill it.
         let hevc = try Self.plannedJob(store, chunks: 100, encoder: "libx265", audio: true)
         let h264 = try Self.plannedJob(store, chunks: 3, encoder: "libx264")
 
-        let claimed = try store.claimTasks(for: [ClaimRequest(agent: x264), ClaimRequest(agent: x265)], leaseSeconds: 60,
+        let claimed = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: x264), ClaimRequest(agent: x265)], leaseSeconds: 60,
                                            kinds: [.videoChunk, .audio], liveAgents: [x264, x265], encoders: encoders)
         // The x264 agent may take the HEVC job's audio (AAC), which comes first in claim order.
         #expect(claimed[0]?.jobID == hevc && claimed[0]?.kind == .audio)
@@ -34,19 +34,19 @@ struct EncoderClaimTests {
 
         // With the audio gone, in one batch: the HEVC job's chunks fill the candidates read for
         // the batch, and the claim reads on for the agent that can use none of them.
-        let mixed = try store.claimTasks(for: [ClaimRequest(agent: x265), ClaimRequest(agent: x264)], leaseSeconds: 60,
+        let mixed = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: x265), ClaimRequest(agent: x264)], leaseSeconds: 60,
                                          kinds: [.videoChunk, .audio], liveAgents: [x264, x265], encoders: encoders)
         #expect(mixed[0]?.jobID == hevc && mixed[0]?.ordinal == 1)
         #expect(mixed[1]?.jobID == h264 && mixed[1]?.ordinal == 0, "never an HEVC chunk, and not nothing")
         for ordinal in 1..<3 {
-            let next = try store.claimTasks(for: [ClaimRequest(agent: x264)], leaseSeconds: 60, kinds: [.videoChunk, .audio],
+            let next = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: x264)], leaseSeconds: 60, kinds: [.videoChunk, .audio],
                                             liveAgents: [x264, x265], encoders: encoders)
             #expect(next[0]?.jobID == h264 && next[0]?.ordinal == ordinal)
         }
-        let none = try store.claimTasks(for: [ClaimRequest(agent: x264)], leaseSeconds: 60, kinds: [.videoChunk, .audio],
+        let none = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: x264)], leaseSeconds: 60, kinds: [.videoChunk, .audio],
                                         liveAgents: [x264, x265], encoders: encoders)
         #expect(none[0] == nil, "98 HEVC chunks are queued, none for an agent without libx265")
-        let more = try store.claimTasks(for: [ClaimRequest(agent: x265)], leaseSeconds: 60, kinds: [.videoChunk, .audio],
+        let more = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: x265)], leaseSeconds: 60, kinds: [.videoChunk, .audio],
                                         liveAgents: [x264, x265], encoders: encoders)
         #expect(more[0]?.jobID == hevc && more[0]?.ordinal == 2)
     }
@@ -55,14 +55,14 @@ struct EncoderClaimTests {
     func unknownEncodersDoNotRestrict() throws {
         let schema = try TestDatabase.Schema()
         let store = try schema.store()
-        let agent = try store.registerAgent(name: "a", host: "h", capabilities: "{}")
-        let old = try store.createJob(JobStoreTests.job(chunks: 1, audio: false))
-        let claimed = try store.claimTasks(for: [ClaimRequest(agent: agent)], leaseSeconds: 60, kinds: [.videoChunk],
+        let agent = try store.agents.register(name: "a", host: "h", capabilities: "{}")
+        let old = try store.jobs.create(JobStoreTests.job(chunks: 1, audio: false))
+        let claimed = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: agent)], leaseSeconds: 60, kinds: [.videoChunk],
                                            liveAgents: [agent], encoders: AgentEncoders([agent: ["libx264"]]))
         #expect(claimed[0]?.jobID == old, "no recorded encoder: no restriction")
         let hevc = try Self.plannedJob(store, chunks: 1, encoder: "libx265")
-        let other = try store.registerAgent(name: "b", host: "h", capabilities: "{}")
-        let unsaid = try store.claimTasks(for: [ClaimRequest(agent: other)], leaseSeconds: 60, kinds: [.videoChunk],
+        let other = try store.agents.register(name: "b", host: "h", capabilities: "{}")
+        let unsaid = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: other)], leaseSeconds: 60, kinds: [.videoChunk],
                                           liveAgents: [agent, other], encoders: AgentEncoders([agent: ["libx264"]]))
         #expect(unsaid[0]?.jobID == hevc, "an agent missing from the encoders is not held back")
     }

@@ -3,6 +3,7 @@ import ReelStoreTesting
 import Testing
 import ReelThreadTesting
 @testable import ReelStore
+import ReelScheduling
 
 /// The store's lock order (job, then tasks, then agents; claims never wait on a job row)
 /// under the races that used to deadlock (PostgreSQL 40P01): cancelling a large job while
@@ -43,31 +44,31 @@ struct LockOrderTests {
     func cancelRacesClaims() throws {
         let schema = try TestDatabase.Schema()
         let setup = try schema.store()
-        let job = try setup.createJob(Self.largeJob(chunks: 100_000))
+        let job = try setup.jobs.create(Self.largeJob(chunks: 100_000))
         let errors = Collector<String>()
         let claimed = Collector<Int64>()
         let cancelled = Collector<Bool>()
         onThreads(5) { index in
             do {
-                let store = JobStore(connection: try schema.connect())
+                let store = FarmStore(connection: try schema.connect())
                 if index == 0 {
                     // Let the claimers get going (some claims in flight), then cancel.
                     let deadline = Date().addingTimeInterval(60)
                     while claimed.values.count < 200, errors.values.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
-                    try store.cancelJob(job)
+                    try store.lifecycle.cancel(job: job)
                     cancelled.append(true)
                     return
                 }
-                let agents = try (0..<8).map { try store.registerAgent(name: "agent-\(index)-\($0)", host: "h", capabilities: "{}") }
+                let agents = try (0..<8).map { try store.agents.register(name: "agent-\(index)-\($0)", host: "h", capabilities: "{}") }
                 while true {
-                    let tasks = try store.claimTasks(for: agents.map { ClaimRequest(agent: $0) }, leaseSeconds: 60, kinds: [.videoChunk],
+                    let tasks = try store.lifecycle.claimTasks(for: agents.map { ClaimRequest(agent: $0) }, leaseSeconds: 60, kinds: [.videoChunk],
                                                      liveAgents: Set(agents))
                     let got = tasks.compactMap { $0 }
                     if got.isEmpty { break }
                     for task in got {
                         claimed.append(task.id)
                         // Half are completed at once, half stay leased for the cancel to stop.
-                        if task.id % 2 == 0 { _ = try? store.complete(task.lease, result: JobStoreTests.result(1)) }
+                        if task.id % 2 == 0 { _ = try? store.lifecycle.complete(task.lease, result: JobStoreTests.result(1)) }
                     }
                 }
             } catch {
@@ -79,7 +80,7 @@ struct LockOrderTests {
         let open = try schema.connect().query("SELECT count(*) AS n FROM tasks WHERE job_id = $1::bigint AND state IN ('queued', 'leased')",
                                               [String(job)]).rows[0]
         #expect(try open.int("n") == 0, "a cancelled job keeps no claimable or held task")
-        #expect(try setup.jobSummary(job)?.state == .cancelled)
+        #expect(try setup.jobs.summary(job)?.state == .cancelled)
         try Self.expectCountersMatchRows(schema, job: job)
     }
 
@@ -87,16 +88,16 @@ struct LockOrderTests {
     func lastAttemptFailuresRace(round: Int) throws {
         let schema = try TestDatabase.Schema()
         let setup = try schema.store()
-        let job = try setup.createJob(Self.largeJob(chunks: 400, maxAttempts: 1))
+        let job = try setup.jobs.create(Self.largeJob(chunks: 400, maxAttempts: 1))
         let errors = Collector<String>()
         onThreads(4) { index in
             do {
-                let store = JobStore(connection: try schema.connect())
-                let agent = try store.registerAgent(name: "agent-\(index)", host: "h", capabilities: "{}")
-                while let task = try store.claimTask(agent: agent, leaseSeconds: 60, kinds: [.videoChunk]) {
+                let store = FarmStore(connection: try schema.connect())
+                let agent = try store.agents.register(name: "agent-\(index)", host: "h", capabilities: "{}")
+                while let task = try store.lifecycle.claimTask(agent: agent, leaseSeconds: 60, kinds: [.videoChunk]) {
                     do {
-                        _ = try store.fail(task.lease, message: "boom \(index)")
-                    } catch JobStoreError.staleEpoch {
+                        _ = try store.lifecycle.fail(task.lease, message: "boom \(index)")
+                    } catch StoreError.staleEpoch {
                         // Another agent's last-attempt failure cancelled this task first.
                     }
                 }
@@ -105,7 +106,7 @@ struct LockOrderTests {
             }
         }
         #expect(errors.values.isEmpty, "\(errors.values.prefix(3))")
-        #expect(try setup.jobSummary(job)?.state == .failed)
+        #expect(try setup.jobs.summary(job)?.state == .failed)
         try Self.expectCountersMatchRows(schema, job: job)
     }
 }

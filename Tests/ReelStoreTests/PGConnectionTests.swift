@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ReelThreadTesting
 @testable import ReelStore
+import ReelScheduling
 
 @Suite("PGConnection on a real PostgreSQL", .blocking)
 struct PGConnectionTests {
@@ -11,7 +12,7 @@ struct PGConnectionTests {
         let db = try PGConnection(TestDatabase.url)
         let tricky = "it's \"quoted\"; DROP TABLE x; -- 加点水印 \\ $1"
         let row = try #require(try db.query("SELECT $1::text AS a, $2::text AS b, $3::bigint + 1 AS c, true AS d",
-                                            [tricky, nil, "41"]).singleRow())
+                                            [tricky, String?.none, 41]).singleRow())
         #expect(row["a"] == tricky)
         #expect(row["b"] == nil)
         #expect(try row.int64("c") == 42)

@@ -1,4 +1,5 @@
 import ReelCore
+import ReelScheduling
 
 // The JSON documents carried as payloads (proto/PROTOCOL.md §4: SUBMIT, TASK, STATUS,
 // AGENTS). The wire leaves them to the coordinator; they are defined here, once, because the
@@ -51,26 +52,25 @@ public struct SubmitRequest: Codable, Sendable, Hashable {
 }
 
 /// `TASK`'s payload: which frames of which job to render. The job's plan is not inline: it
-/// is one `JobPlanDocument` per job, stored by the coordinator by content, which the agent
+/// is one `RenderPlanDocument` per job, stored by the coordinator by content, which the agent
 /// fetches with `FETCH` once and caches (a 100,000-task job stores and sends its plan once,
 /// not once per task).
 public struct TaskSpecification: Codable, Sendable, Hashable {
-    public enum Kind: String, Codable, Sendable { case videoChunk = "video_chunk", audio }
     public var job: Int64
     public var task: Int64
-    public var kind: Kind
+    public var kind: TaskKind
     /// The frames of a video chunk (the whole composition for audio).
     public var frames: FrameRange
-    /// The job's `JobPlanDocument` (JSON) by content: `FETCH sha256=…` reads it.
+    /// The job's `RenderPlanDocument` (JSON) by content: `FETCH sha256=…` reads it.
     public var planDocument: AssetManifestEntry
-    public init(job: Int64, task: Int64, kind: Kind, frames: FrameRange, planDocument: AssetManifestEntry) {
+    public init(job: Int64, task: Int64, kind: TaskKind, frames: FrameRange, planDocument: AssetManifestEntry) {
         self.job = job; self.task = task; self.kind = kind; self.frames = frames; self.planDocument = planDocument
     }
 }
 
 /// Everything the tasks of one job share: the validated plan, its assets by content and the
 /// encoder's thread count. Stored once per job by the coordinator, content-addressed.
-public struct JobPlanDocument: Codable, Sendable, Hashable {
+public struct RenderPlanDocument: Codable, Sendable, Hashable {
     /// The validated plan. Its asset URLs are `reel-asset:<sha256>`; the agent reads them
     /// from a local file it can see or from the coordinator with `FETCH`, through its cache.
     public var plan: RenderPlan

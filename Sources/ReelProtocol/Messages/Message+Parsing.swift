@@ -1,3 +1,5 @@
+import ReelScheduling
+
 extension Message {
     /// Parses one line (without `\n`) and the payload the framer read after it.
     ///

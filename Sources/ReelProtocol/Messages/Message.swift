@@ -1,3 +1,5 @@
+import ReelScheduling
+
 /// Which side of the protocol a connected peer is (`HELLO … role=`).
 public enum PeerRole: String, Hashable, Sendable, CaseIterable {
     /// A render agent: claims tasks, heartbeats, uploads results, fetches sources.
@@ -125,13 +127,6 @@ public struct AgentCapabilities: Hashable, Sendable, Codable {
     public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String) {
         self.threads = threads; self.encoders = encoders; self.cacheBytes = cacheBytes; self.host = host
     }
-}
-
-/// The kind of a task, as the store and `TASK kind=` name it.
-public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable {
-    case videoChunk = "video_chunk"
-    case audio
-    case finalise
 }
 
 /// A claimed task under its lease (`TASK` without its specification payload).

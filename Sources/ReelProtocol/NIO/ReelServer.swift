@@ -26,7 +26,7 @@ public struct ReelServerConfiguration: Sendable {
     /// Most connections at once that have not reached `WELCOME`; more are refused at accept.
     public var maxUnauthenticatedConnections: Int
 
-    public init(host: String = "0.0.0.0", port: Int = 7450, tls: NIOSSLContext? = nil,
+    public init(host: String = "0.0.0.0", port: Int = HostPort.defaultPort, tls: NIOSSLContext? = nil,
                 handshakeTimeout: TimeAmount = .seconds(ProtocolLimits.handshakeTimeoutSeconds),
                 idleTimeout: TimeAmount = .seconds(ProtocolLimits.idleTimeoutSeconds),
                 maxLineLength: Int = ProtocolLimits.maxLineLength, maxPayloadLength: Int = ProtocolLimits.maxPayloadLength,

@@ -38,15 +38,15 @@ public final class PGConnection: @unchecked Sendable {
         PQfinish(connection)
     }
 
-    /// Runs one statement with `$1…$n` text parameters (`nil` is SQL NULL). Parameters are never
-    /// spliced into SQL, so values need no escaping. A statement with parameters is prepared on
-    /// first use and executed prepared afterwards (`PQprepare`, `PQexecPrepared`): Reel's SQL is
-    /// a fixed set of statements, and planning its larger ones each time cost about a
-    /// millisecond per call.
+    /// Runs one statement with `$1…$n` bound to `parameters` in order (`PGBindable`: their text
+    /// form, nil as SQL NULL). Parameters are never spliced into SQL, so values need no escaping.
+    /// A statement with parameters is prepared on first use and executed prepared afterwards
+    /// (`PQprepare`, `PQexecPrepared`): Reel's SQL is a fixed set of statements, and planning its
+    /// larger ones each time cost about a millisecond per call.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
+    public func query(_ sql: String, _ parameters: [any PGBindable] = []) throws -> PGResult {
         // libpq wants C strings that live for the call: duplicate, and free them in one place.
-        let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+        let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.pgText.map { strdup($0) } ?? nil }
         defer { for pointer in cStrings { free(pointer) } }
         let name = parameters.isEmpty ? nil : try preparedName(for: sql)
         let result = cStrings.withUnsafeBufferPointer { buffer in

@@ -6,11 +6,21 @@ import ReelProtocol
 /// with its progress, which is drawn on stderr. The coordinator going away (a restart,
 /// its database restarting — the farm survives both) is retried through `ReconnectingClient`
 /// for up to `RetryPolicy.window`. Used from one task at a time.
+///
+/// A job waits for its assets only until its submitter has uploaded them; one seen waiting
+/// after that lost a stored source before it was split into tasks (the coordinator's error
+/// says which). The waiter holds the files: it uploads them again (`reuploadAssets`; what the
+/// coordinator still holds costs one request), at most `maximumReuploads` times, then gives
+/// up with the coordinator's error. It never waits for ever on a job nobody will feed.
 final class JobWaiter {
     let client: ReconnectingClient<OperatorClient>
     private let job: Int64
     private let quiet: Bool
     private let tty = Terminal.stderrIsTTY
+    private let reuploadAssets: (() async throws -> Void)?
+
+    /// How often a job's assets are uploaded again before the waiter gives up.
+    static let maximumReuploads = 3
 
     /// How often progress is redrawn while the job runs (seconds: `STATUS wait=`). The end
     /// is not waited for: the coordinator answers when it comes.
@@ -19,8 +29,10 @@ final class JobWaiter {
     /// having ended (a coordinator that answers at once): never a busy loop.
     static let minimumSpacing: Duration = .milliseconds(200)
 
-    init(client: ReconnectingClient<OperatorClient>, job: Int64, quiet: Bool) {
-        self.client = client; self.job = job; self.quiet = quiet
+    /// - Parameter reuploadAssets: uploads the job's assets again; nil: a job found waiting for
+    ///   its assets is an error at once.
+    init(client: ReconnectingClient<OperatorClient>, job: Int64, quiet: Bool, reuploadAssets: (() async throws -> Void)? = nil) {
+        self.client = client; self.job = job; self.quiet = quiet; self.reuploadAssets = reuploadAssets
     }
 
     /// Follows the job until it reaches a final state and returns that status. Cancelling the
@@ -30,12 +42,26 @@ final class JobWaiter {
         var lastLine = ""
         var lastPrinted = Date.distantPast
         var waitSeconds = 0  // the first answer at once, to show where the job stands
+        var reuploads = 0
         while true {
             let asked = ContinuousClock.now
             let status = try await pollOnce(waitSeconds: waitSeconds)
             // A held request does not notice cancellation: look after each one.
             try Task.checkCancellation()
             waitSeconds = Self.intervalSeconds
+            if status.state == "waiting_for_assets" {
+                let why = status.error ?? "some of its sources are missing from the coordinator's storage"
+                guard let reuploadAssets, reuploads < Self.maximumReuploads else {
+                    if tty && !quiet { FileHandle.standardError.write(Data("\n".utf8)) }
+                    throw UserError("job \(job) waits for its assets: \(why)"
+                                    + (reuploads > 0 ? " (still, after uploading them again \(reuploads) times)" : ""))
+                }
+                reuploads += 1
+                if !quiet { Terminal.error((tty ? "\r\u{1B}[K" : "") + "job \(job) waits for its assets again (\(why.escapingControlCharacters)); uploading them again") }
+                try await reuploadAssets()
+                waitSeconds = 0
+                continue
+            }
             let finished = ClientFormatting.finishedStates.contains(status.state)
             if !quiet {
                 let line = ClientFormatting.progressLine(status)

@@ -148,7 +148,8 @@ final class OperatorClient: CoordinatorConnection, Sendable {
     }
 
     /// Uploads the file at `path` (content hash `sha256`, `size` bytes) in ranges of at most
-    /// `rangeLength`, starting where the coordinator says it already is (`have`).
+    /// `rangeLength`, starting where the coordinator says it already is (`have`). An asset the
+    /// coordinator already holds is answered `have = total` at once, and the upload ends there.
     /// - Parameter progress: called after every range with the bytes sent so far.
     func upload(sha256: String, path: String, size: Int64, progress: (Int64) -> Void) async throws {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw UserError("cannot read the asset \(path)") }
@@ -164,6 +165,10 @@ final class OperatorClient: CoordinatorConnection, Sendable {
             }
             let reply = try await call(.put(sha256: sha256, offset: offset, total: size, bytes: bytes), timeout: Self.transferTimeout)
             guard case let .stored(_, have, _) = reply else { throw unexpected(reply, to: "PUT") }
+            if have == size {
+                progress(size)
+                return
+            }
             guard have == offset + Int64(count) else {
                 throw UserError("the coordinator holds \(have) bytes of \(path) after a PUT up to \(offset + Int64(count)); submit again")
             }

@@ -15,13 +15,15 @@ struct SubmitCommand: AsyncParsableCommand {
             in ranges. Prints the job id alone on stdout, so scripts can capture it: \
             JOB=$(reel submit comp.json). With --wait it then shows the job's progress and, with -o, \
             downloads the result (written under a temporary name, flushed and renamed); it exits 1 with \
-            the job's error if the job failed or was cancelled. While waiting and downloading it rides out \
+            the job's error if the job failed or was cancelled. A source the coordinator lost before the \
+            job started is uploaded again (up to 3 times, then it exits 1 with the coordinator's error). While waiting and downloading it rides out \
             a coordinator or database restart: it says once that it is reconnecting, retries for up to \
             5 minutes and resumes the download at the byte it reached.
             """)
 
-    @Argument(help: "The composition JSON file.") var composition: String
+    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup(title: "Timelines") var timeline: TimelineOptions
     @Flag(help: "Wait for the job to finish, showing its progress.") var wait = false
     @Option(name: .shortAndLong, help: "With --wait: where to write the finished output.") var output: String?
     @Option(help: "Target chunk length in seconds, a decimal or N/D (default: the farm's, 10).") var chunkSeconds: String?
@@ -50,19 +52,19 @@ struct SubmitCommand: AsyncParsableCommand {
             // Before reading or parsing it: one SUBMIT carries at most 64 MiB.
             var info = stat()
             if stat(composition, &info) == 0 { try SubmissionSize.checkComposition(composition, bytes: Int64(info.st_size)) }
+            let input = try CompositionInput.load(composition, timeline: timeline)
+            if input.imported != nil { try SubmissionSize.checkComposition(composition, bytes: Int64(input.text.utf8.count)) }
             // The same validation the coordinator will run, but here every problem is listed at once.
-            _ = try CompositionLoader.load(path: composition)
-            let data = try Data(contentsOf: URL(fileURLWithPath: composition))
-            guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(composition) is not UTF-8 text") }
-            let parsed = try Composition.parse(Array(data))
+            _ = try input.plan()
+            let text = input.text
+            let parsed = input.composition
             // With -o, the container follows its extension when the composition names none.
             let fileType = try output.map {
                 try OutputContainer.fileType(forOutput: $0, export: parsed.export).mapError { UserError($0.message) }.get()
             }
-            let directory = URL(fileURLWithPath: composition).deletingLastPathComponent().path
-            let manifest = try AssetManifest(composition: parsed, directory: directory)
+            let manifest = try AssetManifest(composition: parsed, directory: input.directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
-                                       name: name ?? URL(fileURLWithPath: composition).lastPathComponent, fileType: fileType,
+                                       name: name ?? input.name, fileType: fileType,
                                        priority: priority, noCache: noCache ? true : nil)
 
             let client = try await OperatorClient.connect(connection)
@@ -76,7 +78,9 @@ struct SubmitCommand: AsyncParsableCommand {
             let following = ReconnectingClient(client, options: connection)
             following.giveUpHint = "job \(job) goes on without us: follow it with `reel status \(job)`"
                 + (output.map { " and download it with `reel fetch \(job) -o \($0)`" } ?? "")
-            let final = try await JobWaiter(client: following, job: job, quiet: quiet).waitUntilFinished()
+            let final = try await JobWaiter(client: following, job: job, quiet: quiet, reuploadAssets: {
+                try await following.perform { try await Self.upload(manifest, hashes: manifest.files.keys.sorted(), client: $0, quiet: quiet) }
+            }).waitUntilFinished()
             switch final.state {
             case "done":
                 if let output {
@@ -106,9 +110,16 @@ struct SubmitCommand: AsyncParsableCommand {
                                 submitted: (Int64) -> Void = { _ in }) async throws -> Int64 {
         let (job, missing) = try await client.submit(request)
         submitted(job)
-        let progress = TransferProgress(label: "upload \(missing.count) asset(s)", total: manifest.bytes(of: missing), quiet: quiet)
+        try await upload(manifest, hashes: missing, client: client, quiet: quiet)
+        return job
+    }
+
+    /// `PUT`s the assets `hashes` of `manifest` in ranges (one the coordinator holds already
+    /// costs one request).
+    static func upload(_ manifest: AssetManifest, hashes: [String], client: OperatorClient, quiet: Bool) async throws {
+        let progress = TransferProgress(label: "upload \(hashes.count) asset(s)", total: manifest.bytes(of: hashes), quiet: quiet)
         var uploaded: Int64 = 0
-        for hash in missing {
+        for hash in hashes {
             guard let path = manifest.files[hash], let entry = manifest.entries.values.first(where: { $0.sha256 == hash }) else {
                 throw UserError("the coordinator asked for an asset this submission does not contain (\(hash)); are client and coordinator the same Reel version?")
             }
@@ -116,6 +127,5 @@ struct SubmitCommand: AsyncParsableCommand {
             try await client.upload(sha256: hash, path: path, size: entry.size) { progress.update(before + $0) }
             uploaded += entry.size
         }
-        return job
     }
 }

@@ -29,6 +29,8 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         var verbCounts: [String: Int] = [:]
         var outputOffsets: [Int64] = []
         var connections: [UInt64] = []
+        /// How many more times a job whose assets are all held loses them before it "renders".
+        var assetLosses: Int
     }
 
     private let state: Mutex<State>
@@ -36,12 +38,16 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
     /// What a submitted job becomes once all its assets are held: its final state, error and output.
     private let outcome: (state: String, error: String?, output: [UInt8]?)?
 
+    /// - Parameter assetLosses: how many times a job's stored sources go missing before it is
+    ///   split into tasks, as on a coordinator whose storage lost them: the job is reported
+    ///   `waiting_for_assets` with the coordinator's error and its sources are forgotten, until
+    ///   they are `PUT` again.
     init(held: Set<String> = [], jobs: [JobStatus] = [], outputs: [Int64: [UInt8]] = [:],
          agents: AgentsReport = AgentsReport(agents: []), nextJob: Int64 = 42,
-         outcome: (state: String, error: String?, output: [UInt8]?)? = nil) {
+         outcome: (state: String, error: String?, output: [UInt8]?)? = nil, assetLosses: Int = 0) {
         self.outcome = outcome
         self.state = Mutex(State(held: held, jobs: Dictionary(uniqueKeysWithValues: jobs.map { ($0.id, $0) }), outputs: outputs,
-                                 nextJob: nextJob))
+                                 nextJob: nextJob, assetLosses: assetLosses))
         self.agentsReport = agents
     }
 
@@ -84,6 +90,8 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
                 return .job(id: id, missing: missing)
             case let .put(sha256, offset, total, bytes):
                 s.puts.append(Put(sha256: sha256, offset: offset, total: total, count: bytes.count))
+                // Held already: answered complete at once, as the coordinator does.
+                if s.held.contains(sha256) { return .stored(sha256: sha256, have: total, total: total) }
                 var have = s.partial[sha256] ?? []
                 guard Int64(have.count) == offset, offset + Int64(bytes.count) <= total else {
                     throw ReelProtocolError(.badRange, "offset \(offset) but \(have.count) bytes held")
@@ -101,6 +109,15 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
                 return .stored(sha256: sha256, have: Int64(have.count), total: total)
             case let .status(job, _):
                 if let job {
+                    if s.assetLosses > 0, let assets = s.submittedAssets[job], assets.isSubset(of: s.held), s.jobs[job]?.state == "waiting_for_assets" {
+                        // Splitting the job finds its stored sources gone: it waits for them again.
+                        s.assetLosses -= 1
+                        s.held.subtract(assets)
+                        for hash in assets { s.partial[hash] = nil }
+                        s.jobs[job]?.error = "stored asset clip (sha256 \(assets.sorted()[0].prefix(12))…: missing) is missing or damaged "
+                            + "in the coordinator's storage; submit the job again to re-upload it"
+                        return .report(json: try Self.json(StatusReport(jobs: [s.jobs[job]!])))
+                    }
                     if let outcome, let assets = s.submittedAssets[job], assets.isSubset(of: s.held), s.jobs[job]?.state == "waiting_for_assets" {
                         // A job "renders" in one step once its assets are in: enough to drive `submit --wait`.
                         s.jobs[job]?.state = outcome.state

@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import ReelCore
+import ReelMedia
+import ReelProtocol
+import ReelStore
+import ReelScheduling
+
+/// Splits a job whose assets are all stored into tasks: probes and validates the composition
+/// against the stored files (`CompositionLoader.plan` makes its `RenderPlan`), cuts the frames
+/// into video chunks (`ChunkPlanner`), adds the audio task (if the render plan has audio) and
+/// the finalise task, keys each render task by content (reusing stored results), and stores
+/// the render plan with asset URLs rewritten to `reel-asset:<sha256>` (the form agents get in
+/// the job's `RenderPlanDocument`, stored once per job by content: `RenderPlanDocuments`).
+///
+/// Splitting is idempotent (`JobStore.createTasks` creates tasks only once), so it can run on
+/// every trigger — a `SUBMIT` with nothing missing, the `PUT` completing the last asset, and the
+/// reaper's pass that resumes jobs after a restart.
+struct JobSplitter: Sendable {
+    let pool: StorePool
+    let storage: CoordinatorStorage
+    let configuration: CoordinatorConfiguration
+    let logger: Logger
+    /// Woken when a job's tasks are created.
+    let dispatcher: Dispatcher
+    /// Rung when a job cannot be split (it fails).
+    let jobWatchers: JobWatchers
+
+    /// Splits every queued job that has no tasks yet.
+    func splitPendingJobs() async {
+        do {
+            for job in try await pool.run({ try $0.jobs.jobsWithoutTasks() }) {
+                await split(job: job)
+            }
+        } catch {
+            logger.error("listing jobs without tasks failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Existence and size of the job's asset files (SHA-256 was verified when each upload
+    /// completed; re-hashing every source at every plan would cost more than the check is
+    /// worth). A missing or wrong-sized file is forgotten and the job goes back to waiting for
+    /// its assets, with an error that says how to get them back: submitting again re-uploads
+    /// them, which releases this job too. - Returns: whether the job went back to waiting.
+    private func returnToWaitingIfAssetsAreDamaged(job: Int64, assets: [String: AssetManifestEntry]) async throws -> Bool {
+        let storage = storage
+        let damaged = try await offload {
+            assets.sorted { $0.key < $1.key }.compactMap { id, entry in
+                CoordinatorStorage.problem(path: storage.assetPath(entry.sha256), size: entry.size, sha256: nil).map { (id, entry.sha256, $0) }
+            }
+        }
+        guard !damaged.isEmpty else { return false }
+        for (_, hash, _) in damaged {
+            storage.removeAsset(hash)
+            try await pool.run { try $0.assets.forget(sha256: hash) }
+        }
+        let list = damaged.map { "\($0.0) (sha256 \($0.1.prefix(12))…: \($0.2))" }.joined(separator: ", ")
+        let reason = "stored asset \(list) is missing or damaged in the coordinator's storage; submit the job again to re-upload it"
+        logger.warning("job waits for assets again", metadata: ["job": "\(job)", "reason": "\(reason)"])
+        // Not moved only when the job left `queued` meanwhile (cancelled): not planned either way.
+        _ = try await pool.run { try $0.lifecycle.returnToWaiting(job: job, reason: reason) }
+        return true
+    }
+
+    /// Splits one job; a composition that does not validate against its stored assets fails the job.
+    func split(job: Int64) async {
+        do {
+            guard let documents = try await pool.run({ try $0.jobs.documents(job) }) else { return }
+            let stored = try CoordinatorJSON.decode(StoredJobSettings.self, from: documents.settings)
+            var composition = try Composition.parse(documents.composition)
+            for (id, _) in composition.assets {
+                guard let entry = stored.assets[id] else {
+                    throw CompositionError(problems: [Problem(path: "assets.\(id)", message: "not in the submitted asset manifest")])
+                }
+                composition.assets[id]?.url = storage.assetPath(entry.sha256)
+            }
+            if try await returnToWaitingIfAssetsAreDamaged(job: job, assets: stored.assets.filter { composition.assets[$0.key] != nil }) {
+                return
+            }
+            let root = storage.root
+            var plan = try await offload { [composition] in try CompositionLoader.plan(composition, directory: root) }
+            if composition.export.fileType == nil, let fileType = stored.settings.fileType { plan.export.fileType = fileType }
+            let finaliser = configuration.finaliserAgentName
+            let liveAgents = try await pool.run { store in
+                try store.agents.list().filter { $0.state == .online && $0.name != finaliser }.count
+            }
+            let chunks = ChunkPlanner.plan(for: plan, targetChunkSeconds: stored.settings.chunkSeconds ?? configuration.defaultChunkSeconds,
+                                           minimumChunks: max(1, liveAgents))
+            var agentPlan = plan
+            var manifest: [String: AssetManifestEntry] = [:]
+            for id in plan.assets.keys {
+                guard let entry = stored.assets[id] else { continue }
+                agentPlan.assets[id]?.url = "reel-asset:\(entry.sha256)"
+                manifest[id] = entry
+            }
+            let threads = stored.settings.encoderThreads ?? 4
+            // The plan is stored once, by content; tasks name their frames only.
+            let document = RenderPlanDocument(plan: agentPlan, assets: manifest, encoderThreads: threads)
+            let storage = storage
+            let reference = try await offload { try RenderPlanDocuments.store(document, storage: storage) }
+            let documentPath = storage.assetPath(reference.sha256)
+            // Chunks whose content key has a stored result (any job) are created done with it.
+            let keys = try await offload { [plan, chunks, manifest] in
+                ChunkReuse.keys(plan: plan, chunks: chunks, encoderThreads: threads, manifest: manifest)
+            }
+            var reusable: [String: TaskResult] = [:]
+            if stored.settings.noCache != true {
+                let wanted = (keys.video + [keys.audio]).compactMap { $0 }
+                let found = try await pool.run { try $0.assets.results(forContentKeys: wanted) }
+                let reuse = ChunkReuse(storage: storage)
+                reusable = try await offload { reuse.present(found) }
+            }
+            var tasks: [NewTask] = []
+            for (ordinal, chunk) in chunks.enumerated() {
+                tasks.append(NewTask(kind: .videoChunk, ordinal: ordinal, frameStart: Int64(chunk.start), frameEnd: Int64(chunk.end),
+                                     spec: "", maxAttempts: configuration.maxAttempts).keyed(keys.video[ordinal], reusing: reusable))
+            }
+            if !plan.audioTracks.isEmpty {
+                tasks.append(NewTask(kind: .audio, ordinal: 0, frameStart: 0, frameEnd: Int64(plan.frameCount), spec: "",
+                                     maxAttempts: configuration.maxAttempts).keyed(keys.audio, reusing: reusable))
+            }
+            tasks.append(NewTask(kind: .finalise, ordinal: 0, spec: "", maxAttempts: configuration.maxAttempts))
+            let planJSON = try CoordinatorJSON.encode(agentPlan)
+            let videoEncoder = plan.export.video.videoCodec?.encoderName
+            let created = try await pool.run { [tasks] store in
+                try store.assets.stored(sha256: reference.sha256, size: reference.size, storedKey: documentPath)
+                return try store.jobs.createTasks(job: job, renderPlan: planJSON, document: reference,
+                                         videoEncoder: videoEncoder, tasks: tasks)
+            }
+            if created {
+                dispatcher.wake()
+                logger.info("planned job", metadata: ["job": "\(job)", "chunks": "\(chunks.count)", "frames": "\(plan.frameCount)",
+                                                      "reused": "\(tasks.filter { $0.reusedResult != nil }.count)",
+                                                      "audio": "\(!plan.audioTracks.isEmpty)", "plan": "\(reference.sha256.prefix(12)) (\(reference.size) bytes)"])
+            }
+        } catch let error as CompositionError {
+            logger.warning("job cannot be planned", metadata: ["job": "\(job)", "error": "\(error.summary)"])
+            _ = try? await pool.run { try $0.lifecycle.failJob(job, message: "invalid composition: \(error.summary)") }
+            jobWatchers.jobMayHaveEnded(job)
+        } catch let error as PGError {
+            // The database hiccuped: leave the job without tasks; the reaper's next pass tries again.
+            logger.error("planning failed; will retry", metadata: ["job": "\(job)", "error": "\(error)"])
+        } catch {
+            logger.error("planning failed", metadata: ["job": "\(job)", "error": "\(error)"])
+            _ = try? await pool.run { try $0.lifecycle.failJob(job, message: "planning failed: \(error)") }
+            jobWatchers.jobMayHaveEnded(job)
+        }
+    }
+}

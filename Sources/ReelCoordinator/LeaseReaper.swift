@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import ReelScheduling
+import ReelStore
+import ServiceLifecycle
+
+/// The coordinator's periodic pass (every `reaperInterval`): leases run out by the farm clock
+/// end (`LifecycleStore.expireLeases`, which decides what becomes of their tasks), then the
+/// dispatcher is woken, jobs whose assets arrived (or whose splitting a restart interrupted) are
+/// split into tasks, and the state gauges are refreshed. It decides nothing itself.
+struct LeaseReaper: Service {
+    let worker: StoreWorker
+    let splitter: JobSplitter
+    let dispatcher: Dispatcher
+    let jobWatchers: JobWatchers
+    let metrics: CoordinatorMetrics
+    let interval: Duration
+    let logger: Logger
+
+    /// Passes until graceful shutdown.
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            // The state gauges count every task row (a scan that grows with the farm's history):
+            // refreshed every 10 s, not every pass.
+            var gaugesRefreshed = ContinuousClock.now - .seconds(3600)
+            while !Task.isCancelled {
+                let refresh = ContinuousClock.now - gaugesRefreshed >= .seconds(10)
+                await pass(refreshingGauges: refresh)
+                if refresh { gaugesRefreshed = .now }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    private func pass(refreshingGauges: Bool) async {
+        do {
+            let expired = try await worker.run { try $0.lifecycle.expireLeases() }
+            // Also the safety net for a wake nobody sent (cheap when no claim waits).
+            dispatcher.wake()
+            if !expired.isEmpty {
+                metrics.leaseExpiries.increment(by: Int64(expired.count))
+                for lease in expired {
+                    if lease.newState == .failed { jobWatchers.jobMayHaveEnded(lease.jobID) }
+                    logger.warning("lease expired", metadata: ["task": "\(lease.task)", "job": "\(lease.jobID)", "epoch": "\(lease.epoch)",
+                                                               "now": "\(lease.newState.rawValue)"])
+                }
+            }
+            await splitter.splitPendingJobs()
+            if refreshingGauges {
+                let counts = try await worker.run { try $0.jobs.stateCounts() }
+                metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)
+            }
+        } catch {
+            logger.error("reaper pass failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Crypto
+import Foundation
+
+/// Where in S3 the farm keeps its bytes: `s3://BUCKET/PREFIX` (the prefix may be empty).
+public struct ObjectStoreLocation: Hashable, Sendable, CustomStringConvertible {
+    public let bucket: String
+    /// No leading or trailing slash; empty for the bucket's root.
+    public let prefix: String
+
+    /// Parses `s3://BUCKET` or `s3://BUCKET/PREFIX`.
+    /// - Throws: `.invalidArgument` saying what to fix.
+    public init(_ text: String) throws {
+        guard text.hasPrefix("s3://") else {
+            throw ObjectStoreError(.invalidArgument, "\(text.debugDescription) is not an S3 location; write s3://BUCKET or s3://BUCKET/PREFIX")
+        }
+        let rest = text.dropFirst(5)
+        let bucket = String(rest.prefix { $0 != "/" })
+        let prefix = rest.dropFirst(bucket.count).split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+        try self.init(bucket: bucket, prefix: prefix)
+    }
+
+    public init(bucket: String, prefix: String) throws {
+        // S3's bucket naming rules: 3–63 characters, lower-case letters, digits, dots and
+        // hyphens, starting and ending with a letter or digit.
+        let allowed = bucket.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 46 || $0 == 45 }
+        guard (3...63).contains(bucket.utf8.count), allowed, let first = bucket.first, let last = bucket.last,
+              first.isLetter || first.isNumber, last.isLetter || last.isNumber else {
+            throw ObjectStoreError(.invalidArgument, "\(bucket.debugDescription) is not a valid S3 bucket name: 3 to 63 lower-case "
+                                   + "letters, digits, dots and hyphens, starting and ending with a letter or digit")
+        }
+        guard !prefix.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) else {
+            throw ObjectStoreError(.invalidArgument, "the S3 prefix \(prefix.debugDescription) must not contain . or .. segments")
+        }
+        self.bucket = bucket
+        self.prefix = prefix.split(separator: "/").joined(separator: "/")
+    }
+
+    /// The object key of `relativePath` under the prefix.
+    public func objectKey(_ relativePath: String) -> String { prefix.isEmpty ? relativePath : prefix + "/" + relativePath }
+
+    public var description: String { prefix.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(prefix)" }
+}
+
+/// The farm's bytes in an S3-compatible bucket, under `s3://BUCKET/PREFIX/` with `BlobKey`'s
+/// layout. Whole-object writes go up with one `PUT` carrying `x-amz-checksum-sha256`, or as a
+/// multipart upload past one part; content keys are checked against their hash before a byte
+/// is sent and again by the server. Several coordinators may share one location.
+public struct S3BlobStore: BlobStore {
+    public let client: S3Client
+    public let location: ObjectStoreLocation
+
+    /// - Parameter client: a client of `location.bucket`.
+    public init(client: S3Client, location: ObjectStoreLocation) throws {
+        guard client.configuration.bucket == location.bucket else {
+            throw ObjectStoreError(.invalidArgument, "the S3 client is for bucket \(client.configuration.bucket), not \(location.bucket)")
+        }
+        self.client = client; self.location = location
+    }
+
+    func objectKey(_ key: BlobKey) -> String { location.objectKey(key.relativePath) }
+
+    public func info(_ key: BlobKey) async throws -> BlobInfo? {
+        guard let object = try await client.headObject(key: objectKey(key)) else { return nil }
+        return BlobInfo(size: object.size, sha256: object.sha256 ?? key.contentSHA256, modified: object.lastModified)
+    }
+
+    public func read(_ key: BlobKey, range: Range<Int64>) async throws -> [UInt8] {
+        guard !range.isEmpty else { return [] }
+        do {
+            return Array(try await client.getObject(key: objectKey(key), range: range).bytes.readableBytesView)
+        } catch let error as ObjectStoreError where error.s3Code == "InvalidRange" {
+            return []  // at or past the end: no bytes, as a file read there gives none
+        }
+    }
+
+    @discardableResult
+    public func write(_ key: BlobKey, bytes: [UInt8]) async throws -> BlobInfo {
+        let sha256 = SigV4Signer.hex(SHA256.hash(data: bytes))
+        try Self.check(key, sha256: sha256)
+        if let stored = try await alreadyStored(key, size: Int64(bytes.count)) { return stored }
+        try await client.putObject(key: objectKey(key), bytes: bytes)
+        return BlobInfo(size: Int64(bytes.count), sha256: sha256, modified: nil)
+    }
+
+    @discardableResult
+    public func write(_ key: BlobKey, file path: String, sha256: String?) async throws -> BlobInfo {
+        let expected = sha256 ?? key.contentSHA256
+        if let expected { try Self.check(key, sha256: expected) }
+        if let size = Self.fileSize(path), let stored = try await alreadyStored(key, size: size) { return stored }
+        let result = try await client.uploadFile(at: path, key: objectKey(key), sha256: expected)
+        return BlobInfo(size: result.size, sha256: result.sha256, modified: nil)
+    }
+
+    @discardableResult
+    public func download(_ key: BlobKey, to path: String) async throws -> BlobInfo {
+        let got = try await client.download(key: objectKey(key), to: path, expectedSHA256: key.contentSHA256)
+        return BlobInfo(size: got.size, sha256: got.sha256, modified: nil)
+    }
+
+    public func delete(_ key: BlobKey) async throws {
+        try await client.deleteObject(key: objectKey(key))
+    }
+
+    public func list(_ kind: BlobKind, _ body: ([StoredBlob]) async throws -> Void) async throws {
+        let root = location.objectKey("")
+        try await client.forEachPage(prefix: location.objectKey(kind.rawValue + "/")) { page in
+            let blobs = page.compactMap { object -> StoredBlob? in
+                guard object.key.hasPrefix(root), let key = BlobKey(relativePath: String(object.key.dropFirst(root.count))) else { return nil }
+                return StoredBlob(key: key, size: object.size, modified: object.lastModified)
+            }
+            try await body(blobs)
+        }
+    }
+
+    @discardableResult
+    public func removeAbandonedUploads(startedBefore cutoff: Date) async throws -> Int {
+        var removed = 0
+        for upload in try await client.listMultipartUploads(prefix: location.objectKey("")) {
+            guard let started = upload.initiated, started < cutoff else { continue }
+            try await client.abortMultipartUpload(key: upload.key, uploadID: upload.uploadID)
+            removed += 1
+        }
+        return removed
+    }
+
+    public func presign(_ key: BlobKey, _ access: BlobAccess, expires: Int) throws -> PresignedRequest? {
+        switch access {
+        case .read:
+            return try client.presign(.getObject(key: objectKey(key)), expires: expires)
+        case .write(let sha256):
+            let expected = sha256 ?? key.contentSHA256
+            if let expected { try Self.check(key, sha256: expected) }
+            return try client.presign(.putObject(key: objectKey(key), sha256: expected), expires: expires)
+        }
+    }
+
+    /// The stored blob if `key` is content-addressed and already held with `size` bytes, and
+    /// with the key's SHA-256 if the server keeps a full-object checksum (the write is then
+    /// skipped: same key, same bytes). A damaged object, whose checksum differs, is written anew.
+    private func alreadyStored(_ key: BlobKey, size: Int64) async throws -> BlobInfo? {
+        guard let named = key.contentSHA256, let object = try await client.headObject(key: objectKey(key)), object.size == size,
+              object.sha256 == nil || object.sha256 == named else { return nil }
+        return BlobInfo(size: object.size, sha256: named, modified: object.lastModified)
+    }
+
+    /// A content key takes only bytes whose SHA-256 it names.
+    static func check(_ key: BlobKey, sha256: String) throws {
+        if let named = key.contentSHA256, named != sha256 {
+            throw ObjectStoreError(.integrity, "\(key) names SHA-256 \(named), but the bytes have \(sha256); nothing stored")
+        }
+    }
+
+    static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+}

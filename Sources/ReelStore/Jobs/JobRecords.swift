@@ -1,0 +1,121 @@
+import ReelScheduling
+
+/// A task to create with its job.
+public struct NewTask: Hashable, Sendable {
+    public var kind: TaskKind
+    /// Chunk number among the job's tasks of this kind (unique per job and kind).
+    public var ordinal: Int
+    /// Frames `[frameStart, frameEnd)` for a video chunk; 0, 0 otherwise.
+    public var frameStart: Int64
+    public var frameEnd: Int64
+    /// The specification handed to the agent with the task (JSON, opaque to the store).
+    public var spec: String
+    public var maxAttempts: Int
+    /// SHA-256 over everything that decides the task's output (ReelCore's `ContentKey`); a
+    /// later task with the same key may reuse this one's result.
+    public var contentKey: String?
+    /// A stored result with the same content key: the task is created done with it, not rendered.
+    public var reusedResult: TaskResult?
+
+    public init(kind: TaskKind, ordinal: Int, frameStart: Int64 = 0, frameEnd: Int64 = 0, spec: String = "{}", maxAttempts: Int = 3,
+                contentKey: String? = nil, reusedResult: TaskResult? = nil) {
+        self.kind = kind; self.ordinal = ordinal; self.frameStart = frameStart; self.frameEnd = frameEnd
+        self.spec = spec; self.maxAttempts = maxAttempts; self.contentKey = contentKey; self.reusedResult = reusedResult
+    }
+}
+
+/// A job to create.
+public struct NewJob: Hashable, Sendable {
+    /// The composition JSON exactly as submitted.
+    public var composition: String
+    /// The render plan (JSON, opaque to the store) when known at creation; else set when the
+    /// job is split into tasks (`JobStore.createTasks`).
+    public var renderPlan: String
+    /// Render settings (JSON, opaque to the store).
+    public var settings: String
+    public var tasks: [NewTask]
+    /// Content hashes the job reads. When `waitingForAssets`, the job starts in `waiting`.
+    public var assets: [String]
+    public var waitingForAssets: Bool
+
+    /// Higher runs first (default 0).
+    public var priority: Int
+
+    public init(composition: String, renderPlan: String = "{}", settings: String = "{}", tasks: [NewTask],
+                assets: [String] = [], waitingForAssets: Bool = false, priority: Int = 0) {
+        self.composition = composition; self.renderPlan = renderPlan; self.settings = settings; self.tasks = tasks
+        self.assets = assets; self.waitingForAssets = waitingForAssets; self.priority = priority
+    }
+}
+
+/// A job's progress for `reel status`.
+public struct JobSummary: Hashable, Sendable {
+    public var id: Int64
+    public var state: JobState
+    public var error: String?
+    public var outputKey: String?
+    /// Render-task counts by state (video chunks and audio; every state present, possibly 0).
+    /// The finalise task is not counted: it is the job's `finalising` state.
+    public var taskCounts: [TaskState: Int]
+    /// The job's settings document as stored (opaque to the store; the coordinator reads the
+    /// job's name from it).
+    public var settings: String
+    /// Higher runs first.
+    public var priority: Int
+    /// A paused job's tasks are not claimed (leases already held run on).
+    public var paused: Bool
+    /// Frames of all video chunks.
+    public var framesTotal: Int64
+    /// Frames of done chunks plus the reported progress of leased ones.
+    public var framesDone: Int64
+    public var createdAtMillis: Int64
+    public var startedAtMillis: Int64?
+    public var updatedAtMillis: Int64
+    public var finishedAtMillis: Int64?
+    /// When the current run started (the first claim after submit or the last retry), and the
+    /// frames already done then: speed and ETA count from there.
+    public var runStartedAtMillis: Int64? = nil
+    public var runFramesBase: Int64 = 0
+    /// Render tasks created done from another task's result with the same content key.
+    public var tasksReused: Int = 0
+    /// The encoder its video chunks need (nil for jobs planned before it was recorded).
+    public var videoEncoder: String? = nil
+}
+
+/// One task of a job as stored (the finaliser reads chunk results in order from these).
+public struct TaskRecord: Hashable, Sendable {
+    public var id: Int64
+    public var kind: TaskKind
+    public var ordinal: Int
+    public var frameStart: Int64
+    public var frameEnd: Int64
+    public var state: TaskState
+    public var attempts: Int
+    public var epoch: Int64
+    /// Set once the task is done.
+    public var result: TaskResult?
+}
+
+/// A job's documents as stored: the composition as submitted, the render plan agents get,
+/// and its settings (JSON, opaque to the store).
+public struct JobDocuments: Hashable, Sendable {
+    public var composition: String
+    public var renderPlan: String
+    public var settings: String
+}
+
+/// The job's render plan document in the coordinator's storage, by content: agents fetch it
+/// once per job (`FETCH`) and cache it, so a task row carries only its frame range.
+public struct RenderPlanReference: Hashable, Sendable, Codable {
+    public var sha256: String
+    public var size: Int64
+    public init(sha256: String, size: Int64) { self.sha256 = sha256; self.size = size }
+}
+
+/// What `JobStore.delete` freed: files the caller should remove.
+public struct DeletedJob: Hashable, Sendable {
+    /// The job's output file, if it had one.
+    public var outputKey: String?
+    /// Result hashes no remaining task references.
+    public var unreferencedResults: [String]
+}

@@ -1,0 +1,104 @@
+import ReelScheduling
+
+/// Claims: the one claim routine every caller uses (the coordinator's dispatcher for agents,
+/// its finaliser, tests). `ClaimPolicy` decides who gets which task; the statements decide
+/// which tasks are claimable and lease them.
+extension LifecycleStore {
+    /// Leases tasks of `kinds` to the agents of `requests`, at most one each: the first requests
+    /// get the first tasks in claim order (`ClaimPolicy`). Three statements and no transaction
+    /// held open between them (each round trip counts in a claim's latency): read the claimable
+    /// jobs, read candidates, then lease in one statement that locks its tasks with `SKIP LOCKED`
+    /// and leases only those still queued. A candidate taken in between by another claimer is
+    /// simply not leased (its request gets nil and claims again); no task is ever leased twice.
+    /// A quarantined agent gets nothing; a task an agent already failed goes to it only when
+    /// every other live, unquarantined agent of `liveAgents` has failed it too; an agent gets
+    /// only tasks whose encoder it has (`encoders`, from each agent's `CAPS`).
+    /// - Returns: one entry per request, in order: its task, or nil.
+    public func claimTasks(for requests: [ClaimRequest], leaseSeconds: Double, kinds: Set<TaskKind>,
+                           liveAgents: Set<Int64>, encoders: AgentEncoders = AgentEncoders()) throws -> [ClaimedTask?] {
+        guard !requests.isEmpty else { return [] }
+        let db = connection
+        let agents = Set(requests.map(\.agent)).union(liveAgents)
+        // More than asked for, so agents kept off tasks they failed find others (an agent that
+        // failed more than 64 of the first tasks waits for them to be taken by others).
+        let limit = requests.count + 64
+        let jobs = try db.query(Statements.claimableJobs, [kinds.sorted(), agents.sorted()]).rows
+        let quarantined = Set(try jobs.first.map { try $0.integers("quarantined") } ?? [])
+        var candidates: [ClaimCandidate] = []
+        // Job by job in claim order (usually the first has enough): each an index range scan.
+        // Only the kinds some requesting agent has the encoder for; and past the limit, on
+        // for agents that can use none of the candidates so far (a job needing libx265
+        // does not hide the next job from agents without it).
+        for job in jobs where job["id"] != nil {
+            let videoEncoder = job["video_encoder"]
+            var askers = requests
+            if candidates.count >= limit {
+                askers = requests.filter { request in !candidates.contains { encoders.allow(request.agent, $0.encoder) } }
+                if askers.isEmpty { break }
+            }
+            let jobKinds = kinds.filter { kind in
+                askers.contains { encoders.allow($0.agent, kind.encoder(videoEncoder: videoEncoder)) }
+            }
+            guard !jobKinds.isEmpty else { continue }
+            candidates += try db.query(Statements.claimCandidatesOfJob, [
+                try job.int64("id"), jobKinds.sorted(), try job.bool("rendered"), try job.int("priority"),
+                max(limit - candidates.count, askers.count + 64),
+            ]).rows.map { try Self.candidate($0, videoEncoder: videoEncoder) }
+        }
+        candidates.sort(by: ClaimPolicy.precedes)
+        let live = liveAgents.subtracting(quarantined)
+        var chosen: [Int: ClaimCandidate] = [:]
+        for (index, request) in requests.enumerated() where !quarantined.contains(request.agent) {
+            guard let pick = ClaimPolicy.choose(candidates, for: request.agent, liveAgents: live, encoders: encoders) else { continue }
+            chosen[index] = pick
+            candidates.removeAll { $0.task == pick.task }
+        }
+        guard !chosen.isEmpty else { return requests.map { _ in nil } }
+        let order = chosen.keys.sorted()
+        let rowsLeased = try db.query(Statements.leaseTasks, [
+            order.map { chosen[$0]!.task }, order.map { requests[$0].agent }, leaseSeconds, now,
+        ]).rows
+        let mustMarkJobs = try rowsLeased.contains {
+            try $0.value("job_state", as: JobState.self) == .queued || $0.value("kind", as: TaskKind.self).completesJob
+        }
+        let byTask = Dictionary(uniqueKeysWithValues: try rowsLeased.map(Self.claimedTask).map { ($0.id, $0) })
+        let claimed = requests.indices.map { index in chosen[index].flatMap { byTask[$0.task] } }
+        // In a statement of its own: a claim locks tasks and must never wait for a job row.
+        // Needed only when a job was still queued or a task ending its job was claimed (the
+        // reaper also converges jobs a crash left behind).
+        if mustMarkJobs {
+            let tasks = claimed.compactMap { $0 }
+            try markJobsClaimed(jobs: Set(tasks.map(\.jobID)), finalising: Set(tasks.filter { $0.kind.completesJob }.map(\.jobID)))
+        }
+        return claimed
+    }
+
+    /// One claim for one agent (the finaliser, tests): `claimTasks` with a single request.
+    /// `liveAgents` default: only this agent, so a task it failed is offered to it again.
+    public func claimTask(agent: Int64, leaseSeconds: Double, kinds: Set<TaskKind> = Set(TaskKind.allCases),
+                          liveAgents: Set<Int64>? = nil) throws -> ClaimedTask? {
+        try claimTasks(for: [ClaimRequest(agent: agent)], leaseSeconds: leaseSeconds, kinds: kinds,
+                       liveAgents: liveAgents ?? [agent])[0]
+    }
+
+    /// Marks the jobs of claimed tasks running (finalising for those in `finalising`).
+    public func markJobsClaimed(jobs: Set<Int64>, finalising: Set<Int64>) throws {
+        try connection.query(Statements.markJobsClaimed, [jobs.sorted(), finalising.sorted()])
+    }
+
+    private static func candidate(_ row: PGRow, videoEncoder: String?) throws -> ClaimCandidate {
+        let kind: TaskKind = try row.value("kind")
+        return ClaimCandidate(task: try row.int64("id"), job: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
+                              jobPriority: try row.int("priority"), failedAgents: try row.integers("failed_agents"),
+                              encoder: kind.encoder(videoEncoder: videoEncoder))
+    }
+
+    private static func claimedTask(_ row: PGRow) throws -> ClaimedTask {
+        var plan: RenderPlanReference?
+        if let sha256 = row["plan_sha256"] { plan = RenderPlanReference(sha256: sha256, size: try row.int64("plan_size")) }
+        return ClaimedTask(id: try row.int64("id"), jobID: try row.int64("job_id"), kind: try row.value("kind"), ordinal: try row.int("ordinal"),
+                           frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
+                           epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
+                           leaseExpiresAtMillis: try row.int64("expires_ms"), planDocument: plan, leaseOwner: try row.int64("lease_owner"))
+    }
+}

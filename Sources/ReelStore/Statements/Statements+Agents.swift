@@ -1,0 +1,46 @@
+import ReelScheduling
+// Agents (`AgentStore`): registration, state, the `AGENTS` list, failure history and quarantine.
+
+extension Statements {
+    static let registerAgent = """
+        INSERT INTO agents (name, host, capabilities, state, last_heartbeat) VALUES ($1, $2, $3, 'online', now())
+        ON CONFLICT (name) DO UPDATE SET host = excluded.host, capabilities = excluded.capabilities,
+                                         state = 'online', last_heartbeat = now()
+        RETURNING id
+        """
+    static let setAgentState = "UPDATE agents SET state = $2, current_task = CASE WHEN $2 = 'offline' THEN NULL ELSE current_task END WHERE id = $1::bigint"
+    static let listAgents = """
+        SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,
+               (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms, current_task,
+               CASE WHEN quarantined_until > now() THEN \(ms("quarantined_until")) END AS quarantined_ms, last_error,
+               (SELECT count(*) FROM task_failures f WHERE f.agent_id = agents.id) AS failures
+        FROM agents ORDER BY name
+        """
+    /// Agents offline since before `$1` (ms) and holding no lease; `$2` (the finaliser row) is kept.
+    static let forgetOfflineAgents = """
+        DELETE FROM agents a
+        WHERE a.state = 'offline' AND a.last_heartbeat < to_timestamp($1::double precision / 1000) AND a.name <> $2
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.lease_owner = a.id)
+        RETURNING a.name
+        """
+
+    static let recordTaskFailure = """
+        INSERT INTO task_failures (task_id, agent_id, agent_name, message)
+        VALUES ($1::bigint, $2::bigint, (SELECT name FROM agents WHERE id = $2::bigint), $3)
+        """
+    /// Who failed a task and why, oldest first (for the job's failure message).
+    static let taskFailures = "SELECT agent_name, message FROM task_failures WHERE task_id = $1::bigint ORDER BY id"
+    /// The agent's FAILs since `$2` (ms since the Unix epoch), for `QuarantinePolicy`.
+    static let agentFailuresSince = """
+        SELECT \(ms("f.at")) AS at_ms FROM task_failures f
+        WHERE f.agent_id = $1::bigint AND f.at > to_timestamp($2::double precision / 1000) ORDER BY f.at
+        """
+    /// The database's now and the agent's previous quarantine end, for `QuarantinePolicy`.
+    static let agentQuarantineState = """
+        SELECT \(ms("now()")) AS now_ms, \(ms("quarantined_until")) AS until_ms FROM agents WHERE id = $1::bigint
+        """
+    static let quarantineAgent = """
+        UPDATE agents SET quarantined_until = to_timestamp($2::double precision / 1000), last_error = $3 WHERE id = $1::bigint
+        """
+    static let setAgentLastError = "UPDATE agents SET last_error = $2 WHERE id = $1::bigint"
+}

@@ -1,0 +1,96 @@
+import ReelScheduling
+// Job and task records (`JobStore`): creating jobs and their tasks, the job's documents,
+// summaries for STATUS, deletion. No state transition here (`Statements+Lifecycle.swift`).
+
+extension Statements {
+    static let insertJob = """
+        INSERT INTO jobs (state, composition, plan, settings, priority) VALUES ($1, $2, $3, $4, $5::integer) RETURNING id
+        """
+    /// A job's tasks in one statement: `$2…$11` are parallel arrays, one element per task
+    /// (kind, ordinal, frames, spec, attempts, content key, reused result). A task with a
+    /// result (`$9…$11` not NULL) is created done with it (reused: never rendered), which the
+    /// insert trigger counts.
+    static let insertTasks = """
+        INSERT INTO tasks (job_id, kind, ordinal, frame_start, frame_end, spec, max_attempts, content_key,
+                           state, reused, result_sha256, result_size, result_key, progress_frames, finished_at)
+        SELECT $1::bigint, x.kind, x.ordinal, x.frame_start, x.frame_end, x.spec, x.max_attempts, x.content_key,
+               CASE WHEN x.result_sha256 IS NULL THEN 'queued' ELSE 'done' END, x.result_sha256 IS NOT NULL,
+               x.result_sha256, x.result_size, x.result_key,
+               CASE WHEN x.result_sha256 IS NULL THEN 0 ELSE x.frame_end - x.frame_start END,
+               CASE WHEN x.result_sha256 IS NULL THEN NULL ELSE now() END
+        FROM unnest($2::text[], $3::integer[], $4::bigint[], $5::bigint[], $6::text[], $7::integer[], $8::text[],
+                    $9::text[], $10::bigint[], $11::text[])
+             AS x(kind, ordinal, frame_start, frame_end, spec, max_attempts, content_key, result_sha256, result_size, result_key)
+        """
+    /// The number of job `$1`'s tasks done from a reused result.
+    private static let reusedTaskCount = "(SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused)"
+    /// `tasks_reused` of job `$1` recounted (a reused result found damaged is rendered after all).
+    static let countReusedTasks = """
+        UPDATE jobs SET tasks_reused = \(reusedTaskCount) WHERE id = $1::bigint
+        """
+    /// After splitting job `$1` with reused tasks: count them, and leave their frames out of
+    /// the run's speed (they were not rendered by this run).
+    static let recordReusedAtSplit = """
+        UPDATE jobs SET tasks_reused = \(reusedTaskCount), run_frames_base = frames_done
+        WHERE id = $1::bigint
+        """
+    static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, $2) ON CONFLICT DO NOTHING"
+
+    /// Jobs released from `waiting` that have no tasks yet: the coordinator splits them (after
+    /// their assets arrived, or after a restart interrupted splitting).
+    static let jobsWithoutTasks = """
+        SELECT j.id FROM jobs j WHERE j.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id)
+        ORDER BY j.id
+        """
+    static let lockJob = "SELECT id FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
+    static let jobHasTasks = "SELECT 1 FROM tasks WHERE job_id = $1::bigint LIMIT 1"
+    /// The job's render plan (as agents get it), its stored document and the encoder its video
+    /// chunks need.
+    static let setJobRenderPlan = """
+        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, video_encoder = $5, updated_at = now() WHERE id = $1::bigint
+        """
+    static let adoptRenderPlanDocument = """
+        UPDATE jobs SET plan_sha256 = $2, plan_size = $3::bigint WHERE id = $1::bigint AND plan_sha256 IS NULL
+        """
+
+    /// A job's progress from its row's counters plus its leased tasks (at most one per agent
+    /// slot): the same cost for 10 tasks as for 100,000.
+    static let jobSummaryColumns = """
+        j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused, j.video_encoder,
+        \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
+        \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
+        \(ms("j.run_started_at")) AS run_started_ms, j.run_frames_base,
+        j.render_tasks, j.tasks_done, j.tasks_failed, j.tasks_cancelled, j.frames_total, j.frames_done, j.tasks_reused,
+        l.leased, l.frames_in_progress
+        """
+    private static let leasedOfJob = """
+        LEFT JOIN LATERAL (
+            SELECT count(*) AS leased,
+                   coalesce(sum(least(t.progress_frames, t.frame_end - t.frame_start)) FILTER (WHERE t.kind IN \(frameCountingKinds)), 0)
+                       AS frames_in_progress
+            FROM tasks t WHERE t.job_id = j.id AND t.state = 'leased' AND t.kind NOT IN \(jobEndingKinds)) l ON true
+        """
+    static let jobSummary = """
+        SELECT \(jobSummaryColumns) FROM jobs j \(leasedOfJob) WHERE j.id = $1::bigint
+        """
+    /// Recent jobs, newest first.
+    static let recentJobSummaries = """
+        SELECT \(jobSummaryColumns) FROM (SELECT * FROM jobs ORDER BY id DESC LIMIT $1::integer) j \(leasedOfJob) ORDER BY j.id DESC
+        """
+    static let jobDocuments = "SELECT composition, plan, settings FROM jobs WHERE id = $1::bigint"
+    static let tasksOfJob = """
+        SELECT id, kind, ordinal, frame_start, frame_end, state, attempts, epoch, result_sha256, result_size, result_key
+        FROM tasks WHERE job_id = $1::bigint ORDER BY \(claimRank("kind")), ordinal
+        """
+    static let taskLabels = "SELECT id, job_id, frame_start, frame_end FROM tasks WHERE id = ANY($1::bigint[])"
+    static let jobStateCounts = "SELECT state, count(*) AS n FROM jobs GROUP BY state"
+    static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
+
+    static let jobOutputKey = "SELECT output_key FROM jobs WHERE id = $1::bigint"
+    static let jobResultHashes = """
+        SELECT DISTINCT result_sha256 AS h FROM tasks
+        WHERE job_id = $1::bigint AND result_sha256 IS NOT NULL AND kind NOT IN \(jobEndingKinds)
+        """
+    static let deleteJob = "DELETE FROM jobs WHERE id = $1::bigint"
+    static let referencedResultHashes = "SELECT DISTINCT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])"
+}
