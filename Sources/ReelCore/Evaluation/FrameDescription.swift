@@ -11,9 +11,12 @@ public struct FrameDescription: Sendable, Equatable {
     public var layers: [LayerDraw]
     /// Draw order (later on top), above all layers; only overlays visible at `time` with opacity > 0.
     public var overlays: [OverlayDraw]
+    /// `videoComposition.filters` at `time`: applied to the composited layers, below the overlays.
+    public var filters: [FilterDraw]
 
-    public init(index: Int, time: Rational, background: RGBAColor, layers: [LayerDraw], overlays: [OverlayDraw]) {
+    public init(index: Int, time: Rational, background: RGBAColor, layers: [LayerDraw], overlays: [OverlayDraw], filters: [FilterDraw] = []) {
         self.index = index; self.time = time; self.background = background; self.layers = layers; self.overlays = overlays
+        self.filters = filters
     }
 }
 
@@ -31,11 +34,20 @@ public struct LayerDraw: Sendable, Equatable {
     public var opacity: Double
     /// Part of the source to use, in encoded source pixels; nil = all.
     public var crop: Rect?
+    /// Evaluated at this frame; applied in order to the layer as drawn, before opacity and blending.
+    public var filters: [FilterDraw]
+    public var blendMode: BlendMode
 
-    public init(trackID: Int, asset: String, sourceTime: Rational, transform: AffineTransform, opacity: Double, crop: Rect?) {
+    public init(trackID: Int, asset: String, sourceTime: Rational, transform: AffineTransform, opacity: Double, crop: Rect?,
+                filters: [FilterDraw] = [], blendMode: BlendMode = .normal) {
         self.trackID = trackID; self.asset = asset; self.sourceTime = sourceTime
         self.transform = transform; self.opacity = opacity; self.crop = crop
+        self.filters = filters; self.blendMode = blendMode
     }
+
+    /// Whether the layer needs the effect path: drawn into a layer buffer of its own, filtered,
+    /// then blended. Layers without filters in `normal` mode are drawn straight onto the frame.
+    public var hasEffects: Bool { !filters.isEmpty || blendMode != .normal }
 }
 
 /// One overlay bitmap to composite.

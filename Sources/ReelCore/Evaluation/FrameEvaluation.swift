@@ -31,11 +31,13 @@ extension RenderPlan {
                 sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
                 transform: placed.concatenating(toOutput),
                 opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps),
-                crop: layer.crop))
+                crop: layer.crop,
+                filters: layer.filters.map { $0.evaluated(at: time) },
+                blendMode: layer.blendMode))
         }
         let overlayDraws = overlays.indices.compactMap { overlayDraw($0, at: time) }
         return FrameDescription(index: k, time: time, background: instruction?.backgroundColor ?? .black,
-                                layers: layers, overlays: overlayDraws)
+                                layers: layers, overlays: overlayDraws, filters: filters.map { $0.evaluated(at: time) })
     }
 
     /// The instruction whose range contains `time` (the last one for times at or past the end).

@@ -111,14 +111,17 @@ struct CompositionDecoding {
 
     func videoComposition(_ value: JSONValue, at path: String) -> VideoComposition? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays", "captions"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays", "filters", "captions"]) else {
+            return nil
+        }
         let size = r.optional(o, "renderSize", at: path, r.pixelSize)
         let frameDuration = r.optional(o, "frameDuration", at: path, r.time)
         let instructions = r.optional(o, "instructions", at: path) { r.array($0, at: $1, instruction) }
         let overlays = r.optional(o, "overlays", at: path) { r.array($0, at: $1, overlay) }
+        let filters = r.optional(o, "filters", at: path) { r.array($0, at: $1, filter) }
         let captions = r.optional(o, "captions", at: path) { r.array($0, at: $1, caption) }
         return VideoComposition(renderSize: size, frameDuration: frameDuration, instructions: instructions, overlays: overlays ?? [],
-                                captions: captions ?? [])
+                                filters: filters ?? [], captions: captions ?? [])
     }
 
     func instruction(_ value: JSONValue, at path: String) -> Instruction? {
@@ -133,16 +136,20 @@ struct CompositionDecoding {
 
     func layerInstruction(_ value: JSONValue, at path: String) -> LayerInstruction? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["track", "transform", "transformRamps", "opacity", "opacityRamps", "cropRectangle"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["track", "transform", "transformRamps", "opacity", "opacityRamps", "cropRectangle",
+                                                      "filters", "blendMode"]) else { return nil }
         let track = r.required(o, "track", at: path, r.int)
         let transform = r.optional(o, "transform", at: path, transformSetting)
         let transformRamps = r.optional(o, "transformRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.affineTransform) } }
         let opacity = r.optional(o, "opacity", at: path, r.double)
         let opacityRamps = r.optional(o, "opacityRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
         let crop = r.optional(o, "cropRectangle", at: path, r.rect)
+        let filters = r.optional(o, "filters", at: path) { r.array($0, at: $1, filter) }
+        let blendMode = r.optional(o, "blendMode", at: path) { r.choice($0, at: $1, BlendMode.self) }
         guard let track else { return nil }
         return LayerInstruction(track: track, transform: transform ?? .preferred, transformRamps: transformRamps ?? [],
-                                opacity: opacity ?? 1, opacityRamps: opacityRamps ?? [], cropRectangle: crop)
+                                opacity: opacity ?? 1, opacityRamps: opacityRamps ?? [], cropRectangle: crop,
+                                filters: filters ?? [], blendMode: blendMode ?? .normal)
     }
 
     /// `"preferred"`, `"fit"`, `"fill"` or a transform object.

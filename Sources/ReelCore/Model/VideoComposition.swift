@@ -8,13 +8,15 @@ public struct VideoComposition: Hashable, Sendable, Codable {
     public var instructions: [Instruction]?
     /// Drawn above all video layers, in array order (later on top).
     public var overlays: [Overlay]
+    /// Applied in order to the composited picture (background and layers), below the overlays.
+    public var filters: [LayerFilter]
     /// Subtitle files burned in, above the overlays, in array order.
     public var captions: [Caption]
 
     public init(renderSize: PixelSize? = nil, frameDuration: Rational? = nil,
-                instructions: [Instruction]? = nil, overlays: [Overlay] = [], captions: [Caption] = []) {
+                instructions: [Instruction]? = nil, overlays: [Overlay] = [], filters: [LayerFilter] = [], captions: [Caption] = []) {
         self.renderSize = renderSize; self.frameDuration = frameDuration
-        self.instructions = instructions; self.overlays = overlays; self.captions = captions
+        self.instructions = instructions; self.overlays = overlays; self.filters = filters; self.captions = captions
     }
 }
 
@@ -57,10 +59,17 @@ public struct LayerInstruction: Hashable, Sendable, Codable {
     public var opacityRamps: [RampSpec<Double>]
     /// Part of the source (encoded pixel coordinates) to show; nil = all of it.
     public var cropRectangle: Rect?
+    /// Applied in order to the layer's picture as drawn in render space (after its transform
+    /// and crop), before its opacity and blending.
+    public var filters: [LayerFilter]
+    /// How the filtered layer combines with the layers below it; default `.normal` (source-over).
+    public var blendMode: BlendMode
 
     public init(track: Int, transform: TransformSetting = .preferred, transformRamps: [RampSpec<AffineTransform>] = [],
-                opacity: Double = 1, opacityRamps: [RampSpec<Double>] = [], cropRectangle: Rect? = nil) {
+                opacity: Double = 1, opacityRamps: [RampSpec<Double>] = [], cropRectangle: Rect? = nil,
+                filters: [LayerFilter] = [], blendMode: BlendMode = .normal) {
         self.track = track; self.transform = transform; self.transformRamps = transformRamps
         self.opacity = opacity; self.opacityRamps = opacityRamps; self.cropRectangle = cropRectangle
+        self.filters = filters; self.blendMode = blendMode
     }
 }

@@ -25,6 +25,8 @@ public struct RenderPlan: Codable, Sendable, Hashable {
     /// Draw order (later on top), above all video layers.
     public var overlays: [PlannedOverlay]
     public var export: ExportSettings
+    /// `videoComposition.filters`: applied to the composited layers, below the overlays.
+    public var filters: [LayerFilter]
     /// Subtitle tracks in composition order, written by the finaliser; nil when there are none
     /// (and in plans made before subtitles existed).
     public var subtitleTracks: [PlannedSubtitleTrack]?
@@ -34,13 +36,33 @@ public struct RenderPlan: Codable, Sendable, Hashable {
 
     public init(renderSize: PixelSize, outputSize: PixelSize, frameDuration: Rational, duration: Rational, frameCount: Int,
                 assets: [String: PlannedAsset], videoTracks: [PlannedTrack], audioTracks: [PlannedAudioTrack],
-                instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings,
+                instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings, filters: [LayerFilter] = [],
                 subtitleTracks: [PlannedSubtitleTrack]? = nil, captions: [PlannedCaption]? = nil) {
         self.renderSize = renderSize; self.outputSize = outputSize; self.frameDuration = frameDuration
         self.duration = duration; self.frameCount = frameCount; self.assets = assets
         self.videoTracks = videoTracks; self.audioTracks = audioTracks; self.instructions = instructions
-        self.overlays = overlays; self.export = export; self.subtitleTracks = subtitleTracks
-        self.captions = captions
+        self.overlays = overlays; self.export = export; self.filters = filters
+        self.subtitleTracks = subtitleTracks; self.captions = captions
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case renderSize, outputSize, frameDuration, duration, frameCount, assets, videoTracks, audioTracks, instructions, overlays, export, filters
+        case subtitleTracks, captions
+    }
+
+    /// A plan written before filters existed has no `filters` key: it has none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(renderSize: try c.decode(PixelSize.self, forKey: .renderSize), outputSize: try c.decode(PixelSize.self, forKey: .outputSize),
+                  frameDuration: try c.decode(Rational.self, forKey: .frameDuration), duration: try c.decode(Rational.self, forKey: .duration),
+                  frameCount: try c.decode(Int.self, forKey: .frameCount), assets: try c.decode([String: PlannedAsset].self, forKey: .assets),
+                  videoTracks: try c.decode([PlannedTrack].self, forKey: .videoTracks),
+                  audioTracks: try c.decode([PlannedAudioTrack].self, forKey: .audioTracks),
+                  instructions: try c.decode([PlannedInstruction].self, forKey: .instructions),
+                  overlays: try c.decode([PlannedOverlay].self, forKey: .overlays), export: try c.decode(ExportSettings.self, forKey: .export),
+                  filters: try c.decodeIfPresent([LayerFilter].self, forKey: .filters) ?? [],
+                  subtitleTracks: try c.decodeIfPresent([PlannedSubtitleTrack].self, forKey: .subtitleTracks),
+                  captions: try c.decodeIfPresent([PlannedCaption].self, forKey: .captions))
     }
 
     /// Scale from render coordinates to output pixels along x (1 unless preset low shrank the
@@ -132,11 +154,31 @@ public struct PlannedLayer: Codable, Sendable, Hashable {
     public var opacityRamps: [Ramp<Double>]
     /// Part of the source to show, in encoded source pixel coordinates.
     public var crop: Rect?
+    /// Applied in order to the layer as drawn in render space, before opacity and blending.
+    public var filters: [LayerFilter]
+    public var blendMode: BlendMode
 
     public init(trackID: Int, transform: LayerTransform, transformRamps: [Ramp<AffineTransform>] = [],
-                opacity: Double = 1, opacityRamps: [Ramp<Double>] = [], crop: Rect? = nil) {
+                opacity: Double = 1, opacityRamps: [Ramp<Double>] = [], crop: Rect? = nil,
+                filters: [LayerFilter] = [], blendMode: BlendMode = .normal) {
         self.trackID = trackID; self.transform = transform; self.transformRamps = transformRamps
         self.opacity = opacity; self.opacityRamps = opacityRamps; self.crop = crop
+        self.filters = filters; self.blendMode = blendMode
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case trackID, transform, transformRamps, opacity, opacityRamps, crop, filters, blendMode
+    }
+
+    /// A layer planned before filters existed has no `filters` or `blendMode`: none, `normal`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(trackID: try c.decode(Int.self, forKey: .trackID), transform: try c.decode(LayerTransform.self, forKey: .transform),
+                  transformRamps: try c.decode([Ramp<AffineTransform>].self, forKey: .transformRamps),
+                  opacity: try c.decode(Double.self, forKey: .opacity), opacityRamps: try c.decode([Ramp<Double>].self, forKey: .opacityRamps),
+                  crop: try c.decodeIfPresent(Rect.self, forKey: .crop),
+                  filters: try c.decodeIfPresent([LayerFilter].self, forKey: .filters) ?? [],
+                  blendMode: try c.decodeIfPresent(BlendMode.self, forKey: .blendMode) ?? .normal)
     }
 }
 

@@ -117,6 +117,15 @@ extension RenderPlan {
             out.write("transform", layer.transform)
             out.write("opacity", layer.opacity)
             out.write("crop", layer.crop)
+            // Written only when present, so layers without effects keep the keys they had
+            // before filters existed (their output did not change).
+            if !layer.filters.isEmpty {
+                guard write(filters: layer.filters, to: &out, assetContent: assetContent) else { return false }
+            }
+            if layer.blendMode != .normal { out.write("blendMode", layer.blendMode.rawValue) }
+        }
+        if !frame.filters.isEmpty {
+            guard write(filters: frame.filters, to: &out, assetContent: assetContent) else { return false }
         }
         out.write("overlays", frame.overlays.count)
         for draw in frame.overlays {
@@ -134,6 +143,24 @@ extension RenderPlan {
             out.write("frame", overlay.frame)
             out.write("transform", draw.transform)
             out.write("opacity", draw.opacity)
+        }
+        return true
+    }
+
+    /// Writes evaluated filters: each one's type, every numeric parameter by its path, its
+    /// colour, and a LUT by the content hash of its file. `false` when a LUT has no hash.
+    fileprivate func write(filters: [FilterDraw], to out: inout CanonicalEncoder, assetContent: [String: String]) -> Bool {
+        out.write("filters", filters.count)
+        for filter in filters {
+            out.write("filter", filter.type.rawValue)
+            for (path, value) in filter.parameters { out.write(path, value) }
+            switch filter {
+            case .vignette(_, _, let color, _, _), .chromaKey(let color, _, _, _): out.write("color", color)
+            case .lut(let asset, _):
+                guard let content = assetContent[asset] else { return false }
+                out.write("lut", content)
+            default: break
+            }
         }
         return true
     }

@@ -75,6 +75,9 @@ final class ValidationRun {
         let settings = ExportSettings(resolving: export, frameDuration: video.frameDuration)
         var used = Set(tracks.video.flatMap { $0.segments.map(\.asset) } + audioTracks.flatMap { $0.segments.map(\.asset) })
         for overlay in video.overlays { if case .image(let id) = overlay.kind { used.insert(id) } }
+        for filter in video.filters + video.instructions.flatMap({ $0.layers.flatMap(\.filters) }) {
+            if let id = filter.asset { used.insert(id) }
+        }
         return RenderPlan(
             renderSize: video.renderSize,
             outputSize: RenderDefaults.outputSize(renderSize: video.renderSize, preset: export.preset),
@@ -87,6 +90,7 @@ final class ValidationRun {
             instructions: video.instructions,
             overlays: video.overlays,
             export: settings,
+            filters: video.filters,
             subtitleTracks: subtitleTracks.isEmpty ? nil : subtitleTracks,
             captions: captions.isEmpty ? nil : captions)
     }

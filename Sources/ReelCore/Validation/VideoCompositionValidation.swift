@@ -4,6 +4,7 @@ struct CheckedVideo {
     var frameDuration: Rational
     var instructions: [PlannedInstruction]
     var overlays: [PlannedOverlay]
+    var filters: [LayerFilter]
 }
 
 extension ValidationRun {
@@ -45,8 +46,9 @@ extension ValidationRun {
             instructions = [PlannedInstruction(timeRange: TimeRange(start: .zero, duration: duration), backgroundColor: .black, layers: layers)]
         }
         let overlays = vc.overlays.enumerated().compactMap { checkOverlay($0.element, duration: duration, at: "\(path).overlays[\($0.offset)]") }
-        guard let renderSize else { return nil }
-        return CheckedVideo(renderSize: renderSize, frameDuration: frameDuration, instructions: instructions, overlays: overlays)
+        let filters = checkFilters(vc.filters, at: "\(path).filters", onLayer: false)
+        guard let renderSize, let filters else { return nil }
+        return CheckedVideo(renderSize: renderSize, frameDuration: frameDuration, instructions: instructions, overlays: overlays, filters: filters)
     }
 
     private func checkDimension(_ value: Int, at path: String) {
@@ -92,8 +94,10 @@ extension ValidationRun {
                 case .fill: transform = .fill
                 case .matrix(let m): transform = .explicit(m)
                 }
+                let filters = checkFilters(layer.filters, at: "\(layerPath).filters") ?? []
                 layers.append(PlannedLayer(trackID: layer.track, transform: transform, transformRamps: transformRamps,
-                                           opacity: layer.opacity, opacityRamps: opacityRamps, crop: layer.cropRectangle))
+                                           opacity: layer.opacity, opacityRamps: opacityRamps, crop: layer.cropRectangle,
+                                           filters: filters, blendMode: layer.blendMode))
             }
             if rangeOK {
                 planned.append((i, PlannedInstruction(timeRange: instruction.timeRange, backgroundColor: instruction.backgroundColor, layers: layers)))

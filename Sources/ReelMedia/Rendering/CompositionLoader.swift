@@ -45,6 +45,16 @@ public enum CompositionLoader {
             }
         }
         if let subtitles = SubtitleProbe.resolve(url, isRemote: isRemote) { return subtitles }
+        if CubeLUTFile.isLUT(url) {
+            if isRemote { return .unavailable(reason: "a .cube LUT must be a local file; download it and give its path (\(url))") }
+            do {
+                let lut = try CubeLUTFile.load(.file(url))
+                return .described(url: url, AssetDescription(kind: .lut, duration: nil, video: nil, audio: nil,
+                                                             lut: LUTDescription(dimensions: lut.isThreeDimensional ? 3 : 1, size: lut.size)))
+            } catch {
+                return .unavailable(reason: "not a .cube LUT Reel can read (\(error))")
+            }
+        }
         do {
             return .described(url: url, try MediaProbe.describe(path: url))
         } catch {

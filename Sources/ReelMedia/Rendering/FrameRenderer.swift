@@ -10,6 +10,12 @@ public final class FrameRenderer {
     private let sources: SourcePool
     private let canvas: YUVImage
     private let captions: CaptionPainter?
+    /// The effect path's buffers and kernels, made for the first frame that needs them.
+    private lazy var effectLayer = EffectLayer(width: canvas.width, height: canvas.height)
+    private lazy var filters: FilterPipeline = {
+        let sources = sources
+        return FilterPipeline(scale: plan.renderToOutput.a) { try sources.lut($0) }
+    }()
 
     /// `media` gives the byte-range sources of assets this machine reads remotely.
     public init(plan: RenderPlan, media: MediaSources = .local, decoderThreads: Int = 1) {
@@ -25,7 +31,14 @@ public final class FrameRenderer {
         Compositor.fill(canvas, color: description.background)
         for layer in description.layers where layer.opacity > 0 {
             let image = try sources.image(for: layer)
-            Compositor.draw(image, transform: layer.transform, opacity: layer.opacity, crop: layer.crop, onto: canvas)
+            if layer.hasEffects {
+                try drawWithEffects(image, layer)
+            } else {
+                Compositor.draw(image, transform: layer.transform, opacity: layer.opacity, crop: layer.crop, onto: canvas)
+            }
+        }
+        if !description.filters.isEmpty {
+            try filters.apply(description.filters, to: canvas)
         }
         for overlay in description.overlays where overlay.opacity > 0 {
             let bitmap = try sources.overlayBitmap(overlay.index)
@@ -34,5 +47,13 @@ public final class FrameRenderer {
         try captions?.paint(at: description.time, onto: canvas)
         sources.endFrame()
         return canvas
+    }
+
+    /// A layer with filters or a blend mode: drawn into a buffer of its own as it would land
+    /// on the frame, filtered there, then composited with its opacity and blend mode.
+    private func drawWithEffects(_ image: YUVImage, _ layer: LayerDraw) throws {
+        effectLayer.render(image, transform: layer.transform, crop: layer.crop)
+        try filters.apply(layer.filters, to: effectLayer.buffer)
+        Compositor.blend(effectLayer.buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity)
     }
 }

@@ -13,6 +13,7 @@ final class SourcePool {
     private var usedThisFrame: Set<ReaderKey> = []
     private var stills: [String: YUVImage] = [:]
     private var overlayBitmaps: [Int: YUVImage] = [:]
+    private var luts: [String: LUTKernel] = [:]
     private lazy var textRasterizer: Result<TextRasterizer, Error> = Result { try TextRasterizer() }
 
     private struct ReaderKey: Hashable { let track: Int; let asset: String }
@@ -69,6 +70,17 @@ final class SourcePool {
         }
         overlayBitmaps[index] = bitmap
         return bitmap
+    }
+
+    /// The `.cube` table of a LUT asset, read once.
+    func lut(_ id: String) throws -> LUTKernel {
+        if let lut = luts[id] { return lut }
+        guard let asset = plan.assets[id] else {
+            throw RenderError.internalInconsistency("a lut filter refers to unplanned asset \(id)")
+        }
+        let lut = LUTKernel(try CubeLUTFile.load(try media.location(of: asset.url)))
+        luts[id] = lut
+        return lut
     }
 
     private func still(_ id: String, url: String) throws -> YUVImage {

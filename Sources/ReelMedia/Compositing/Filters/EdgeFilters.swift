@@ -1,0 +1,105 @@
+/// GPUImage's Sobel family, on 0…1 RGB per the 4:2:0 convention of `PixelLanes`, with the
+/// picture's edge pixels repeated beyond it (a texture clamped to its edge):
+///
+/// - `sobelEdge`: the magnitude `length(h, v)·edgeStrength` of the 3×3 Sobel gradient of the
+///   luminance `0.2125 R + 0.7154 G + 0.0721 B`, as grey;
+/// - `sketch`: `1 − that magnitude`, as grey;
+/// - `toon`: the gradient of the *red* channel (GPUImage's toon shader samples `.r`); where its
+///   magnitude is below `threshold` the colour posterised to `levels` steps per channel
+///   (`floor(c·levels + 0.5)/levels`), elsewhere black.
+///
+/// GPUImage writes an opaque alpha; a Reel layer keeps its own, so the picture around a
+/// layer that does not cover the frame stays transparent.
+enum EdgeFilters {
+    enum Kind { case sobel(strength: Float), sketch(strength: Float), toon(threshold: Float, levels: Float) }
+
+    static func apply(_ kind: Kind, to image: YUVImage, source: FloatPlane, magnitude: FloatPlane) {
+        let w = image.width, h = image.height
+        source.resize(width: w, height: h)
+        // The sampled channel: luminance, or red for toon.
+        let weights: (Float, Float, Float)
+        if case .toon = kind { weights = (1, 0, 0) } else { weights = (0.2125, 0.7154, 0.0721) }
+        source.withSamples { s in
+            RGBGroup.forEach(width: w, height: h) { x, cy, count in
+                var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+                g.clamp()
+                let l0 = g.r0 * weights.0 + g.g0 * weights.1 + g.b0 * weights.2
+                let l1 = g.r1 * weights.0 + g.g1 * weights.1 + g.b1 * weights.2
+                for i in 0..<count { s[2 * cy * w + x + i] = l0[i]; s[(2 * cy + 1) * w + x + i] = l1[i] }
+            }
+        }
+        sobel(source, into: magnitude)
+        magnitude.withSamples { m in
+            switch kind {
+            case .sobel(let strength), .sketch(let strength):
+                let invert: Bool
+                if case .sketch = kind { invert = true } else { invert = false }
+                for y in 0..<h {
+                    let row = image.y.row(y)
+                    for x in 0..<w {
+                        var v = min(max(m[y * w + x] * strength, 0), 1)
+                        if invert { v = 1 - v }
+                        row[x] = UInt8(truncatingIfNeeded: Int(16 + 219 * v + 0.5))
+                    }
+                }
+                for cy in 0..<image.u.height {
+                    image.u.row(cy).update(repeating: 128, count: image.u.width)
+                    image.v.row(cy).update(repeating: 128, count: image.v.width)
+                }
+            case .toon(let threshold, let levels):
+                RGBGroup.forEach(width: w, height: h) { x, cy, count in
+                    var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+                    g.clamp()
+                    var keep0 = Lanes8(), keep1 = Lanes8()
+                    for i in 0..<count {
+                        keep0[i] = m[2 * cy * w + x + i] < threshold ? 1 : 0
+                        keep1[i] = m[(2 * cy + 1) * w + x + i] < threshold ? 1 : 0
+                    }
+                    @inline(__always) func posterize(_ c: Lanes8, _ keep: Lanes8) -> Lanes8 {
+                        (c * levels + 0.5).rounded(.down) / levels * keep
+                    }
+                    g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
+                    g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)
+                    g.clamp()
+                    g.store(image, x: x, cy: cy, count: count)
+                }
+            }
+        }
+    }
+
+    /// `length(h, v)` of the 3×3 Sobel operator at every pixel of `plane`, edges repeated.
+    static func sobel(_ plane: FloatPlane, into out: FloatPlane) {
+        let w = plane.width, h = plane.height
+        out.resize(width: w, height: h)
+        plane.withSamples { s in
+            out.withSamples { d in
+                for y in 0..<h {
+                    let up = s + max(y - 1, 0) * w, mid = s + y * w, down = s + min(y + 1, h - 1) * w
+                    let row = d + y * w
+                    @inline(__always) func at(_ x: Int) -> Float {
+                        let l = max(x - 1, 0), r = min(x + 1, w - 1)
+                        let gx = (up[r] + 2 * mid[r] + down[r]) - (up[l] + 2 * mid[l] + down[l])
+                        let gy = (down[l] + 2 * down[x] + down[r]) - (up[l] + 2 * up[x] + up[r])
+                        return (gx * gx + gy * gy).squareRoot()
+                    }
+                    @inline(__always) func lanes(_ p: UnsafeMutablePointer<Float>) -> Lanes8 {
+                        UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self)
+                    }
+                    row[0] = at(0)
+                    var x = 1
+                    // Interior, 8 at a time: every tap is inside the row.
+                    while x + 9 <= w {
+                        let ul = lanes(up + x - 1), uc = lanes(up + x), ur = lanes(up + x + 1)
+                        let ml = lanes(mid + x - 1), mr = lanes(mid + x + 1)
+                        let dl = lanes(down + x - 1), dc = lanes(down + x), dr = lanes(down + x + 1)
+                        let gx = (ur + 2 * mr + dr) - (ul + 2 * ml + dl)
+                        let gy = (dl + 2 * dc + dr) - (ul + 2 * uc + ur)
+                        UnsafeMutableRawPointer(row + x).storeBytes(of: (gx * gx + gy * gy).squareRoot(), as: Lanes8.self)
+                        x += 8
+                    }
+                    while x < w { row[x] = at(x); x += 1 }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+/// A picture plane as `Float` samples, rows packed (`stride == width`), plus the separable
+/// Gaussian convolution the blur and sharpen filters use.
+///
+/// The Gaussian is convolved directly (not approximated by boxes or a recursive filter): a
+/// kernel of radius ⌈3σ⌉, normalised to sum 1, with edges clamped (the picture's border
+/// pixels repeat, as a GPU texture clamped to its edge samples). Both passes run 8 output
+/// samples at a time.
+final class FloatPlane {
+    private(set) var width = 0, height = 0
+    private(set) var samples: [Float] = []
+
+    /// Makes the plane `width` × `height` (contents undefined), keeping its memory when it shrinks.
+    func resize(width: Int, height: Int) {
+        self.width = width; self.height = height
+        if samples.count < width * height { samples = [Float](repeating: 0, count: width * height) }
+    }
+
+    /// Copies `plane` in, as `(value − bias)·scale`.
+    func load(_ plane: Plane, bias: Float = 0) {
+        resize(width: plane.width, height: plane.height)
+        samples.withUnsafeMutableBufferPointer { s in
+            for y in 0..<height {
+                let src = UnsafePointer(plane.row(y)), dst = s.baseAddress! + y * width
+                var x = 0
+                while x + 8 <= width {
+                    UnsafeMutableRawPointer(dst + x).storeBytes(of: PixelLanes.load(src + x) - bias, as: Lanes8.self)
+                    x += 8
+                }
+                while x < width { dst[x] = Float(src[x]) - bias; x += 1 }
+            }
+        }
+    }
+
+    /// Writes the samples, `+ bias`, rounded and clamped to 0…255, into `plane`.
+    func store(_ plane: Plane, bias: Float = 0) {
+        samples.withUnsafeBufferPointer { s in
+            for y in 0..<height {
+                let src = s.baseAddress! + y * width, dst = plane.row(y)
+                var x = 0
+                while x + 8 <= width {
+                    PixelLanes.store(UnsafeRawPointer(src + x).loadUnaligned(as: Lanes8.self) + bias, dst + x)
+                    x += 8
+                }
+                while x < width { dst[x] = UInt8(truncatingIfNeeded: Int(min(max(src[x] + bias, 0), 255) + 0.5)); x += 1 }
+            }
+        }
+    }
+
+    @inline(__always) func withSamples<R>(_ body: (UnsafeMutablePointer<Float>) -> R) -> R {
+        samples.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+    }
+}
+
+enum GaussianBlur {
+    /// Normalised weights `w[0…2r]` of a Gaussian of standard deviation `sigma`, radius ⌈3σ⌉.
+    static func kernel(sigma: Double) -> [Float] {
+        let r = max(1, Int((3 * sigma).rounded(.up)))
+        let raw = (-r...r).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }
+        let total = raw.reduce(0, +)
+        return raw.map { Float($0 / total) }
+    }
+
+    /// Blurs `plane` in place with `sigma` (in the plane's pixels); `temp` is scratch.
+    /// `sigma` below 0.05 leaves it unchanged.
+    static func blur(_ plane: FloatPlane, sigma: Double, temp: FloatPlane, row: FloatPlane) {
+        guard sigma >= 0.05 else { return }
+        let k = kernel(sigma: sigma)
+        let r = k.count / 2
+        let w = plane.width, h = plane.height
+        temp.resize(width: w, height: h)
+        row.resize(width: w + 2 * r + 8, height: 1)
+        k.withUnsafeBufferPointer { kp in
+            let kw = kp.baseAddress!
+            plane.withSamples { src in
+                temp.withSamples { dst in
+                    row.withSamples { pad in
+                        // Horizontal: each row padded with its edge samples, then convolved.
+                        for y in 0..<h {
+                            let s = src + y * w
+                            for i in 0..<r { pad[i] = s[0]; pad[r + w + i] = s[w - 1] }
+                            for i in 0..<8 { pad[2 * r + w + i] = s[w - 1] }
+                            (pad + r).update(from: s, count: w)
+                            let d = dst + y * w
+                            var x = 0
+                            while x < w {
+                                var acc = Lanes8()
+                                for i in 0...(2 * r) { acc += UnsafeRawPointer(pad + x + i).loadUnaligned(as: Lanes8.self) * kw[i] }
+                                if x + 8 <= w {
+                                    UnsafeMutableRawPointer(d + x).storeBytes(of: acc, as: Lanes8.self)
+                                } else {
+                                    for i in 0..<(w - x) { d[x + i] = acc[i] }
+                                }
+                                x += 8
+                            }
+                        }
+                    }
+                    // Vertical: rows clamped at the top and bottom.
+                    for y in 0..<h {
+                        let d = src + y * w
+                        var x = 0
+                        while x < w {
+                            var acc = Lanes8()
+                            let n = min(8, w - x)
+                            for i in 0...(2 * r) {
+                                let sy = min(max(y + i - r, 0), h - 1)
+                                let p = dst + sy * w + x
+                                let v: Lanes8
+                                if n == 8 { v = UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self) } else {
+                                    var t = Lanes8(); for j in 0..<n { t[j] = p[j] }; v = t
+                                }
+                                acc += v * kw[i]
+                            }
+                            if n == 8 {
+                                UnsafeMutableRawPointer(d + x).storeBytes(of: acc, as: Lanes8.self)
+                            } else {
+                                for j in 0..<n { d[x + j] = acc[j] }
+                            }
+                            x += 8
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Filter and blend-mode benchmark (issue 19): frames/s of each Reel filter on ONE core against
+# ffmpeg's closest filter on the same 1920x1080 yuv420p input, also single-threaded. Prints a
+# Markdown table.
+#
+#   ops/bench-filters.sh [FRAMES]        (default 100)
+#
+# Reel: `reel-bench` (release build), timing only the filter on an in-memory frame (the time to
+# restore the input before each run is measured and subtracted). FFmpeg: the filter graph with
+# -threads 1 -filter_threads 1 -filter_complex_threads 1; its cost is the CPU time (utime) of the
+# graph WITH the filter minus the same graph WITHOUT it, so the source and the null muxer cancel
+# out. The conversions FFmpeg inserts to run an RGB filter (colorchannelmixer, lut3d) on yuv420p
+# count against it: Reel does the same work on the same input. Both sides read testsrc2 frames.
+# Everything runs pinned to CPU 0 (taskset -c 0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ops/bench-lib.sh
+frames=${1:-100}
+use_release reel-bench
+bench=$bin/reel-bench
+work=$(mktemp -d /tmp/reel-bench-filters.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# The inputs: two testsrc2 frames (the second shifted in time for blends) and a 33³ grade.
+src="testsrc2=s=1920x1080:r=25,format=yuv420p"
+ff -f lavfi -i "$src" -frames:v 1 -f rawvideo -pix_fmt yuv420p "$work/top.yuv"
+ff -f lavfi -i "$src" -vf "trim=start_frame=37,setpts=PTS-STARTPTS" -frames:v 1 -f rawvideo -pix_fmt yuv420p "$work/bottom.yuv"
+python3 - "$work/grade.cube" <<'PY'
+import sys
+n = 33
+with open(sys.argv[1], "w") as f:
+    f.write("LUT_3D_SIZE %d\n" % n)
+    for b in range(n):
+        for g in range(n):
+            for r in range(n):
+                x, y, z = r / (n - 1), g / (n - 1), b / (n - 1)
+                f.write("%.6f %.6f %.6f\n" % (min(1, 0.9 * x + 0.1 * y ** 2), y ** 0.9, min(1, 0.2 + 0.7 * z + 0.1 * x * y)))
+PY
+
+log "Reel: reel-bench on CPU 0"
+taskset -c 0 "$bench" --frames "$frames" --cube "$work/grade.cube" --input "$work/top.yuv" --input "$work/bottom.yuv" \
+  --case filters > "$work/reel.txt"
+reel() { awk -v c="$1" '$1 == "RESULT" && $2 == c {print $5}' "$work/reel.txt"; }
+
+ff_utime() {
+  taskset -c 0 ffmpeg -nostdin -hide_banner -benchmark -threads 1 -filter_threads 1 -filter_complex_threads 1 "$@" -f null - 2>&1 \
+    | awk -F'utime=' '/bench: utime/ {split($2, a, "s"); print a[1]}'
+}
+one=(-f lavfi -i "$src")
+two=(-f lavfi -i "$src" -f lavfi -i "testsrc2=s=1920x1080:r=25,format=yuv420p,trim=start_frame=37,setpts=PTS-STARTPTS")
+# frames/s of the filter graph $1 on one input, net of the same graph without the filter.
+ff1() {
+  local with without
+  with=$(ff_utime "${one[@]}" -vf "$1" -frames:v "$frames")
+  without=$(ff_utime "${one[@]}" -vf null -frames:v "$frames")
+  awk -v w="$with" -v o="$without" -v n="$frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+}
+ff2() {
+  local with without
+  with=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1" -frames:v "$frames")
+  without=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1:enable=0" -frames:v "$frames")
+  awk -v w="$with" -v o="$without" -v n="$frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+}
+ratio() { awk -v r="$1" -v f="$2" 'BEGIN { if (f !~ /^[0-9.]+$/ || f + 0 == 0) print "–"; else printf "%.2f×", r / f }'; }
+
+sepia=".393:.769:.189:0:.349:.686:.168:0:.272:.534:.131:0"
+# name | reel case | ffmpeg graph (one input) | shown graph
+pairs=(
+  "brightness|filter:brightness|eq=brightness=0.1"
+  "contrast|filter:contrast|eq=contrast=1.3"
+  "saturation|filter:saturation|eq=saturation=1.5"
+  "gamma|filter:gamma|eq=gamma=1.5"
+  "exposure|filter:exposure|colorchannelmixer=rr=1.414:gg=1.414:bb=1.414"
+  "hue|filter:hue|hue=h=30"
+  "grayscale|filter:grayscale|colorchannelmixer=.2126:.7152:.0722:0:.2126:.7152:.0722:0:.2126:.7152:.0722:0"
+  "invert|filter:invert|negate"
+  "sepia|filter:sepia|colorchannelmixer=$sepia"
+  "colorMatrix|filter:colorMatrix|colorchannelmixer=.9:.1:0:.02:.05:.85:.1:0:0:.2:.8:-.02"
+  "lut (33³)|filter:lut|lut3d=file=$work/grade.cube"
+  "4-filter chain: brightness, contrast, saturation, sepia|filter:chain4|eq=brightness=0.1:contrast=1.2:saturation=1.3,colorchannelmixer=$sepia"
+  "gaussianBlur σ=2|filter:gaussianBlur2|gblur=sigma=2"
+  "gaussianBlur σ=5|filter:gaussianBlur5|gblur=sigma=5"
+  "sharpen|filter:sharpen|unsharp=5:5:1:5:5:1"
+  "pixellate 16|filter:pixellate|pixelize=w=16:h=16"
+  "vignette|filter:vignette|vignette"
+  "sobelEdge|filter:sobelEdge|sobel"
+  "sketch|filter:sketch|sobel"
+  "toon|filter:toon|sobel"
+  "swirl|filter:swirl|"
+  "kuwahara|filter:kuwahara|"
+  "chromaKey (layer with alpha)|filter:chromaKey|chromakey=0x00ff00:0.1:0.1"
+)
+echo "| filter (1920x1080 yuv420p, one core) | Reel frames/s | FFmpeg frames/s | Reel / FFmpeg | FFmpeg graph |"
+echo "|---|---:|---:|---:|---|"
+for p in "${pairs[@]}"; do
+  IFS='|' read -r name case graph <<<"$p"
+  r=$(reel "$case")
+  if [ -n "$graph" ]; then f=$(ff1 "$graph"); shown="\`${graph//$work\//}\`"; else f="–"; shown="(none)"; fi
+  echo "| $name | $r | $f | $(ratio "$r" "$f") | $shown |"
+done
+# Blend modes: Reel's W3C mode against ffmpeg's blend of the same name (all_mode, on the yuv planes).
+for m in "normal:normal" "multiply:multiply" "screen:screen" "overlay:overlay" "darken:darken" "lighten:lighten" \
+         "colorDodge:dodge" "colorBurn:burn" "hardLight:hardlight" "softLight:softlight" "difference:difference" \
+         "exclusion:exclusion" "add:addition"; do
+  reel_mode=${m%%:*}; ff_mode=${m##*:}
+  r=$(reel "blend:$reel_mode")
+  f=$(ff2 "blend=all_mode=$ff_mode")
+  echo "| blend $reel_mode | $r | $f | $(ratio "$r" "$f") | \`blend=all_mode=$ff_mode\` |"
+done
+echo
+echo "Machine: $(machine); $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); $frames frames per case; \`ops/bench-filters.sh $frames\`."
