@@ -24,8 +24,8 @@ public struct CoordinatorStartupError: Error, CustomStringConvertible {
 /// migrates it, registers the coordinator's own finaliser row and binds the protocol listener
 /// (and `/metrics`), so every start-up problem is thrown before anything runs, in words for
 /// operators. The services, in order: `/metrics`, the operator console (its HTTP application,
-/// then its live feed), the lease reaper, the finaliser, the storage sweeper, and the protocol
-/// server (with the dispatcher's claim deadlines). Graceful shutdown runs in reverse: the
+/// then its live feed), the lease reaper, the finaliser, the storage sweeper, the job-end
+/// notifier, and the protocol server (with the dispatcher's claim deadlines). Graceful shutdown runs in reverse: the
 /// protocol server drains first (pending `CLAIM`s answered `NONE`, in-flight requests finish,
 /// up to `drainTimeout`), then the loops stop, then the console and metrics. All state is in
 /// PostgreSQL and the storage directory, so a new coordinator on the same database and storage
@@ -127,6 +127,8 @@ public final class Coordinator: Sendable {
                                       bell: finaliserBell, jobWatchers: jobWatchers))
         services.append(StorageSweeper(worker: sweepWorker, storage: storage, configuration: configuration, logger: logger,
                                        now: { StorageSweeper.wallClockMillis() }))
+        services.append(Notifier(pool: pool, authenticator: authenticator, policy: configuration.notificationRetry, clock: configuration.clock,
+                                 bell: jobWatchers.anyJobMayHaveEnded, logger: logger))
         services.append(ProtocolService(server: server, dispatcher: dispatcher, jobWatchers: jobWatchers,
                                         drainTimeout: configuration.drainTimeout, logger: logger))
         self.services = services

@@ -57,6 +57,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var retention: RetentionPolicy = RetentionPolicy()
     /// Period of the storage sweep (retention, garbage collection, abandoned uploads).
     public var storageSweepInterval: Duration = .seconds(60)
+    /// When a failed job-end notification (`--notify URL`) is tried again, and how often at most.
+    public var notificationRetry: NotificationRetryPolicy = NotificationRetryPolicy()
 
     public init() {}
 }

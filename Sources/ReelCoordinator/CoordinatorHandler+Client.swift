@@ -34,6 +34,9 @@ extension CoordinatorHandler {
         if let priority = request.settings.priority, !JobPriority.range.contains(priority) {
             throw ReelProtocolError(.invalidComposition, "settings.priority: must be \(JobPriority.range.lowerBound)…\(JobPriority.range.upperBound)")
         }
+        if let url = request.settings.notify, let problem = JobSettings.problem(withNotifyURL: url) {
+            throw ReelProtocolError(.invalidComposition, "settings.notify: \(problem)")
+        }
         var hashes: Set<String> = []
         for id in composition.assets.keys.sorted() {
             guard let entry = request.assets[id] else {
@@ -50,7 +53,8 @@ extension CoordinatorHandler {
         try await forgetDamagedAssets(hashes.sorted())
         let (job, missing) = try await pool.run { [hashes] store in
             let job = try store.jobs.create(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
-                                                 waitingForAssets: true, priority: request.settings.priority ?? 0))
+                                                 waitingForAssets: true, priority: request.settings.priority ?? 0,
+                                                 notifyURL: request.settings.notify))
             return (job, try store.assets.missing(hashes.sorted()))
         }
         logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name.escapingControlCharacters)", "missing": "\(missing.count)"])

@@ -16,9 +16,12 @@ final class JobWatchers: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Rung whenever any job may have ended: the notifier's bell (`Notifier`).
+    let anyJobMayHaveEnded = Doorbell()
 
-    /// Wakes everyone following `job`.
+    /// Wakes everyone following `job`, and the notifier.
     func jobMayHaveEnded(_ job: Int64) {
+        anyJobMayHaveEnded.ring()
         for bell in state.withLock({ Array(($0.bells[job] ?? [:]).values) }) { bell.ring() }
     }
 

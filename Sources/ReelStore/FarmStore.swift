@@ -37,6 +37,7 @@ public final class FarmStore: @unchecked Sendable {
     public let assets: AssetStore
     public let events: EventLog
     public let console: ConsoleQueries
+    public let notifications: NotificationStore
 
     public init(connection: PGConnection, clock: FarmClock = .wall) {
         self.connection = connection
@@ -47,6 +48,7 @@ public final class FarmStore: @unchecked Sendable {
         assets = AssetStore(connection: connection)
         events = EventLog(connection: connection)
         console = ConsoleQueries(connection: connection)
+        notifications = NotificationStore(connection: connection)
     }
 }
 

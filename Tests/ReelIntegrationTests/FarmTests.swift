@@ -183,6 +183,30 @@ import ReelThreadTesting
         #expect(mkv.status == 1 && mkv.stderr.contains("ends in .mkv"), "\(mkv.stderr)")
     }
 
+    /// Issue 22 through the farm: `reel submit` takes an OpenTimelineIO cut and an EDL as they
+    /// are, and the farm's chunked output has exactly the packets of `reel render --in-process`
+    /// of the same timeline (whose frames TimelineRenderTests checks against the sources).
+    @Test func editorsTimelinesAreSubmittedAsTheyAre() throws {
+        let media = try TimelineRenderTests.workspace()
+        let farm = try LocalFarm(agents: 2)
+        for (timeline, extra) in [("cut.otio", [String]()), ("single.edl", ["--fps", "24"])] {
+            let input = media.appendingPathComponent(timeline).path
+            let farmOut = farm.dir.appendingPathComponent("farm-\(timeline).mp4").path
+            let submitted = try farm.reel(["submit", input, "--chunk-seconds", "1", "--wait", "-o", farmOut, "--quiet"] + extra, allowFailure: true)
+            #expect(submitted.status == 0, "\(submitted.stderr)")
+            let local = media.appendingPathComponent("local-\(timeline).mp4").path
+            try Media.run(Media.reel, ["render", input, "-o", local, "--in-process", "--chunk-seconds", "1", "--quiet"] + extra)
+            #expect(try Media.framePTS(farmOut).count == 84, "\(timeline): 3.5 s at 24 fps")
+            #expect(try TimelineRenderTests.packets(farmOut, stream: "v") == TimelineRenderTests.packets(local, stream: "v"), "\(timeline)")
+            if timeline == "cut.otio" { // the EDL's cut is V1 alone
+                #expect(try TimelineRenderTests.packets(farmOut, stream: "a") == TimelineRenderTests.packets(local, stream: "a"))
+            }
+        }
+        // The timeline's problems are reported by submit before anything is uploaded.
+        let refused = try farm.reel(["submit", media.appendingPathComponent("single.edl").path], allowFailure: true)
+        #expect(refused.status == 1 && refused.stderr.contains("an EDL does not say its frame rate: give it with --fps"), "\(refused.stderr)")
+    }
+
     @Test func threeAgentsRenderWithoutTheSubmittersMedia() throws {
         let farm = try LocalFarm(agents: 3)
         let composition = try Self.makeComposition(in: farm.dir, size: "320x240", seconds: 6)

@@ -9,7 +9,7 @@ import Foundation
 /// constant-time. A value type holding only the key: cheap to copy into every connection.
 public struct Authenticator: Sendable {
     /// The raw secret (`SymmetricKey` is not `Sendable`, so the key is rebuilt per MAC).
-    private let secret: [UInt8]
+    let secret: [UInt8]
 
     /// The shortest secret accepted, in bytes.
     public static let minimumSecretLength = 16

@@ -30,10 +30,13 @@ public struct JobSettings: Codable, Sendable, Hashable {
     /// Render every chunk anew, even those whose content key has a stored result (`--no-cache`).
     /// Default false: such chunks are reused, not rendered.
     public var noCache: Bool?
+    /// An `http://` or `https://` URL the coordinator POSTs a signed `JobEndNotification` to
+    /// when the job ends (done, failed or cancelled); `reel submit --notify URL`.
+    public var notify: String?
     public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil,
-                priority: Int? = nil, noCache: Bool? = nil) {
+                priority: Int? = nil, noCache: Bool? = nil, notify: String? = nil) {
         self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name; self.fileType = fileType
-        self.priority = priority; self.noCache = noCache
+        self.priority = priority; self.noCache = noCache; self.notify = notify
     }
 }
 
@@ -203,4 +206,32 @@ public struct AgentStatus: Codable, Sendable, Hashable {
 public struct AgentsReport: Codable, Sendable, Hashable {
     public var agents: [AgentStatus]
     public init(agents: [AgentStatus]) { self.agents = agents }
+}
+
+/// The body of a job-end notification (`settings.notify`, docs/notifications.md): POSTed as
+/// JSON when the job ends, signed in the `Reel-Signature` header (`NotificationSignature`).
+public struct JobEndNotification: Codable, Sendable, Hashable {
+    /// Always `job.ended`.
+    public var event: String
+    /// The job as `STATUS` reports it at its end: `state` is `done`, `failed` or `cancelled`,
+    /// with the output's size and type when done and the first error when failed.
+    public var job: JobStatus
+    /// Where the output is, when done: the line-protocol command that downloads it
+    /// (`reel fetch ID -o FILE`), and the console's route when the coordinator serves one.
+    public var output: Output?
+    /// 1 for the first delivery; retries count up.
+    public var attempt: Int
+
+    public struct Output: Codable, Sendable, Hashable {
+        public var fetchCommand: String
+        public var bytes: Int64?
+        public var fileType: String?
+        public init(fetchCommand: String, bytes: Int64?, fileType: String?) {
+            self.fetchCommand = fetchCommand; self.bytes = bytes; self.fileType = fileType
+        }
+    }
+
+    public init(job: JobStatus, output: Output?, attempt: Int) {
+        self.event = "job.ended"; self.job = job; self.output = output; self.attempt = attempt
+    }
 }

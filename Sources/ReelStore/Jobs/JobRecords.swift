@@ -40,11 +40,13 @@ public struct NewJob: Hashable, Sendable {
 
     /// Higher runs first (default 0).
     public var priority: Int
+    /// Where to POST the job-end notification (`NotificationStore`), if anywhere.
+    public var notifyURL: String?
 
     public init(composition: String, renderPlan: String = "{}", settings: String = "{}", tasks: [NewTask],
-                assets: [String] = [], waitingForAssets: Bool = false, priority: Int = 0) {
+                assets: [String] = [], waitingForAssets: Bool = false, priority: Int = 0, notifyURL: String? = nil) {
         self.composition = composition; self.renderPlan = renderPlan; self.settings = settings; self.tasks = tasks
-        self.assets = assets; self.waitingForAssets = waitingForAssets; self.priority = priority
+        self.assets = assets; self.waitingForAssets = waitingForAssets; self.priority = priority; self.notifyURL = notifyURL
     }
 }
 

@@ -14,6 +14,7 @@ public struct JobStore: Sendable {
             let state: JobState = job.waitingForAssets ? .waiting : .queued
             let id = try db.query(Statements.insertJob, [state, job.composition, job.renderPlan, job.settings, job.priority]).rows[0].int64("id")
             try Self.insertTasks(db, job: id, job.tasks)
+            if let url = job.notifyURL { try db.query(Statements.insertNotification, [id, url]) }
             for hash in job.assets {
                 try db.query(Statements.insertJobAsset, [id, hash])
             }

@@ -241,5 +241,19 @@ CREATE INDEX tasks_content_key_done ON tasks (content_key) WHERE state = 'done' 
 -- planned before this migration): any agent may take them, as before.
 ALTER TABLE jobs ADD COLUMN video_encoder text;
 """#),
+        Migration(version: 8, name: "job_notifications", sql: #"""
+-- reel submit --notify URL: the coordinator POSTs a signed document to URL when the job ends.
+-- Written with the job; pending until a POST succeeds (delivered) or the retries run out
+-- (abandoned). next_attempt_at is when it is due once the job has ended (the first attempt at
+-- once: the row's creation time is always past by then).
+CREATE TABLE job_notifications (
+    job_id          bigint PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
+    url             text NOT NULL,
+    state           text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'abandoned')),
+    attempts        integer NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX job_notifications_pending ON job_notifications (next_attempt_at) WHERE state = 'pending';
+"""#),
     ]
 }

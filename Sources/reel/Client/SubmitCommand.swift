@@ -33,6 +33,8 @@ struct SubmitCommand: AsyncParsableCommand {
     var priority: Int?
     @Flag(help: "Render every chunk anew, even those an earlier job already rendered identically (no reuse).") var noCache = false
     @Flag(help: "No progress output.") var quiet = false
+    @Option(help: ArgumentHelp("When the job ends, POST a signed JSON document to this http(s) URL (docs/notifications.md).",
+                               valueName: "url")) var notify: String?
 
     func validate() throws {
         if output != nil && !wait { throw ValidationError("-o needs --wait (or fetch later with `reel fetch JOB -o OUT`)") }
@@ -43,6 +45,7 @@ struct SubmitCommand: AsyncParsableCommand {
         }
         if let encoderThreads, !(1...64).contains(encoderThreads) { throw ValidationError("--encoder-threads must be 1…64") }
         if let priority, !JobPriority.range.contains(priority) { throw ValidationError("--priority must be -1000…1000") }
+        if let notify, let problem = JobSettings.problem(withNotifyURL: notify) { throw ValidationError("--notify \(notify): \(problem)") }
     }
 
     func run() async throws {
@@ -65,7 +68,7 @@ struct SubmitCommand: AsyncParsableCommand {
             let manifest = try AssetManifest(composition: parsed, directory: input.directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
                                        name: name ?? input.name, fileType: fileType,
-                                       priority: priority, noCache: noCache ? true : nil)
+                                       priority: priority, noCache: noCache ? true : nil, notify: notify)
 
             let client = try await OperatorClient.connect(connection)
             let job = try await Self.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),

@@ -45,7 +45,9 @@ import ReelThreadTesting
                 #expect(value >= 38, "\(name) on \(pattern), plane \(plane): PSNR \(value) dB against ffmpeg")
             }
             let unchanged = try FilterReference.psnr(reel, try FilterReference.raw(clip, in: dir, name: "src\(p).yuv"))
-            #expect((unchanged["y"] ?? 999) < 30, "the grade should change the picture: \(unchanged)")
+            // The grade moves colour more than brightness on some patterns (smptebars: Y 31 dB,
+            // U 21, V 17), so the picture counts as changed when any plane is far from the source.
+            #expect(["y", "u", "v"].map { unchanged[$0] ?? 999 }.min()! < 30, "the grade should change the picture: \(unchanged)")
         }
     }
 
