@@ -39,13 +39,15 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Loudness measurement (BS.1770-4 / EBU R128) for loudness normalisation and `reel loudness`.
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        // Rubber Band: time-stretching that keeps pitch (speed-changed audio, "spectral").
+        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
 
         // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // libav, the compositor (Compositing/Compositor.swift), text, audio mixing, encoding,
         // muxing, and the finaliser that joins a job's chunks (Chunks/Finaliser.swift).
         .target(name: "ReelMedia", dependencies: [
-            "ReelCore", "CFFmpeg", "CFreeType", "CEbur128",
+            "ReelCore", "CFFmpeg", "CFreeType", "CEbur128", "CRubberBand",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: fastMath),
         // The line protocol of proto/PROTOCOL.md: messages and their codec (Messages/), framing,

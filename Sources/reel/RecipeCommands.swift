@@ -42,7 +42,9 @@ struct RecipeOptions: ParsableArguments {
         if root["export"] != nil { export = root["export"] as! [String: Any] }
         root["export"] = export
         if let size, let (w, h) = parsedSize(size) {
-            root["videoComposition"] = ["renderSize": ["width": w, "height": h]]
+            var video = root["videoComposition"] as? [String: Any] ?? [:]
+            video["renderSize"] = ["width": w, "height": h]
+            root["videoComposition"] = video
         }
         let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         if printComposition {
@@ -98,18 +100,33 @@ struct ConcatCommand: ParsableCommand {
         discussion: """
             Builds the most common composition — clips in sequence on one video track, each shown upright, \
             fitted and centred in the render size; their own sound in sequence, or --audio MUSIC trimmed to \
-            the video's length — and renders it. --print-composition shows the JSON it builds.
+            the video's length — and renders it. With --transition fade, wipe or slide, consecutive clips overlap \
+            by --transition-seconds on two alternating tracks, with the opacity, crop or transform ramps the \
+            transition needs and their sound cross-faded. --print-composition shows the JSON it builds.
             """)
 
     @Argument(help: "The clips, in order.") var clips: [String]
     @Option(help: "Replace the clips' sound with this audio file (trimmed to the video's length).") var audio: String?
+    @Option(help: """
+        Overlap consecutive clips with a transition: fade (a cross-dissolve), wipe (the next clip is revealed \
+        from the left edge to the right) or slide (the next clip pushes the previous one out to the left). \
+        The sound cross-fades too.
+        """)
+    var transition: ConcatTransition?
+    @Option(help: "Seconds each transition lasts (a decimal or a fraction; default 1). Each clip must last at least this long on each side that has one.")
+    var transitionSeconds: String?
     @OptionGroup var options: RecipeOptions
 
     func validate() throws {
         guard !clips.isEmpty else { throw ValidationError("give at least one clip") }
+        if transitionSeconds != nil && transition == nil { throw ValidationError("--transition-seconds needs --transition fade, wipe or slide") }
     }
 
     func run() throws {
+        if let transition {
+            try reportingErrors { try runWithTransitions(transition) }
+            return
+        }
         try reportingErrors {
             var assets: [String: Any] = [:]
             var videoSegments: [[String: Any]] = []
@@ -132,6 +149,43 @@ struct ConcatCommand: ParsableCommand {
             }
             try options.finish(["formatVersion": 1, "assets": assets, "tracks": tracks])
         }
+    }
+}
+
+extension ConcatCommand {
+    /// Clips overlapping by the transition on two alternating tracks (see `ConcatTransitionPlan`).
+    func runWithTransitions(_ transition: ConcatTransition) throws {
+        let seconds = try transitionSeconds.map { try parseTime($0, option: "--transition-seconds") } ?? .one
+        guard seconds > .zero else { throw UserError("--transition-seconds must be > 0") }
+        var assets: [String: Any] = [:]
+        var clips: [ConcatTransitionPlan.Clip] = []
+        for (i, clip) in self.clips.enumerated() {
+            let d = try describeInput(clip)
+            guard let video = d.video, let duration = d.duration else { throw UserError("\(clip) has no video track") }
+            let id = "clip\(i + 1)"
+            assets[id] = ["url": absolute(clip)]
+            clips.append(.init(id: id, video: video, duration: duration, hasAudio: d.audio != nil))
+        }
+        let renderSize = options.size.flatMap(options.parsedSize).map { PixelSize(width: $0.0, height: $0.1) }
+            ?? RenderDefaults.renderSize(displaying: clips.map(\.video))!
+        let plan = ConcatTransitionPlan(clips: clips, transition: transition, seconds: seconds, renderSize: renderSize)
+        if let short = plan.tooShort() {
+            throw UserError("\(self.clips[short.index]) lasts \(TimeFormatting.seconds(clips[short.index].duration)), shorter than its transitions "
+                            + "(\(TimeFormatting.seconds(short.needs))): give a smaller --transition-seconds")
+        }
+        var tracks = plan.videoTracks()
+        var root: [String: Any] = ["formatVersion": 1, "assets": assets]
+        if let audio {
+            tracks.append(try musicTrack(audio, id: 3, total: plan.end, assets: &assets))
+            root["assets"] = assets
+        } else {
+            let sound = plan.audio()
+            tracks += sound.tracks
+            if !sound.mix.isEmpty { root["audioMix"] = sound.mix }
+        }
+        root["tracks"] = tracks
+        root["videoComposition"] = ["renderSize": ["width": renderSize.width, "height": renderSize.height], "instructions": plan.instructions()]
+        try options.finish(root)
     }
 }
 

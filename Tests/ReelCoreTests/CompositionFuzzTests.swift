@@ -181,8 +181,27 @@ enum FuzzInput {
         if chance(&rng, 40) {
             fields.append("\"animations\": " + list(&rng, max: 2) { r in
                 let property = pick(&r, ["rotation", "opacity", "scale", "position", "spin"])
-                let value = property == "position" ? "{\"x\": \(number(&r)), \"y\": \(number(&r))}" : number(&r)
-                return "{\"property\": \"\(property)\", \"from\": \(value), \"to\": \(value), \"duration\": \(time(&r)), \"begin\": \(time(&r)), \"repeat\": \(pick(&r, ["true", "false"]))}"
+                func value(_ r: inout SplitMix64) -> String {
+                    property == "position" ? "{\"x\": \(number(&r)), \"y\": \(number(&r))}" : number(&r)
+                }
+                let repeatCount = pick(&r, ["true", "false", "2.5", "0", "1000001", "0.000001", "\"2\""])
+                guard chance(&r, 50) else {
+                    return "{\"property\": \"\(property)\", \"from\": \(value(&r)), \"to\": \(value(&r)), \"duration\": \(time(&r)), \"begin\": \(time(&r)), \"repeat\": \(repeatCount)}"
+                }
+                // Core Animation's keyframe form, with edge-case key times and timing functions.
+                let values = (0..<Int(r.next() % 5)).map { _ in value(&r) }
+                var fields = ["\"property\": \"\(property)\"", "\"values\": [\(values.joined(separator: ", "))]",
+                              "\"duration\": \(time(&r))", "\"repeat\": \(repeatCount)", "\"autoreverses\": \(pick(&r, ["true", "false"]))"]
+                if chance(&r, 50) {
+                    let keys = (0..<values.count).map { i in chance(&r, 80) ? "\"\(i)/\(max(values.count - 1, 1))\"" : time(&r) }
+                    fields.append("\"keyTimes\": [\(keys.joined(separator: ", "))]")
+                }
+                if chance(&r, 50) {
+                    fields.append("\"timingFunction\": " + pick(&r, ["\"easeIn\"", "\"easeInEaseOut\"", "\"bounce\"",
+                        "{\"controlPoints\": [\(number(&r)), \(number(&r)), \(number(&r)), \(number(&r))]}", "{\"controlPoints\": [0.5, 2, 0.5, -1]}"]))
+                }
+                if chance(&r, 50) { fields.append("\"begin\": \(time(&r))") }
+                return "{" + fields.joined(separator: ", ") + "}"
             })
         }
         return "{" + fields.joined(separator: ", ") + "}"
@@ -265,8 +284,11 @@ enum FuzzInput {
         for _ in 0..<(1 + rng.next() % 4) {
             let d = length(&rng)
             let atText = "\"\(at)\""
-            switch rng.next() % 4 {
+            switch rng.next() % 5 {
             case 0: segments.append("{\"asset\": \"s\", \"at\": \(atText), \"duration\": \(d)}")
+            case 4:
+                // A speed change: some source range played in `d`.
+                segments.append("{\"asset\": \"a\", \"at\": \(atText), \"sourceRange\": {\"start\": \(pick(&rng, ["0", "\"1/7\""])), \"duration\": \(length(&rng))}, \"duration\": \(d)}")
             case 1: segments.append("{\"empty\": {\"start\": \(atText), \"duration\": \(d)}}")
             default: segments.append("{\"asset\": \"a\", \"at\": \(atText), \"sourceRange\": {\"start\": \(pick(&rng, ["0", "1", "\"1/7\""])), \"duration\": \(d)}}")
             }

@@ -26,7 +26,7 @@ struct CompositionParsingTests {
         #expect(layer.cropRectangle == Rect(x: 0, y: 0, width: 1280, height: 720))
         #expect(vc.overlays.count == 2)
         #expect(vc.overlays[0].content == .image(asset: "logo"))
-        #expect(vc.overlays[0].animations == [OverlayAnimation(change: .rotation(from: 0, to: -6.283185), duration: Rational(2), begin: .zero, repeats: true)])
+        #expect(vc.overlays[0].animations == [OverlayAnimation(change: .rotation(.fromTo(0, -6.283185, duration: Rational(2), repeatCount: .forever)))])
         #expect(vc.overlays[1].content == .text(OverlayText(text: "加点水印看看效果", font: "sans-serif", fontSize: 30, color: .white)))
         #expect(vc.overlays[1].timeRange == nil)
         #expect(c.export == ExportOptions(preset: .highest, fileType: .mp4, optimizeForNetworkUse: true))
@@ -49,7 +49,7 @@ struct CompositionParsingTests {
         #expect(vc.overlays.first?.content == .text(OverlayText(text: "hi", font: "sans-serif", fontSize: 32, color: .white)))
         #expect(vc.overlays.first?.opacity == 1)
         #expect(vc.overlays.first?.animations.first == OverlayAnimation(
-            change: .position(from: Point(x: 0, y: 0), to: Point(x: 5, y: 6)), duration: Rational(1, 3), begin: .zero, repeats: false))
+            change: .position(.fromTo(Point(x: 0, y: 0), Point(x: 5, y: 6), duration: Rational(1, 3)))))
     }
 
     @Test(arguments: [
@@ -126,10 +126,20 @@ struct CompositionParsingTests {
           {"asset": "a", "at": 0, "sourceRange": {"start": 0, "duration": 1}, "duration": 1},
           {"empty": {"start": 0, "duration": 1}, "at": 3}]}]}
         """#
-        #expect(Fixtures.problems(text) == [
-            "tracks[0].segments[0]: give either sourceRange (timed media) or duration (stills), not both",
-            "tracks[0].segments[1].at: unknown key; expected one of: empty",
-        ])
+        // sourceRange with duration is a speed change, checked against the asset by validation.
+        #expect(Fixtures.problems(text) == ["tracks[0].segments[1].at: unknown key; expected one of: empty"])
+    }
+
+    @Test func audioTimePitchAlgorithmIsOneOfTwoNames() throws {
+        func text(_ mix: String) -> String {
+            #"{"formatVersion": 1, "assets": {}, "tracks": [{"id": 2, "mediaType": "audio", "segments": []}], "audioMix": [\#(mix)]}"#
+        }
+        #expect(try Fixtures.parse(text(#"{"track": 2}"#)).audioMix[0].audioTimePitchAlgorithm == .spectral)
+        #expect(try Fixtures.parse(text(#"{"track": 2, "audioTimePitchAlgorithm": "varispeed"}"#)).audioMix[0].audioTimePitchAlgorithm == .varispeed)
+        #expect(Fixtures.problems(text(#"{"track": 2, "audioTimePitchAlgorithm": "timeDomain"}"#))
+                == [#"audioMix[0].audioTimePitchAlgorithm: unknown algorithm "timeDomain"; expected one of: spectral, varispeed"#])
+        #expect(Fixtures.problems(text(#"{"track": 2, "audioTimePitchAlgorithm": 1}"#))
+                == ["audioMix[0].audioTimePitchAlgorithm: must be a string, not a number"])
     }
 
     @Test func overlayNeedsContent() {

@@ -17,6 +17,11 @@ struct ContentKeyTests {
         var caption = "Hello"
         var dip = "0.5"
         var middleSourceStart = "40"
+        /// The middle segment's source duration: another value than 10 changes its speed.
+        var middleSourceDuration = "10"
+        var musicSourceDuration = "60"
+        /// The music track's `audioTimePitchAlgorithm`; nil leaves `audioMix` out.
+        var musicAlgorithm: String? = nil
         var crf = 23
         var musicStart = "0"
     }
@@ -27,10 +32,11 @@ struct ContentKeyTests {
          "tracks": [
            {"id": 1, "mediaType": "video", "segments": [
              {"asset": "\#(names.clip)", "at": 0, "sourceRange": {"start": 0, "duration": 40}},
-             {"asset": "\#(names.clip)", "at": 40, "sourceRange": {"start": \#(e.middleSourceStart), "duration": 10}},
+             {"asset": "\#(names.clip)", "at": 40, "sourceRange": {"start": \#(e.middleSourceStart), "duration": \#(e.middleSourceDuration)}\#(e.middleSourceDuration == "10" ? "" : #", "duration": 10"#)},
              {"asset": "\#(names.clip)", "at": 50, "sourceRange": {"start": 50, "duration": 10}}]},
            {"id": 2, "mediaType": "audio", "segments": [
-             {"asset": "\#(names.music)", "at": 0, "sourceRange": {"start": \#(e.musicStart), "duration": 60}}]}],
+             {"asset": "\#(names.music)", "at": 0, "sourceRange": {"start": \#(e.musicStart), "duration": \#(e.musicSourceDuration)}\#(e.musicSourceDuration == "60" ? "" : #", "duration": 60"#)}]}],
+         \#(e.musicAlgorithm.map { #""audioMix": [{"track": 2, "audioTimePitchAlgorithm": "\#($0)"}],"# } ?? "")
          "videoComposition": {
            "renderSize": {"width": 320, "height": 240}, "frameDuration": "1/10",
            "instructions": [{"timeRange": {"start": 0, "duration": 60}, "layerInstructions": [
@@ -96,6 +102,25 @@ struct ContentKeyTests {
         var edit = Edit(); edit.middleSourceStart = "45"
         let changed = try Self.changedChunks(edit)
         #expect(changed.video == [4] && !changed.audio)
+    }
+
+    @Test func speedChangeChangesOnlyItsChunkOrTheAudio() throws {
+        var faster = Edit(); faster.middleSourceDuration = "20"
+        var changed = try Self.changedChunks(faster)
+        #expect(changed.video == [4] && !changed.audio)
+        var music = Edit(); music.musicSourceDuration = "30"
+        changed = try Self.changedChunks(music)
+        #expect(changed.video.isEmpty && changed.audio)
+        // The algorithm changes the audio key only when the track changes speed.
+        var spectral = Edit(); spectral.musicSourceDuration = "30"; spectral.musicAlgorithm = "spectral"
+        var varispeed = spectral; varispeed.musicAlgorithm = "varispeed"
+        #expect(Self.keys(try Self.plan(spectral)).audio == Self.keys(try Self.plan(music)).audio)
+        #expect(Self.keys(try Self.plan(varispeed)).audio != Self.keys(try Self.plan(music)).audio)
+        var unscaled = Edit(); unscaled.musicAlgorithm = "varispeed"
+        #expect(Self.keys(try Self.plan(unscaled)).audio == Self.keys(try Self.plan()).audio)
+        // A speed of exactly 1 written out is the same segment, with the same keys.
+        let written = try Self.plan(Edit(middleSourceDuration: "10.0"))
+        #expect(Self.keys(written).video == Self.keys(try Self.plan()).video)
     }
 
     @Test func encoderSettingChangesEveryVideoChunk() throws {

@@ -1,3 +1,5 @@
+import struct Foundation.Data
+import class Foundation.JSONDecoder
 import Testing
 @testable import ReelCore
 
@@ -257,5 +259,43 @@ struct FrameEvaluationTests {
         #expect(plan.frame(420).overlays.map(\.index) == [1])      // t = 14: the logo's range ended
         #expect(plan.cutFrames == [120, 270, 360])
         #expect(Set(plan.assets.keys) == ["intro", "main", "music", "logo"])
+    }
+}
+
+@Suite("Speed changes")
+struct SpeedChangeTests {
+    static let assets = Fixtures.described(["p": Fixtures.movie(320, 240, duration: Rational(100), frameDuration: Rational(1, 25))])
+
+    /// 2× from 3 s (4 s of source in 2 s at 1 s), then 1/3× (1 s of source in 3 s at 3 s).
+    static func plan() throws -> RenderPlan {
+        try Fixtures.plan(#"""
+        {"formatVersion": 1, "assets": {"p": {"url": "p.mp4"}},
+         "tracks": [{"id": 1, "mediaType": "video", "segments": [
+            {"asset": "p", "at": 1, "sourceRange": {"start": 3, "duration": 4}, "duration": 2},
+            {"asset": "p", "at": 3, "sourceRange": {"start": 10, "duration": 1}, "duration": 3}]}],
+         "videoComposition": {"frameDuration": "1/25"}}
+        """#, assets: assets)
+    }
+
+    @Test func compositionTimeMapsToScaledSourceTimeExactly() throws {
+        let plan = try Self.plan()
+        #expect(plan.duration == Rational(6) && plan.frameCount == 150)
+        let segments = plan.videoTracks[0].segments
+        #expect(segments.map(\.speed) == [Rational(2), Rational(1, 3)])
+        #expect(segments.map(\.end) == [Rational(3), Rational(6)])
+        for k in 25..<75 {   // 2×: source 3 + 2·(t − 1)
+            #expect(plan.frame(k).layers.map(\.sourceTime) == [Rational(3) + Rational(Int64(2 * (k - 25)), 25)])
+        }
+        for k in 75..<150 {  // 1/3×: source 10 + (t − 3)/3
+            #expect(plan.frame(k).layers.map(\.sourceTime) == [Rational(10) + Rational(Int64(k - 75), 75)])
+        }
+        #expect(plan.frame(24).layers.isEmpty)
+    }
+
+    @Test func storedPlansWithoutSourceDurationPlayAtNormalSpeed() throws {
+        let old = #"{"asset": "p", "sourceStart": "2", "at": "1", "duration": "3"}"#
+        let segment = try JSONDecoder().decode(PlannedSegment.self, from: Data(old.utf8))
+        #expect(segment.sourceDuration == Rational(3) && !segment.isTimeScaled)
+        #expect(segment.sourceTime(at: Rational(2)) == Rational(3))
     }
 }

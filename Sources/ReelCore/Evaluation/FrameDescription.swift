@@ -25,7 +25,7 @@ public struct LayerDraw: Sendable, Equatable {
     public var trackID: Int
     /// Asset id (into `RenderPlan.assets`).
     public var asset: String
-    /// The source time to decode (0 for stills): `sourceStart + (time − at)`, exact.
+    /// The source time to decode (0 for stills): `PlannedSegment.sourceTime(at:)`, exact.
     public var sourceTime: Rational
     /// From the source's ENCODED pixels to OUTPUT pixels: preferred/fit/explicit transform,
     /// ramps, and the render → output scale all folded in.

@@ -31,7 +31,7 @@ extension RenderPlan {
                 sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
                 transform: placed.concatenating(toOutput),
                 opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps),
-                crop: layer.crop,
+                crop: RampedValue.value(at: time, base: layer.crop, ramps: layer.cropRamps),
                 filters: layer.filters.map { $0.evaluated(at: time) },
                 blendMode: layer.blendMode))
         }

@@ -56,26 +56,15 @@ struct OverlayState {
     init(_ overlay: PlannedOverlay, at time: Rational) {
         opacity = overlay.opacity
         origin = Point(x: overlay.frame.x, y: overlay.frame.y)
-        // Later animations of a property override earlier ones once they have begun.
-        for animation in overlay.animations where animation.begin <= time {
-            let f = OverlayState.progress(animation, at: time)
-            func lerp(_ a: Double, _ b: Double) -> Double { a + (b - a) * f }
+        // Later animations of a property override earlier ones once they have begun (an
+        // animation has no value before its begin).
+        for animation in overlay.animations {
             switch animation.change {
-            case .rotation(let from, let to): rotation = lerp(from, to)
-            case .opacity(let from, let to): opacity = lerp(from, to)
-            case .scale(let from, let to): scale = lerp(from, to)
-            case .position(let from, let to): origin = Point(x: lerp(from.x, to.x), y: lerp(from.y, to.y))
+            case .rotation(let a): if let v = a.value(at: time) { rotation = v }
+            case .opacity(let a): if let v = a.value(at: time) { opacity = v }
+            case .scale(let a): if let v = a.value(at: time) { scale = v }
+            case .position(let a): if let v = a.value(at: time) { origin = v }
             }
         }
-    }
-
-    /// 0…1 through the current period, computed exactly; 1 after a non-repeating animation ends.
-    static func progress(_ animation: OverlayAnimation, at time: Rational) -> Double {
-        let elapsed = time - animation.begin
-        if animation.repeats {
-            let phase = elapsed - animation.duration * Int(elapsed.floorDiv(animation.duration))
-            return (phase / animation.duration).seconds
-        }
-        return elapsed >= animation.duration ? 1 : (elapsed / animation.duration).seconds
     }
 }

@@ -16,6 +16,12 @@ enum RampedValue {
     static func value(at time: Rational, base: AffineTransform, ramps: [Ramp<AffineTransform>]) -> AffineTransform {
         value(at: time, base: base, ramps: ramps) { $0.interpolated(to: $1, $2) }
     }
+
+    /// A crop rectangle: nil (the whole picture) holds before the first ramp.
+    static func value(at time: Rational, base: Rect?, ramps: [Ramp<Rect>]) -> Rect? {
+        guard let ramp = ramps.last(where: { $0.start <= time }) else { return base }
+        return value(at: time, base: ramp.from, ramps: [ramp], interpolate: Rect.interpolate)
+    }
 }
 
 extension Ramp where V == Double {

@@ -184,11 +184,7 @@ struct CompositionBuilder {
         case .speed(let scalar):
             return [TimeWarpMapping.segment(asset: asset, at: clip.at, duration: clip.duration, sourceStart: clip.sourceStart, scalar: scalar)]
         case .freeze(let frame):
-            guard !TimeWarpMapping.speedChangesRender else {
-                return [TimeWarpMapping.segment(asset: asset, at: clip.at, duration: clip.duration, sourceStart: clip.sourceStart,
-                                                scalar: frame / clip.duration)]
-            }
-            // One frame of source, placed again for every frame the clip lasts: each shows the held frame.
+            // Not a speed change (a frame held for seconds is far below 1/16×): one frame of source, placed again for every frame the clip lasts: each shows the held frame.
             var out: [JSONValue] = []
             var at = clip.at
             let end = clip.at + clip.duration

@@ -299,10 +299,6 @@ final class EDLReader {
         if scalar == .zero { return .freeze(frame: .one) }
         if scalar < .zero { report("line \(m2.line)", "event \(event.lines[0].number) plays backwards (M2 \(speedText)); Reel does not render reverse playback"); return nil }
         if scalar == .one { return .normal }
-        guard TimeWarpMapping.speedChangesRender else {
-            report("line \(m2.line)", TimeWarpMapping.unsupportedMessage("event \(event.lines[0].number) (reel \(event.lines[0].reel)) has M2 speed \(speedText) fps"))
-            return nil
-        }
         return .speed(scalar)
     }
 

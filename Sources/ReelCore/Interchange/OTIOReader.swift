@@ -351,9 +351,6 @@ final class OTIOReader {
                 if scalar < .zero {
                     report(effectPath, "\(what) plays backwards (time_scalar \(text)); Reel does not render reverse playback"); ok = false; continue
                 }
-                guard TimeWarpMapping.speedChangesRender else {
-                    report(effectPath, TimeWarpMapping.unsupportedMessage("\(what) has a LinearTimeWarp with time_scalar \(text)")); ok = false; continue
-                }
                 timing = .speed(scalar)
             default:
                 report(effectPath, "\(what) has the effect \"\(effectName)\" (\(name)), which Reel does not render: remove it, or render it in the editor first")

@@ -5,12 +5,10 @@
 /// `LinearTimeWarp.time_scalar`, an EDL's `M2` speed over its frame rate) becomes a segment
 /// with both `sourceRange` (the source used: `duration·scalar` from `sourceStart`) and
 /// `duration` (how long it plays): the composition format's time-scaled segment.
+///
+/// The composition's speed range (1/16× to 16×) is checked when the composition is validated,
+/// with the clip's segment path in the message.
 enum TimeWarpMapping {
-    /// Whether this Reel renders time-scaled segments (`sourceRange` with a different
-    /// `duration`). Until it does, a speed change is refused at import with a message naming
-    /// the clip, rather than rendered at the wrong speed.
-    static let speedChangesRender = false
-
     /// The segment for a clip at `at` playing `duration` of timeline from `sourceStart` at
     /// `scalar` (> 0) times normal speed.
     static func segment(asset: String, at: Rational, duration: Rational, sourceStart: Rational, scalar: Rational) -> JSONValue {
@@ -20,12 +18,6 @@ enum TimeWarpMapping {
             .init(key: "sourceRange", value: JSONTime.range(start: sourceStart, duration: duration * scalar)),
             .init(key: "duration", value: JSONTime.value(duration)),
         ]))
-    }
-
-    /// What a speed change is refused with while `speedChangesRender` is false.
-    static func unsupportedMessage(_ description: String) -> String {
-        "speed changes need time-scaled segments, which this Reel does not render yet: \(description); "
-            + "render the clip at normal speed, or render the speed change in the editor first"
     }
 }
 

@@ -18,7 +18,29 @@ public struct AudioMixParameters: Hashable, Sendable, Codable {
     public var volume: Double
     /// Non-overlapping volume ramps, in composition time.
     public var volumeRamps: [RampSpec<Double>]
-    public init(track: Int, volume: Double = 1, volumeRamps: [RampSpec<Double>] = []) {
+    /// How the track's speed-changed segments are stretched (default `.spectral`).
+    public var audioTimePitchAlgorithm: AudioTimePitchAlgorithm
+    public init(track: Int, volume: Double = 1, volumeRamps: [RampSpec<Double>] = [],
+                audioTimePitchAlgorithm: AudioTimePitchAlgorithm = .spectral) {
         self.track = track; self.volume = volume; self.volumeRamps = volumeRamps
+        self.audioTimePitchAlgorithm = audioTimePitchAlgorithm
     }
+
+    /// Parameters stored before speed changes have no algorithm: the default.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        track = try c.decode(Int.self, forKey: .track)
+        volume = try c.decode(Double.self, forKey: .volume)
+        volumeRamps = try c.decode([RampSpec<Double>].self, forKey: .volumeRamps)
+        audioTimePitchAlgorithm = try c.decodeIfPresent(AudioTimePitchAlgorithm.self, forKey: .audioTimePitchAlgorithm) ?? .spectral
+    }
+}
+
+/// How an audio segment that plays at another speed (`scaleTimeRange`) is stretched
+/// (AVFoundation's `audioTimePitchAlgorithm`).
+public enum AudioTimePitchAlgorithm: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Time-stretched, pitch kept (Rubber Band's phase vocoder).
+    case spectral
+    /// Resampled: the pitch follows the speed, as a tape played faster or slower.
+    case varispeed
 }

@@ -52,9 +52,10 @@ public struct Track: Hashable, Sendable, Codable {
 /// One entry of a track: media inserted at a time, or an explicit empty range.
 ///
 /// Decision (docs/composition.md, "Tracks and segments"): a media segment is
-/// `{"asset", "at", optional "sourceRange", optional "duration"}`. `duration` is only for
-/// stills (and required for them: a still has no length of its own); timed media use
-/// `sourceRange`, and without it the whole asset is inserted. An empty segment is
+/// `{"asset", "at", optional "sourceRange", optional "duration"}`. A still needs `duration`
+/// (it has no length of its own); timed media use `sourceRange`, and without it the whole
+/// asset is inserted; timed media with both play the range scaled to `duration`
+/// (`scaleTimeRange`: a speed change). An empty segment is
 /// `{"empty": TimeRange}` (`insertEmptyTimeRange`); it only marks time, it draws nothing.
 public enum Segment: Hashable, Sendable, Codable {
     case media(MediaSegment)
@@ -69,7 +70,8 @@ public struct MediaSegment: Hashable, Sendable, Codable {
     public var at: Rational
     /// Part of the source to use; nil = the whole asset (timed media only).
     public var sourceRange: TimeRange?
-    /// How long a still is held; only for stills.
+    /// How long a still is held; for timed media with a `sourceRange`, how long that range
+    /// plays (a speed change).
     public var duration: Rational?
 
     public init(asset: String, at: Rational, sourceRange: TimeRange? = nil, duration: Rational? = nil) {

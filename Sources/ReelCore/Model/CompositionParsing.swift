@@ -89,9 +89,6 @@ struct CompositionDecoding {
         let sourceRange = r.optional(o, "sourceRange", at: path, r.timeRange)
         let duration = r.optional(o, "duration", at: path, r.time)
         guard let asset, let at else { return nil }
-        if sourceRange != nil && duration != nil {
-            r.report(path, "give either sourceRange (timed media) or duration (stills), not both")
-        }
         return .media(MediaSegment(asset: asset, at: at, sourceRange: sourceRange, duration: duration))
     }
 
@@ -99,12 +96,22 @@ struct CompositionDecoding {
 
     func audioMixParameters(_ value: JSONValue, at path: String) -> AudioMixParameters? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps", "audioTimePitchAlgorithm"]) else { return nil }
         let track = r.required(o, "track", at: path, r.int)
         let volume = r.optional(o, "volume", at: path, r.double)
         let ramps = r.optional(o, "volumeRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
+        let algorithm = r.optional(o, "audioTimePitchAlgorithm", at: path) { value, p -> AudioTimePitchAlgorithm? in
+            guard let name = r.string(value, at: p) else { return nil }
+            guard let algorithm = AudioTimePitchAlgorithm(rawValue: name) else {
+                r.report(p, "unknown algorithm \"\(name)\"; expected one of: "
+                    + AudioTimePitchAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))
+                return nil
+            }
+            return algorithm
+        }
         guard let track else { return nil }
-        return AudioMixParameters(track: track, volume: volume ?? 1, volumeRamps: ramps ?? [])
+        return AudioMixParameters(track: track, volume: volume ?? 1, volumeRamps: ramps ?? [],
+                                  audioTimePitchAlgorithm: algorithm ?? .spectral)
     }
 
     // MARK: - Video composition
@@ -137,19 +144,20 @@ struct CompositionDecoding {
     func layerInstruction(_ value: JSONValue, at path: String) -> LayerInstruction? {
         let r = reader
         guard let o = r.object(value, at: path, keys: ["track", "transform", "transformRamps", "opacity", "opacityRamps", "cropRectangle",
-                                                      "filters", "blendMode"]) else { return nil }
+                                                      "cropRectangleRamps", "filters", "blendMode"]) else { return nil }
         let track = r.required(o, "track", at: path, r.int)
         let transform = r.optional(o, "transform", at: path, transformSetting)
         let transformRamps = r.optional(o, "transformRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.affineTransform) } }
         let opacity = r.optional(o, "opacity", at: path, r.double)
         let opacityRamps = r.optional(o, "opacityRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
         let crop = r.optional(o, "cropRectangle", at: path, r.rect)
+        let cropRamps = r.optional(o, "cropRectangleRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.rect) } }
         let filters = r.optional(o, "filters", at: path) { r.array($0, at: $1, filter) }
         let blendMode = r.optional(o, "blendMode", at: path) { r.choice($0, at: $1, BlendMode.self) }
         guard let track else { return nil }
         return LayerInstruction(track: track, transform: transform ?? .preferred, transformRamps: transformRamps ?? [],
                                 opacity: opacity ?? 1, opacityRamps: opacityRamps ?? [], cropRectangle: crop,
-                                filters: filters ?? [], blendMode: blendMode ?? .normal)
+                                cropRectangleRamps: cropRamps ?? [], filters: filters ?? [], blendMode: blendMode ?? .normal)
     }
 
     /// `"preferred"`, `"fit"`, `"fill"` or a transform object.
@@ -213,30 +221,22 @@ struct CompositionDecoding {
 
     func animation(_ value: JSONValue, at path: String) -> OverlayAnimation? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["property", "from", "to", "duration", "begin", "repeat"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["property"] + JSONFieldReader.animationKeys) else { return nil }
         let property = r.required(o, "property", at: path) { r.choice($0, at: $1, AnimatedProperty.self) }
-        let duration = r.required(o, "duration", at: path, r.time)
-        let begin = r.optional(o, "begin", at: path, r.time)
-        let repeats = r.optional(o, "repeat", at: path, r.bool)
-        let change: OverlayAnimation.Change?
         switch property {
         case .position:
-            let from = r.required(o, "from", at: path, r.point), to = r.required(o, "to", at: path, r.point)
-            change = from.flatMap { f in to.map { .position(from: f, to: $0) } }
-        case .some(let p):
-            let from = r.required(o, "from", at: path, r.double), to = r.required(o, "to", at: path, r.double)
-            guard let from, let to else { change = nil; break }
-            switch p {
-            case .rotation: change = .rotation(from: from, to: to)
-            case .opacity: change = .opacity(from: from, to: to)
-            case .scale: change = .scale(from: from, to: to)
-            case .position: change = nil // handled above
-            }
+            return r.keyframeAnimation(o, at: path, r.point).map { OverlayAnimation(change: .position($0)) }
+        case .rotation:
+            return r.keyframeAnimation(o, at: path, r.double).map { OverlayAnimation(change: .rotation($0)) }
+        case .opacity:
+            return r.keyframeAnimation(o, at: path, r.double).map { OverlayAnimation(change: .opacity($0)) }
+        case .scale:
+            return r.keyframeAnimation(o, at: path, r.double).map { OverlayAnimation(change: .scale($0)) }
         case nil:
-            change = nil
+            // Still read the rest, so its problems are reported in the same run.
+            _ = r.keyframeAnimation(o, at: path) { _, _ -> Double? in 0 }
+            return nil
         }
-        guard let change, let duration else { return nil }
-        return OverlayAnimation(change: change, duration: duration, begin: begin ?? .zero, repeats: repeats ?? false)
     }
 
     // MARK: - Export

@@ -1,28 +1,12 @@
-/// A numeric filter parameter as written: today a constant, evaluated per frame at
-/// composition time.
+/// A numeric filter parameter as written: a number, or a keyframe animation of numbers (the
+/// animation object of docs/composition.md, "Animations", without `property`), evaluated per
+/// frame at composition time.
 ///
 /// Every numeric parameter of every filter goes through this one type, from parsing
 /// (`CompositionDecoding.filterParameter`) to evaluation (`value(at:)`) and validation
-/// (`writtenValues`), so an animated parameter (a keyframe animation object instead of a
-/// number) is a new case here and nothing else in the filter code changes.
-public enum FilterParameter: Hashable, Sendable, Codable {
-    case constant(Double)
-
-    /// The value at composition time `time`.
-    public func value(at time: Rational) -> Double {
-        switch self {
-        case .constant(let v): return v
-        }
-    }
-
-    /// Every value written in the file for this parameter (the values validation checks
-    /// against the parameter's range).
-    public var writtenValues: [Double] {
-        switch self {
-        case .constant(let v): return [v]
-        }
-    }
-}
+/// (`keyValues(at:)`, `problems(at:)`, `writtenTimes(at:)`). Stored plans whose parameters are
+/// all constants decode as before (`.constant` is encoded the same way).
+public typealias FilterParameter = AnimatedNumber
 
 /// The filter types of docs/composition.md, "Filters", by their JSON `type`.
 public enum FilterType: String, CaseIterable, Hashable, Sendable, Codable {

@@ -87,7 +87,7 @@ extension CompositionDecoding {
     /// A numeric filter parameter. The one place that decides what may be written where a
     /// filter takes a number.
     func filterParameter(_ value: JSONValue, at path: String) -> FilterParameter? {
-        reader.double(value, at: path).map(FilterParameter.constant)
+        reader.animatedNumber(value, at: path)
     }
 
     /// `[[r, g, b, offset], [r, g, b, offset], [r, g, b, offset]]`, row-major.

@@ -50,30 +50,81 @@ public struct OverlayText: Hashable, Sendable, Codable {
     }
 }
 
-/// A linear animation of one overlay property.
+/// An animation of one overlay property: a `KeyframeAnimation` of its values (Core
+/// Animation's keyframe or from/to form; see there for the timing rules).
 ///
-/// Decisions: `begin` is composition time (default 0); `duration` must be > 0. Before
-/// `begin` the base value holds (rotation 0, scale 1, the overlay's opacity, the frame
-/// origin); during `[begin, begin + duration)` the value goes linearly from `from` to `to`;
-/// afterwards `to` holds, or, with `repeats`, the animation restarts from `from` every
-/// `duration`. Rotation is in radians about the frame centre, positive = clockwise on
-/// screen (y down); scale is uniform about the frame centre; position is the frame origin.
-/// When several animations of one property have begun, the last one in the array wins.
+/// Before `begin` the base value holds (rotation 0, scale 1, the overlay's opacity, the frame
+/// origin). Rotation is in radians about the frame centre, positive = clockwise on screen
+/// (y down); scale is uniform about the frame centre; position is the frame origin. When
+/// several animations of one property have begun, the last one in the array wins.
 public struct OverlayAnimation: Hashable, Sendable, Codable {
-    /// The animated property with its end values.
+    /// The animated property with its animation.
     public enum Change: Hashable, Sendable, Codable {
+        case rotation(KeyframeAnimation<Double>)
+        case opacity(KeyframeAnimation<Double>)
+        case position(KeyframeAnimation<Point>)
+        case scale(KeyframeAnimation<Double>)
+    }
+
+    public var change: Change
+
+    public init(change: Change) { self.change = change }
+
+    /// Decodes the current form, or the from/to form plans were stored in before keyframes
+    /// (`{"change": {"rotation": {"from", "to"}}, "duration", "begin", "repeats"}`), so a job
+    /// planned before an upgrade still renders after it.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: LegacyKeys.self)
+        guard let duration = try container.decodeIfPresent(Rational.self, forKey: .duration) else {
+            change = try container.decode(Change.self, forKey: .change)
+            return
+        }
+        let begin = try container.decode(Rational.self, forKey: .begin)
+        let count: AnimationRepeat = try container.decode(Bool.self, forKey: .repeats) ? .forever : .once
+        func basic<V>(_ from: V, _ to: V) -> KeyframeAnimation<V> { .fromTo(from, to, duration: duration, begin: begin, repeatCount: count) }
+        switch try container.decode(LegacyChange.self, forKey: .change) {
+        case .rotation(let from, let to): change = .rotation(basic(from, to))
+        case .opacity(let from, let to): change = .opacity(basic(from, to))
+        case .position(let from, let to): change = .position(basic(from, to))
+        case .scale(let from, let to): change = .scale(basic(from, to))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: LegacyKeys.self)
+        try container.encode(change, forKey: .change)
+    }
+
+    private enum LegacyKeys: String, CodingKey { case change, duration, begin, repeats }
+
+    private enum LegacyChange: Decodable {
         case rotation(from: Double, to: Double)
         case opacity(from: Double, to: Double)
         case position(from: Point, to: Point)
         case scale(from: Double, to: Double)
     }
 
-    public var change: Change
-    public var duration: Rational
-    public var begin: Rational
-    public var repeats: Bool
+    /// When the animation starts, in composition time.
+    public var begin: Rational {
+        switch change {
+        case .rotation(let a), .opacity(let a), .scale(let a): a.begin
+        case .position(let a): a.begin
+        }
+    }
 
-    public init(change: Change, duration: Rational, begin: Rational = .zero, repeats: Bool = false) {
-        self.change = change; self.duration = duration; self.begin = begin; self.repeats = repeats
+    /// The animation's timing problems at JSON path `path` (see `KeyframeAnimation.problems(at:)`).
+    public func problems(at path: String) -> [Problem] {
+        switch change {
+        case .rotation(let a), .opacity(let a), .scale(let a): a.problems(at: path)
+        case .position(let a): a.problems(at: path)
+        }
+    }
+
+    /// The times the animation writes (`begin`, `duration`).
+    public func writtenTimes(at path: String) -> [(path: String, time: Rational)] {
+        switch change {
+        case .rotation(let a), .opacity(let a), .scale(let a): a.writtenTimes(at: path)
+        case .position(let a): a.writtenTimes(at: path)
+        }
     }
 }

@@ -59,6 +59,8 @@ public struct LayerInstruction: Hashable, Sendable, Codable {
     public var opacityRamps: [RampSpec<Double>]
     /// Part of the source (encoded pixel coordinates) to show; nil = all of it.
     public var cropRectangle: Rect?
+    /// `setCropRectangleRamp`: linear changes of the crop rectangle.
+    public var cropRectangleRamps: [RampSpec<Rect>]
     /// Applied in order to the layer's picture as drawn in render space (after its transform
     /// and crop), before its opacity and blending.
     public var filters: [LayerFilter]
@@ -67,9 +69,10 @@ public struct LayerInstruction: Hashable, Sendable, Codable {
 
     public init(track: Int, transform: TransformSetting = .preferred, transformRamps: [RampSpec<AffineTransform>] = [],
                 opacity: Double = 1, opacityRamps: [RampSpec<Double>] = [], cropRectangle: Rect? = nil,
-                filters: [LayerFilter] = [], blendMode: BlendMode = .normal) {
+                cropRectangleRamps: [RampSpec<Rect>] = [], filters: [LayerFilter] = [], blendMode: BlendMode = .normal) {
         self.track = track; self.transform = transform; self.transformRamps = transformRamps
         self.opacity = opacity; self.opacityRamps = opacityRamps; self.cropRectangle = cropRectangle
+        self.cropRectangleRamps = cropRectangleRamps
         self.filters = filters; self.blendMode = blendMode
     }
 }

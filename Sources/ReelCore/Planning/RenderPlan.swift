@@ -85,23 +85,46 @@ public struct PlannedAsset: Codable, Sendable, Hashable {
 }
 
 /// A piece of one source on the timeline: `[at, at + duration)` of the composition shows
-/// source `[sourceStart, sourceStart + duration)` (for stills `sourceStart` is 0 and every
-/// instant shows the image).
+/// source `[sourceStart, sourceStart + sourceDuration)`, scaled to fit when the two durations
+/// differ (`scaleTimeRange`: a speed change). For stills `sourceStart` is 0 and every instant
+/// shows the image.
 public struct PlannedSegment: Codable, Sendable, Hashable {
     public var asset: String
     public var sourceStart: Rational
     public var at: Rational
-    /// > 0.
+    /// Composition time the segment lasts; > 0.
     public var duration: Rational
+    /// Source time it plays in that time; > 0. Equal to `duration` at normal speed.
+    public var sourceDuration: Rational
 
-    public init(asset: String, sourceStart: Rational, at: Rational, duration: Rational) {
+    public init(asset: String, sourceStart: Rational, at: Rational, duration: Rational, sourceDuration: Rational? = nil) {
         self.asset = asset; self.sourceStart = sourceStart; self.at = at; self.duration = duration
+        self.sourceDuration = sourceDuration ?? duration
+    }
+
+    /// Plans stored before speed changes have no `sourceDuration`: normal speed.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        asset = try c.decode(String.self, forKey: .asset)
+        sourceStart = try c.decode(Rational.self, forKey: .sourceStart)
+        at = try c.decode(Rational.self, forKey: .at)
+        duration = try c.decode(Rational.self, forKey: .duration)
+        sourceDuration = try c.decodeIfPresent(Rational.self, forKey: .sourceDuration) ?? duration
     }
 
     public var end: Rational { at + duration }
     public var timeRange: TimeRange { TimeRange(start: at, duration: duration) }
-    /// Source time shown at composition `time` (exact; not clamped).
-    public func sourceTime(at time: Rational) -> Rational { sourceStart + (time - at) }
+    /// Source seconds per composition second: 2 plays twice as fast, 1/2 in slow motion.
+    public var speed: Rational { sourceDuration / duration }
+    /// Whether the segment plays at another speed than the source's own.
+    public var isTimeScaled: Bool { sourceDuration != duration }
+
+    /// Source time shown at composition `time`: `sourceStart + (time − at)·sourceDuration/duration`,
+    /// exact (not clamped). The one place where composition time becomes source time.
+    public func sourceTime(at time: Rational) -> Rational {
+        let elapsed = time - at
+        return sourceStart + (isTimeScaled ? elapsed * sourceDuration / duration : elapsed)
+    }
 }
 
 /// A video track: its media segments sorted by `at`, non-overlapping (empty segments dropped).
@@ -122,8 +145,22 @@ public struct PlannedAudioTrack: Codable, Sendable, Hashable {
     public var segments: [PlannedSegment]
     public var volume: Double
     public var volumeRamps: [Ramp<Double>]
-    public init(id: Int, segments: [PlannedSegment], volume: Double = 1, volumeRamps: [Ramp<Double>] = []) {
+    /// How its speed-changed segments are stretched.
+    public var timePitchAlgorithm: AudioTimePitchAlgorithm
+    public init(id: Int, segments: [PlannedSegment], volume: Double = 1, volumeRamps: [Ramp<Double>] = [],
+                timePitchAlgorithm: AudioTimePitchAlgorithm = .spectral) {
         self.id = id; self.segments = segments; self.volume = volume; self.volumeRamps = volumeRamps
+        self.timePitchAlgorithm = timePitchAlgorithm
+    }
+
+    /// Plans stored before speed changes have no algorithm: the default.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(Int.self, forKey: .id)
+        segments = try c.decode([PlannedSegment].self, forKey: .segments)
+        volume = try c.decode(Double.self, forKey: .volume)
+        volumeRamps = try c.decode([Ramp<Double>].self, forKey: .volumeRamps)
+        timePitchAlgorithm = try c.decodeIfPresent(AudioTimePitchAlgorithm.self, forKey: .timePitchAlgorithm) ?? .spectral
     }
 
     public func segment(at time: Rational) -> PlannedSegment? {
@@ -154,29 +191,33 @@ public struct PlannedLayer: Codable, Sendable, Hashable {
     public var opacityRamps: [Ramp<Double>]
     /// Part of the source to show, in encoded source pixel coordinates.
     public var crop: Rect?
+    /// Sorted, non-overlapping; while a ramp is active or after one, it replaces `crop`.
+    public var cropRamps: [Ramp<Rect>]
     /// Applied in order to the layer as drawn in render space, before opacity and blending.
     public var filters: [LayerFilter]
     public var blendMode: BlendMode
 
     public init(trackID: Int, transform: LayerTransform, transformRamps: [Ramp<AffineTransform>] = [],
-                opacity: Double = 1, opacityRamps: [Ramp<Double>] = [], crop: Rect? = nil,
+                opacity: Double = 1, opacityRamps: [Ramp<Double>] = [], crop: Rect? = nil, cropRamps: [Ramp<Rect>] = [],
                 filters: [LayerFilter] = [], blendMode: BlendMode = .normal) {
         self.trackID = trackID; self.transform = transform; self.transformRamps = transformRamps
-        self.opacity = opacity; self.opacityRamps = opacityRamps; self.crop = crop
+        self.opacity = opacity; self.opacityRamps = opacityRamps; self.crop = crop; self.cropRamps = cropRamps
         self.filters = filters; self.blendMode = blendMode
     }
 
     private enum CodingKeys: String, CodingKey {
-        case trackID, transform, transformRamps, opacity, opacityRamps, crop, filters, blendMode
+        case trackID, transform, transformRamps, opacity, opacityRamps, crop, cropRamps, filters, blendMode
     }
 
-    /// A layer planned before filters existed has no `filters` or `blendMode`: none, `normal`.
+    /// A layer planned before crop ramps or filters existed has no `cropRamps`, `filters` or
+    /// `blendMode`: none, none, `normal`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(trackID: try c.decode(Int.self, forKey: .trackID), transform: try c.decode(LayerTransform.self, forKey: .transform),
                   transformRamps: try c.decode([Ramp<AffineTransform>].self, forKey: .transformRamps),
                   opacity: try c.decode(Double.self, forKey: .opacity), opacityRamps: try c.decode([Ramp<Double>].self, forKey: .opacityRamps),
                   crop: try c.decodeIfPresent(Rect.self, forKey: .crop),
+                  cropRamps: try c.decodeIfPresent([Ramp<Rect>].self, forKey: .cropRamps) ?? [],
                   filters: try c.decodeIfPresent([LayerFilter].self, forKey: .filters) ?? [],
                   blendMode: try c.decodeIfPresent(BlendMode.self, forKey: .blendMode) ?? .normal)
     }

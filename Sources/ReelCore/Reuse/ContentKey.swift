@@ -13,8 +13,10 @@ import Crypto
 /// content hash or text/font/size/colour, frame, evaluated transform and opacity), and the
 /// burned-in captions on screen (style, highlight, text and how far the highlight has reached). The audio
 /// key covers the whole mix: every audio track's volume, ramps and segments (source by
-/// content hash, source start, position, duration), the audio export settings and the
-/// composition's duration and frame grid, and the loudness target when the mix is normalised.
+/// content hash, source start, position, duration, and the source duration of a segment that
+/// changes speed, with the track's `audioTimePitchAlgorithm` then), the audio export settings and the composition's duration and frame grid,
+/// and the loudness target when the mix is normalised.
+/// A video frame's source time already reflects any speed change.
 ///
 /// Sources are named by content (`assetContent`: asset id → SHA-256 of the file), never by id or
 /// path, so the same media under another name or in another job gives the same key. A key
@@ -84,7 +86,11 @@ public enum ContentKey {
                 out.write("sourceStart", segment.sourceStart)
                 out.write("at", segment.at)
                 out.write("duration", segment.duration)
+                // Written only for a speed change, so the keys of unscaled mixes stay as they were.
+                if segment.isTimeScaled { out.write("sourceDuration", segment.sourceDuration) }
             }
+            // The stretching only matters (and is only written) when a segment changes speed.
+            if track.segments.contains(where: \.isTimeScaled) { out.write("timePitch", track.timePitchAlgorithm.rawValue) }
         }
         return digest(out)
     }

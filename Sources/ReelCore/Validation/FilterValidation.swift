@@ -15,14 +15,16 @@ extension ValidationRun {
             let specs = filter.type.numericParameters
             for (key, parameter) in filter.parameters {
                 let parameterPath = "\(filterPath).\(key)"
+                // An animated parameter: its own rules first, then each keyframe value's range.
+                for problem in parameter.problems(at: parameterPath) { report(problem.path, problem.message) }
                 if let spec = specs.first(where: { $0.key == key }) {
-                    for value in parameter.writtenValues where !spec.range.contains(value) {
-                        report(parameterPath, "must be between \(Self.format(spec.range.lowerBound)) and \(Self.format(spec.range.upperBound)) for \(filter.type.rawValue), not \(Self.format(value))")
+                    for (valuePath, value) in parameter.keyValues(at: parameterPath) where !spec.range.contains(value) {
+                        report(valuePath, "must be between \(Self.format(spec.range.lowerBound)) and \(Self.format(spec.range.upperBound)) for \(filter.type.rawValue), not \(Self.format(value))")
                     }
                 } else {
                     // colorMatrix entries.
-                    for value in parameter.writtenValues where value.magnitude > Self.maximumColorMatrixEntry {
-                        report(parameterPath, "must be between -\(Int(Self.maximumColorMatrixEntry)) and \(Int(Self.maximumColorMatrixEntry)), not \(Self.format(value))")
+                    for (valuePath, value) in parameter.keyValues(at: parameterPath) where value.magnitude > Self.maximumColorMatrixEntry {
+                        report(valuePath, "must be between -\(Int(Self.maximumColorMatrixEntry)) and \(Int(Self.maximumColorMatrixEntry)), not \(Self.format(value))")
                     }
                 }
             }

@@ -23,22 +23,30 @@ extension Composition {
             }
         }
         for (m, mix) in audioMix.enumerated() { ramps(mix.volumeRamps, "audioMix[\(m)].volumeRamps") }
+        /// The begin and duration of every animated filter parameter.
+        func filters(_ list: [LayerFilter], _ path: String) {
+            for (f, filter) in list.enumerated() {
+                for (key, parameter) in filter.parameters { times += parameter.writtenTimes(at: "\(path)[\(f)].\(key)") }
+            }
+        }
         if let vc = videoComposition {
             if let fd = vc.frameDuration { times.append(("videoComposition.frameDuration", fd)) }
+            filters(vc.filters, "videoComposition.filters")
             for (i, instruction) in (vc.instructions ?? []).enumerated() {
                 let path = "videoComposition.instructions[\(i)]"
                 range(instruction.timeRange, "\(path).timeRange")
                 for (l, layer) in instruction.layerInstructions.enumerated() {
                     ramps(layer.opacityRamps, "\(path).layerInstructions[\(l)].opacityRamps")
                     ramps(layer.transformRamps, "\(path).layerInstructions[\(l)].transformRamps")
+                    ramps(layer.cropRectangleRamps, "\(path).layerInstructions[\(l)].cropRectangleRamps")
+                    filters(layer.filters, "\(path).layerInstructions[\(l)].filters")
                 }
             }
             for (o, overlay) in vc.overlays.enumerated() {
                 let path = "videoComposition.overlays[\(o)]"
                 if let r = overlay.timeRange { range(r, "\(path).timeRange") }
                 for (a, animation) in overlay.animations.enumerated() {
-                    times.append(("\(path).animations[\(a)].begin", animation.begin))
-                    times.append(("\(path).animations[\(a)].duration", animation.duration))
+                    times += animation.writtenTimes(at: "\(path).animations[\(a)]")
                 }
             }
         }

@@ -101,8 +101,8 @@ extension ValidationRun {
             return ok ? PlannedSegment(asset: media.asset, sourceStart: .zero, at: media.at, duration: duration) : nil
         }
 
-        if media.duration != nil {
-            report("\(path).duration", "only for still images; trim timed media with sourceRange")
+        if media.duration != nil && media.sourceRange == nil {
+            report("\(path).duration", "on timed media, duration changes the speed of a sourceRange: give the sourceRange to play (trim with sourceRange alone)")
             ok = false
         }
         guard let assetDuration = asset.duration, assetDuration > .zero else {
@@ -124,7 +124,18 @@ extension ValidationRun {
                 ok = false
             }
         }
-        return ok ? PlannedSegment(asset: media.asset, sourceStart: range.start, at: media.at, duration: range.duration) : nil
+        var duration = range.duration
+        if let scaled = media.duration, media.sourceRange != nil {
+            if scaled <= .zero {
+                report("\(path).duration", "must be > 0"); ok = false
+            } else if range.duration > .zero {
+                duration = scaled
+                if let problem = SegmentSpeed.problem(sourceDuration: range.duration, duration: scaled) {
+                    report("\(path).duration", problem); ok = false
+                }
+            }
+        }
+        return ok ? PlannedSegment(asset: media.asset, sourceStart: range.start, at: media.at, duration: duration, sourceDuration: range.duration) : nil
     }
 
     /// Reports each segment that starts before an earlier-starting one has ended.
@@ -143,7 +154,7 @@ extension ValidationRun {
     /// Applies `audioMix` to the audio tracks: every audio track plays at volume 1 unless
     /// parameters say otherwise.
     func checkAudioMix(tracks: CheckedTracks) -> [PlannedAudioTrack] {
-        var parameters: [Int: (volume: Double, ramps: [Ramp<Double>])] = [:]
+        var parameters: [Int: (volume: Double, ramps: [Ramp<Double>], algorithm: AudioTimePitchAlgorithm)] = [:]
         var firstIndex: [Int: Int] = [:]
         for (m, mix) in composition.audioMix.enumerated() {
             let path = "audioMix[\(m)]"
@@ -161,13 +172,14 @@ extension ValidationRun {
                     report("\(path).track", "track \(mix.track) already has parameters in audioMix[\(first)]")
                 } else {
                     firstIndex[mix.track] = m
-                    parameters[mix.track] = (mix.volume, ramps)
+                    parameters[mix.track] = (mix.volume, ramps, mix.audioTimePitchAlgorithm)
                 }
             }
         }
         return tracks.audio.map { track in
             let p = parameters[track.id]
-            return PlannedAudioTrack(id: track.id, segments: track.segments, volume: p?.volume ?? 1, volumeRamps: p?.ramps ?? [])
+            return PlannedAudioTrack(id: track.id, segments: track.segments, volume: p?.volume ?? 1, volumeRamps: p?.ramps ?? [],
+                                     timePitchAlgorithm: p?.algorithm ?? .spectral)
         }
     }
 }

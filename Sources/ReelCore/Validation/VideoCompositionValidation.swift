@@ -87,6 +87,11 @@ extension ValidationRun {
                     if crop.width <= 0 { report("\(layerPath).cropRectangle.width", "must be > 0") }
                     if crop.height <= 0 { report("\(layerPath).cropRectangle.height", "must be > 0") }
                 }
+                // A ramp may end (or start) on an empty rectangle: that is how a wipe ends.
+                let cropRamps = checkRamps(layer.cropRectangleRamps, at: "\(layerPath).cropRectangleRamps", name: "cropRectangleRamps") { rect, p in
+                    if rect.width < 0 { self.report("\(p).width", "must be ≥ 0") }
+                    if rect.height < 0 { self.report("\(p).height", "must be ≥ 0") }
+                }
                 let transform: LayerTransform
                 switch layer.transform {
                 case .preferred: transform = .preferred
@@ -97,7 +102,7 @@ extension ValidationRun {
                 let filters = checkFilters(layer.filters, at: "\(layerPath).filters") ?? []
                 layers.append(PlannedLayer(trackID: layer.track, transform: transform, transformRamps: transformRamps,
                                            opacity: layer.opacity, opacityRamps: opacityRamps, crop: layer.cropRectangle,
-                                           filters: filters, blendMode: layer.blendMode))
+                                           cropRamps: cropRamps, filters: filters, blendMode: layer.blendMode))
             }
             if rangeOK {
                 planned.append((i, PlannedInstruction(timeRange: instruction.timeRange, backgroundColor: instruction.backgroundColor, layers: layers)))
@@ -160,11 +165,11 @@ extension ValidationRun {
         if let range = overlay.timeRange, !checkRange(range, at: "\(path).timeRange") { ok = false }
         for (a, animation) in overlay.animations.enumerated() {
             let animationPath = "\(path).animations[\(a)]"
-            if animation.duration <= .zero { report("\(animationPath).duration", "must be > 0"); ok = false }
-            if animation.begin < .zero { report("\(animationPath).begin", "must be ≥ 0"); ok = false }
-            if case .opacity(let from, let to) = animation.change {
-                checkUnitInterval(from, at: "\(animationPath).from")
-                checkUnitInterval(to, at: "\(animationPath).to")
+            let timing = animation.problems(at: animationPath)
+            for problem in timing { report(problem.path, problem.message) }
+            if !timing.isEmpty { ok = false }
+            if case .opacity(let opacity) = animation.change {
+                for (i, value) in opacity.values.enumerated() { checkUnitInterval(value, at: opacity.valuePath(i, in: animationPath)) }
             }
         }
         guard ok else { return nil }

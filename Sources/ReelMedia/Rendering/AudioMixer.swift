@@ -7,7 +7,9 @@ import ReelCore
 ///
 /// Sample `n` of the output is composition time `n / sampleRate`; a segment occupies output
 /// samples `[round(at·sr), round((at+duration)·sr))` and reads its source from
-/// `round(sourceStart·sr)`. Any block `[start, start+count)` can be mixed on its own, in any
+/// `round(sourceStart·sr)`. A segment that changes speed is stretched whole, from its source
+/// range, the first time a block needs it (`SegmentStretcher`), so its samples do not depend
+/// on where blocks or chunks begin. Any block `[start, start+count)` can be mixed on its own, in any
 /// order, with the same result. Used from one thread at a time.
 public final class AudioMixer {
     public let plan: RenderPlan
@@ -17,6 +19,8 @@ public final class AudioMixer {
     /// Total output samples: the composition duration at the export rate.
     public let sampleCount: Int64
     private var sources: [SegmentKey: AudioSampleSource] = [:]
+    /// Speed-changed segments, stretched whole on first use (`SegmentStretcher`).
+    private var stretchedSegments: [SegmentKey: [[Float]]] = [:]
     private var scratch: [UnsafeMutablePointer<Float>] = []
     private var scratchCapacity = 0
 
@@ -48,12 +52,20 @@ public final class AudioMixer {
                 let segStart = segment.at.scaled(to: sr)
                 let segEnd = (segment.at + segment.duration).scaled(to: sr)
                 let key = SegmentKey(track: track.id, segment: index)
-                if segEnd <= start { sources[key] = nil; continue }   // finished: close its file
+                if segEnd <= start { sources[key] = nil; stretchedSegments[key] = nil; continue }   // finished: close its file
                 let lo = max(start, segStart), hi = min(end, segEnd)
                 guard lo < hi else { continue }
-                let source = try self.source(key, segment)
                 let n = Int(hi - lo)
-                try source.read(start: segment.sourceStart.scaled(to: sr) + (lo - segStart), count: n, into: scratch)
+                if segment.isTimeScaled {
+                    let samples = try stretched(key, segment, track.timePitchAlgorithm)
+                    let from = Int(lo - segStart)
+                    for ch in 0..<channels {
+                        samples[ch].withUnsafeBufferPointer { scratch[ch].update(from: $0.baseAddress! + from, count: n) }
+                    }
+                } else {
+                    let source = try self.source(key, segment)
+                    try source.read(start: segment.sourceStart.scaled(to: sr) + (lo - segStart), count: n, into: scratch)
+                }
                 let offset = Int(lo - start)
                 for i in 0..<n {
                     let gain = track.gain(atSample: lo + Int64(i), sampleRate: sampleRate)
@@ -72,6 +84,14 @@ public final class AudioMixer {
         let s = try AudioSampleSource(try media.location(of: asset.url), sampleRate: sampleRate, channels: channels)
         sources[key] = s
         return s
+    }
+
+    private func stretched(_ key: SegmentKey, _ segment: PlannedSegment, _ algorithm: AudioTimePitchAlgorithm) throws -> [[Float]] {
+        if let s = stretchedSegments[key] { return s }
+        let samples = try SegmentStretcher.render(source: try source(key, segment), segment: segment, algorithm: algorithm, sampleRate: sampleRate)
+        sources[key] = nil   // everything it gives is in `samples`
+        stretchedSegments[key] = samples
+        return samples
     }
 
     private func ensureScratch(_ count: Int) {

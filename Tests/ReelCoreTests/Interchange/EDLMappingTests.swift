@@ -144,7 +144,6 @@ struct EDLMappingTests {
             "line 1: the source lasts 24 frames but the record 36",
             #"line 3: transition "W001" (a wipe or key) is not rendered"#,
             "line 4: reel lost: media not found; looked for /cut/lost",
-            "line 7: speed changes need time-scaled segments",
             "line 8: timecode 00:00:00:24: the frame field must be below 24",
             #"line 9: "this is not an edl line" is not an EDL event"#,
         ]
@@ -161,6 +160,19 @@ struct EDLMappingTests {
         let plan = try plan(edl)
         #expect(plan.frameCount == 12)
         for k in 0..<12 { #expect(plan.frame(k).layers.map(\.sourceTime) == [Rational(10, 24)]) }
+    }
+
+    @Test func anM2SpeedBecomesATimeScaledSegment() throws {
+        // 48 fps over a 24 fps list: 2×, so 12 record frames play 24 source frames from frame 6.
+        let edl = """
+            001  a        V     C        00:00:00:06 00:00:01:06 00:00:00:00 00:00:00:12
+            M2   a        048.0                00:00:00:06
+            * FROM CLIP NAME:  a.mp4
+            """
+        let plan = try plan(edl)
+        #expect(plan.frameCount == 12)
+        #expect(plan.videoTracks[0].segments.map(\.speed) == [Rational(2)])
+        for k in 0..<12 { #expect(plan.frame(k).layers.map(\.sourceTime) == [Rational(Int64(6 + 2 * k), 24)]) }
     }
 
     @Test func overlappingEventsAreRefused() {

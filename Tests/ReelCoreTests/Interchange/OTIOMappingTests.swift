@@ -192,19 +192,19 @@ struct OTIOMappingTests {
         #expect(normal.frame(5).layers.map(\.sourceTime) == [Rational(5, 24)])
     }
 
-    @Test func speedChangesAreRefusedByNameUntilTimeScaledSegmentsRender() {
+    @Test func aLinearTimeWarpBecomesATimeScaledSegment() throws {
         let otio = OTIO.timeline([OTIO.track("V1", [
             OTIO.clip("ok", "a.mp4", start: 0, duration: 12),
-            OTIO.clip("fast", "a.mp4", start: 0, duration: 12, effects: [OTIO.warp(2)]),
+            OTIO.clip("fast", "a.mp4", start: 6, duration: 12, effects: [OTIO.warp(2)]),
+            OTIO.clip("slow", "a.mp4", start: 0, duration: 12, effects: [OTIO.warp(0.5)]),
         ])])
-        let lines = problems(otio)
-        if TimeWarpMapping.speedChangesRender {
-            #expect(lines.isEmpty)
-        } else {
-            #expect(lines.count == 1)
-            #expect(lines.first?.hasPrefix(#"tracks.children[0].children[1].effects[0]: speed changes need"#) == true)
-            #expect(lines.first?.contains(#"clip "fast", item 1 of track "V1""#) == true)
-            #expect(lines.first?.contains("time_scalar 2.0") == true)
+        #expect(problems(otio).isEmpty)
+        let plan = try OTIO.plan(try imported(otio))
+        #expect(plan.frameCount == 36)
+        // At 2× frame 12 + k shows source frame 6 + 2k; at 0.5× frame 24 + k shows k/2.
+        for k in 0..<12 {
+            #expect(plan.frame(12 + k).layers.map(\.sourceTime) == [Rational(Int64(6 + 2 * k), 24)])
+            #expect(plan.frame(24 + k).layers.map(\.sourceTime) == [Rational(Int64(k), 48)])
         }
     }
 

@@ -139,16 +139,42 @@ import ReelThreadTesting
         #expect(try Self.packets(direct, stream: "a") == Self.packets(imported, stream: "a"))
     }
 
-    @Test func speedChangesAreRefusedNamingTheClip() throws {
+    /// warp.otio: A's frames 0…11, then B from frame 0 at twice its speed for 24 frames.
+    @Test func aLinearTimeWarpClipRendersAtItsSpeed() throws {
         let dir = try Self.workspace()
-        let r = try Media.run(Media.reel, ["validate", dir.appendingPathComponent("warp.otio").path], allowFailure: true)
-        if TimeWarpMapping.speedChangesRender {
-            #expect(r.status == 0)
-        } else {
-            #expect(r.status == 1)
-            #expect(r.stderr.contains(#"tracks.children[0].children[1].effects[0]: speed changes need time-scaled segments"#), "\(r.stderr)")
-            #expect(r.stderr.contains(#"clip "twice", item 1 of track "V1" has a LinearTimeWarp with time_scalar 2.0"#), "\(r.stderr)")
+        let out = try Self.render("warp.otio", in: dir, "warp.mp4", ["--chunk-seconds", "0.5"])
+        try Self.expectFrames(out, count: 36, dir: dir) { k in k < 12 ? .frame("a", k) : .frame("b", 2 * (k - 12)) }
+        #expect(try Media.framePTS(out).count == 36)
+        #expect(try Media.decodeErrors(out).isEmpty)
+    }
+
+    /// An EDL's M2 lines: 48 fps over the list's 24 is 2×, 12 fps is 0.5×.
+    @Test func anEDLM2EventRendersAtItsSpeed() throws {
+        let dir = try Self.workspace()
+        let edl = """
+            TITLE: speed
+            FCM: NON-DROP FRAME
+
+            001  a        V     C        00:00:00:00 00:00:00:12 00:00:00:00 00:00:00:12
+            * FROM CLIP NAME:  a.mp4
+            002  b        V     C        00:00:00:06 00:00:01:06 00:00:00:12 00:00:01:00
+            M2   b        048.0                00:00:00:06
+            * FROM CLIP NAME:  b.mp4
+            003  c        V     C        00:00:00:10 00:00:00:16 00:00:01:00 00:00:01:12
+            M2   c        012.0                00:00:00:10
+            * FROM CLIP NAME:  c.mp4
+
+            """
+        try edl.write(to: dir.appendingPathComponent("speed.edl"), atomically: true, encoding: .utf8)
+        let out = try Self.render("speed.edl", in: dir, "speed.mp4", ["--fps", "24", "--chunk-seconds", "0.5"])
+        try Self.expectFrames(out, count: 36, dir: dir) { k in
+            switch k {
+            case ..<12: return .frame("a", k)
+            case ..<24: return .frame("b", 6 + 2 * (k - 12))
+            default: return .frame("c", 10 + (k - 24) / 2)
+            }
         }
+        #expect(try Media.decodeErrors(out).isEmpty)
     }
 
     @Test func anEDLFromOTIOsAdapterRendersTheSamePacketsAsTheOTIO() throws {
