@@ -37,6 +37,8 @@ let package = Package(
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2 fontconfig harfbuzz fribidi",
                        providers: [.apt(["libfreetype-dev", "libfontconfig-dev", "libharfbuzz-dev", "libfribidi-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Loudness measurement (BS.1770-4 / EBU R128) for loudness normalisation and `reel loudness`.
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // Rubber Band: time-stretching that keeps pitch (speed-changed audio, "spectral").
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
 
@@ -45,7 +47,7 @@ let package = Package(
         // libav, the compositor (Compositing/Compositor.swift), text, audio mixing, encoding,
         // muxing, and the finaliser that joins a job's chunks (Chunks/Finaliser.swift).
         .target(name: "ReelMedia", dependencies: [
-            "ReelCore", "CFFmpeg", "CFreeType", "CRubberBand",
+            "ReelCore", "CFFmpeg", "CFreeType", "CEbur128", "CRubberBand",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: fastMath),
         // The line protocol of proto/PROTOCOL.md: messages and their codec (Messages/), framing,

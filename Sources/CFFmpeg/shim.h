@@ -39,6 +39,7 @@ static inline int reel_codec_flag_bitexact(void) { return AV_CODEC_FLAG_BITEXACT
 static inline int reel_fmt_flag_bitexact(void) { return AVFMT_FLAG_BITEXACT; }
 static inline int reel_profile_unknown(void) { return FF_PROFILE_UNKNOWN; }
 static inline int reel_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int reel_disposition_default(void) { return AV_DISPOSITION_DEFAULT; }
 
 /* Interrupt callback for AVFormatContext.interrupt_callback: `opaque` points at a deadline in
    av_gettime_relative() microseconds; blocking I/O and probing give up once it has passed. */

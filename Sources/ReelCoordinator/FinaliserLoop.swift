@@ -18,6 +18,8 @@ struct FinaliseError: Error, CustomStringConvertible {
 /// apply). The lease is renewed while finalising, so a slow finalise never loses it; after a
 /// crash the lease simply expires and the next coordinator finalises again.
 struct FinaliserLoop: Service {
+    /// The event kind of a normalised job's loudness figures (`LoudnessReport.summary`).
+    static let loudnessEvent = "loudness"
     let worker: StoreWorker
     let storage: CoordinatorStorage
     let agent: Int64
@@ -127,8 +129,11 @@ struct FinaliserLoop: Service {
                 let report = try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
                 return (report, try FileDigest.sha256(path: output))
             }
-            // Before completing: a job seen done has its poster.
+            // Before completing: a job seen done has its poster, and its loudness figures.
             await posterFromOutputIfNone(job: job, output: output, plan: plan)
+            if let loudness = report.loudness {
+                try await worker.run { try $0.events.append(job: job, kind: Self.loudnessEvent, message: loudness.summary) }
+            }
             let completion = try await worker.run {
                 try $0.lifecycle.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
             }

@@ -87,7 +87,8 @@ struct ValidateCommand: ParsableCommand {
             }
             print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(TimeFormatting.seconds(plan.frameDuration)) "
                   + "= \(TimeFormatting.seconds(plan.duration)), "
-                  + "\(plan.videoTracks.count) video / \(plan.audioTracks.count) audio tracks, \(plan.overlays.count) overlays")
+                  + "\(plan.videoTracks.count) video / \(plan.audioTracks.count) audio tracks, \(plan.overlays.count) overlays"
+                  + (plan.subtitleTracks.map { ", \($0.count) subtitle tracks" } ?? ""))
         }
     }
 }

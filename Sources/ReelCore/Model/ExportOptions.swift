@@ -86,8 +86,11 @@ public struct AudioExportOverrides: Hashable, Sendable, Codable {
     public var sampleRate: Int?
     /// 1 or 2.
     public var channels: Int?
+    /// Loudness normalisation of the whole programme; nil: the mix as it is.
+    public var loudness: LoudnessTarget?
 
-    public init(codec: String? = nil, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
+    public init(codec: String? = nil, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil, loudness: LoudnessTarget? = nil) {
         self.codec = codec; self.bitRate = bitRate; self.sampleRate = sampleRate; self.channels = channels
+        self.loudness = loudness
     }
 }

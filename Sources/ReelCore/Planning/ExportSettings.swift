@@ -94,7 +94,8 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             bitRate: audioCodec == AudioCodec.pcm.rawValue ? sampleRate * channels * 16
                 : a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][quality]!,
             sampleRate: sampleRate,
-            channels: channels)
+            channels: channels,
+            loudness: a.loudness)
         self.init(preset: preset, fileType: fileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
                   video: video, audio: audio)
     }
@@ -152,9 +153,13 @@ public struct AudioExportSettings: Codable, Sendable, Hashable {
     public var sampleRate: Int
     /// 1 or 2.
     public var channels: Int
+    /// Normalise the whole programme to this target (measure, one gain, true-peak limiter);
+    /// nil: the mix as it is (and in plans made before loudness normalisation existed).
+    public var loudness: LoudnessTarget?
 
-    public init(codec: String, bitRate: Int, sampleRate: Int, channels: Int) {
+    public init(codec: String, bitRate: Int, sampleRate: Int, channels: Int, loudness: LoudnessTarget? = nil) {
         self.codec = codec; self.bitRate = bitRate; self.sampleRate = sampleRate; self.channels = channels
+        self.loudness = loudness
     }
 
     /// The codec, if Reel knows it (validated compositions always give one it knows).

@@ -10,10 +10,12 @@ import Crypto
 /// count; the render size, output size and frame duration; and for each frame of its range the
 /// `FrameDescription` (`RenderPlan.frame(_:)`): time, background, every layer (track, source
 /// by content hash, source time, transform, opacity, crop) and every overlay (its bitmap by
-/// content hash or text/font/size/colour, frame, evaluated transform and opacity). The audio
+/// content hash or text/font/size/colour, frame, evaluated transform and opacity), and the
+/// burned-in captions on screen (style, highlight, text and how far the highlight has reached). The audio
 /// key covers the whole mix: every audio track's volume, ramps and segments (source by
 /// content hash, source start, position, duration, and the source duration of a segment that
-/// changes speed, with the track's `audioTimePitchAlgorithm` then), the audio export settings and the composition's duration and frame grid.
+/// changes speed, with the track's `audioTimePitchAlgorithm` then), the audio export settings and the composition's duration and frame grid,
+/// and the loudness target when the mix is normalised.
 /// A video frame's source time already reflects any speed change.
 ///
 /// Sources are named by content (`assetContent`: asset id → SHA-256 of the file), never by id or
@@ -52,8 +54,10 @@ public enum ContentKey {
         out.write("outputSize", plan.outputSize)
         out.write("frameDuration", plan.frameDuration)
         out.write("frames", frames.count)
+        let captions = plan.captions.map { _ in CaptionTimeline(plan) }
         for k in frames.start..<frames.end {
             guard plan.write(frame: plan.frame(k), to: &out, assetContent: assetContent) else { return nil }
+            if let captions { plan.write(captionsAt: plan.time(ofFrame: k), timeline: captions, to: &out) }
         }
         return digest(out)
     }
@@ -66,6 +70,7 @@ public enum ContentKey {
         out.write("bitRate", audio.bitRate)
         out.write("sampleRate", audio.sampleRate)
         out.write("channels", audio.channels)
+        if let loudness = audio.loudness { plan.write(loudness: loudness, to: &out) }
         out.write("duration", plan.duration)
         out.write("frameDuration", plan.frameDuration)
         out.write("tracks", plan.audioTracks.count)

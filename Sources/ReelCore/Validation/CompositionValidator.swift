@@ -60,6 +60,8 @@ final class ValidationRun {
         }
         let audioTracks = checkAudioMix(tracks: tracks)
         let video = checkVideoComposition(tracks: tracks, duration: duration)
+        let subtitleTracks = checkSubtitleTracks(tracks.subtitle, duration: duration)
+        let captions = checkCaptions(duration: duration, renderSize: video?.renderSize)
         let export = checkExport()
         if export.fileType?.isAudioOnly == true, audioTracks.isEmpty, composition.tracks.contains(where: { !$0.segments.isEmpty }) {
             report("tracks", "an \(export.fileType!.displayName) output holds sound only, but no track is an audio track: add one, "
@@ -92,7 +94,9 @@ final class ValidationRun {
             instructions: video.instructions,
             overlays: video.overlays,
             export: settings,
-            filters: video.filters)
+            filters: video.filters,
+            subtitleTracks: subtitleTracks.isEmpty ? nil : subtitleTracks,
+            captions: captions.isEmpty ? nil : captions)
     }
 
     func checkAssets() {
@@ -101,6 +105,7 @@ final class ValidationRun {
             switch resolutions[id] {
             case nil: report(path, "was not probed")
             case .unavailable(let reason): report(path, reason)
+            case .malformed(let reasons): reasons.forEach { report(path, $0) }
             case .described(_, let description) where description.usabilityProblem != nil:
                 report(path, description.usabilityProblem!)
             case .described(let url, let description): described[id] = PlannedAsset(url: url, description: description)

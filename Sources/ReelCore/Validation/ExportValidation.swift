@@ -38,6 +38,7 @@ extension ValidationRun {
         }
         if let channels = a.channels, channels != 1 && channels != 2 { report("export.audio.channels", "must be 1 or 2") }
         if let codec = export.audioCodec { checkAudioCodecPairing(codec, export) }
+        if let loudness = a.loudness, loudness.standard == nil { checkLoudnessTarget(loudness, at: "export.audio.loudness") }
         return export
     }
 
@@ -46,6 +47,12 @@ extension ValidationRun {
         let origin = export.audio.codec.map { "export.audio.codec \"\($0)\"" } ?? "the container's default"
         if !codec.hasBitRate, export.audio.bitRate != nil {
             report("export.audio.bitRate", "\(origin) is \(codec.displayName), uncompressed 16-bit samples with no bit rate: remove bitRate")
+        }
+        // NormalisedAudio measures what it delivers by encoding AAC; Opus and PCM outputs are not
+        // normalised yet, and refusing is better than delivering another codec than asked for.
+        if codec != .aac, export.audio.loudness != nil {
+            report("export.audio.loudness", "loudness normalisation is written for AAC audio so far, and \(origin) is \(codec.displayName): "
+                   + "remove loudness, or export to MP4, MOV or M4A with AAC")
         }
         if let fileType = export.fileType, !codec.fileTypes.contains(fileType) {
             report("export.audio.codec", "is \"\(codec.rawValue)\", but export.fileType \"\(fileType.rawValue)\" cannot hold \(codec.displayName) "

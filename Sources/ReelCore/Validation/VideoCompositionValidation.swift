@@ -74,7 +74,8 @@ extension ValidationRun {
                 let layerPath = "\(instructionPath).layerInstructions[\(l)]"
                 switch tracks.mediaTypes[layer.track] {
                 case nil: report("\(layerPath).track", "no track with id \(layer.track)")
-                case .audio: report("\(layerPath).track", "track \(layer.track) is an audio track; layer instructions need a video track")
+                case .audio, .subtitle:
+                    report("\(layerPath).track", "track \(layer.track) is \(tracks.mediaTypes[layer.track] == .audio ? "an audio" : "a subtitle") track; layer instructions need a video track")
                 case .video:
                     if let first = seen[layer.track] {
                         report("\(layerPath).track", "track \(layer.track) already has layerInstructions[\(first)] in this instruction")

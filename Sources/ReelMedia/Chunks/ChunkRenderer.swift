@@ -39,7 +39,9 @@ public enum ChunkRenderer {
     /// atomically): AAC in an MP4, Opus in an Ogg, or PCM in a WAV (`RenderPlan.audioTaskContainer`). One pass
     /// over the mix means no encoder restarts, so no gap, click or repeated block can appear at
     /// a video chunk join; AAC's priming is signalled by the muxer.
+    /// With `export.audio.loudness` the mix is measured first and normalised (`NormalisedAudio`).
     public static func renderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
+        if let target = plan.export.audio.loudness { return try NormalisedAudio.render(plan, target: target, to: path, media: media) }
         let mixer = AudioMixer(plan: plan, media: media)
         precondition(mixer.hasAudio, "renderAudio on a plan without audio tracks")
         let partial = AtomicFile.temporaryPath(for: path)

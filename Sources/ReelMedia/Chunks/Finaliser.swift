@@ -10,6 +10,8 @@ import ReelCore
 /// extradata, codec, tag, size and pixel format (so the video is one stream), starts with a keyframe and holds exactly
 /// its planned frame count, on the frame grid; any failure discards the temporary output. Timestamps are rebuilt from the planned frame
 /// numbers: chunk-local frame `i` of a chunk starting at `a` becomes frame `a + i`.
+/// Subtitle tracks are written here, whole, from the plan's cues (`SubtitleMux`): chunks never
+/// cut them, so a cue that spans a chunk join comes out once with its exact times.
 /// The output is written under a temporary name, fsynced and renamed: a crash or a failed
 /// check never leaves a half file under the output name.
 public enum Finaliser {
@@ -21,6 +23,8 @@ public enum Finaliser {
         public var frames: Int
         public var audioPackets: Int
         public var byteCount: Int
+        /// What loudness normalisation did, as the audio result reports it (`LoudnessTag`).
+        public var loudness: LoudnessReport? = nil
     }
 
     public static func finalise(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to outputPath: String) throws -> Report {
@@ -44,19 +48,21 @@ public enum Finaliser {
         let audioReader = try audio.map { try PacketReader(path: $0.path, kind: "audio") }
         let partial = AtomicFile.temporaryPath(for: outputPath)
         defer { unlink(partial) }
+        var subtitles = SubtitleMux(plan)
         let writer = try MovieWriter(path: partial, fileType: plan.export.fileType.rawValue, faststart: plan.export.optimizeForNetworkUse,
-                                     video: videoParameters, audio: audioReader?.parameters)
+                                     video: videoParameters, audio: audioReader?.parameters, subtitles: subtitles.streams)
 
         var audioPackets = 0
         var pendingAudio = try audioReader?.next()
         let audioTimeBase = audioReader?.parameters.timeBase ?? .one
-        /// Writes audio packets that start before `time` (seconds), keeping the file interleaved.
+        /// Writes audio and subtitle packets that start before `time` (seconds), keeping the file interleaved.
         func writeAudio(before time: Rational?) throws {
             while let packet = pendingAudio, time.map({ Rational(packet.dts) * audioTimeBase < $0 }) ?? true {
                 try writer.write(audio: packet)
                 audioPackets += 1
                 pendingAudio = try audioReader?.next()
             }
+            try subtitles.write(before: time, to: writer)
         }
 
         var frames = 0
@@ -100,7 +106,9 @@ public enum Finaliser {
         try writer.finish()
         try AtomicFile.commit(partial, to: outputPath)
         let size = (try? FileManager.default.attributesOfItem(atPath: outputPath)[.size]) as? Int ?? 0
-        return Report(frames: frames, audioPackets: audioPackets, byteCount: size)
+        return Report(frames: frames, audioPackets: audioPackets, byteCount: size,
+                      // Figures are for people: a result without readable ones never fails the job.
+                      loudness: audio.flatMap { (try? LoudnessTag.read(path: $0.path)) ?? nil })
     }
 
     static func checkTiling(_ chunks: [ChunkArtifact], frameCount: Int) throws {

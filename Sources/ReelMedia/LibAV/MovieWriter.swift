@@ -17,6 +17,8 @@ public final class MovieWriter: @unchecked Sendable {
     private var videoStream: (index: Int32, timeBase: Rational)?
     /// `offset` is added to every audio timestamp (see `blockTimeOffset`).
     private var audioStream: (index: Int32, timeBase: Rational, offset: Int64)?
+    /// One per `SubtitleStreamDescription`, in order.
+    private var subtitleStreams: [Int32] = []
     private var finished = false
 
     /// Creates the file with one stream per encoder given.
@@ -26,9 +28,12 @@ public final class MovieWriter: @unchecked Sendable {
                       video: video?.codecParameters, audio: audio?.codecParameters)
     }
 
-    /// Creates the file with a video and/or an audio stream described by `video` / `audio`.
+    /// Creates the file with a video and/or an audio stream described by `video` / `audio`,
+    /// then one timed-text stream per entry of `subtitles`; `metadata` goes into the file's
+    /// own tags (the MP4 muxer keeps the keys it knows, such as `comment`).
     public init(path: String, fileType: String, faststart: Bool,
-                video: CodecParameters?, audio: CodecParameters?) throws {
+                video: CodecParameters?, audio: CodecParameters?,
+                subtitles: [SubtitleStreamDescription] = [], metadata: [String: String] = [:]) throws {
         self.path = path
         let what = "creating \(path)"
         guard let container = Container(fileType) else {
@@ -53,6 +58,8 @@ public final class MovieWriter: @unchecked Sendable {
         if container == .output(.webm) || container == .ogg { context.pointee.flags |= reel_fmt_flag_bitexact() }
         if let video { videoStream = (try addStream(video), video.timeBase) }
         if let audio { audioStream = (try addStream(audio), audio.timeBase, container == .output(.webm) ? audio.blockTimeOffset : 0) }
+        for subtitle in subtitles { subtitleStreams.append(try addStream(subtitle)) }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { av_dict_set(&context.pointee.metadata, key, value, 0) }
         try check(avio_open(&context.pointee.pb, path, reel_io_flag_write()), "opening \(path) for writing")
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
@@ -90,6 +97,27 @@ public final class MovieWriter: @unchecked Sendable {
         return stream.pointee.index
     }
 
+    private func addStream(_ subtitle: SubtitleStreamDescription) throws -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaError(code: .noData, message: "cannot add a stream", context: "creating \(path)")
+        }
+        let parameters = stream.pointee.codecpar!
+        parameters.pointee.codec_type = AVMEDIA_TYPE_SUBTITLE
+        parameters.pointee.codec_id = AV_CODEC_ID_MOV_TEXT
+        let description = SubtitleStreamDescription.sampleDescription
+        guard let extradata = av_mallocz(description.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) else {
+            throw MediaError(code: .noData, message: "out of memory", context: "creating \(path)")
+        }
+        extradata.update(from: description, count: description.count)
+        parameters.pointee.extradata = extradata   // freed with the stream
+        parameters.pointee.extradata_size = Int32(description.count)
+        stream.pointee.time_base = SubtitleStreamDescription.timeBase.avRational
+        av_dict_set(&stream.pointee.metadata, "language", subtitle.language, 0)
+        if let title = subtitle.title { av_dict_set(&stream.pointee.metadata, "handler_name", title, 0) }
+        if subtitle.isDefault { stream.pointee.disposition |= reel_disposition_default() }
+        return stream.pointee.index
+    }
+
     /// The tag a stream is written with. The source container's tag may not be valid here, so
     /// the muxer chooses (`avc1`, `mp4a`) — except for HEVC, tagged `hvc1` (parameter sets only
     /// in the sample entry; Apple players refuse the muxer's default `hev1`), and ProRes, whose
@@ -111,6 +139,15 @@ public final class MovieWriter: @unchecked Sendable {
     public func write(audio: EncodedPacket) throws {
         guard let audioStream else { throw MediaError(code: .invalidArgument, message: "no audio stream", context: "writing \(path)") }
         try write(audio, stream: audioStream.index, timeBase: audioStream.timeBase, offset: audioStream.offset)
+    }
+
+    /// A sample of subtitle stream `index` (the position of its description), timed in
+    /// `SubtitleStreamDescription.timeBase`.
+    public func write(subtitle: EncodedPacket, stream index: Int) throws {
+        guard subtitleStreams.indices.contains(index) else {
+            throw MediaError(code: .invalidArgument, message: "no subtitle stream \(index)", context: "writing \(path)")
+        }
+        try write(subtitle, stream: subtitleStreams[index], timeBase: SubtitleStreamDescription.timeBase)
     }
 
     private func write(_ encoded: EncodedPacket, stream index: Int32, timeBase: Rational, offset: Int64 = 0) throws {

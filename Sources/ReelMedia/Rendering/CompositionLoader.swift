@@ -51,6 +51,7 @@ public enum CompositionLoader {
                 return .unavailable(reason: "file is not readable (\(url))")
             }
         }
+        if let subtitles = SubtitleProbe.resolve(url, isRemote: isRemote) { return subtitles }
         if CubeLUTFile.isLUT(url) {
             if isRemote { return .unavailable(reason: "a .cube LUT must be a local file; download it and give its path (\(url))") }
             do {

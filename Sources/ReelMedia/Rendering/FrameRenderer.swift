@@ -1,6 +1,6 @@
 import ReelCore
 
-/// Draws frames of a `RenderPlan`: background, video layers bottom-up, overlays on top.
+/// Draws frames of a `RenderPlan`: background, video layers bottom-up, overlays, then burned-in captions on top.
 ///
 /// Rendering frame `k` depends only on the plan and `k` (sources are sought, not replayed),
 /// so any range of frames can be rendered on its own — the unit of work of a chunk.
@@ -9,6 +9,7 @@ public final class FrameRenderer {
     public let plan: RenderPlan
     private let sources: SourcePool
     private let canvas: YUVImage
+    private let captions: CaptionPainter?
     /// The effect path's buffers and kernels, made for the first frame that needs them.
     private lazy var effectLayer = EffectLayer(width: canvas.width, height: canvas.height)
     private lazy var filters: FilterPipeline = {
@@ -21,6 +22,7 @@ public final class FrameRenderer {
         self.plan = plan
         self.sources = SourcePool(plan: plan, media: media, decoderThreads: decoderThreads)
         self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height)
+        self.captions = plan.captions == nil ? nil : CaptionPainter(plan: plan)
     }
 
     /// Frame `k`, valid until the next call.
@@ -42,6 +44,7 @@ public final class FrameRenderer {
             let bitmap = try sources.overlayBitmap(overlay.index)
             Compositor.draw(bitmap, transform: overlay.transform, opacity: overlay.opacity, crop: nil, onto: canvas)
         }
+        try captions?.paint(at: description.time, onto: canvas)
         sources.endFrame()
         return canvas
     }
