@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2 fontconfig harfbuzz fribidi",
                        providers: [.apt(["libfreetype-dev", "libfontconfig-dev", "libharfbuzz-dev", "libfribidi-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Loudness measurement (BS.1770-4 / EBU R128) for loudness normalisation and `reel loudness`.
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // Rubber Band: time-stretching that keeps pitch (speed-changed audio, "spectral").
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
 
@@ -49,7 +51,7 @@ let package = Package(
         // libav, text, audio mixing, encoding, muxing, and the finaliser that joins a job's chunks
         // (Chunks/Finaliser.swift); frames are composited through ReelKernels.
         .target(name: "ReelMedia", dependencies: [
-            "ReelCore", "ReelKernels", "CFFmpeg", "CFreeType", "CRubberBand",
+            "ReelCore", "ReelKernels", "CFFmpeg", "CFreeType", "CEbur128", "CRubberBand",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // An agent's on-disk cache of remote assets, read by ReelMedia through `ByteRangeSource`.

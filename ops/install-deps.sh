@@ -10,6 +10,7 @@ packages=(
                                                                                         # (Debian's libavcodec59 brings libx264 and libx265; prores_ks is built in)
   libfreetype-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-wqy-zenhei       # text overlays, incl. CJK fallback
   libharfbuzz-dev libfribidi-dev                                                        # text shaping (HarfBuzz) and bidi order (FriBidi)
+  libebur128-dev                                                                        # loudness measurement (BS.1770-4 / EBU R128)
   fonts-lohit-deva fonts-noto-color-emoji                                               # Devanagari (DejaVu Sans covers Arabic, Hebrew) and colour emoji
   libharfbuzz-bin                                                                       # hb-view: the shaping tests' reference renderer only
   librubberband-dev                                                                     # time-stretching that keeps pitch (speed-changed audio)
@@ -20,6 +21,7 @@ packages=(
   nodejs                                                                                # the dashboard test only: node --check console.js
   time hyperfine                                                                        # benchmarks only (ops/bench-*.sh)
   python3 python3-pip                                                                   # test references: OpenTimelineIO timelines, numpy formulas, botocore
+  tesseract-ocr tesseract-ocr-eng                                                       # OCR of burned-in captions: tests only
 )
 
 missing=()

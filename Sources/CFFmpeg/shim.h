@@ -36,8 +36,10 @@ static inline int reel_codec_cap_variable_frame_size(void) { return AV_CODEC_CAP
 static inline int reel_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
 static inline int reel_sws_flags_exact(void) { return SWS_BICUBIC | SWS_ACCURATE_RND | SWS_BITEXACT; }
 static inline int reel_codec_flag_bitexact(void) { return AV_CODEC_FLAG_BITEXACT; }
+static inline int reel_fmt_flag_bitexact(void) { return AVFMT_FLAG_BITEXACT; }
 static inline int reel_profile_unknown(void) { return FF_PROFILE_UNKNOWN; }
 static inline int reel_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int reel_disposition_default(void) { return AV_DISPOSITION_DEFAULT; }
 
 /* Interrupt callback for AVFormatContext.interrupt_callback: `opaque` points at a deadline in
    av_gettime_relative() microseconds; blocking I/O and probing give up once it has passed. */

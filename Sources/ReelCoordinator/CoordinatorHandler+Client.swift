@@ -119,7 +119,10 @@ extension CoordinatorHandler {
             }
             return try store.jobs.recent()
         }
-        let jobs = summaries.map { Self.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
+        var jobs = summaries.map { Self.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
+        if let job, summaries.first?.state == .done, !jobs.isEmpty {
+            jobs[0].loudness = try await pool.run { try $0.events.latestMessage(job: job, kind: FinaliserLoop.loudnessEvent) }
+        }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
         let storage = storage
@@ -165,7 +168,7 @@ extension CoordinatorHandler {
            !connectedEncoders.isEmpty, !connectedEncoders.contains(where: { $0.contains(encoder) }) {
             status.needsEncoder = encoder
         }
-        // The finaliser names the output `outputs/<job>.<mp4|mov>`.
+        // The finaliser names the output `outputs/<job>.<fileType>`.
         if outputBytes != nil, let key = summary.outputKey { status.outputFileType = key.split(separator: ".").last.map(String.init) }
         return status
     }

@@ -6,7 +6,7 @@ import Synchronization
 /// The coordinator's files under one root: `assets/<sha256>` (verified sources, served by
 /// `FETCH`), `assets/<sha256>.partial` (uploads in progress), `results/<sha256>` (verified task
 /// results, content-addressed), `results/<task>-<epoch>-<sha256>.partial` (results uploaded in
-/// parts, in progress), `outputs/<job>.<mp4|mov>` (finished jobs), `tmp/`.
+/// parts, in progress), `outputs/<job>.<fileType>` (finished jobs), `tmp/`.
 ///
 /// Every file reaches its final name by rename after verification, so a crash never leaves a
 /// wrong file under a final name. Appends to partial uploads are serialised by a lock, which

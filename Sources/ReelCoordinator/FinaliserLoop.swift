@@ -13,11 +13,13 @@ struct FinaliseError: Error, CustomStringConvertible {
 
 /// The coordinator runs finalise tasks itself (agents never get them): claim one under the
 /// coordinator's own agent row, gather the job's verified chunk and audio results from
-/// storage, `Finaliser.finalise` into `outputs/<job>.<mp4|mov>` (atomic), and complete the task,
+/// storage, `Finaliser.finalise` into `outputs/<job>.<fileType>` (atomic), and complete the task,
 /// which completes the job. A failed finalise fails the task with the message (attempt limits
 /// apply). The lease is renewed while finalising, so a slow finalise never loses it; after a
 /// crash the lease simply expires and the next coordinator finalises again.
 struct FinaliserLoop: Service {
+    /// The event kind of a normalised job's loudness figures (`LoudnessReport.summary`).
+    static let loudnessEvent = "loudness"
     let worker: StoreWorker
     let storage: CoordinatorStorage
     let agent: Int64
@@ -77,7 +79,7 @@ struct FinaliserLoop: Service {
         let storage = storage
         do {
             try await offload {
-                guard !FileManager.default.fileExists(atPath: storage.posterPath(job: job)), plan.frameCount > 0 else { return }
+                guard plan.hasPicture, !FileManager.default.fileExists(atPath: storage.posterPath(job: job)), plan.frameCount > 0 else { return }
                 let frame = try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1))
                 try storage.storePoster(job: job, jpeg: try PosterFrame.jpeg(frame))
             }
@@ -127,8 +129,11 @@ struct FinaliserLoop: Service {
                 let report = try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
                 return (report, try FileDigest.sha256(path: output))
             }
-            // Before completing: a job seen done has its poster.
+            // Before completing: a job seen done has its poster, and its loudness figures.
             await posterFromOutputIfNone(job: job, output: output, plan: plan)
+            if let loudness = report.loudness {
+                try await worker.run { try $0.events.append(job: job, kind: Self.loudnessEvent, message: loudness.summary) }
+            }
             let completion = try await worker.run {
                 try $0.lifecycle.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
             }

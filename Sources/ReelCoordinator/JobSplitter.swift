@@ -78,8 +78,12 @@ struct JobSplitter: Sendable {
                 return
             }
             let root = storage.root
-            var plan = try await offload { [composition] in try CompositionLoader.plan(composition, directory: root) }
-            if composition.export.fileType == nil, let fileType = stored.settings.fileType { plan.export.fileType = fileType }
+            // The container the client's output name gave counts as written: it decides whether
+            // there is a picture (M4A, WAV: sound only, no video chunks) and the codec defaults.
+            let outputFileType = stored.settings.fileType
+            let plan = try await offload { [composition] in
+                try CompositionLoader.plan(composition, directory: root, outputFileType: outputFileType)
+            }
             let finaliser = configuration.finaliserAgentName
             let liveAgents = try await pool.run { store in
                 try store.agents.list().filter { $0.state == .online && $0.name != finaliser }.count
@@ -121,7 +125,7 @@ struct JobSplitter: Sendable {
             }
             tasks.append(NewTask(kind: .finalise, ordinal: 0, spec: "", maxAttempts: configuration.maxAttempts))
             let planJSON = try CoordinatorJSON.encode(agentPlan)
-            let videoEncoder = plan.export.video.videoCodec?.encoderName
+            let videoEncoder = plan.hasPicture ? plan.export.video.videoCodec?.encoderName : nil
             let created = try await pool.run { [tasks] store in
                 try store.assets.stored(sha256: reference.sha256, size: reference.size, storedKey: documentPath)
                 return try store.jobs.createTasks(job: job, renderPlan: planJSON, document: reference,

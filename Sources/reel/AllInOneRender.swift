@@ -45,7 +45,7 @@ struct AllInOneRender {
     /// created under the data home removed, before `InterruptedError` is thrown.
     func run() async throws {
         // Every problem listed before anything starts.
-        _ = try input.plan()
+        _ = try input.plan(outputFileType: fileType)
         let farm = LocalFarm(home: Self.dataHome)
         farm.noteOutput(output)
         let work = Task { try await self.render(on: farm) }

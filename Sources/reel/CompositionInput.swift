@@ -87,10 +87,12 @@ struct CompositionInput {
     }
 
     /// Probes the assets and validates; a problem in an imported composition is named by the
-    /// timeline item it came from.
-    func plan() throws -> RenderPlan {
+    /// timeline item it came from. `outputFileType`: the container the output's name gives, used
+    /// when the composition names none (it decides whether there is a picture: M4A and WAV are
+    /// sound only).
+    func plan(outputFileType: FileType? = nil) throws -> RenderPlan {
         do {
-            return try CompositionLoader.plan(composition, directory: directory)
+            return try CompositionLoader.plan(composition, directory: directory, outputFileType: outputFileType)
         } catch let error as CompositionError {
             guard let imported else { throw error }
             throw CompositionError(problems: error.problems.map(imported.relabel))

@@ -5,7 +5,7 @@ import ReelMedia
 
 /// Options shared by the commands that build a composition for the user.
 struct RecipeOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov).") var output: String?
+    @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov; .m4a or .wav for sound only).") var output: String?
     @Option(help: "Export preset: highest, medium or low.") var preset: String = "medium"
     @Option(help: "Render size as WIDTHxHEIGHT (even numbers). Default: the largest width and height of the inputs.")
     var size: String?
@@ -33,15 +33,16 @@ struct RecipeOptions: ParsableArguments {
         return (w, h)
     }
 
-    /// Prints or renders the composition built by a recipe.
-    func finish(_ json: [String: Any]) throws {
+    /// Prints or renders the composition built by a recipe. `soundOnly`: it has no picture (audio
+    /// files joined), so `--size` means nothing and no output name means M4A.
+    func finish(_ json: [String: Any], soundOnly: Bool = false) throws {
         var root = json
         var export: [String: Any] = ["preset": preset, "optimizeForNetworkUse": true]
         // Printed without -o, the composition leaves the container to the name it is rendered to.
         if output != nil { export["fileType"] = try fileType().rawValue }
         if root["export"] != nil { export = root["export"] as! [String: Any] }
         root["export"] = export
-        if let size, let (w, h) = parsedSize(size) {
+        if let size, let (w, h) = parsedSize(size), !soundOnly {
             var video = root["videoComposition"] as? [String: Any] ?? [:]
             video["renderSize"] = ["width": w, "height": h]
             root["videoComposition"] = video
@@ -60,7 +61,7 @@ struct RecipeOptions: ParsableArguments {
         try Interruption.shared.renderingLocally(to: output) {
             try LocalRender.render(plan, to: output, options: LocalRender.Options(isCancelled: { Interruption.shared.isInterrupted })) { bar?.update($0) }
         }
-        print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
+        print("\(output): \(plan.outputSummary)")
     }
 
     /// The container `-o`'s extension names.
@@ -96,16 +97,18 @@ func musicTrack(_ path: String, id: Int, total: Rational, assets: inout [String:
 struct ConcatCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "concat",
-        abstract: "Join clips one after another (any sizes, frame rates, orientations), optionally replacing the sound with music.",
+        abstract: "Join clips one after another (any sizes, frame rates, orientations), optionally replacing the sound with music; or join audio files.",
         discussion: """
             Builds the most common composition — clips in sequence on one video track, each shown upright, \
             fitted and centred in the render size; their own sound in sequence, or --audio MUSIC trimmed to \
             the video's length — and renders it. With --transition fade, wipe or slide, consecutive clips overlap \
             by --transition-seconds on two alternating tracks, with the opacity, crop or transform ramps the \
-            transition needs and their sound cross-faded. --print-composition shows the JSON it builds.
+            transition needs and their sound cross-faded. Audio files (no video) are joined into sound only, with \
+            no gap: -o out.m4a (AAC) or out.wav (PCM). A video output name ending in .m4a or .wav keeps only the \
+            clips' sound. --print-composition shows the JSON it builds.
             """)
 
-    @Argument(help: "The clips, in order.") var clips: [String]
+    @Argument(help: "The clips (or audio files), in order.") var clips: [String]
     @Option(help: "Replace the clips' sound with this audio file (trimmed to the video's length).") var audio: String?
     @Option(help: """
         Overlap consecutive clips with a transition: fade (a cross-dissolve), wipe (the next clip is revealed \
@@ -132,14 +135,27 @@ struct ConcatCommand: ParsableCommand {
             var videoSegments: [[String: Any]] = []
             var audioSegments: [[String: Any]] = []
             var at = Rational.zero
-            for (i, clip) in clips.enumerated() {
-                let d = try describeInput(clip)
-                guard d.video != nil, let duration = d.duration else { throw UserError("\(clip) has no video track") }
+            let inputs = try clips.map { ($0, try describeInput($0)) }
+            // Audio files only: sound in sequence, no picture.
+            let soundOnly = inputs.allSatisfy { $0.1.kind == .audio }
+            if soundOnly, audio != nil {
+                throw UserError("--audio replaces clips' sound; to join audio files, list every one of them as an input")
+            }
+            for (i, (clip, d)) in inputs.enumerated() {
+                guard soundOnly || d.video != nil, let duration = d.duration else {
+                    throw UserError(d.kind == .audio ? "\(clip) has no video track: concat joins either clips or audio files, not both"
+                                                     : "\(clip) has no video track")
+                }
                 let id = "clip\(i + 1)"
                 assets[id] = ["url": absolute(clip)]
                 videoSegments.append(["asset": id, "at": at.description])
                 if d.audio != nil { audioSegments.append(["asset": id, "at": at.description]) }
                 at += duration
+            }
+            if soundOnly {
+                try options.finish(["formatVersion": 1, "assets": assets, "tracks": [["id": 1, "mediaType": "audio", "segments": audioSegments]]],
+                                   soundOnly: true)
+                return
             }
             var tracks: [[String: Any]] = [["id": 1, "mediaType": "video", "segments": videoSegments]]
             if let audio {

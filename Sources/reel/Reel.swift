@@ -16,7 +16,7 @@ struct Reel: AsyncParsableCommand {
             CoordinatorCommand.self, AgentCommand.self,
             SubmitCommand.self, StatusCommand.self, AgentsCommand.self, CancelCommand.self, RetryCommand.self,
             DeleteCommand.self, FetchCommand.self, PauseCommand.self, ResumeCommand.self, PriorityCommand.self,
-            EventsCommand.self, TokenCommand.self,
+            EventsCommand.self, TokenCommand.self, LoudnessCommand.self,
         ])
 
     /// ArgumentParser exits 64 on usage errors; Reel's contract is 1 for every user error.

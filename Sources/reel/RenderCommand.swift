@@ -17,7 +17,7 @@ struct RenderCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
-    @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says; .mov for ProRes).") var output: String
+    @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says; .mov for ProRes; .webm for VP9 or AV1; .m4a or .wav for sound only).") var output: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
     @Option(help: "Local agents (or worker threads with --in-process). Must be ≥ 1.") var agents: Int = 2
     @Option(help: "Target chunk length in seconds, a decimal or N/D (chunks are whole GOPs, at least one). Must be > 0.")
@@ -46,15 +46,14 @@ struct RenderCommand: AsyncParsableCommand {
             let seconds = Rational(parsing: chunkSeconds)!
             let fileType = try OutputContainer.fileType(forOutput: output, export: input.composition.export).mapError { UserError($0.message) }.get()
             if inProcess {
-                var plan = try input.plan()
-                plan.export.fileType = fileType
+                let plan = try input.plan(outputFileType: fileType)
                 let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks,
                                                   isCancelled: { Interruption.shared.isInterrupted })
                 let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
                 try Interruption.shared.renderingLocally(to: output) {
                     try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
                 }
-                print("\(output): \(plan.outputSize) \(plan.frameCount) frames, \(String(format: "%.3f", plan.duration.seconds)) s")
+                print("\(output): \(plan.outputSummary)")
                 return
             }
             let environmentDatabase = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
@@ -81,9 +80,24 @@ struct ValidateCommand: ParsableCommand {
         try reportingErrors {
             LibAVLogging.quiet() // problems are reported per asset, in Reel's words
             let plan = try CompositionInput.load(composition, timeline: timeline).plan()
+            guard plan.hasPicture else {
+                print("ok: sound only (\(plan.export.fileType.displayName) by default), \(TimeFormatting.seconds(plan.duration)), "
+                      + "\(plan.audioTracks.count) audio tracks")
+                return
+            }
             print("ok: \(plan.outputSize), \(plan.frameCount) frames of \(TimeFormatting.seconds(plan.frameDuration)) "
                   + "= \(TimeFormatting.seconds(plan.duration)), "
-                  + "\(plan.videoTracks.count) video / \(plan.audioTracks.count) audio tracks, \(plan.overlays.count) overlays")
+                  + "\(plan.videoTracks.count) video / \(plan.audioTracks.count) audio tracks, \(plan.overlays.count) overlays"
+                  + (plan.subtitleTracks.map { ", \($0.count) subtitle tracks" } ?? ""))
         }
+    }
+}
+
+extension RenderPlan {
+    /// What a finished local render prints after the output's name.
+    var outputSummary: String {
+        let seconds = String(format: "%.3f", duration.seconds)
+        guard hasPicture else { return "sound only (\(export.fileType.displayName), \(export.audio.codec)), \(seconds) s" }
+        return "\(outputSize) \(frameCount) frames, \(seconds) s"
     }
 }

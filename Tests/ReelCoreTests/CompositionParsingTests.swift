@@ -83,7 +83,7 @@ struct CompositionParsingTests {
     @Test func collectsEveryStructuralProblem() {
         let text = #"""
         {"formatVersion": "1", "assets": {"a": {"url": "a.mp4", "URL": "x"}},
-         "tracks": [{"id": 1.5, "mediaType": "subtitle", "segments": [{"asset": "a"}, {"empty": {"start": 0}}]}],
+         "tracks": [{"id": 1.5, "mediaType": "caption", "segments": [{"asset": "a"}, {"empty": {"start": 0}}]}],
          "audioMix": {},
          "videoComposition": {"renderSize": {"width": 1280}, "frameDuration": "1/30", "colour": 1,
            "instructions": [{"timeRange": {"start": 0, "duration": 1}, "backgroundColor": "black",
@@ -100,11 +100,11 @@ struct CompositionParsingTests {
             "formatVersion: must be an integer, not a string",
             "assets.a.URL: unknown key; expected one of: url",
             "tracks[0].id: must be an integer, not 1.5",
-            "tracks[0].mediaType: must be one of \"video\", \"audio\", not \"subtitle\"",
+            "tracks[0].mediaType: must be one of \"video\", \"audio\", \"subtitle\", not \"caption\"",
             "tracks[0].segments[0].at: is required",
             "tracks[0].segments[1].empty.duration: is required",
             "audioMix: must be an array, not an object",
-            "videoComposition.colour: unknown key; expected one of: renderSize, frameDuration, instructions, overlays, filters",
+            "videoComposition.colour: unknown key; expected one of: renderSize, frameDuration, instructions, overlays, filters, captions",
             "videoComposition.renderSize.height: is required",
             "videoComposition.instructions[0].backgroundColor: must be a colour \"#RRGGBB\" or \"#RRGGBBAA\", not \"black\"",
             "videoComposition.instructions[0].layerInstructions[0].transform: must be \"preferred\", \"fit\", \"fill\" or a transform object {\"a\",\"b\",\"c\",\"d\",\"tx\",\"ty\"}, not \"upright\"",
@@ -113,10 +113,10 @@ struct CompositionParsingTests {
             "videoComposition.overlays[1].fontSize: only allowed for a text overlay",
             "videoComposition.overlays[2].animations[0].property: must be one of \"rotation\", \"opacity\", \"position\", \"scale\", not \"spin\"",
             "export.preset: must be one of \"highest\", \"medium\", \"low\", \"hevcHighest\", \"prores422\", \"prores4444\", not \"ultra\"",
-            "export.fileType: must be one of \"mp4\", \"mov\", not \"avi\"",
+            "export.fileType: must be one of \"mp4\", \"mov\", \"m4a\", \"wav\", \"webm\", not \"avi\"",
             "export.optimizeForNetworkUse: must be true or false, not a number",
             "export.video.crf: must be an integer, not a string",
-            "export.audio.rate: unknown key; expected one of: codec, bitRate, sampleRate, channels",
+            "export.audio.rate: unknown key; expected one of: codec, bitRate, sampleRate, channels, loudness",
         ])
     }
 

@@ -56,7 +56,7 @@ import ReelThreadTesting
 
     // MARK: - Media
 
-    /// The six files the examples use, made once for the whole suite (a `Result`, so a
+    /// The files the examples use, made once for the whole suite (a `Result`, so a
     /// failure to make them fails every test that needs them with ffmpeg's message).
     static let media: Result<URL, any Error> = Result { try makeMedia() }
 
@@ -89,6 +89,13 @@ import ReelThreadTesting
             cube.append("\(min(1, x * 1.1)) \(y) \(z * 0.85)")
         } } }
         try cube.joined(separator: "\n").write(toFile: path("grade.cube"), atomically: true, encoding: .utf8)
+        // Subtitles: English SubRip, French WebVTT, and WebVTT with a timestamp on each word.
+        try "1\n00:00:00,500 --> 00:00:02,000\nHello.\n\n2\n00:00:04,000 --> 00:00:09,000\nHow are you?\n"
+            .write(toFile: path("en.srt"), atomically: true, encoding: .utf8)
+        try "WEBVTT\n\n00:00.500 --> 00:02.000\nBonjour.\n\n00:04.000 --> 00:09.000\nComment allez-vous ?\n"
+            .write(toFile: path("fr.vtt"), atomically: true, encoding: .utf8)
+        try "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nNever <00:00:01.600>gonna <00:00:02.200>give <00:00:02.500>up\n"
+            .write(toFile: path("words.vtt"), atomically: true, encoding: .utf8)
         return dir
     }
 

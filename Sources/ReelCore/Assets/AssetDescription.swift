@@ -9,6 +9,8 @@ public struct AssetDescription: Hashable, Sendable, Codable {
         case audio
         /// A still image (PNG, JPEG, …): no duration of its own, held for a segment's `duration`.
         case still
+        /// A subtitle file (SubRip or WebVTT): cues, no pictures or sound (`subtitles` holds them).
+        case subtitle
         /// A colour look-up table (a `.cube` file) for `lut` filters: no picture, no sound.
         case lut
     }
@@ -21,11 +23,15 @@ public struct AssetDescription: Hashable, Sendable, Codable {
     public var video: VideoTrackDescription?
     /// The first audio track, if any.
     public var audio: AudioTrackDescription?
+    /// A subtitle file's cues (kind `.subtitle` only).
+    public var subtitles: SubtitleDocument?
     /// The table's shape, for a `.lut` asset.
     public var lut: LUTDescription?
 
-    public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?, lut: LUTDescription? = nil) {
-        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio; self.lut = lut
+    public init(kind: Kind, duration: Rational?, video: VideoTrackDescription?, audio: AudioTrackDescription?,
+                subtitles: SubtitleDocument? = nil, lut: LUTDescription? = nil) {
+        self.kind = kind; self.duration = duration; self.video = video; self.audio = audio
+        self.subtitles = subtitles; self.lut = lut
     }
 }
 

@@ -31,9 +31,9 @@ public struct AssetReference: Hashable, Sendable, Codable {
     public init(url: String) { self.url = url }
 }
 
-/// Whether a track carries pictures or sound.
+/// Whether a track carries pictures, sound or subtitles.
 public enum MediaType: String, Hashable, Sendable, Codable, CaseIterable {
-    case video, audio
+    case video, audio, subtitle
 }
 
 /// One composition track: segments placed on the timeline (in file order, not necessarily sorted).
@@ -42,8 +42,10 @@ public struct Track: Hashable, Sendable, Codable {
     public var id: Int
     public var mediaType: MediaType
     public var segments: [Segment]
-    public init(id: Int, mediaType: MediaType, segments: [Segment]) {
-        self.id = id; self.mediaType = mediaType; self.segments = segments
+    /// Subtitle tracks only (`SubtitleTrackOptions`); nil for video and audio tracks.
+    public var subtitle: SubtitleTrackOptions?
+    public init(id: Int, mediaType: MediaType, segments: [Segment], subtitle: SubtitleTrackOptions? = nil) {
+        self.id = id; self.mediaType = mediaType; self.segments = segments; self.subtitle = subtitle
     }
 }
 

@@ -68,12 +68,13 @@ struct CompositionDecoding {
 
     func track(_ value: JSONValue, at path: String) -> Track? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["id", "mediaType", "segments"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["id", "mediaType", "segments"] + subtitleTrackKeys) else { return nil }
         let id = r.required(o, "id", at: path, r.int)
         let type = r.required(o, "mediaType", at: path) { r.choice($0, at: $1, MediaType.self) }
         let segments = r.required(o, "segments", at: path) { r.array($0, at: $1, segment) }
+        let subtitle = subtitleTrackOptions(o, mediaType: type, at: path)
         guard let id, let type, let segments else { return nil }
-        return Track(id: id, mediaType: type, segments: segments)
+        return Track(id: id, mediaType: type, segments: segments, subtitle: subtitle)
     }
 
     func segment(_ value: JSONValue, at path: String) -> Segment? {
@@ -117,14 +118,17 @@ struct CompositionDecoding {
 
     func videoComposition(_ value: JSONValue, at path: String) -> VideoComposition? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays", "filters"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays", "filters", "captions"]) else {
+            return nil
+        }
         let size = r.optional(o, "renderSize", at: path, r.pixelSize)
         let frameDuration = r.optional(o, "frameDuration", at: path, r.time)
         let instructions = r.optional(o, "instructions", at: path) { r.array($0, at: $1, instruction) }
         let overlays = r.optional(o, "overlays", at: path) { r.array($0, at: $1, overlay) }
         let filters = r.optional(o, "filters", at: path) { r.array($0, at: $1, filter) }
+        let captions = r.optional(o, "captions", at: path) { r.array($0, at: $1, caption) }
         return VideoComposition(renderSize: size, frameDuration: frameDuration, instructions: instructions, overlays: overlays ?? [],
-                                filters: filters ?? [])
+                                filters: filters ?? [], captions: captions ?? [])
     }
 
     func instruction(_ value: JSONValue, at path: String) -> Instruction? {
@@ -251,7 +255,8 @@ struct CompositionDecoding {
 
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "gopDuration", "bitRate"])
+        guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "vp9Speed", "svtav1Preset",
+                                                       "gopDuration", "bitRate"])
         else { return nil }
         return VideoExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
                                     crf: r.optional(o, "crf", at: path, r.int),
@@ -259,15 +264,18 @@ struct CompositionDecoding {
                                     gopDuration: r.optional(o, "gopDuration", at: path, r.time),
                                     bitRate: r.optional(o, "bitRate", at: path, r.int),
                                     x265Preset: r.optional(o, "x265Preset", at: path, r.string),
-                                    proresProfile: r.optional(o, "proresProfile", at: path, r.string))
+                                    proresProfile: r.optional(o, "proresProfile", at: path, r.string),
+                                    vp9Speed: r.optional(o, "vp9Speed", at: path, r.int),
+                                    svtav1Preset: r.optional(o, "svtav1Preset", at: path, r.int))
     }
 
     func audioOverrides(_ value: JSONValue, at path: String) -> AudioExportOverrides? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["codec", "bitRate", "sampleRate", "channels"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["codec", "bitRate", "sampleRate", "channels", "loudness"]) else { return nil }
         return AudioExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
                                     bitRate: r.optional(o, "bitRate", at: path, r.int),
                                     sampleRate: r.optional(o, "sampleRate", at: path, r.int),
-                                    channels: r.optional(o, "channels", at: path, r.int))
+                                    channels: r.optional(o, "channels", at: path, r.int),
+                                    loudness: r.optional(o, "loudness", at: path, loudnessTarget))
     }
 }

@@ -1,16 +1,31 @@
 /// The presets of docs/composition.md (Export), named after `AVAssetExportSession`'s: `highest`, `medium` and
 /// `low` are H.264 (`AVAssetExportPresetHighestQuality`, `…MediumQuality`, `…LowQuality`),
 /// `hevcHighest` is `AVAssetExportPresetHEVCHighestQuality`, and `prores422` / `prores4444` are
-/// `AVAssetExportPresetAppleProRes422LPCM` / `…4444LPCM` (with AAC sound: Reel writes AAC only).
+/// `AVAssetExportPresetAppleProRes422LPCM` / `…4444LPCM` (with AAC sound: Reel writes PCM only in WAV).
 /// `quality` and `codec` (VideoCodec.swift) give each one's row of the preset table and codec.
 public enum ExportPreset: String, Hashable, Sendable, Codable, CaseIterable {
     case highest, medium, low
     case hevcHighest, prores422, prores4444
 }
 
-/// Output container.
+/// Output container. `m4a` and `wav` hold sound only: a render to them writes no picture.
+/// `webm` holds VP9 or AV1 with Opus.
 public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
-    case mp4, mov
+    case mp4, mov, m4a, wav, webm
+
+    /// Whether the container holds sound only (AAC in M4A, PCM in WAV): no video is rendered.
+    public var isAudioOnly: Bool { self == .m4a || self == .wav }
+
+    /// The name people know it by, for messages.
+    public var displayName: String {
+        switch self {
+        case .mp4: "MP4"
+        case .mov: "QuickTime"
+        case .m4a: "M4A"
+        case .wav: "WAV"
+        case .webm: "WebM"
+        }
+    }
 }
 
 /// The `export` object as written: a preset plus single-setting overrides.
@@ -20,7 +35,8 @@ public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
 public struct ExportOptions: Hashable, Sendable, Codable {
     public var preset: ExportPreset
     /// nil when the file does not say: the output name's extension decides (`OutputContainer`), else
-    /// the codec's default container (MP4; QuickTime for ProRes).
+    /// the codec's default container (MP4; QuickTime for ProRes), or M4A for a composition
+    /// without a picture (`RenderPlan.hasPicture`).
     public var fileType: FileType?
     public var optimizeForNetworkUse: Bool
     public var video: VideoExportOverrides
@@ -35,7 +51,7 @@ public struct ExportOptions: Hashable, Sendable, Codable {
 
 /// `export.video`: each non-nil field replaces the preset's value.
 public struct VideoExportOverrides: Hashable, Sendable, Codable {
-    /// `"h264"`, `"hevc"` or `"prores"` (`VideoCodec`); absent: the preset's codec.
+    /// `"h264"`, `"hevc"`, `"prores"`, `"vp9"` or `"av1"` (`VideoCodec`); absent: the preset's codec (VP9 in WebM).
     public var codec: String?
     /// x264 or x265 constant rate factor 0…51 (not for ProRes).
     public var crf: Int?
@@ -45,29 +61,36 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
     public var x265Preset: String?
     /// A `ProResProfile` name (`proxy`, `lt`, `422`, `hq`, `4444`); codec `prores` only.
     public var proresProfile: String?
+    /// libvpx's speed, 0 (slowest, best) … 8 (`VideoCodec.vp9SpeedRange`); codec `vp9` only.
+    public var vp9Speed: Int?
+    /// SVT-AV1's preset, 0 (slowest, best) … 13 (`VideoCodec.svtav1PresetRange`); codec `av1` only.
+    public var svtav1Preset: Int?
     /// Seconds per GOP (> 0); chunks are whole GOPs.
     public var gopDuration: Rational?
     /// Bits per second; when set the encoder targets this rate instead of CRF quality (not for ProRes).
     public var bitRate: Int?
 
     public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil,
-                x265Preset: String? = nil, proresProfile: String? = nil) {
+                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil) {
         self.codec = codec; self.crf = crf; self.x264Preset = x264Preset; self.gopDuration = gopDuration; self.bitRate = bitRate
-        self.x265Preset = x265Preset; self.proresProfile = proresProfile
+        self.x265Preset = x265Preset; self.proresProfile = proresProfile; self.vp9Speed = vp9Speed; self.svtav1Preset = svtav1Preset
     }
 }
 
 /// `export.audio`: each non-nil field replaces the preset's value.
 public struct AudioExportOverrides: Hashable, Sendable, Codable {
-    /// Only `"aac"` is supported.
+    /// An `AudioCodec` name (`"aac"`, `"opus"`, `"pcm"`); absent: the container's (`AudioCodec.default(for:)`).
     public var codec: String?
     public var bitRate: Int?
-    /// One of AAC's sample rates (8000 … 96000).
+    /// One of the codec's sample rates (`AudioCodec.sampleRates`).
     public var sampleRate: Int?
     /// 1 or 2.
     public var channels: Int?
+    /// Loudness normalisation of the whole programme; nil: the mix as it is.
+    public var loudness: LoudnessTarget?
 
-    public init(codec: String? = nil, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
+    public init(codec: String? = nil, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil, loudness: LoudnessTarget? = nil) {
         self.codec = codec; self.bitRate = bitRate; self.sampleRate = sampleRate; self.channels = channels
+        self.loudness = loudness
     }
 }

@@ -10,11 +10,13 @@ public struct VideoComposition: Hashable, Sendable, Codable {
     public var overlays: [Overlay]
     /// Applied in order to the composited picture (background and layers), below the overlays.
     public var filters: [LayerFilter]
+    /// Subtitle files burned in, above the overlays, in array order.
+    public var captions: [Caption]
 
     public init(renderSize: PixelSize? = nil, frameDuration: Rational? = nil,
-                instructions: [Instruction]? = nil, overlays: [Overlay] = [], filters: [LayerFilter] = []) {
+                instructions: [Instruction]? = nil, overlays: [Overlay] = [], filters: [LayerFilter] = [], captions: [Caption] = []) {
         self.renderSize = renderSize; self.frameDuration = frameDuration
-        self.instructions = instructions; self.overlays = overlays; self.filters = filters
+        self.instructions = instructions; self.overlays = overlays; self.filters = filters; self.captions = captions
     }
 }
 

@@ -78,10 +78,12 @@ public enum ChunkPlanner {
         return lo
     }
 
-    /// Chunks for `plan`, with its GOP length and cut frames.
+    /// Chunks for `plan`, with its GOP length and cut frames; none when the output has no
+    /// picture (sound only: the audio task and the finaliser make it).
     public static func plan(for plan: RenderPlan, targetChunkSeconds: Rational = defaultTargetChunkSeconds,
                             minimumChunks: Int = 1) -> [FrameRange] {
-        self.plan(frameCount: plan.frameCount, gopFrames: plan.export.video.gopFrames, frameDuration: plan.frameDuration,
+        guard plan.hasPicture else { return [] }
+        return self.plan(frameCount: plan.frameCount, gopFrames: plan.export.video.gopFrames, frameDuration: plan.frameDuration,
                   targetChunkSeconds: targetChunkSeconds, minimumChunks: minimumChunks, cutFrames: plan.cutFrames)
     }
 }

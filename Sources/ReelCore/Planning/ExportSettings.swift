@@ -31,17 +31,30 @@ public struct ExportSettings: Codable, Sendable, Hashable {
     public static let x264CRF: [ExportPreset: Int] = [.highest: 18, .medium: 23, .low: 28]
     /// x265's CRF for each quality step of the preset table.
     public static let x265CRF: [ExportPreset: Int] = [.highest: 22, .medium: 28, .low: 32]
+    /// libvpx-vp9's CRF (0…63) for each quality step: 31 is Google's advice for HD at good
+    /// quality (`medium`); each step is about the same change in quality as x264's.
+    public static let vp9CRF: [ExportPreset: Int] = [.highest: 24, .medium: 31, .low: 37]
+    /// libvpx-vp9's default speed (`vp9Speed`): its "good" mode at `cpu-used` 4, a usual choice
+    /// for files (0 is far slower; 6…8 switch to the much faster "realtime" mode).
+    public static let defaultVP9Speed = 4
+    /// SVT-AV1's CRF (0…63) for each quality step, about as far apart as libvpx's.
+    public static let av1CRF: [ExportPreset: Int] = [.highest: 24, .medium: 32, .low: 40]
+    /// SVT-AV1's default preset (`svtav1Preset`): 8, the fast end of the presets SVT-AV1
+    /// suggests for files rather than live encoding (up to 13 is faster, down to 0 far slower).
+    public static let defaultSVTAV1Preset = 8
 
     /// Resolves `options` for a plan whose frame duration is `frameDuration` (> 0). An unknown
     /// `video.codec` (which validation refuses) is kept as written, with H.264's other settings.
-    public init(resolving options: ExportOptions, frameDuration: Rational) {
+    /// `hasPicture` false (a composition with no video track and no overlay) makes the default
+    /// container M4A instead of the video codec's.
+    public init(resolving options: ExportOptions, frameDuration: Rational, hasPicture: Bool = true) {
         let preset = options.preset, quality = preset.quality
         let o = options.video
         let gop = o.gopDuration ?? VideoExportSettings.defaultGOPDuration
         let gopFrames = gop > .zero ? max(1, Int((gop / frameDuration).rounded)) : 1
         let codec = options.videoCodec ?? .h264
         var video = VideoExportSettings(
-            codec: o.codec ?? preset.codec.rawValue,
+            codec: o.codec ?? codec.rawValue,
             profile: quality == .highest ? "high" : "main",
             crf: o.crf ?? Self.x264CRF[quality]!,
             x264Preset: o.x264Preset ?? "medium",
@@ -61,14 +74,29 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             video.crf = 0
             video.x264Preset = ""
             video.bitRate = nil
+        case .vp9:
+            video.profile = "0"
+            video.crf = o.crf ?? Self.vp9CRF[quality]!
+            video.x264Preset = ""
+            video.vp9Speed = o.vp9Speed ?? Self.defaultVP9Speed
+        case .av1:
+            video.profile = "main"
+            video.crf = o.crf ?? Self.av1CRF[quality]!
+            video.x264Preset = ""
+            video.svtav1Preset = o.svtav1Preset ?? Self.defaultSVTAV1Preset
         }
+        let fileType = options.fileType ?? (hasPicture ? codec.defaultFileType : .m4a)
         let a = options.audio
+        let audioCodec = a.codec ?? AudioCodec.default(for: fileType).rawValue
+        let sampleRate = a.sampleRate ?? 48_000, channels = a.channels ?? 2
         let audio = AudioExportSettings(
-            codec: a.codec ?? "aac",
-            bitRate: a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][quality]!,
-            sampleRate: a.sampleRate ?? 48_000,
-            channels: a.channels ?? 2)
-        self.init(preset: preset, fileType: options.fileType ?? codec.defaultFileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
+            codec: audioCodec,
+            bitRate: audioCodec == AudioCodec.pcm.rawValue ? sampleRate * channels * 16
+                : a.bitRate ?? [.highest: 192_000, .medium: 128_000, .low: 96_000][quality]!,
+            sampleRate: sampleRate,
+            channels: channels,
+            loudness: a.loudness)
+        self.init(preset: preset, fileType: fileType, optimizeForNetworkUse: options.optimizeForNetworkUse,
                   video: video, audio: audio)
     }
 }
@@ -79,12 +107,12 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// x264's preset names, fastest first (x265's are the same).
     public static let x264Presets = VideoCodec.speedPresets
 
-    /// `"h264"`, `"hevc"` or `"prores"` (`VideoCodec`).
+    /// `"h264"`, `"hevc"`, `"prores"`, `"vp9"` or `"av1"` (`VideoCodec`).
     public var codec: String
     /// The codec's profile: H.264 `"high"` or `"main"`; HEVC `"main"`; ProRes a `ProResProfile`
-    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`).
+    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`); VP9 `"0"`, AV1 `"main"` (both 8-bit 4:2:0).
     public var profile: String
-    /// x264's or x265's constant rate factor; 0 (unused) for ProRes.
+    /// x264's, x265's, libvpx's or SVT-AV1's constant rate factor; 0 (unused) for ProRes.
     public var crf: Int
     /// x264's preset for H.264; empty for the other codecs.
     public var x264Preset: String
@@ -95,33 +123,45 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// `max(1, round(gopDuration / frameDuration))`: frames per closed GOP; chunk boundaries are multiples of it.
     /// ProRes is intra-only (every frame a keyframe); its chunks still follow this grid.
     public var gopFrames: Int
-    /// When set, a target bit rate (bits/s) instead of constant quality (H.264 and HEVC).
+    /// When set, a target bit rate (bits/s) instead of constant quality (all but ProRes).
     public var bitRate: Int?
+    /// libvpx's speed (0…8) for VP9; nil for the other codecs (and in plans made before VP9).
+    public var vp9Speed: Int?
+    /// SVT-AV1's preset (0…13) for AV1; nil for the other codecs.
+    public var svtav1Preset: Int?
 
     public init(codec: String, profile: String, crf: Int, x264Preset: String, gopDuration: Rational, gopFrames: Int, bitRate: Int?,
-                x265Preset: String? = nil) {
+                x265Preset: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil) {
         self.codec = codec; self.profile = profile; self.crf = crf; self.x264Preset = x264Preset
         self.gopDuration = gopDuration; self.gopFrames = gopFrames; self.bitRate = bitRate; self.x265Preset = x265Preset
+        self.vp9Speed = vp9Speed; self.svtav1Preset = svtav1Preset
     }
 
     /// The codec, if Reel knows it (validated compositions always give one it knows).
     public var videoCodec: VideoCodec? { VideoCodec(rawValue: codec) }
 }
 
-/// AAC encoder settings.
+/// Audio encoder settings (AAC, or PCM for WAV).
 public struct AudioExportSettings: Codable, Sendable, Hashable {
     /// The sample rates AAC (MPEG-4 sampling frequency index) defines.
     public static let aacSampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
 
-    /// `"aac"`.
+    /// An `AudioCodec` name: `"aac"`, `"opus"` or `"pcm"`.
     public var codec: String
-    /// Bits per second.
+    /// Bits per second (for PCM, what its 16-bit samples take: informational).
     public var bitRate: Int
     public var sampleRate: Int
     /// 1 or 2.
     public var channels: Int
+    /// Normalise the whole programme to this target (measure, one gain, true-peak limiter);
+    /// nil: the mix as it is (and in plans made before loudness normalisation existed).
+    public var loudness: LoudnessTarget?
 
-    public init(codec: String, bitRate: Int, sampleRate: Int, channels: Int) {
+    public init(codec: String, bitRate: Int, sampleRate: Int, channels: Int, loudness: LoudnessTarget? = nil) {
         self.codec = codec; self.bitRate = bitRate; self.sampleRate = sampleRate; self.channels = channels
+        self.loudness = loudness
     }
+
+    /// The codec, if Reel knows it (validated compositions always give one it knows).
+    public var audioCodec: AudioCodec? { AudioCodec(rawValue: codec) }
 }

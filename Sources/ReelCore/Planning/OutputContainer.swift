@@ -1,10 +1,12 @@
 /// Which container an output file gets: `export.fileType` when the composition says, else the
-/// output name's extension (`.mp4`, `.m4v` → MP4; `.mov` → QuickTime), as AVAssetExportSession
-/// users expect from `outputURL`. An unknown extension, or one that contradicts
+/// output name's extension (`.mp4`, `.m4v` → MP4; `.mov` → QuickTime; `.m4a` → M4A and `.wav`
+/// → WAV, both sound only; `.webm` → WebM), as AVAssetExportSession users expect from `outputURL`. An unknown extension, or one that contradicts
 /// `export.fileType`, is an error naming both, never a silent MP4 under another name.
 public enum OutputContainer {
     /// The extensions Reel writes, and the container each means.
-    public static let extensions: [(suffix: String, fileType: FileType)] = [("mp4", .mp4), ("m4v", .mp4), ("mov", .mov)]
+    public static let extensions: [(suffix: String, fileType: FileType)] = [
+        ("mp4", .mp4), ("m4v", .mp4), ("mov", .mov), ("m4a", .m4a), ("wav", .wav), ("webm", .webm),
+    ]
 
     /// The container for `outputPath`, given the composition's `export.fileType` (nil = not written).
     /// `writtenBy` says where that container came from, for the error that says what to change.
@@ -28,13 +30,24 @@ public enum OutputContainer {
     /// The container for `outputPath` given the composition's whole `export`: as
     /// `fileType(forOutput:written:)` with `export.fileType`, and then refused when the
     /// container the output name implies cannot hold the export's video codec (ProRes in
-    /// MP4), naming both the name and where the codec came from.
+    /// MP4) or its written audio codec (PCM in MP4), naming both the name and where the codec
+    /// came from. An audio-only container takes any video codec: it writes no picture.
     public static func fileType(forOutput outputPath: String, export: ExportOptions) -> Result<FileType, OutputNameError> {
         let resolved = fileType(forOutput: outputPath, written: export.fileType)
-        guard case .success(let fileType) = resolved, let codec = export.videoCodec, !codec.fileTypes.contains(fileType) else { return resolved }
+        guard case .success(let fileType) = resolved else { return resolved }
         let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
+        if let written = export.audio.codec, let audio = AudioCodec(rawValue: written), !audio.fileTypes.contains(fileType) {
+            let allowed = audio.fileTypes.map { ".\($0.rawValue)" }.joined(separator: ", ")
+            return .failure(OutputNameError(message: "the output name \(name) gives \(fileType.displayName), which cannot hold export.audio.codec "
+                + "\"\(written)\" (\(audio.displayName) goes only in \(allowed)): name the output \(allowed), or remove the codec to get "
+                + "\(AudioCodec.default(for: fileType).displayName)"))
+        }
+        // The codec as the container makes it (WebM turns an H.264 preset into VP9).
+        var contained = export
+        contained.fileType = fileType
+        guard !fileType.isAudioOnly, let codec = contained.videoCodec, !codec.fileTypes.contains(fileType) else { return resolved }
         let allowed = codec.fileTypes.map { ".\($0.rawValue)" }.joined(separator: " or ")
-        let container = fileType == .mp4 ? "MP4" : "QuickTime"
+        let container = fileType.displayName
         if export.fileType != nil {
             return .failure(OutputNameError(message: "the output name \(name) and export.fileType \"\(fileType.rawValue)\" give \(container), but "
                 + "\(export.videoCodecOrigin) encodes \(codec.displayName), which Reel writes only in \(allowed): "

@@ -27,18 +27,27 @@ public struct RenderPlan: Codable, Sendable, Hashable {
     public var export: ExportSettings
     /// `videoComposition.filters`: applied to the composited layers, below the overlays.
     public var filters: [LayerFilter]
+    /// Subtitle tracks in composition order, written by the finaliser; nil when there are none
+    /// (and in plans made before subtitles existed).
+    public var subtitleTracks: [PlannedSubtitleTrack]?
+    /// Subtitle files burned into the picture, above the overlays; nil when there are none
+    /// (and in plans made before captions existed).
+    public var captions: [PlannedCaption]?
 
     public init(renderSize: PixelSize, outputSize: PixelSize, frameDuration: Rational, duration: Rational, frameCount: Int,
                 assets: [String: PlannedAsset], videoTracks: [PlannedTrack], audioTracks: [PlannedAudioTrack],
-                instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings, filters: [LayerFilter] = []) {
+                instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings, filters: [LayerFilter] = [],
+                subtitleTracks: [PlannedSubtitleTrack]? = nil, captions: [PlannedCaption]? = nil) {
         self.renderSize = renderSize; self.outputSize = outputSize; self.frameDuration = frameDuration
         self.duration = duration; self.frameCount = frameCount; self.assets = assets
         self.videoTracks = videoTracks; self.audioTracks = audioTracks; self.instructions = instructions
         self.overlays = overlays; self.export = export; self.filters = filters
+        self.subtitleTracks = subtitleTracks; self.captions = captions
     }
 
     private enum CodingKeys: String, CodingKey {
         case renderSize, outputSize, frameDuration, duration, frameCount, assets, videoTracks, audioTracks, instructions, overlays, export, filters
+        case subtitleTracks, captions
     }
 
     /// A plan written before filters existed has no `filters` key: it has none.
@@ -51,7 +60,9 @@ public struct RenderPlan: Codable, Sendable, Hashable {
                   audioTracks: try c.decode([PlannedAudioTrack].self, forKey: .audioTracks),
                   instructions: try c.decode([PlannedInstruction].self, forKey: .instructions),
                   overlays: try c.decode([PlannedOverlay].self, forKey: .overlays), export: try c.decode(ExportSettings.self, forKey: .export),
-                  filters: try c.decodeIfPresent([LayerFilter].self, forKey: .filters) ?? [])
+                  filters: try c.decodeIfPresent([LayerFilter].self, forKey: .filters) ?? [],
+                  subtitleTracks: try c.decodeIfPresent([PlannedSubtitleTrack].self, forKey: .subtitleTracks),
+                  captions: try c.decodeIfPresent([PlannedCaption].self, forKey: .captions))
     }
 
     /// Scale from render coordinates to output pixels along x (1 unless preset low shrank the

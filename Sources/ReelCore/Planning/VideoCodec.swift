@@ -5,8 +5,10 @@
 /// | `h264`   | libx264  | MP4, MOV   | `crf`, `x264Preset`, `bitRate`  |
 /// | `hevc`   | libx265  | MP4, MOV   | `crf`, `x265Preset`, `bitRate`  |
 /// | `prores` | prores_ks| MOV only   | `proresProfile`                 |
+/// | `vp9`    | libvpx-vp9 | WebM only | `crf`, `vp9Speed`, `bitRate`    |
+/// | `av1`    | libsvtav1 | MP4, WebM  | `crf`, `svtav1Preset`, `bitRate` |
 public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
-    case h264, hevc, prores
+    case h264, hevc, prores, vp9, av1
 
     /// The libavcodec encoder that writes it.
     public var encoderName: String {
@@ -14,6 +16,8 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .h264: "libx264"
         case .hevc: "libx265"
         case .prores: "prores_ks"
+        case .vp9: "libvpx-vp9"
+        case .av1: "libsvtav1"
         }
     }
 
@@ -23,12 +27,23 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .h264: "H.264"
         case .hevc: "HEVC"
         case .prores: "ProRes"
+        case .vp9: "VP9"
+        case .av1: "AV1"
         }
     }
 
     /// The containers it may be written in. ProRes is a QuickTime codec: MP4 has no sample
     /// entry for it (libavformat refuses it, and players would too).
-    public var fileTypes: [FileType] { self == .prores ? [.mov] : [.mp4, .mov] }
+    /// VP9 goes in WebM only (Reel writes it nowhere else; WebM takes no H.264, HEVC or ProRes);
+    /// AV1 in MP4 (its default: the `av01` sample entry) and WebM.
+    public var fileTypes: [FileType] {
+        switch self {
+        case .h264, .hevc: [.mp4, .mov]
+        case .prores: [.mov]
+        case .vp9: [.webm]
+        case .av1: [.mp4, .webm]
+        }
+    }
 
     /// The container when neither `export.fileType` nor an output name decides.
     public var defaultFileType: FileType { fileTypes[0] }
@@ -39,12 +54,23 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .h264: "x264Preset"
         case .hevc: "x265Preset"
         case .prores: nil
+        case .vp9: "vp9Speed"
+        case .av1: "svtav1Preset"
         }
     }
 
     /// Whether quality is a constant rate factor (`crf`) or a bit rate (`bitRate`); ProRes
     /// has a fixed bit budget per profile instead.
     public var hasRateControl: Bool { self != .prores }
+
+    /// The values `crf` may take: x264's and x265's 0…51, libvpx's and SVT-AV1's 0…63.
+    public var crfRange: ClosedRange<Int> { self == .vp9 || self == .av1 ? 0...63 : 0...51 }
+
+    /// libvpx's speeds (`cpu-used`): 0…5 in its "good" mode, 6…8 in its "realtime" mode.
+    public static let vp9SpeedRange = 0...8
+
+    /// SVT-AV1's presets: 0 (slowest, smallest) … 13 (fastest).
+    public static let svtav1PresetRange = 0...13
 
     /// Speed presets, fastest first. x264 and x265 use the same names.
     public static let speedPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
@@ -72,7 +98,8 @@ extension ExportPreset {
         }
     }
 
-    /// The codec the preset encodes when `export.video.codec` does not say.
+    /// The codec the preset encodes when `export.video.codec` does not say (in MP4 or
+    /// QuickTime; in WebM the H.264 presets encode VP9: `ExportOptions.videoCodec`).
     public var codec: VideoCodec {
         switch self {
         case .highest, .medium, .low: .h264
@@ -88,16 +115,24 @@ extension ExportPreset {
 extension ExportOptions {
     /// The codec this export encodes: `video.codec` when written, else the preset's. Nil when
     /// `video.codec` names a codec Reel does not have (validation reports it).
+    ///
+    /// Decision: in WebM, which takes no H.264, an H.264 preset (`highest`, `medium`, `low`)
+    /// encodes VP9 at the same quality step, as ffmpeg's WebM default is; a preset of another
+    /// codec (`hevcHighest`, ProRes) stays that codec, which validation refuses in WebM.
     public var videoCodec: VideoCodec? {
-        guard let name = video.codec else { return preset.codec }
+        guard let name = video.codec else { return webmDefaultsToVP9 ? .vp9 : preset.codec }
         return VideoCodec(rawValue: name)
     }
+
+    /// Whether the codec is VP9 because the container is WebM and nothing else names one.
+    private var webmDefaultsToVP9: Bool { video.codec == nil && fileType == .webm && preset.codec == .h264 }
 
     /// Where the codec came from, for messages: `export.video.codec "prores"` or
     /// `export.preset "prores422"` (the preset, written or the default `highest`, decides when
     /// `export.video.codec` is absent).
     public var videoCodecOrigin: String {
         if let name = video.codec { return "export.video.codec \"\(name)\"" }
+        if webmDefaultsToVP9 { return "WebM's default codec" }
         return "export.preset \"\(preset.rawValue)\""
     }
 }

@@ -10,10 +10,12 @@ import Crypto
 /// count; the render size, output size and frame duration; and for each frame of its range the
 /// `FrameDescription` (`FrameCursor.frame(_:)`): time, background, every layer (track, source
 /// by content hash, source time, transform, opacity, crop) and every overlay (its bitmap by
-/// content hash or text/font/size/colour, frame, evaluated transform and opacity). The audio
+/// content hash or text/font/size/colour, frame, evaluated transform and opacity), and the
+/// burned-in captions on screen (style, highlight, text and how far the highlight has reached). The audio
 /// key covers the whole mix: every audio track's volume, ramps and segments (source by
 /// content hash, source start, position, duration, and the source duration of a segment that
-/// changes speed, with the track's `audioTimePitchAlgorithm` then), the audio export settings and the composition's duration and frame grid.
+/// changes speed, with the track's `audioTimePitchAlgorithm` then), the audio export settings and the composition's duration and frame grid,
+/// and the loudness target when the mix is normalised.
 /// A video frame's source time already reflects any speed change.
 ///
 /// Sources are named by content (`assetContent`: asset id → SHA-256 of the file), never by id or
@@ -42,6 +44,7 @@ public enum ContentKey {
     public static func videoChunks(_ plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
                                    assetContent: [String: String]) -> [String?] {
         var cursor = FrameCursor(plan: plan)
+        let captions = plan.captions.map { _ in CaptionTimeline(plan) }
         return chunks.map { frames in
             var out = encoder(for: "video-chunk")
             let video = plan.export.video
@@ -53,6 +56,9 @@ public enum ContentKey {
             out.write("gopDuration", video.gopDuration)
             out.write("gopFrames", video.gopFrames)
             out.write("bitRate", video.bitRate)
+            // Written only when set, so the keys of H.264, HEVC and ProRes chunks stay as they were.
+            if let speed = video.vp9Speed { out.write("vp9Speed", speed) }
+            if let preset = video.svtav1Preset { out.write("svtav1Preset", preset) }
             out.write("encoderThreads", encoderThreads)
             out.write("renderSize", plan.renderSize)
             out.write("outputSize", plan.outputSize)
@@ -60,6 +66,7 @@ public enum ContentKey {
             out.write("frames", frames.count)
             for k in frames.start..<frames.end {
                 guard plan.write(frame: cursor.frame(k), to: &out, assetContent: assetContent) else { return nil }
+                if let captions { plan.write(captionsAt: plan.time(ofFrame: k), timeline: captions, to: &out) }
             }
             return digest(out)
         }
@@ -73,6 +80,7 @@ public enum ContentKey {
         out.write("bitRate", audio.bitRate)
         out.write("sampleRate", audio.sampleRate)
         out.write("channels", audio.channels)
+        if let loudness = audio.loudness { plan.write(loudness: loudness, to: &out) }
         out.write("duration", plan.duration)
         out.write("frameDuration", plan.frameDuration)
         out.write("tracks", plan.audioTracks.count)

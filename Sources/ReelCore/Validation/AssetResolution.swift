@@ -6,6 +6,9 @@ public enum AssetResolution: Hashable, Sendable {
     /// The asset cannot be used; `reason` becomes the problem message (`assets.<id>.url: <reason>`),
     /// e.g. `no such file`.
     case unavailable(reason: String)
+    /// The file was read but is malformed (a subtitle file with bad cues): one problem message
+    /// per entry, each reported as `assets.<id>.url: <reason>`.
+    case malformed(reasons: [String])
 }
 
 /// Where an asset's `url` points, given the directory of the composition file.

@@ -60,7 +60,13 @@ final class ValidationRun {
         }
         let audioTracks = checkAudioMix(tracks: tracks)
         let video = checkVideoComposition(tracks: tracks, duration: duration)
+        let subtitleTracks = checkSubtitleTracks(tracks.subtitle, duration: duration)
+        let captions = checkCaptions(duration: duration, renderSize: video?.renderSize)
         let export = checkExport()
+        if export.fileType?.isAudioOnly == true, audioTracks.isEmpty, composition.tracks.contains(where: { !$0.segments.isEmpty }) {
+            report("tracks", "an \(export.fileType!.displayName) output holds sound only, but no track is an audio track: add one, "
+                   + "or write a video container (mp4, mov)")
+        }
         guard problems.isEmpty, let video, duration > .zero else { return nil }
 
         let frameCount = duration.ceilDiv(video.frameDuration)
@@ -70,7 +76,7 @@ final class ValidationRun {
                    + "a job may have at most \(RenderLimits.maximumFrames) frames (24 hours at 60 fps): shorten it or split it into several jobs")
             return nil
         }
-        let settings = ExportSettings(resolving: export, frameDuration: video.frameDuration)
+        let settings = ExportSettings(resolving: export, frameDuration: video.frameDuration, hasPicture: composition.hasPicture)
         var used = Set(tracks.video.flatMap { $0.segments.map(\.asset) } + audioTracks.flatMap { $0.segments.map(\.asset) })
         for overlay in video.overlays { if case .image(let id) = overlay.kind { used.insert(id) } }
         for filter in video.filters + video.instructions.flatMap({ $0.layers.flatMap(\.filters) }) {
@@ -88,7 +94,9 @@ final class ValidationRun {
             instructions: video.instructions,
             overlays: video.overlays,
             export: settings,
-            filters: video.filters)
+            filters: video.filters,
+            subtitleTracks: subtitleTracks.isEmpty ? nil : subtitleTracks,
+            captions: captions.isEmpty ? nil : captions)
     }
 
     func checkAssets() {
@@ -97,6 +105,7 @@ final class ValidationRun {
             switch resolutions[id] {
             case nil: report(path, "was not probed")
             case .unavailable(let reason): report(path, reason)
+            case .malformed(let reasons): reasons.forEach { report(path, $0) }
             case .described(_, let description) where description.usabilityProblem != nil:
                 report(path, description.usabilityProblem!)
             case .described(let url, let description): described[id] = PlannedAsset(url: url, description: description)

@@ -6,7 +6,17 @@ extension ValidationRun {
         if let codec = v.codec, VideoCodec(rawValue: codec) == nil {
             report("export.video.codec", "must be one of \(VideoCodec.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \"\(codec)\"")
         }
-        if let crf = v.crf, !(0...51).contains(crf) { report("export.video.crf", "must be between 0 and 51") }
+        let crfRange = export.videoCodec?.crfRange ?? 0...51
+        if let crf = v.crf, !crfRange.contains(crf) {
+            report("export.video.crf", "must be between \(crfRange.lowerBound) and \(crfRange.upperBound)"
+                   + (export.videoCodec == .vp9 ? " (libvpx's scale)" : export.videoCodec == .av1 ? " (SVT-AV1's scale)" : ""))
+        }
+        if let speed = v.vp9Speed, !VideoCodec.vp9SpeedRange.contains(speed) {
+            report("export.video.vp9Speed", "must be between \(VideoCodec.vp9SpeedRange.lowerBound) and \(VideoCodec.vp9SpeedRange.upperBound)")
+        }
+        if let preset = v.svtav1Preset, !VideoCodec.svtav1PresetRange.contains(preset) {
+            report("export.video.svtav1Preset", "must be between \(VideoCodec.svtav1PresetRange.lowerBound) and \(VideoCodec.svtav1PresetRange.upperBound)")
+        }
         for (key, value) in [("x264Preset", v.x264Preset), ("x265Preset", v.x265Preset)] {
             if let value, !VideoCodec.speedPresets.contains(value) {
                 report("export.video.\(key)", "must be one of \(VideoCodec.speedPresets.joined(separator: ", ")), not \"\(value)\"")
@@ -18,13 +28,37 @@ extension ValidationRun {
         if let gop = v.gopDuration, gop <= .zero { report("export.video.gopDuration", "must be > 0") }
         if let rate = v.bitRate, rate <= 0 { report("export.video.bitRate", "must be > 0") }
         if let codec = export.videoCodec { checkCodecPairing(codec, export) }
-        if let codec = a.codec, codec != "aac" { report("export.audio.codec", "must be \"aac\" (the only audio codec), not \"\(codec)\"") }
+        if let codec = a.codec, AudioCodec(rawValue: codec) == nil {
+            report("export.audio.codec", "must be one of \(AudioCodec.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \"\(codec)\"")
+        }
         if let rate = a.bitRate, rate <= 0 { report("export.audio.bitRate", "must be > 0") }
-        if let rate = a.sampleRate, !AudioExportSettings.aacSampleRates.contains(rate) {
-            report("export.audio.sampleRate", "must be one of AAC's sample rates: \(AudioExportSettings.aacSampleRates.map(String.init).joined(separator: ", "))")
+        let audioCodec = export.audioCodec ?? .aac
+        if let rate = a.sampleRate, !audioCodec.sampleRates.contains(rate) {
+            report("export.audio.sampleRate", "must be one of \(audioCodec.displayName)'s sample rates: \(audioCodec.sampleRates.map(String.init).joined(separator: ", "))")
         }
         if let channels = a.channels, channels != 1 && channels != 2 { report("export.audio.channels", "must be 1 or 2") }
+        if let codec = export.audioCodec { checkAudioCodecPairing(codec, export) }
+        if let loudness = a.loudness, loudness.standard == nil { checkLoudnessTarget(loudness, at: "export.audio.loudness") }
         return export
+    }
+
+    /// An audio setting the codec has no use for, and a container the codec cannot go in.
+    func checkAudioCodecPairing(_ codec: AudioCodec, _ export: ExportOptions) {
+        let origin = export.audio.codec.map { "export.audio.codec \"\($0)\"" } ?? "the container's default"
+        if !codec.hasBitRate, export.audio.bitRate != nil {
+            report("export.audio.bitRate", "\(origin) is \(codec.displayName), uncompressed 16-bit samples with no bit rate: remove bitRate")
+        }
+        // NormalisedAudio measures what it delivers by encoding AAC; Opus and PCM outputs are not
+        // normalised yet, and refusing is better than delivering another codec than asked for.
+        if codec != .aac, export.audio.loudness != nil {
+            report("export.audio.loudness", "loudness normalisation is written for AAC audio so far, and \(origin) is \(codec.displayName): "
+                   + "remove loudness, or export to MP4, MOV or M4A with AAC")
+        }
+        if let fileType = export.fileType, !codec.fileTypes.contains(fileType) {
+            report("export.audio.codec", "is \"\(codec.rawValue)\", but export.fileType \"\(fileType.rawValue)\" cannot hold \(codec.displayName) "
+                   + "(Reel writes it only in \(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))): remove codec to get "
+                   + "\(AudioCodec.default(for: fileType).displayName), or change fileType")
+        }
     }
 }
 
@@ -33,7 +67,10 @@ extension ValidationRun {
     /// cannot go in: each reported at the key to change, naming where the codec came from.
     func checkCodecPairing(_ codec: VideoCodec, _ export: ExportOptions) {
         let v = export.video, origin = export.videoCodecOrigin
-        let speedKeys: [(key: String, value: String?, codec: VideoCodec)] = [("x264Preset", v.x264Preset, .h264), ("x265Preset", v.x265Preset, .hevc)]
+        let speedKeys: [(key: String, value: String?, codec: VideoCodec)] = [
+            ("x264Preset", v.x264Preset, .h264), ("x265Preset", v.x265Preset, .hevc), ("vp9Speed", v.vp9Speed.map(String.init), .vp9),
+            ("svtav1Preset", v.svtav1Preset.map(String.init), .av1),
+        ]
         for (key, value, owner) in speedKeys where value != nil && owner != codec {
             let fix = codec.presetKey.map { "use \($0) instead" } ?? "\(codec.displayName) has no speed preset: remove it"
             report("export.video.\(key)", "applies only to codec \"\(owner.rawValue)\", but \(origin) encodes \(codec.displayName): \(fix)")
@@ -48,7 +85,7 @@ extension ValidationRun {
                        + "remove \(key), or choose \"proresProfile\" (\(ProResProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
         }
-        if let fileType = export.fileType, !codec.fileTypes.contains(fileType) {
+        if let fileType = export.fileType, !fileType.isAudioOnly, !codec.fileTypes.contains(fileType) {
             report("export.fileType", "is \"\(fileType.rawValue)\", but \(origin) encodes \(codec.displayName), which Reel writes only in "
                    + "\(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")): set \"fileType\": \"\(codec.defaultFileType.rawValue)\" "
                    + "(and name the output .\(codec.defaultFileType.rawValue)), or choose another codec")

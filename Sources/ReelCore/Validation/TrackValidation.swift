@@ -8,6 +8,8 @@ struct CheckedTracks {
     var durationPath: String?
     /// Track id → media type, for the first track with each id.
     var mediaTypes: [Int: MediaType] = [:]
+    /// Subtitle tracks with their placed cues (they do not count towards `duration`).
+    var subtitle: [CheckedSubtitleTrack] = []
 }
 
 extension ValidationRun {
@@ -26,11 +28,16 @@ extension ValidationRun {
 
             var occupied: [(index: Int, range: TimeRange, path: String)] = []
             var segments: [PlannedSegment] = []
+            var cues: [SubtitleCue] = []
             for (s, segment) in track.segments.enumerated() {
                 let segmentPath = "\(path).segments[\(s)]"
                 switch segment {
                 case .empty(let range):
                     if checkRange(range, at: "\(segmentPath).empty") { occupied.append((s, range, "\(segmentPath).empty")) }
+                case .media(let media) where track.mediaType == .subtitle:
+                    guard let placed = checkSubtitleSegment(media, at: segmentPath) else { continue }
+                    cues += placed.cues
+                    occupied.append((s, placed.range, segmentPath))
                 case .media(let media):
                     guard let planned = checkSegment(media, in: track.mediaType, at: segmentPath) else { continue }
                     segments.append(planned)
@@ -38,7 +45,7 @@ extension ValidationRun {
                 }
             }
             checkOverlaps(occupied.map { ($0.index, $0.range) }, trackPath: path)
-            for entry in occupied where entry.range.end > result.duration {
+            for entry in occupied where entry.range.end > result.duration && track.mediaType != .subtitle {
                 result.duration = entry.range.end
                 result.durationPath = entry.path
             }
@@ -46,6 +53,7 @@ extension ValidationRun {
             switch track.mediaType {
             case .video: result.video.append(planned)
             case .audio: result.audio.append(planned)
+            case .subtitle: result.subtitle.append(CheckedSubtitleTrack(index: t, track: track, cues: cues))
             }
         }
         return result
@@ -64,6 +72,9 @@ extension ValidationRun {
         guard let asset = described[media.asset]?.description else { return nil }
 
         switch mediaType {
+        case _ where asset.kind == .subtitle:
+            report("\(path).asset", "asset \"\(media.asset)\" is a subtitle file; place it in a subtitle track (\"mediaType\": \"subtitle\") or in videoComposition.captions")
+            return nil
         case .video where asset.video == nil:
             report("\(path).asset", "asset \"\(media.asset)\" has no video; it cannot be in a video track")
             ok = false
@@ -154,8 +165,8 @@ extension ValidationRun {
             switch tracks.mediaTypes[mix.track] {
             case nil:
                 report("\(path).track", "no track with id \(mix.track)")
-            case .video:
-                report("\(path).track", "track \(mix.track) is a video track; audioMix needs an audio track")
+            case .video, .subtitle:
+                report("\(path).track", "track \(mix.track) is a \(tracks.mediaTypes[mix.track]!.rawValue) track; audioMix needs an audio track")
             case .audio:
                 if let first = firstIndex[mix.track] {
                     report("\(path).track", "track \(mix.track) already has parameters in audioMix[\(first)]")

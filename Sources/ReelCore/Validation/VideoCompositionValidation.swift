@@ -23,8 +23,12 @@ extension ValidationRun {
                 report("\(path).renderSize", "the sources' size \(size) exceeds \(RenderDefaults.maximumDimension); give a smaller renderSize")
             }
             renderSize = size
+        } else if !composition.hasPicture {
+            // Sound only: no picture is rendered, so no size is needed.
+            renderSize = PixelSize(width: 0, height: 0)
         } else if !composition.hasVideoSegments {
-            report("\(path).renderSize", "is required when no track shows video")
+            report("\(path).renderSize", "is required when no track shows video (a composition with no video track and no overlay "
+                   + "is sound only and needs none)")
         }
 
         var frameDuration = RenderDefaults.frameDuration(of: videoSources)
@@ -70,7 +74,8 @@ extension ValidationRun {
                 let layerPath = "\(instructionPath).layerInstructions[\(l)]"
                 switch tracks.mediaTypes[layer.track] {
                 case nil: report("\(layerPath).track", "no track with id \(layer.track)")
-                case .audio: report("\(layerPath).track", "track \(layer.track) is an audio track; layer instructions need a video track")
+                case .audio, .subtitle:
+                    report("\(layerPath).track", "track \(layer.track) is \(tracks.mediaTypes[layer.track] == .audio ? "an audio" : "a subtitle") track; layer instructions need a video track")
                 case .video:
                     if let first = seen[layer.track] {
                         report("\(layerPath).track", "track \(layer.track) already has layerInstructions[\(first)] in this instruction")

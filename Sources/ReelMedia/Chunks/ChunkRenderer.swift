@@ -36,16 +36,20 @@ public enum ChunkRenderer {
         return try ChunkArtifact.measuring(kind: .video, frames: frames, path: path)
     }
 
-    /// Renders the whole audio mix, encoded once as AAC in an M4A at `path` (written
-    /// atomically). One pass over the mix means no encoder restarts, so no gap, click or
-    /// repeated block can appear at a video chunk join; priming is signalled by the muxer.
+    /// Renders the whole audio mix, encoded once in the export's audio codec at `path` (written
+    /// atomically): AAC in an MP4, Opus in an Ogg, or PCM in a WAV (`RenderPlan.audioTaskContainer`). One pass
+    /// over the mix means no encoder restarts, so no gap, click or repeated block can appear at
+    /// a video chunk join; AAC's priming is signalled by the muxer.
+    /// With `export.audio.loudness` the mix is measured first and normalised (`NormalisedAudio`).
     public static func renderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
+        if let target = plan.export.audio.loudness { return try NormalisedAudio.render(plan, target: target, to: path, media: media) }
         let mixer = AudioMixer(plan: plan, media: media)
         precondition(mixer.hasAudio, "renderAudio on a plan without audio tracks")
         let partial = AtomicFile.temporaryPath(for: path)
         defer { unlink(partial) }
-        let encoder = try AudioEncoder(sampleRate: mixer.sampleRate, channels: mixer.channels, bitRate: plan.export.audio.bitRate)
-        let writer = try MovieWriter(path: partial, fileType: "mp4", faststart: false, video: nil, audio: encoder)
+        let encoder = try AudioEncoder(codec: plan.export.audio.audioCodec ?? .aac, sampleRate: mixer.sampleRate,
+                                       channels: mixer.channels, bitRate: plan.export.audio.bitRate)
+        let writer = try MovieWriter(path: partial, fileType: plan.audioTaskContainer, faststart: false, video: nil, audio: encoder)
         let feed = AudioFeed(mixer: mixer, encoder: encoder)
         for packet in try feed.advance(to: mixer.sampleCount) { try writer.write(audio: packet) }
         for packet in try encoder.finish() { try writer.write(audio: packet) }

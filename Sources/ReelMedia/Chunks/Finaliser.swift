@@ -1,13 +1,17 @@
 import Foundation
 import ReelCore
 
-/// Joins a plan's video chunks by stream copy and muxes the audio into the output file.
+/// Joins a plan's video chunks by stream copy and muxes the audio into the output file. A plan
+/// without a picture (`RenderPlan.hasPicture`) has no chunks: its output is the audio result's
+/// packets alone, copied into the output's container.
 ///
 /// Before writing anything it checks every chunk is present with its planned size and
 /// SHA-256. While copying it checks each chunk has the first chunk's codec parameters and
 /// extradata, codec, tag, size and pixel format (so the video is one stream), starts with a keyframe and holds exactly
 /// its planned frame count, on the frame grid; any failure discards the temporary output. Timestamps are rebuilt from the planned frame
 /// numbers: chunk-local frame `i` of a chunk starting at `a` becomes frame `a + i`.
+/// Subtitle tracks are written here, whole, from the plan's cues (`SubtitleMux`): chunks never
+/// cut them, so a cue that spans a chunk join comes out once with its exact times.
 /// The output is written under a temporary name, fsynced and renamed: a crash or a failed
 /// check never leaves a half file under the output name.
 public enum Finaliser {
@@ -19,47 +23,54 @@ public enum Finaliser {
         public var frames: Int
         public var audioPackets: Int
         public var byteCount: Int
+        /// What loudness normalisation did, as the audio result reports it (`LoudnessTag`).
+        public var loudness: LoudnessReport? = nil
     }
 
     public static func finalise(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to outputPath: String) throws -> Report {
         let ordered = chunks.sorted { $0.frames.start < $1.frames.start }
-        try checkTiling(ordered, frameCount: plan.frameCount)
+        if plan.hasPicture {
+            try checkTiling(ordered, frameCount: plan.frameCount)
+        } else if !ordered.isEmpty {
+            throw Failure(description: "the output has no picture (sound only), but \(ordered.count) video chunk(s) were given")
+        }
         for chunk in ordered + (audio.map { [$0] } ?? []) { try verifyBytes(chunk) }
-        guard let first = ordered.first else { throw Failure(description: "no video chunks to join") }
+        if plan.hasSound && audio == nil {
+            throw Failure(description: "the plan has audio but no audio result was given")
+        }
+        guard plan.hasPicture || audio != nil else { throw Failure(description: "the plan has neither a picture nor sound") }
 
         // Each chunk is opened once: its parameters are checked against the first chunk's just
         // before its packets are copied (the output is a temporary file until the very end).
-        let firstReader = try PacketReader(path: first.path, kind: "video")
-        let reference = firstReader.parameters
-        if plan.audioTracks.isEmpty == false && audio == nil {
-            throw Failure(description: "the plan has audio but no audio result was given")
-        }
-
+        let firstReader = try ordered.first.map { try PacketReader(path: $0.path, kind: "video") }
         let fd = plan.frameDuration
-        let videoParameters = try reference.retimed(timeBase: fd, frameDuration: fd)
+        let videoParameters = try firstReader.map { try $0.parameters.retimed(timeBase: fd, frameDuration: fd) }
         let audioReader = try audio.map { try PacketReader(path: $0.path, kind: "audio") }
         let partial = AtomicFile.temporaryPath(for: outputPath)
         defer { unlink(partial) }
+        var subtitles = SubtitleMux(plan)
         let writer = try MovieWriter(path: partial, fileType: plan.export.fileType.rawValue, faststart: plan.export.optimizeForNetworkUse,
-                                     video: videoParameters, audio: audioReader?.parameters)
+                                     video: videoParameters, audio: audioReader?.parameters, subtitles: subtitles.streams)
 
         var audioPackets = 0
         var pendingAudio = try audioReader?.next()
         let audioTimeBase = audioReader?.parameters.timeBase ?? .one
-        /// Writes audio packets that start before `time` (seconds), keeping the file interleaved.
+        /// Writes audio and subtitle packets that start before `time` (seconds), keeping the file interleaved.
         func writeAudio(before time: Rational?) throws {
             while let packet = pendingAudio, time.map({ Rational(packet.dts) * audioTimeBase < $0 }) ?? true {
                 try writer.write(audio: packet)
                 audioPackets += 1
                 pendingAudio = try audioReader?.next()
             }
+            try subtitles.write(before: time, to: writer)
         }
 
         var frames = 0
         for (index, chunk) in ordered.enumerated() {
             // Results are content-addressed, so identical chunks (a still held longer than a
             // chunk, a title card) share one file: every chunk gets a reader of its own.
-            let reader = index == 0 ? firstReader : try PacketReader(path: chunk.path, kind: "video")
+            let reader = index == 0 ? firstReader! : try PacketReader(path: chunk.path, kind: "video")
+            let reference = firstReader!.parameters, first = ordered[0]
             guard reader.parameters.extradata == reference.extradata, reader.parameters.streamShape == reference.streamShape else {
                 let shapes = reader.parameters.streamShape == reference.streamShape ? "extradata differs"
                     : "\(reader.parameters.streamShape), not \(reference.streamShape)"
@@ -95,7 +106,9 @@ public enum Finaliser {
         try writer.finish()
         try AtomicFile.commit(partial, to: outputPath)
         let size = (try? FileManager.default.attributesOfItem(atPath: outputPath)[.size]) as? Int ?? 0
-        return Report(frames: frames, audioPackets: audioPackets, byteCount: size)
+        return Report(frames: frames, audioPackets: audioPackets, byteCount: size,
+                      // Figures are for people: a result without readable ones never fails the job.
+                      loudness: audio.flatMap { (try? LoudnessTag.read(path: $0.path)) ?? nil })
     }
 
     static func checkTiling(_ chunks: [ChunkArtifact], frameCount: Int) throws {

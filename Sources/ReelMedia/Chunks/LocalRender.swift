@@ -61,7 +61,7 @@ public enum LocalRender {
                         switch task {
                         case .audio:
                             // No per-frame hook: the audio task is checked before and after.
-                            let artifact = try ChunkRenderer.renderAudio(plan, to: work.appendingPathComponent("audio.m4a").path)
+                            let artifact = try ChunkRenderer.renderAudio(plan, to: work.appendingPathComponent("audio.\(plan.audioTaskContainer)").path)
                             if cancelled() { throw Cancelled() }
                             state.finishedAudio(artifact)
                         case .video(let index, let range):

@@ -9,6 +9,19 @@ public struct EncodedPacket: Sendable, Hashable {
     public var dts: Int64
     public var duration: Int64
     public var isKeyframe: Bool
+    /// Side data that must travel with the packet through stream copy — Opus's last packet says
+    /// how many of its samples are padding (`AV_PKT_DATA_SKIP_SAMPLES`, WebM's DiscardPadding),
+    /// without which the sound would run past its end.
+    public var sideData: [SideData] = []
+
+    /// One piece of `AVPacketSideData`, kept only when its type is in `SideData.kept`.
+    public struct SideData: Sendable, Hashable {
+        /// An `AVPacketSideDataType`'s raw value.
+        public var type: UInt32
+        public var bytes: [UInt8]
+        /// The types copied: those that change what a packet decodes to.
+        static let kept: [UInt32] = [AV_PKT_DATA_SKIP_SAMPLES.rawValue]
+    }
 
     public init(data: [UInt8], pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool) {
         self.data = data; self.pts = pts; self.dts = dts; self.duration = duration; self.isKeyframe = isKeyframe
@@ -21,6 +34,12 @@ public struct EncodedPacket: Sendable, Hashable {
         dts = p.dts == noPTS ? p.pts : p.dts
         duration = p.duration
         isKeyframe = p.flags & reel_pkt_flag_key() != 0
+        for i in 0..<Int(p.side_data_elems) {
+            let side = p.side_data[i]
+            if SideData.kept.contains(side.type.rawValue), let bytes = side.data {
+                sideData.append(SideData(type: side.type.rawValue, bytes: Array(UnsafeBufferPointer(start: bytes, count: side.size))))
+            }
+        }
     }
 
     /// Every packet `encoder` has ready: `avcodec_receive_packet` until it wants more input or

@@ -1,7 +1,7 @@
 import CFFmpeg
 import ReelCore
 
-/// Writes an MP4 or MOV file with libavformat from already-encoded packets.
+/// Writes an MP4, MOV, M4A, WAV or WebM file with libavformat from already-encoded packets.
 ///
 /// Streams are created from `CodecParameters`, so the same writer serves live encoders
 /// (`init(path:fileType:faststart:video:audio:)` with encoders) and stream copy (parameters
@@ -15,7 +15,10 @@ public final class MovieWriter: @unchecked Sendable {
     private let context: UnsafeMutablePointer<AVFormatContext>
     private let packet = Packet()
     private var videoStream: (index: Int32, timeBase: Rational)?
-    private var audioStream: (index: Int32, timeBase: Rational)?
+    /// `offset` is added to every audio timestamp (see `blockTimeOffset`).
+    private var audioStream: (index: Int32, timeBase: Rational, offset: Int64)?
+    /// One per `SubtitleStreamDescription`, in order.
+    private var subtitleStreams: [Int32] = []
     private var finished = false
 
     /// Creates the file with one stream per encoder given.
@@ -25,13 +28,20 @@ public final class MovieWriter: @unchecked Sendable {
                       video: video?.codecParameters, audio: audio?.codecParameters)
     }
 
-    /// Creates the file with a video and/or an audio stream described by `video` / `audio`.
+    /// Creates the file with a video and/or an audio stream described by `video` / `audio`,
+    /// then one timed-text stream per entry of `subtitles`; `metadata` goes into the file's
+    /// own tags (the MP4 muxer keeps the keys it knows, such as `comment`).
     public init(path: String, fileType: String, faststart: Bool,
-                video: CodecParameters?, audio: CodecParameters?) throws {
+                video: CodecParameters?, audio: CodecParameters?,
+                subtitles: [SubtitleStreamDescription] = [], metadata: [String: String] = [:]) throws {
         self.path = path
         let what = "creating \(path)"
-        guard fileType == "mp4" || fileType == "mov" else {
-            throw MediaError(code: .invalidArgument, message: "file type must be mp4 or mov, got \(fileType)", context: what)
+        guard let container = Container(fileType) else {
+            throw MediaError(code: .invalidArgument, message: "file type must be one of \(FileType.allCases.map(\.rawValue).joined(separator: ", ")) "
+                             + "(or ogg), got \(fileType)", context: what)
+        }
+        if container.holdsSoundOnly, video != nil {
+            throw MediaError(code: .invalidArgument, message: "\(fileType) holds sound only, not video", context: what)
         }
         guard video != nil || audio != nil else {
             throw MediaError(code: .invalidArgument, message: "no stream to write", context: what)
@@ -40,15 +50,32 @@ public final class MovieWriter: @unchecked Sendable {
             throw MediaError(code: .invalidArgument, message: "ProRes can only be written to QuickTime (mov), not MP4", context: what)
         }
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, fileType, path), what)
+        try check(avformat_alloc_output_context2(&ctx, nil, container.muxerName, path), what)
         // From here on self is fully initialised: a throw runs deinit, which frees the context.
         context = ctx!
+        // Matroska gives each file random segment and track UIDs, Ogg random stream serials,
+        // unless asked to be bit-exact: the same render must give the same bytes.
+        if container == .output(.webm) || container == .ogg { context.pointee.flags |= reel_fmt_flag_bitexact() }
         if let video { videoStream = (try addStream(video), video.timeBase) }
-        if let audio { audioStream = (try addStream(audio), audio.timeBase) }
+        if let audio { audioStream = (try addStream(audio), audio.timeBase, container == .output(.webm) ? audio.blockTimeOffset : 0) }
+        for subtitle in subtitles { subtitleStreams.append(try addStream(subtitle)) }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { av_dict_set(&context.pointee.metadata, key, value, 0) }
         try check(avio_open(&context.pointee.pb, path, reel_io_flag_write()), "opening \(path) for writing")
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        switch container {
+        case .ogg:
+            break
+        case .output(.mp4), .output(.mov), .output(.m4a):
+            if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        case .output(.wav):
+            // A WAV header counts bytes in 32 bits: past 4 GiB (about 6 h of 48 kHz stereo) the
+            // file becomes RF64, as EBU Tech 3306 has it.
+            av_dict_set(&options, "rf64", "auto", 0)
+        case .output(.webm):
+            // The index (Cues) before the clusters, as `faststart` does for MP4.
+            if faststart { av_dict_set(&options, "cues_to_front", "1", 0) }
+        }
         try check(avformat_write_header(context, &options), "writing the header of \(path)")
     }
 
@@ -67,6 +94,27 @@ public final class MovieWriter: @unchecked Sendable {
         if let frameDuration = parameters.frameDuration {
             stream.pointee.avg_frame_rate = (Rational.one / frameDuration).avRational
         }
+        return stream.pointee.index
+    }
+
+    private func addStream(_ subtitle: SubtitleStreamDescription) throws -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaError(code: .noData, message: "cannot add a stream", context: "creating \(path)")
+        }
+        let parameters = stream.pointee.codecpar!
+        parameters.pointee.codec_type = AVMEDIA_TYPE_SUBTITLE
+        parameters.pointee.codec_id = AV_CODEC_ID_MOV_TEXT
+        let description = SubtitleStreamDescription.sampleDescription
+        guard let extradata = av_mallocz(description.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) else {
+            throw MediaError(code: .noData, message: "out of memory", context: "creating \(path)")
+        }
+        extradata.update(from: description, count: description.count)
+        parameters.pointee.extradata = extradata   // freed with the stream
+        parameters.pointee.extradata_size = Int32(description.count)
+        stream.pointee.time_base = SubtitleStreamDescription.timeBase.avRational
+        av_dict_set(&stream.pointee.metadata, "language", subtitle.language, 0)
+        if let title = subtitle.title { av_dict_set(&stream.pointee.metadata, "handler_name", title, 0) }
+        if subtitle.isDefault { stream.pointee.disposition |= reel_disposition_default() }
         return stream.pointee.index
     }
 
@@ -90,21 +138,36 @@ public final class MovieWriter: @unchecked Sendable {
 
     public func write(audio: EncodedPacket) throws {
         guard let audioStream else { throw MediaError(code: .invalidArgument, message: "no audio stream", context: "writing \(path)") }
-        try write(audio, stream: audioStream.index, timeBase: audioStream.timeBase)
+        try write(audio, stream: audioStream.index, timeBase: audioStream.timeBase, offset: audioStream.offset)
     }
 
-    private func write(_ encoded: EncodedPacket, stream index: Int32, timeBase: Rational) throws {
+    /// A sample of subtitle stream `index` (the position of its description), timed in
+    /// `SubtitleStreamDescription.timeBase`.
+    public func write(subtitle: EncodedPacket, stream index: Int) throws {
+        guard subtitleStreams.indices.contains(index) else {
+            throw MediaError(code: .invalidArgument, message: "no subtitle stream \(index)", context: "writing \(path)")
+        }
+        try write(subtitle, stream: subtitleStreams[index], timeBase: SubtitleStreamDescription.timeBase)
+    }
+
+    private func write(_ encoded: EncodedPacket, stream index: Int32, timeBase: Rational, offset: Int64 = 0) throws {
         let p = packet.pointer
         packet.unref()
         try check(av_new_packet(p, Int32(encoded.data.count)), "writing \(path)")
         encoded.data.withUnsafeBufferPointer { src in
             if let base = src.baseAddress { p.pointee.data.update(from: base, count: src.count) }
         }
-        p.pointee.pts = encoded.pts
-        p.pointee.dts = encoded.dts
+        p.pointee.pts = encoded.pts + offset
+        p.pointee.dts = encoded.dts + offset
         p.pointee.duration = encoded.duration
         p.pointee.flags = encoded.isKeyframe ? reel_pkt_flag_key() : 0
         p.pointee.stream_index = index
+        for side in encoded.sideData {
+            guard let data = av_packet_new_side_data(p, AVPacketSideDataType(rawValue: side.type), side.bytes.count) else {
+                throw MediaError(code: .noData, message: "cannot attach packet side data", context: "writing \(path)")
+            }
+            side.bytes.withUnsafeBufferPointer { data.update(from: $0.baseAddress!, count: $0.count) }
+        }
         av_packet_rescale_ts(p, timeBase.avRational, context.pointee.streams[Int(index)]!.pointee.time_base)
         // av_interleaved_write_frame takes the packet's reference (and blanks it).
         try check(av_interleaved_write_frame(context, p), "writing a packet at \(encoded.pts) to \(path)")
@@ -116,5 +179,58 @@ public final class MovieWriter: @unchecked Sendable {
         finished = true
         try check(av_write_trailer(context), "finishing \(path)")
         try check(avio_closep(&context.pointee.pb), "closing \(path)")
+    }
+}
+
+/// What a `MovieWriter` writes: an output container, or Ogg — the Opus audio task's file,
+/// whose timestamps are exact samples (WebM rounds them to milliseconds) and which marks the
+/// priming and the last packet's padding, so stream copy into WebM loses nothing.
+private enum Container: Equatable {
+    case output(FileType)
+    case ogg
+
+    init?(_ name: String) {
+        if let fileType = FileType(rawValue: name) { self = .output(fileType) } else if name == "ogg" { self = .ogg } else { return nil }
+    }
+
+    var muxerName: String {
+        switch self {
+        case .output(let fileType): fileType.muxerName
+        case .ogg: "ogg"
+        }
+    }
+
+    var holdsSoundOnly: Bool {
+        switch self {
+        case .output(let fileType): fileType.isAudioOnly
+        case .ogg: true
+        }
+    }
+}
+
+extension CodecParameters {
+    /// What to add to this audio stream's timestamps in Matroska/WebM, in its time base:
+    /// the encoder's priming (`initial_padding`). The muxer writes it as the track's CodecDelay
+    /// but (in FFmpeg 5.1) does not add it to the block times, which must include it; the
+    /// demuxer subtracts it again. Without it libavformat would shift every stream to make the
+    /// first audio block non-negative, and the picture would start late by the priming.
+    var blockTimeOffset: Int64 {
+        let p = pointer.pointee
+        guard p.initial_padding > 0, p.sample_rate > 0 else { return 0 }
+        return (Rational(Int64(p.initial_padding), Int64(p.sample_rate)) / timeBase).rounded
+    }
+}
+
+extension FileType {
+    /// The libavformat muxer that writes the container (`ipod` is the MP4 muxer with the M4A
+    /// brand, as Apple's audio files have).
+    var muxerName: String {
+        switch self {
+        case .mp4: "mp4"
+        case .mov: "mov"
+        case .m4a: "ipod"
+        case .wav: "wav"
+        case .webm: "webm"
+        }
     }
 }

@@ -18,6 +18,11 @@ public enum PNGWriter {
         try encode(pixels: pixels, width: image.width, height: image.height, format: format, to: path)
     }
 
+    /// Writes packed 8-bit RGB (`width * 3` bytes a row) as a PNG.
+    public static func write(rgb pixels: [UInt8], width: Int, height: Int, to path: String) throws {
+        try encode(pixels: pixels, width: width, height: height, format: AV_PIX_FMT_RGB24, to: path)
+    }
+
     /// Writes straight-alpha RGBA as a PNG with alpha.
     public static func write(rgba image: RGBAImage, to path: String) throws {
         try encode(pixels: image.pixels, width: image.width, height: image.height, format: AV_PIX_FMT_RGBA, to: path)

@@ -1,9 +1,11 @@
 import CFFmpeg
+import Glibc
 import ReelCore
 import ReelKernels
 
-/// The video encoder of a chunk: H.264 through libx264, HEVC through libx265 or ProRes
-/// through prores_ks, with settings fixed for stitchable chunks (see `VideoEncoderSettings`).
+/// The video encoder of a chunk: H.264 through libx264, HEVC through libx265, ProRes
+/// through prores_ks, VP9 through libvpx-vp9 or AV1 through SVT-AV1, with settings fixed for
+/// stitchable chunks (see `VideoEncoderSettings`).
 ///
 /// H.264 and HEVC: closed GOPs of exactly `gopFrames`, no scene-cut keyframes, global headers
 /// (parameter sets in extradata, none repeated in the stream), 8-bit 4:2:0 as composited.
@@ -47,7 +49,7 @@ public final class VideoEncoder: @unchecked Sendable {
         guard let ctx = avcodec_alloc_context3(codec) else { fatalError("avcodec_alloc_context3: out of memory") }
         context = ctx
         switch settings.codec {
-        case .h264, .hevc: pixelFormat = AV_PIX_FMT_YUV420P
+        case .h264, .hevc, .vp9, .av1: pixelFormat = AV_PIX_FMT_YUV420P
         case .prores: pixelFormat = proresProfile!.hasAlpha ? AV_PIX_FMT_YUVA444P10LE : AV_PIX_FMT_YUV422P10LE
         }
         ctx.pointee.width = Int32(settings.width)
@@ -76,8 +78,26 @@ public final class VideoEncoder: @unchecked Sendable {
             av_dict_set(&options, "x265-params", settings.x265Params, 0)
         case .prores:
             av_dict_set(&options, "profile", proresProfile!.encoderProfileName, 0)
+        case .vp9:
+            for (key, value) in settings.vp9Options { av_dict_set(&options, key, value, 0) }
+            if let bitRate = settings.bitRate {
+                ctx.pointee.bit_rate = Int64(bitRate)
+            } else {
+                // libvpx's constant quality ("Q" mode): a CRF and no bit rate.
+                av_dict_set(&options, "crf", String(settings.crf), 0)
+                ctx.pointee.bit_rate = 0
+            }
+        case .av1:
+            SVTAV1Logging.errorsOnly()
+            av_dict_set(&options, "preset", String(settings.svtav1Preset), 0)
+            av_dict_set(&options, "svtav1-params", settings.svtav1Params, 0)
+            if let bitRate = settings.bitRate {
+                ctx.pointee.bit_rate = Int64(bitRate)
+            } else {
+                av_dict_set(&options, "crf", String(settings.crf), 0)
+            }
         }
-        if settings.codec != .prores {
+        if settings.codec == .h264 || settings.codec == .hevc {
             // An I frame we ask for is an IDR (first frame of every chunk).
             av_dict_set(&options, "forced-idr", "1", 0)
             if let bitRate = settings.bitRate {
@@ -200,4 +220,12 @@ extension ProResProfile {
         case .fourFourFourFour: "4444"
         }
     }
+}
+
+/// SVT-AV1 prints its banner and configuration to stderr, outside libav's logging, at its
+/// default level; `SVT_LOG` (read when the encoder is first opened) sets the level. Reel keeps
+/// it to errors, as it does libav's, unless the environment already says otherwise.
+enum SVTAV1Logging {
+    private static let configured: Void = { setenv("SVT_LOG", "1", 0) }()
+    static func errorsOnly() { _ = configured }
 }

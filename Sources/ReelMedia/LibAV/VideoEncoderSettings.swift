@@ -1,10 +1,10 @@
 import ReelCore
 
-/// Everything that decides the video bitstream (H.264, HEVC or ProRes). Two encoders with
+/// Everything that decides the video bitstream (H.264, HEVC, ProRes, VP9 or AV1). Two encoders with
 /// equal settings given the same frames produce byte-identical extradata and packets, which is
 /// what lets independently rendered chunks be concatenated without re-encoding.
 public struct VideoEncoderSettings: Sendable, Hashable, Codable {
-    /// Which encoder: libx264, libx265 or prores_ks.
+    /// Which encoder: libx264, libx265, prores_ks, libvpx-vp9 or libsvtav1.
     public var codec: VideoCodec = .h264
     /// Frame size in pixels; must be even (yuv420p).
     public var width: Int
@@ -17,6 +17,10 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     public var x264Preset: String
     /// x265 preset name (the same names); HEVC only.
     public var x265Preset: String = "medium"
+    /// libvpx's speed 0…8 (`cpu-used`; 6…8 in its realtime mode); VP9 only.
+    public var vp9Speed: Int = 4
+    /// SVT-AV1's preset 0…13; AV1 only.
+    public var svtav1Preset: Int = 8
     /// H.264 profile (`high`, `main`, `baseline`); HEVC `main`; ProRes a `ProResProfile` name.
     public var profile: String
     /// GOP length in frames: every `gopFrames`-th frame is an IDR, GOPs are closed. ProRes is
@@ -44,6 +48,28 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
                                      profile: "main", gopFrames: gopFrames, threads: threads, bitRate: bitRate)
         s.codec = .hevc
         s.x265Preset = preset
+        return s
+    }
+
+    /// VP9 through libvpx-vp9 (profile 0: 8-bit 4:2:0), constant quality `crf` (0…63) unless
+    /// `bitRate` is given.
+    public static func vp9(width: Int, height: Int, frameDuration: Rational, crf: Int = 31, speed: Int = 4,
+                           gopFrames: Int, threads: Int = 2, bitRate: Int? = nil) -> VideoEncoderSettings {
+        var s = VideoEncoderSettings(width: width, height: height, frameDuration: frameDuration, crf: crf, x264Preset: "",
+                                     profile: "0", gopFrames: gopFrames, threads: threads, bitRate: bitRate)
+        s.codec = .vp9
+        s.vp9Speed = speed
+        return s
+    }
+
+    /// AV1 through SVT-AV1 (main profile: 8-bit 4:2:0), constant quality `crf` (0…63) unless
+    /// `bitRate` is given.
+    public static func av1(width: Int, height: Int, frameDuration: Rational, crf: Int = 32, preset: Int = 8,
+                           gopFrames: Int, threads: Int = 2, bitRate: Int? = nil) -> VideoEncoderSettings {
+        var s = VideoEncoderSettings(width: width, height: height, frameDuration: frameDuration, crf: crf, x264Preset: "",
+                                     profile: "main", gopFrames: gopFrames, threads: threads, bitRate: bitRate)
+        s.codec = .av1
+        s.svtav1Preset = preset
         return s
     }
 
@@ -89,5 +115,33 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     var x265Params: String {
         ["keyint=\(gopFrames)", "min-keyint=\(gopFrames)", "scenecut=0", "open-gop=0", "info=0",
          "repeat-headers=0", "annexb=1", "pools=\(threads)", "frame-threads=1", "wpp=1", "log-level=error"].joined(separator: ":")
+    }
+
+    /// libvpx-vp9's options: the same stitchable structure, fixed threading.
+    ///
+    /// - `deadline` `good` with `cpu-used` 0…5, `realtime` with 6…8 (libvpx's own split: its
+    ///   fastest speeds exist in realtime mode only, which also turns off the lookahead).
+    /// - GOPs: `gop_size` = `keyint_min` = `gopFrames` (fixed keyframe interval, no automatic
+    ///   keyframes), and the first frame of a chunk is forced to a keyframe. A VP9 keyframe
+    ///   resets every reference, so each GOP is closed; hidden alt-ref frames are packed into
+    ///   superframes with the next shown frame, one packet per frame.
+    /// - `row-mt=1` with `threads` = the job's encoder threads; tile columns as libvpx chooses for
+    ///   the width. Both fixed per job, so the output is too.
+    /// - Constant quality is `crf` with a zero bit rate (libvpx's "Q" mode); `bitRate` makes
+    ///   it VBR around that rate instead.
+    var vp9Options: [(String, String)] {
+        [("deadline", vp9Speed >= 6 ? "realtime" : "good"), ("cpu-used", String(vp9Speed)), ("row-mt", "1")]
+    }
+
+    /// The `svtav1-params` string: SVT-AV1's own names for the stitchable structure.
+    ///
+    /// - `keyint` = `gopFrames` (libavcodec's `gop_size` sets the same), `irefresh-type=2`:
+    ///   every keyframe a real (closed-GOP) key frame, not a forward key frame that later frames
+    ///   may see past; `scd=0`: no keyframes at scene changes. A chunk's first frame is always
+    ///   a key frame: each chunk has an encoder of its own.
+    /// - `lp` = the job's encoder threads. Measured, SVT-AV1's output does not depend on it
+    ///   (nor on timing), but it is fixed per job like every other encoder's.
+    var svtav1Params: String {
+        ["keyint=\(gopFrames)", "irefresh-type=2", "scd=0", "lp=\(threads)"].joined(separator: ":")
     }
 }

@@ -7,7 +7,11 @@ import ReelCore
 /// This is the only place that touches the file system on the way to a plan; the rules live in
 /// the pure core. Every problem found is reported, not just the first.
 public enum CompositionLoader {
-    public static func load(path: String) throws -> RenderPlan {
+    /// Loads and validates the composition at `path`. `outputFileType`: the container the
+    /// output's name gives (`OutputContainer`), used when the composition's `export.fileType`
+    /// is absent — it decides whether there is a picture (M4A and WAV are sound only) and the
+    /// defaults that follow the container.
+    public static func load(path: String, outputFileType: FileType? = nil) throws -> RenderPlan {
         let bytes: [UInt8]
         do {
             bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -16,11 +20,14 @@ public enum CompositionLoader {
         }
         let composition = try Composition.parse(bytes)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try plan(composition, directory: directory)
+        return try plan(composition, directory: directory, outputFileType: outputFileType)
     }
 
-    /// Validates an already-parsed composition whose relative URLs are relative to `directory`.
-    public static func plan(_ composition: Composition, directory: String) throws -> RenderPlan {
+    /// Validates an already-parsed composition whose relative URLs are relative to `directory`;
+    /// `outputFileType` as in `load(path:outputFileType:)`.
+    public static func plan(_ composition: Composition, directory: String, outputFileType: FileType? = nil) throws -> RenderPlan {
+        var composition = composition
+        if composition.export.fileType == nil { composition.export.fileType = outputFileType }
         var resolutions: [String: AssetResolution] = [:]
         for (id, asset) in composition.assets {
             let url = resolveAssetURL(asset.url, relativeTo: directory)
@@ -44,6 +51,7 @@ public enum CompositionLoader {
                 return .unavailable(reason: "file is not readable (\(url))")
             }
         }
+        if let subtitles = SubtitleProbe.resolve(url, isRemote: isRemote) { return subtitles }
         if CubeLUTFile.isLUT(url) {
             if isRemote { return .unavailable(reason: "a .cube LUT must be a local file; download it and give its path (\(url))") }
             do {

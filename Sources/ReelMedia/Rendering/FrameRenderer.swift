@@ -1,7 +1,7 @@
 import ReelCore
 import ReelKernels
 
-/// Draws frames of a `RenderPlan`: background, video layers bottom-up, overlays on top.
+/// Draws frames of a `RenderPlan`: background, video layers bottom-up, overlays, then burned-in captions on top.
 ///
 /// Rendering frame `k` depends only on the plan and `k` (sources are sought, not replayed),
 /// so any range of frames can be rendered on its own — the unit of work of a chunk.
@@ -12,6 +12,7 @@ public final class FrameRenderer {
     private let canvas: YUVImage
     /// Frames are rendered in order, so each lookup by time costs O(1).
     private var cursor: FrameCursor
+    private let captions: CaptionPainter?
     /// The effect path's buffers and kernels, made for the first frame that needs them.
     private lazy var effectLayer = EffectLayer(width: canvas.width, height: canvas.height)
     private lazy var filters: FilterPipeline = {
@@ -25,6 +26,7 @@ public final class FrameRenderer {
         self.sources = SourcePool(plan: plan, media: media, decoderThreads: decoderThreads)
         self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height)
         self.cursor = FrameCursor(plan: plan)
+        self.captions = plan.captions == nil ? nil : CaptionPainter(plan: plan)
     }
 
     /// Frame `k`, valid until the next call.
@@ -46,6 +48,7 @@ public final class FrameRenderer {
             let bitmap = try sources.overlayBitmap(overlay.index)
             Compositor.draw(bitmap, transform: overlay.transform, opacity: overlay.opacity, crop: nil, onto: canvas)
         }
+        try captions?.paint(at: description.time, onto: canvas)
         sources.endFrame()
         return canvas
     }

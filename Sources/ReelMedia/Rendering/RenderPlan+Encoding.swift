@@ -10,10 +10,27 @@ extension RenderPlan {
         // before any plan is made.
         settings.codec = export.video.videoCodec ?? .h264
         if let preset = export.video.x265Preset { settings.x265Preset = preset }
+        if let speed = export.video.vp9Speed { settings.vp9Speed = speed }
+        if let preset = export.video.svtav1Preset { settings.svtav1Preset = preset }
         return settings
     }
 
-    /// The container of this plan's video chunks: MP4, except QuickTime for codecs MP4 cannot
-    /// hold (ProRes). Chunk files are internal; only the finaliser reads them.
-    public var chunkFileType: FileType { export.video.videoCodec?.defaultFileType ?? .mp4 }
+    /// The container of this plan's video chunks: MP4, except QuickTime for ProRes, which MP4
+    /// cannot hold. Chunk files are internal; only the finaliser reads them. VP9 and AV1 chunks
+    /// are MP4 too, whatever the output: MP4 keeps each frame's time exact in the frame duration's own
+    /// time base, which the finaliser checks, where WebM would round it to milliseconds.
+    public var chunkFileType: FileType { export.video.videoCodec == .prores ? .mov : .mp4 }
+}
+
+extension RenderPlan {
+    /// The container of this plan's audio task result, a `MovieWriter` file type: MP4 for
+    /// AAC, Ogg for Opus (exact sample timestamps, priming and end padding marked), WAV for PCM.
+    /// Internal like the chunks; the finaliser copies its packets into the output.
+    public var audioTaskContainer: String {
+        switch export.audio.audioCodec ?? .aac {
+        case .aac: "mp4"
+        case .opus: "ogg"
+        case .pcm: "wav"
+        }
+    }
 }

@@ -83,7 +83,7 @@ public final class TextRasterizer: @unchecked Sendable {
     }
 
     /// Renders one shaped glyph with FreeType at its pen position (26.6) and composites it.
-    private func draw(_ glyph: TextShaper.Glyph, penX: Int, baseline: Int, on canvas: inout GlyphCanvas) throws {
+    func draw(_ glyph: TextShaper.Glyph, penX: Int, baseline: Int, on canvas: inout GlyphCanvas) throws {
         let font = glyph.face
         var flags = font.loadFlags | Int32(FT_LOAD_RENDER)
         if font.isBitmapOnly { flags |= Int32(FT_LOAD_COLOR) }
@@ -113,7 +113,7 @@ public final class TextRasterizer: @unchecked Sendable {
 
     /// Glyph advances and logical widths of one paragraph, for line breaking, and each line
     /// reshaped in visual order for drawing.
-    private struct ShapedParagraph {
+    struct ShapedParagraph {
         let codes: [UInt32]
         let faces: [FontFace]
         let levels: [UInt8]
@@ -166,7 +166,7 @@ public final class TextRasterizer: @unchecked Sendable {
     /// The font for each scalar: its own fallback choice, except that combining marks stay in
     /// their base character's font when it has them, and invisible format characters (joiners,
     /// variation selectors) always do, so a cluster is shaped by one font.
-    private func fonts(for scalars: [Unicode.Scalar], family: String) throws -> [FontFace] {
+    func fonts(for scalars: [Unicode.Scalar], family: String) throws -> [FontFace] {
         var out: [FontFace] = []
         out.reserveCapacity(scalars.count)
         for s in scalars {
@@ -181,14 +181,14 @@ public final class TextRasterizer: @unchecked Sendable {
         return out
     }
 
-    private func fallbackList(_ family: String) throws -> FontFallbackList {
+    func fallbackList(_ family: String) throws -> FontFallbackList {
         if let list = fallbackLists[family] { return list }
         let list = try FontFallbackList(config: config, family: family)
         fallbackLists[family] = list
         return list
     }
 
-    private func face(forCandidate c: FontFallbackList.Candidate) throws -> FontFace {
+    func face(forCandidate c: FontFallbackList.Candidate) throws -> FontFace {
         let key = "\(c.file)#\(c.index)"
         if let face = faces[key] { return face }
         let face = try FontFace(library: library, file: c.file, index: c.index)

@@ -140,6 +140,9 @@ public struct JobStatus: Codable, Sendable, Hashable {
     /// Set while the job's chunks wait for an encoder (`libx265`, `prores_ks`, …) that no
     /// connected agent has (`CAPS encoders=`): they are handed out when such an agent connects.
     public var needsEncoder: String?
+    /// What loudness normalisation did (target, figures before and after, gain), once the job
+    /// is done; only in a report about one job (`STATUS job=`), and only with `export.audio.loudness`.
+    public var loudness: String?
     public init(id: Int64, name: String, state: String, tasks: TaskCounts, frameCount: Int, framesDone: Int,
                 progress: Double, framesPerSecond: Double?, etaSeconds: Double?, submittedAtMillis: Int64,
                 updatedAtMillis: Int64, outputBytes: Int64?, error: String?, priority: Int = 0, paused: Bool = false) {

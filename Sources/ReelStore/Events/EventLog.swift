@@ -18,6 +18,12 @@ public struct EventLog: Sendable {
         }
     }
 
+    /// The message of the job's newest event of `kind`, if it has one (a done job's loudness
+    /// figures, for `STATUS job=`).
+    public func latestMessage(job: Int64, kind: String) throws -> String? {
+        try connection.query(Statements.latestEventOfKind, [job, kind]).rows.first.map { try $0.string("message") }
+    }
+
     static func append(_ db: PGConnection, job: Int64?, task: Int64? = nil, agent: Int64? = nil, kind: String, message: String) throws {
         try db.query(Statements.appendEvent, [job, task, agent, kind, message])
     }

@@ -9,4 +9,8 @@ extension Statements {
         SELECT id, job_id, task_id, agent_id, kind, message, \(ms("at")) AS at_ms FROM events
         WHERE ($1::bigint IS NULL OR job_id = $1::bigint) AND id > $2::bigint ORDER BY id LIMIT $3::integer
         """
+    /// The newest event of one kind for one job (a done job's loudness figures, for `STATUS`).
+    static let latestEventOfKind = """
+        SELECT message FROM events WHERE job_id = $1::bigint AND kind = $2 ORDER BY id DESC LIMIT 1
+        """
 }

@@ -34,6 +34,9 @@ enum ClientFormatting {
             if let encoder = job.needsEncoder {
                 text += "job \(job.id) waits for an agent with \(encoder.escapingControlCharacters): no connected agent has it (reel agents)\n"
             }
+            if let loudness = job.loudness {
+                text += "job \(job.id) loudness: \(loudness.escapingControlCharacters)\n"
+            }
         }
         return text + storageLine(report.storage)
     }

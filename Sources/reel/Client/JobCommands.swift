@@ -112,12 +112,20 @@ struct FetchCommand: AsyncParsableCommand {
             let report = try await client.perform { try await $0.status(job: job).report }
             if let type = report.jobs.first(where: { $0.id == job })?.outputFileType.flatMap(FileType.init(rawValue:)) {
                 if case .failure(let problem) = OutputContainer.fileType(forOutput: output, written: type, writtenBy: .jobOutput) {
-                    throw UserError("job \(job)'s output is \(type == .mov ? "a QuickTime .mov" : "an MP4") file: " + problem.message)
+                    throw UserError("job \(job)'s output is \(type.withArticle) .\(type.rawValue) file: " + problem.message)
                 }
             }
             try await OutputDownload.run(job: job, to: output, via: client, quiet: quiet)
             await client.close()
             if !quiet { Terminal.error("\(output): job \(job)'s output") }
         }
+    }
+}
+
+extension FileType {
+    /// "a QuickTime", "an MP4", …: the container's name after its article.
+    var withArticle: String {
+        let name = displayName
+        return (["A", "E", "I", "O", "U", "M"].contains(name.prefix(1)) ? "an " : "a ") + name
     }
 }

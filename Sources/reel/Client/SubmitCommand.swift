@@ -57,14 +57,14 @@ struct SubmitCommand: AsyncParsableCommand {
             if stat(composition, &info) == 0 { try SubmissionSize.checkComposition(composition, bytes: Int64(info.st_size)) }
             let input = try CompositionInput.load(composition, timeline: timeline)
             if input.imported != nil { try SubmissionSize.checkComposition(composition, bytes: Int64(input.text.utf8.count)) }
-            // The same validation the coordinator will run, but here every problem is listed at once.
-            _ = try input.plan()
             let text = input.text
             let parsed = input.composition
             // With -o, the container follows its extension when the composition names none.
             let fileType = try output.map {
                 try OutputContainer.fileType(forOutput: $0, export: parsed.export).mapError { UserError($0.message) }.get()
             }
+            // The same validation the coordinator will run, but here every problem is listed at once.
+            _ = try input.plan(outputFileType: fileType)
             let manifest = try AssetManifest(composition: parsed, directory: input.directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
                                        name: name ?? input.name, fileType: fileType,

@@ -48,6 +48,7 @@ import ReelThreadTesting
         switch resolution {
         case .unavailable(let reason): problem = reason
         case .described(_, let description): problem = description.usabilityProblem
+        case .malformed(let reasons): problem = reasons.first
         }
         #expect(problem?.contains("not an image Reel can decode") == true || problem?.hasPrefix("not a media file") == true, "\(String(describing: problem))")
     }
