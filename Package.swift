@@ -1,9 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Hot loops (compositing, audio mixing) are compiled with -Ounchecked in release builds:
-// they index through raw pointers on purpose and are guarded by benchmarks, not by traps.
-let fastMath: [SwiftSetting] = [.unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release))]
+// The pixel kernels (ReelKernels) are compiled with -Ounchecked in release builds: they index
+// through raw pointers on purpose and are guarded by a benchmark (ops/bench-compositor.sh), not
+// by traps. Nothing else is: code that parses hostile media keeps every check.
+let uncheckedKernels: [SwiftSetting] = [.unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release))]
 
 let package = Package(
     name: "Reel",
@@ -44,12 +45,17 @@ let package = Package(
 
         // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
-        // libav, the compositor (Compositing/Compositor.swift), text, audio mixing, encoding,
-        // muxing, and the finaliser that joins a job's chunks (Chunks/Finaliser.swift).
+        // The compositor's pixel kernels (Compositing/Compositor.swift) and the images they work on
+        // (-Ounchecked, see above).
+        .target(name: "ReelKernels", dependencies: ["ReelCore"], swiftSettings: uncheckedKernels),
+        // libav, text, audio mixing, encoding, muxing, and the finaliser that joins a job's chunks
+        // (Chunks/Finaliser.swift); frames are composited through ReelKernels.
         .target(name: "ReelMedia", dependencies: [
-            "ReelCore", "CFFmpeg", "CFreeType", "CEbur128", "CRubberBand",
+            "ReelCore", "ReelKernels", "CFFmpeg", "CFreeType", "CEbur128", "CRubberBand",
             .product(name: "Crypto", package: "swift-crypto"),
-        ], swiftSettings: fastMath),
+        ]),
+        // An agent's on-disk cache of remote assets, read by ReelMedia through `ByteRangeSource`.
+        .target(name: "ReelAssetCache", dependencies: ["ReelMedia"]),
         // The line protocol of proto/PROTOCOL.md: messages and their codec (Messages/), framing,
         // connection state machines, NIO server and client.
         .target(name: "ReelProtocol", dependencies: [
@@ -94,6 +100,7 @@ let package = Package(
         ]),
         // The operator console: HTTP API, live stream, dashboard and tokens (Hummingbird, jwt-kit).
         // Knows nothing of the store: the coordinator hands it a `ConsoleBackend`.
+        // The dashboard's files are embedded in the code, so the one binary carries them.
         .target(name: "ReelConsole", dependencies: [
             "ReelProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -105,10 +112,12 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], resources: [
+            .embedInCode("Dashboard/console.html"), .embedInCode("Dashboard/console.css"), .embedInCode("Dashboard/console.js"),
         ]),
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
-            "ReelCore", "ReelMedia", "ReelProtocol",
+            "ReelCore", "ReelMedia", "ReelAssetCache", "ReelProtocol",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -116,7 +125,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .executableTarget(name: "reel", dependencies: [
-            "ReelCore", "ReelMedia", "ReelProtocol", "ReelScheduling", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
+            "ReelCore", "ReelKernels", "ReelMedia", "ReelProtocol", "ReelScheduling", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -136,15 +145,14 @@ let package = Package(
         ]),
 
         // Single-threaded compositor benchmark (ops/bench-compositor.sh runs it in release).
-        .executableTarget(name: "reel-bench", dependencies: ["ReelMedia", "ReelCore"], path: "Sources/reel-bench",
-                          swiftSettings: fastMath),
+        .executableTarget(name: "reel-bench", dependencies: ["ReelKernels", "ReelMedia", "ReelCore"], path: "Sources/reel-bench"),
         // `@Suite(.blocking)`: suites whose tests block run on threads of their own, off the cooperative pool.
         .target(name: "ReelThreadTesting"),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelSchedulingTests", dependencies: ["ReelScheduling", "ReelLifecycleModel", "ReelCore", "ReelThreadTesting"]),
-        .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelCore", "ReelThreadTesting"]),
+        .testTarget(name: "ReelMediaTests", dependencies: ["ReelMedia", "ReelKernels", "ReelAssetCache", "ReelCore", "ReelThreadTesting"]),
         .testTarget(name: "ReelProtocolTests", dependencies: [
-            "ReelProtocol",
+            "ReelProtocol", "ReelThreadTesting",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -172,13 +180,13 @@ let package = Package(
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelLifecycleModel", "ReelCore",
                                                       "ReelThreadTesting"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
-            "ReelConsole", "ReelProtocol", "ReelHTTPTesting",
+            "ReelConsole", "ReelProtocol", "ReelHTTPTesting", "ReelThreadTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting", "ReelThreadTesting",
-            "ReelCoordinator", "ReelStore", "ReelScheduling", "ReelProtocol", "ReelCore", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
+            "ReelCoordinator", "ReelStore", "ReelScheduling", "ReelProtocol", "ReelCore", "ReelKernels", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

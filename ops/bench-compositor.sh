@@ -4,8 +4,8 @@
 #
 #   ops/bench-compositor.sh [FRAMES]        (default 200)
 #
-# Reel: `reel-bench` (release build, -Ounchecked), timing only the compositor on in-memory
-# 1920x1080 yuv420p frames. FFmpeg: the same operation as a filter graph with
+# Reel: `reel-bench` (release build; the kernels are -Ounchecked), timing only the compositor on
+# in-memory 1920x1080 yuv420p frames by its thread's CPU time. FFmpeg: the same operation as a filter graph with
 # -threads 1 -filter_threads 1 -filter_complex_threads 1; its cost is the CPU time (utime) of
 # the graph WITH the filter minus the same graph WITHOUT it (sources, format conversion and the
 # null muxer cancel out), so both columns measure the same work.

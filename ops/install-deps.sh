@@ -18,6 +18,7 @@ packages=(
   iproute2                                                                              # network namespaces for multi-host tests; ss (ops/s3.sh)
   curl                                                                                  # ops/s3.sh: readiness checks
   chromium                                                                              # the console's browser test and ops/console-screenshot.sh only
+  nodejs                                                                                # the dashboard test only: node --check console.js
   time hyperfine                                                                        # benchmarks only (ops/bench-*.sh)
   python3 python3-pip                                                                   # test references: OpenTimelineIO timelines, numpy formulas, botocore
   tesseract-ocr tesseract-ocr-eng                                                       # OCR of burned-in captions: tests only

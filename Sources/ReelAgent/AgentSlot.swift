@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import ReelCore
+import ReelAssetCache
 import ReelMedia
 import ReelProtocol
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import ReelAssetCache
 import ReelMedia
 import ReelProtocol
 

@@ -20,7 +20,7 @@ struct ChunkReuse {
     static func keys(plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
                      manifest: [String: AssetManifestEntry]) -> (video: [String?], audio: String?) {
         let content = manifest.mapValues(\.sha256)
-        let video = chunks.map { ContentKey.videoChunk(plan, frames: $0, encoderThreads: encoderThreads, assetContent: content) }
+        let video = ContentKey.videoChunks(plan, chunks: chunks, encoderThreads: encoderThreads, assetContent: content)
         return (video, plan.audioTracks.isEmpty ? nil : ContentKey.audio(plan, assetContent: content))
     }
 

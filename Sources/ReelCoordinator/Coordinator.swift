@@ -62,15 +62,18 @@ public final class Coordinator: Sendable {
         let storage = CoordinatorStorage(root: configuration.storageDirectory)
         try storage.prepare()
         let (pool, worker): (StorePool, StoreWorker)
-        let connect = { (label: String) in try StoreWorker(conninfo: configuration.database, label: label, clock: configuration.clock) }
         let (dispatchWorker, resultsWorker, sweepWorker): (StoreWorker, StoreWorker, StoreWorker)
         do {
-            pool = try StorePool(conninfo: configuration.database, count: configuration.storeConnections, clock: configuration.clock)
-            worker = try connect("loops")
-            dispatchWorker = try connect("dispatch")
-            resultsWorker = try connect("results")
-            // Its own connection: a sweep over a large storage directory must not delay lease expiry.
-            sweepWorker = try connect("sweep")
+            // Connecting blocks (libpq): off the cooperative pool, whose few threads the
+            // process's async work needs — several coordinators starting at once (tests) held
+            // both of a two-core machine's for seconds.
+            (pool, worker, dispatchWorker, resultsWorker, sweepWorker) = try await offload {
+                let connect = { (label: String) in try StoreWorker(conninfo: configuration.database, label: label, clock: configuration.clock) }
+                return (try StorePool(conninfo: configuration.database, count: configuration.storeConnections, clock: configuration.clock),
+                        try connect("loops"), try connect("dispatch"), try connect("results"),
+                        // Its own connection: a sweep over a large storage directory must not delay lease expiry.
+                        try connect("sweep"))
+            }
         } catch {
             throw CoordinatorStartupError(description: "cannot connect to PostgreSQL at \(Self.redacted(configuration.database)): \(error)")
         }

@@ -91,8 +91,11 @@ public enum TestDatabase {
             return FarmStore(connection: connection, clock: clock)
         }
 
+        /// Drops the schema on a global queue: a `DROP SCHEMA … CASCADE` takes a second on a
+        /// loaded machine, and the last reference often goes away on a cooperative-pool thread.
         deinit {
-            _ = try? PGConnection(TestDatabase.url).query("DROP SCHEMA \(name) CASCADE")
+            let name = name
+            DispatchQueue.global().async { _ = try? PGConnection(TestDatabase.url).query("DROP SCHEMA \(name) CASCADE") }
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReelCore
+import ReelKernels
 import ReelMedia
 
 struct ProbeCommand: ParsableCommand {

@@ -119,9 +119,9 @@ import Testing
             #expect(report.events.first { $0.kind == "priority" }?.message == "5")
 
             // Paging: after the last id there is nothing; after the third, the rest.
-            guard case .report(let rest) = try await client.send(.events(job: job, after: report.events[2].id)) else { return }
+            guard case .report(let rest) = try await client.send(.events(job: job, after: report.events[2].id)) else { Issue.record("EVENTS after= did not REPORT"); return }
             #expect(try JSONDecoder().decode(EventsReport.self, from: Data(rest)).events.map(\.kind) == Array(kinds.dropFirst(3)))
-            guard case .report(let none) = try await client.send(.events(job: job, after: report.events.last!.id)) else { return }
+            guard case .report(let none) = try await client.send(.events(job: job, after: report.events.last!.id)) else { Issue.record("EVENTS after the last did not REPORT"); return }
             #expect(try JSONDecoder().decode(EventsReport.self, from: Data(none)).events.isEmpty)
             await #expect(throws: ReelProtocolError(.notFound, "no job 999")) { try await client.send(.events(job: 999, after: 0)) }
             await agent.close()

@@ -3,6 +3,7 @@ import Foundation
 import ReelConsole
 import ReelCoordinator
 import ReelCore
+import ReelKernels
 import ReelMedia
 import ReelProtocol
 import ReelThreadTesting

@@ -105,7 +105,8 @@ final class CoordinatorHarness: Sendable {
     /// `logger` to see what it logs.
     init(leaseSeconds: Double = 30, reusing previous: CoordinatorHarness? = nil,
          configure: (inout CoordinatorConfiguration) -> Void = { _ in }, logger: Logger? = nil) async throws {
-        schema = try previous?.schema ?? TestDatabase.Schema()
+        // Off the cooperative pool: creating a schema is a blocking libpq round trip.
+        if let previous { schema = previous.schema } else { schema = try await offThePool { try TestDatabase.Schema() } }
         if let previous {
             storage = previous.storage; secretFile = previous.secretFile
         } else {

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelKernels
 import ReelMedia
 import ReelProtocol
 import ReelThreadTesting

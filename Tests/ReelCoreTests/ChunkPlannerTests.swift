@@ -96,4 +96,49 @@ struct ChunkPlannerTests {
             }
         }
     }
+
+    /// The boundaries snap to cuts found by binary search; the scan over every cut that it
+    /// replaced (kept here as the oracle) gives the same chunks, with hundreds of cuts.
+    @Test func snappingEqualsTheScanOverEveryCut() {
+        var rng = SplitMix64(seed: 0xC075)
+        for _ in 0..<400 {
+            let frameCount = Int.random(in: 1...6000, using: &rng)
+            let gop = Int.random(in: 1...90, using: &rng)
+            let target = Rational(Int64.random(in: 10...300, using: &rng), 10)
+            let minimum = Int.random(in: 0...12, using: &rng)
+            let cuts = (0..<Int.random(in: 0...200, using: &rng)).map { _ in Int.random(in: 0..<frameCount, using: &rng) }
+            let fd = Rational(1, 30)
+            #expect(ChunkPlanner.plan(frameCount: frameCount, gopFrames: gop, frameDuration: fd, targetChunkSeconds: target,
+                                      minimumChunks: minimum, cutFrames: cuts)
+                    == Self.scanningPlan(frameCount: frameCount, gopFrames: gop, frameDuration: fd, targetChunkSeconds: target,
+                                         minimumChunks: minimum, cutFrames: cuts),
+                    "frames \(frameCount) gop \(gop) target \(target) min \(minimum) cuts \(cuts.count)")
+        }
+    }
+
+    /// `ChunkPlanner.plan` as it was before the binary search: every boundary scans every cut.
+    static func scanningPlan(frameCount: Int, gopFrames: Int, frameDuration: Rational, targetChunkSeconds: Rational,
+                             minimumChunks: Int, cutFrames: [Int]) -> [FrameRange] {
+        let gops = max(1, frameCount / gopFrames)
+        let gopSeconds = frameDuration * gopFrames
+        let targetGOPs = targetChunkSeconds > .zero ? min(gops, max(1, Int((targetChunkSeconds / gopSeconds).rounded))) : 1
+        let forMinimum = minimumChunks >= 2 ? max(1, (gops + minimumChunks - 2) / (minimumChunks - 1) - 1) : gops
+        let step = max(min(targetGOPs, forMinimum), (gops + RenderLimits.maximumChunks - 1) / RenderLimits.maximumChunks)
+        let count = (gops + step - 1) / step
+        func ideal(_ i: Int) -> Int { i >= count ? gops : i * step }
+        var boundaries = [0]
+        for i in 1..<max(1, count) {
+            let target = ideal(i)
+            let lower = boundaries.last! + 1, upper = ideal(i + 1) - 1
+            let snapped = cutFrames.compactMap { cut -> (gop: Int, miss: Int, shift: Int)? in
+                let g = Int(Rational(Int64(cut), Int64(gopFrames)).rounded)
+                guard abs(g - target) <= 1, g >= lower, g <= upper else { return nil }
+                return (g, abs(cut - g * gopFrames), abs(g - target))
+            }.min { ($0.miss, $0.shift, $0.gop) < ($1.miss, $1.shift, $1.gop) }
+            boundaries.append(snapped?.gop ?? target)
+        }
+        var frames = boundaries.map { $0 * gopFrames }
+        frames.append(frameCount)
+        return zip(frames, frames.dropFirst()).map { FrameRange(start: $0, end: $1) }
+    }
 }

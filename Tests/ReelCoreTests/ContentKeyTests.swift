@@ -146,4 +146,40 @@ struct ContentKeyTests {
         c.write("a", "b=1:c"); d.write("a", "b"); d.write("", "c")
         #expect(c.bytes != d.bytes, "a value cannot run into the next field")
     }
+
+    /// The encoder formats numbers into bytes by hand (keys walk every frame); the bytes are
+    /// exactly the `String` forms the format is defined by.
+    @Test func fieldsAreTheirStringForms() {
+        var rng = SplitMix64(seed: 0xB17E5)
+        func field(_ name: String, _ value: String) -> String { "\(name)=\(value.utf8.count):\(value)\n" }
+        func hex(_ v: Double) -> String { String(v.bitPattern, radix: 16) }
+        for _ in 0..<3000 {
+            let int = Int(truncatingIfNeeded: rng.next()) >> Int.random(in: 0...63, using: &rng)
+            let doubles = (0..<6).map { _ in Bool.random(using: &rng) ? Double(bitPattern: rng.next()) : [0, -0.0, 1, 0.5, 1e-300].randomElement(using: &rng)! }
+            let rational = Rational(Int64(truncatingIfNeeded: rng.next()) >> Int64.random(in: 1...63, using: &rng),
+                                    Int64.random(in: 1...Int64.max >> Int64.random(in: 0...62, using: &rng), using: &rng))
+            let transform = AffineTransform(a: doubles[0], b: doubles[1], c: doubles[2], d: doubles[3], tx: doubles[4], ty: doubles[5])
+            let color = RGBAColor(r: UInt8.random(in: 0...255, using: &rng), g: 0, b: 255, a: UInt8.random(in: 0...255, using: &rng))
+            let size = PixelSize(width: Int.random(in: 0...9000, using: &rng), height: Int.random(in: 0...9000, using: &rng))
+            let rect = Rect(x: doubles[1], y: doubles[2], width: doubles[3], height: doubles[4])
+            var encoder = CanonicalEncoder()
+            encoder.write("int", int)
+            encoder.write("none", nil as Int?)
+            encoder.write("some", Optional(int))
+            encoder.write("double", doubles[0])
+            encoder.write("rational", rational)
+            encoder.write("transform", transform)
+            encoder.write("color", color)
+            encoder.write("size", size)
+            encoder.write("rect", rect)
+            encoder.write("noRect", nil as Rect?)
+            encoder.write("text", "é\n=1:")
+            let expected = field("int", String(int)) + field("none", "none") + field("some", String(int)) + field("double", hex(doubles[0]))
+                + field("rational", "\(rational.num)/\(rational.den)") + field("transform", doubles.map(hex).joined(separator: ","))
+                + field("color", "\(color.r),\(color.g),\(color.b),\(color.a)") + field("size", "\(size.width)x\(size.height)")
+                + field("rect", [rect.x, rect.y, rect.width, rect.height].map(hex).joined(separator: ",")) + field("noRect", "none")
+                + field("text", "é\n=1:")
+            #expect(encoder.bytes == Array(expected.utf8))
+        }
+    }
 }

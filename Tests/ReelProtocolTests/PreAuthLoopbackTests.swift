@@ -1,5 +1,8 @@
+import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
+import ReelThreadTesting
 import Testing
 @testable import ReelProtocol
 
@@ -99,22 +102,136 @@ struct PreAuthLoopbackTests {
         #expect(await refused.nextLine()?.hasPrefix("ERR too_many_connections ") == true)
         await expectCompletes(refused.channel.closeFuture, within: .seconds(20), "closing the connection over the cap")
 
-        // One holder leaves; the server frees its slot when it sees the close, so retry until then.
+        // One holder leaves; the server frees its slot when its event loop sees the close. Wait
+        // for that, then connect once: a tight loop of refused connections here only competed
+        // for the two cores with the server it waits for.
         try await holders[0].channel.close()
-        let configuration = ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "late")
-        let deadline = ContinuousClock.now + .seconds(20)
-        var client: ReelClient?
-        while client == nil, ContinuousClock.now < deadline {
-            do {
-                client = try await ReelClient.connect(configuration: configuration, authenticator: Self.auth)
-            } catch let error as ReelProtocolError where error.code == .tooManyConnections {
-                await Task.yield()
-            }
-        }
-        let connected = try #require(client, "no slot became free after a holder closed")
+        await Self.expectSlotsHeld(server, atMost: 1, "after a holder closed")
+        let connected = try await ReelClient.connect(
+            configuration: ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "late"), authenticator: Self.auth)
         #expect(try await connected.request(.ping) == .pong)
         await connected.close()
         try await holders[1].channel.close()
+        try await server.close()
+    }
+
+    /// A fresh client nonce (the server refuses a replayed one).
+    static func nonce() -> String { (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
+
+    /// Waits until `server` holds at most `limit` handshake slots (a generous deadline: a leak
+    /// never gets there).
+    static func expectSlotsHeld(_ server: ReelServer, atMost limit: Int, _ what: String) async {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.unauthenticatedConnections > limit, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        #expect(server.unauthenticatedConnections <= limit, "\(what): \(server.unauthenticatedConnections) slot(s) still held")
+    }
+
+    static func expectNoSlotHeld(_ server: ReelServer, _ what: String) async { await expectSlotsHeld(server, atMost: 0, what) }
+
+    /// 256 leaked slots would lock every agent out of the farm: each way a connection can end
+    /// before `WELCOME` — closed silent, after `HELLO`, reset, a bad `AUTH`, a malformed or
+    /// over-long line, a payload before authentication, the handshake timeout, a TLS failure —
+    /// and a login that succeeds must all give the slot back, many times over.
+    @Test("every way a connection can end before WELCOME gives its handshake slot back")
+    func noSlotLeaks() async throws {
+        let cap = 3
+        let (server, port) = try await Self.startServer(maxUnauthenticated: cap)
+        for round in 0..<10 {
+            let silent = try await RawPeer.connect(port: port)
+            try await silent.channel.close()
+
+            let greeted = try await RawPeer.connect(port: port)
+            try await greeted.send("HELLO reel/1 role=agent name=a cnonce=\(Self.nonce())\n")
+            #expect(await greeted.nextLine()?.hasPrefix("CHALLENGE ") == true)
+            try await greeted.channel.close()
+
+            let reset = try await RawPeer.connect(port: port)
+            try await reset.send("HELLO reel/1 role=agent name=r cnonce=\(Self.nonce())\n")
+            #expect(await reset.nextLine()?.hasPrefix("CHALLENGE ") == true)
+            let options = try #require(reset.channel as? SocketOptionProvider)
+            try await options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+            try await reset.channel.close()  // RST, not FIN
+
+            let impostor = try await RawPeer.connect(port: port)
+            try await impostor.send("HELLO reel/1 role=client name=i cnonce=\(Self.nonce())\n")
+            #expect(await impostor.nextLine()?.hasPrefix("CHALLENGE ") == true)
+            try await impostor.send("AUTH mac=\(Samples.hashA)\n")
+            #expect(await impostor.nextLine()?.hasPrefix("ERR auth_failed ") == true)
+            await expectCompletes(impostor.channel.closeFuture, within: .seconds(20), "closing after a bad AUTH")
+
+            for garbage in ["FROB\n", String(repeating: "x", count: 20_000), "HELLO reel/1 role=agent name=p cnonce=\(Self.nonce()) size=9\n"] {
+                let peer = try await RawPeer.connect(port: port)
+                try await peer.send(garbage)
+                #expect(await peer.nextLine()?.hasPrefix("ERR ") == true)
+                await expectCompletes(peer.channel.closeFuture, within: .seconds(20), "closing after \(garbage.prefix(20))")
+            }
+
+            let client = try await ReelClient.connect(
+                configuration: ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "ok"), authenticator: Self.auth)
+            #expect(try await client.request(.ping) == .pong)
+            await client.close()
+            await Self.expectNoSlotHeld(server, "round \(round)")
+        }
+        // All `cap` slots are free: as many peers as the cap are each answered CHALLENGE.
+        var holders: [RawPeer] = []
+        for _ in 0..<cap {
+            let peer = try await RawPeer.connect(port: port)
+            try await peer.send("HELLO reel/1 role=client name=h cnonce=\(Self.nonce())\n")
+            #expect(await peer.nextLine()?.hasPrefix("CHALLENGE ") == true)
+            holders.append(peer)
+        }
+        #expect(server.unauthenticatedConnections == cap)
+        for holder in holders { try await holder.channel.close() }
+        await Self.expectNoSlotHeld(server, "after the holders left")
+        try await server.close()
+
+        // The handshake timeout, and TLS failing (plain text to a TLS server).
+        let timed = try await ReelServer.start(
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, handshakeTimeout: .milliseconds(200),
+                                                   maxUnauthenticatedConnections: cap),
+            authenticator: Self.auth, handler: EchoHandler())
+        for _ in 0..<5 {
+            let peer = try await RawPeer.connect(port: try #require(timed.localAddress?.port))
+            #expect(await peer.nextLine()?.hasPrefix("ERR timeout ") == true)
+        }
+        await Self.expectNoSlotHeld(timed, "after handshake timeouts")
+        try await timed.close()
+    }
+
+    @Test("a TLS handshake that fails or is abandoned gives its slot back")
+    func noSlotLeaksThroughTLS() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = directory.appendingPathComponent("key.pem").path, cert = directory.appendingPathComponent("cert.pem").path
+        let status = try await offThePool {
+            TLSLoopbackTests.spawn(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                                    "-nodes", "-subj", "/CN=localhost", "-days", "1", "-keyout", key, "-out", cert])
+        }
+        try #require(status == 0, "openssl failed")
+        let serverTLS = try NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: [.certificate(try #require(try NIOSSLCertificate.fromPEMFile(cert).first))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+        let server = try await ReelServer.start(
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, tls: serverTLS, handshakeTimeout: .seconds(600),
+                                                   maxUnauthenticatedConnections: 2),
+            authenticator: Self.auth, handler: EchoHandler())
+        let port = try #require(server.localAddress?.port)
+        for _ in 0..<10 {
+            // Not TLS at all: the server's TLS handler fails and closes.
+            let plain = try await RawPeer.connect(port: port)
+            try await plain.send("HELLO reel/1 role=agent name=a cnonce=\(Self.nonce())\n")
+            await expectCompletes(plain.channel.closeFuture, within: .seconds(20), "closing a plain-text peer")
+            // A client that trusts nothing: it abandons the handshake on the certificate.
+            await #expect(throws: (any Error).self) {
+                _ = try await ReelClient.connect(
+                    configuration: ReelClientConfiguration(host: "127.0.0.1", port: port, role: .client, name: "x",
+                                                           tls: try NIOSSLContext(configuration: .makeClientConfiguration()),
+                                                           tlsServerHostname: "localhost"),
+                    authenticator: Self.auth)
+            }
+        }
+        await Self.expectNoSlotHeld(server, "after failed TLS handshakes")
         try await server.close()
     }
 }

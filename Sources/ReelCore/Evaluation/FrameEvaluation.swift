@@ -2,46 +2,165 @@ extension RenderPlan {
     /// Composition time of frame `k`: `k · frameDuration`, exact.
     public func time(ofFrame k: Int) -> Rational { frameDuration * k }
 
+    /// What to draw for output frame `k` (0 ≤ k < frameCount); see `FrameCursor.frame(_:)`.
+    ///
+    /// For one frame: it arranges the overlays for lookup first (O(m log m) for m overlays).
+    /// Code that evaluates many frames keeps one `FrameCursor` instead.
+    public func frame(_ k: Int) -> FrameDescription {
+        var cursor = FrameCursor(plan: self)
+        return cursor.frame(k)
+    }
+
+    /// The instruction whose range contains `time` (the last one for times at or past the end).
+    public func instruction(at time: Rational) -> PlannedInstruction? {
+        instructions.index(containing: time).map { instructions[$0] } ?? instructions.last
+    }
+}
+
+extension PlannedTrack {
+    /// The segment showing at `time`, if any (a gap shows the layers below).
+    public func segment(at time: Rational) -> PlannedSegment? {
+        segments.index(containing: time).map { segments[$0] }
+    }
+}
+
+extension PlannedAudioTrack {
+    /// The segment playing at `time`, if any.
+    public func segment(at time: Rational) -> PlannedSegment? {
+        segments.index(containing: time).map { segments[$0] }
+    }
+}
+
+/// Evaluates a plan's frames: every lookup by time (instruction, segment, ramp, overlay,
+/// animation) is a binary search in the plan's sorted lists (`lastIndex(startingAtOrBefore:)`),
+/// and the cursor remembers where each landed, so walking frames in order — a chunk's render,
+/// its content key — costs O(1) per lookup, and any frame at random O(log n).
+///
+/// `frame(k)` depends only on the plan and `k`, never on what the cursor evaluated before
+/// (the remembered positions are hints, checked before use).
+public struct FrameCursor {
+    public let plan: RenderPlan
+    /// Video track id → index into `plan.videoTracks` (the first track with the id).
+    private let trackPositions: [Int: Int]
+    private let overlaySchedule: OverlaySchedule
+    private var instructionHint: Int?
+    /// Per video track (by position).
+    private var segmentHints: [Int?]
+    /// Per layer of the instruction last evaluated (reset when it changes).
+    private var transformRampHints: [Int?] = []
+    private var opacityRampHints: [Int?] = []
+    private var hintedInstruction: Int?
+
+    public init(plan: RenderPlan) {
+        self.plan = plan
+        var positions: [Int: Int] = [:]
+        for (i, track) in plan.videoTracks.enumerated() where positions[track.id] == nil { positions[track.id] = i }
+        trackPositions = positions
+        overlaySchedule = OverlaySchedule(plan.overlays)
+        segmentHints = Array(repeating: nil, count: plan.videoTracks.count)
+    }
+
     /// What to draw for output frame `k` (0 ≤ k < frameCount).
     ///
     /// The active instruction is the one whose range contains the frame's time; layers are
     /// listed bottom first and only where their track has a segment at that time; overlays
     /// follow in array order, only while visible and not fully transparent.
-    public func frame(_ k: Int) -> FrameDescription {
-        let time = time(ofFrame: k)
-        let instruction = instruction(at: time)
-        let toOutput = renderToOutput
-        var layers: [LayerDraw] = []
-        for layer in (instruction?.layers ?? []).reversed() {
-            guard let track = videoTracks.first(where: { $0.id == layer.trackID }),
-                  let segment = track.segment(at: time),
-                  let asset = assets[segment.asset]?.description,
-                  let video = asset.video else { continue }
-            let base: AffineTransform
-            switch layer.transform {
-            case .preferred: base = video.preferredTransform
-            case .fit: base = RenderDefaults.fitTransform(video, into: renderSize)
-            case .fill: base = RenderDefaults.fillTransform(video, into: renderSize)
-            case .explicit(let t): base = t
-            }
-            let placed = RampedValue.value(at: time, base: base, ramps: layer.transformRamps)
-            layers.append(LayerDraw(
-                trackID: layer.trackID,
-                asset: segment.asset,
-                sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
-                transform: placed.concatenating(toOutput),
-                opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps),
-                crop: RampedValue.value(at: time, base: layer.crop, ramps: layer.cropRamps),
-                filters: layer.filters.map { $0.evaluated(at: time) },
-                blendMode: layer.blendMode))
+    public mutating func frame(_ k: Int) -> FrameDescription {
+        let time = plan.time(ofFrame: k)
+        let instructionIndex = plan.instructions.index(containing: time, hint: instructionHint)
+            ?? (plan.instructions.isEmpty ? nil : plan.instructions.count - 1)
+        instructionHint = instructionIndex
+        let instruction = instructionIndex.map { plan.instructions[$0] }
+        if instructionIndex != hintedInstruction {
+            hintedInstruction = instructionIndex
+            let count = instruction?.layers.count ?? 0
+            transformRampHints = Array(repeating: nil, count: count)
+            opacityRampHints = Array(repeating: nil, count: count)
         }
-        let overlayDraws = overlays.indices.compactMap { overlayDraw($0, at: time) }
+        let toOutput = plan.renderToOutput
+        var layers: [LayerDraw] = []
+        if let instruction {
+            for l in instruction.layers.indices.reversed() {
+                let layer = instruction.layers[l]
+                guard let position = trackPositions[layer.trackID] else { continue }
+                let segments = plan.videoTracks[position].segments
+                guard let s = segments.index(containing: time, hint: segmentHints[position]) else { continue }
+                segmentHints[position] = s
+                let segment = segments[s]
+                guard let asset = plan.assets[segment.asset]?.description, let video = asset.video else { continue }
+                let base: AffineTransform
+                switch layer.transform {
+                case .preferred: base = video.preferredTransform
+                case .fit: base = RenderDefaults.fitTransform(video, into: plan.renderSize)
+                case .fill: base = RenderDefaults.fillTransform(video, into: plan.renderSize)
+                case .explicit(let t): base = t
+                }
+                let placed = RampedValue.value(at: time, base: base, ramps: layer.transformRamps, hint: &transformRampHints[l])
+                layers.append(LayerDraw(
+                    trackID: layer.trackID,
+                    asset: segment.asset,
+                    sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
+                    transform: placed.concatenating(toOutput),
+                    opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps, hint: &opacityRampHints[l]),
+                    crop: RampedValue.value(at: time, base: layer.crop, ramps: layer.cropRamps),
+                    filters: layer.filters.map { $0.evaluated(at: time) },
+                    blendMode: layer.blendMode))
+            }
+        }
+        let overlayDraws = overlaySchedule.visible(at: time).compactMap {
+            plan.overlayDraw($0, at: time)
+        }
         return FrameDescription(index: k, time: time, background: instruction?.backgroundColor ?? .black,
-                                layers: layers, overlays: overlayDraws, filters: filters.map { $0.evaluated(at: time) })
+                                layers: layers, overlays: overlayDraws, filters: plan.filters.map { $0.evaluated(at: time) })
+    }
+}
+
+/// Which overlays are visible at a time. Overlays may overlap in time and are drawn in array
+/// order, so this is not a sorted non-overlapping list: they are sorted by start, and a tree
+/// over that order keeps the latest end in each subtree, so a lookup descends only into
+/// subtrees that hold a visible overlay — O(log m) plus O(log m) per visible overlay.
+struct OverlaySchedule {
+    private struct Entry: TimeSpanned {
+        var overlay: Int
+        var spanStart: Rational
+        var spanEnd: Rational
     }
 
-    /// The instruction whose range contains `time` (the last one for times at or past the end).
-    public func instruction(at time: Rational) -> PlannedInstruction? {
-        instructions.first { $0.timeRange.contains(time) } ?? instructions.last
+    /// Sorted by start (ties in array order).
+    private let entries: [Entry]
+    /// Node 1 covers `entries[0..<count]`; node n's children are 2n and 2n+1 over the halves.
+    private var latestEnd: [Rational]
+
+    init(_ overlays: [PlannedOverlay]) {
+        entries = overlays.enumerated()
+            .map { Entry(overlay: $0.offset, spanStart: $0.element.timeRange.start, spanEnd: $0.element.timeRange.end) }
+            .sorted { ($0.spanStart, $0.overlay) < ($1.spanStart, $1.overlay) }
+        latestEnd = Array(repeating: .zero, count: max(1, 4 * entries.count))
+        if !entries.isEmpty { build(node: 1, entries.startIndex, entries.endIndex) }
+    }
+
+    private mutating func build(node: Int, _ lo: Int, _ hi: Int) {
+        if hi - lo == 1 { latestEnd[node] = entries[lo].spanEnd; return }
+        let mid = (lo + hi) / 2
+        build(node: 2 * node, lo, mid)
+        build(node: 2 * node + 1, mid, hi)
+        latestEnd[node] = max(latestEnd[2 * node], latestEnd[2 * node + 1])
+    }
+
+    /// Indices of the overlays whose time range contains `time`, ascending (draw order).
+    func visible(at time: Rational) -> [Int] {
+        guard let last = entries.lastIndex(startingAtOrBefore: time) else { return [] }
+        var found: [Int] = []
+        collect(node: 1, 0, entries.count, startedBefore: last + 1, time, into: &found)
+        return found.count > 1 ? found.sorted() : found
+    }
+
+    /// Adds the entries in `[lo, hi) ∩ [0, started)` that end after `time`.
+    private func collect(node: Int, _ lo: Int, _ hi: Int, startedBefore started: Int, _ time: Rational, into found: inout [Int]) {
+        guard lo < started, time < latestEnd[node] else { return }
+        if hi - lo == 1 { found.append(entries[lo].overlay); return }
+        let mid = (lo + hi) / 2
+        collect(node: 2 * node, lo, mid, startedBefore: started, time, into: &found)
+        collect(node: 2 * node + 1, mid, hi, startedBefore: started, time, into: &found)
     }
 }

@@ -47,12 +47,16 @@ public enum ChunkPlanner {
 
         // Grid boundary i at i·step GOPs (the job's end for i == count).
         func ideal(_ i: Int) -> Int { i >= count ? gops : i * step }
+        let cuts = cutFrames.sorted()
         var boundaries = [0]
         for i in 1..<max(1, count) {
             let target = ideal(i)
             let lower = boundaries.last! + 1, upper = ideal(i + 1) - 1
-            // A cut's nearest GOP boundary, if within one GOP of the grid and keeping order.
-            let snapped = cutFrames.compactMap { cut -> (gop: Int, miss: Int, shift: Int)? in
+            // A cut's nearest GOP boundary, if within one GOP of the grid and keeping order. Only
+            // cuts within two GOPs of the grid can qualify: found by binary search, so planning
+            // stays linear in the number of cuts.
+            let near = cuts[firstIndex(in: cuts, notBelow: (target - 2) * gopFrames)..<firstIndex(in: cuts, notBelow: (target + 2) * gopFrames + 1)]
+            let snapped = near.compactMap { cut -> (gop: Int, miss: Int, shift: Int)? in
                 let g = Int(Rational(Int64(cut), Int64(gopFrames)).rounded)
                 guard abs(g - target) <= 1, g >= lower, g <= upper else { return nil }
                 return (g, abs(cut - g * gopFrames), abs(g - target))
@@ -62,6 +66,16 @@ public enum ChunkPlanner {
         var frames = boundaries.map { $0 * gopFrames }
         frames.append(frameCount)
         return zip(frames, frames.dropFirst()).map { FrameRange(start: $0, end: $1) }
+    }
+
+    /// The index of the first element ≥ `value` in sorted `list` (`list.count` if none).
+    private static func firstIndex(in list: [Int], notBelow value: Int) -> Int {
+        var lo = 0, hi = list.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if list[mid] < value { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
     }
 
     /// Chunks for `plan`, with its GOP length and cut frames; none when the output has no

@@ -132,11 +132,6 @@ public struct PlannedTrack: Codable, Sendable, Hashable {
     public var id: Int
     public var segments: [PlannedSegment]
     public init(id: Int, segments: [PlannedSegment]) { self.id = id; self.segments = segments }
-
-    /// The segment showing at `time`, if any (a gap shows the layers below).
-    public func segment(at time: Rational) -> PlannedSegment? {
-        segments.first { $0.at <= time && time < $0.end }
-    }
 }
 
 /// An audio track: segments plus its volume curve (base `volume`, sorted non-overlapping ramps).
@@ -161,10 +156,6 @@ public struct PlannedAudioTrack: Codable, Sendable, Hashable {
         volume = try c.decode(Double.self, forKey: .volume)
         volumeRamps = try c.decode([Ramp<Double>].self, forKey: .volumeRamps)
         timePitchAlgorithm = try c.decodeIfPresent(AudioTimePitchAlgorithm.self, forKey: .timePitchAlgorithm) ?? .spectral
-    }
-
-    public func segment(at time: Rational) -> PlannedSegment? {
-        segments.first { $0.at <= time && time < $0.end }
     }
 }
 

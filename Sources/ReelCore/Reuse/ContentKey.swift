@@ -8,7 +8,7 @@ import Crypto
 /// A video chunk's key covers, in `CanonicalEncoder` form: `rendererVersion`; the video
 /// encoder settings (codec, profile, CRF, speed presets, GOP, bit rate) and the encoder thread
 /// count; the render size, output size and frame duration; and for each frame of its range the
-/// `FrameDescription` (`RenderPlan.frame(_:)`): time, background, every layer (track, source
+/// `FrameDescription` (`FrameCursor.frame(_:)`): time, background, every layer (track, source
 /// by content hash, source time, transform, opacity, crop) and every overlay (its bitmap by
 /// content hash or text/font/size/colour, frame, evaluated transform and opacity), and the
 /// burned-in captions on screen (style, highlight, text and how far the highlight has reached). The audio
@@ -36,30 +36,40 @@ public enum ContentKey {
     /// The key of video chunk `frames` of `plan` encoded with `encoderThreads` threads.
     public static func videoChunk(_ plan: RenderPlan, frames: FrameRange, encoderThreads: Int,
                                   assetContent: [String: String]) -> String? {
-        var out = encoder(for: "video-chunk")
-        let video = plan.export.video
-        out.write("codec", video.codec)
-        out.write("profile", video.profile)
-        out.write("crf", video.crf)
-        out.write("x264Preset", video.x264Preset)
-        out.write("x265Preset", video.x265Preset ?? "none")
-        out.write("gopDuration", video.gopDuration)
-        out.write("gopFrames", video.gopFrames)
-        out.write("bitRate", video.bitRate)
-        // Written only when set, so the keys of H.264, HEVC and ProRes chunks stay as they were.
-        if let speed = video.vp9Speed { out.write("vp9Speed", speed) }
-        if let preset = video.svtav1Preset { out.write("svtav1Preset", preset) }
-        out.write("encoderThreads", encoderThreads)
-        out.write("renderSize", plan.renderSize)
-        out.write("outputSize", plan.outputSize)
-        out.write("frameDuration", plan.frameDuration)
-        out.write("frames", frames.count)
+        videoChunks(plan, chunks: [frames], encoderThreads: encoderThreads, assetContent: assetContent)[0]
+    }
+
+    /// The keys of video chunks `chunks` of `plan` (in order), walking their frames with one
+    /// `FrameCursor`: linear in the frames keyed, whatever the number of segments.
+    public static func videoChunks(_ plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
+                                   assetContent: [String: String]) -> [String?] {
+        var cursor = FrameCursor(plan: plan)
         let captions = plan.captions.map { _ in CaptionTimeline(plan) }
-        for k in frames.start..<frames.end {
-            guard plan.write(frame: plan.frame(k), to: &out, assetContent: assetContent) else { return nil }
-            if let captions { plan.write(captionsAt: plan.time(ofFrame: k), timeline: captions, to: &out) }
+        return chunks.map { frames in
+            var out = encoder(for: "video-chunk")
+            let video = plan.export.video
+            out.write("codec", video.codec)
+            out.write("profile", video.profile)
+            out.write("crf", video.crf)
+            out.write("x264Preset", video.x264Preset)
+            out.write("x265Preset", video.x265Preset ?? "none")
+            out.write("gopDuration", video.gopDuration)
+            out.write("gopFrames", video.gopFrames)
+            out.write("bitRate", video.bitRate)
+            // Written only when set, so the keys of H.264, HEVC and ProRes chunks stay as they were.
+            if let speed = video.vp9Speed { out.write("vp9Speed", speed) }
+            if let preset = video.svtav1Preset { out.write("svtav1Preset", preset) }
+            out.write("encoderThreads", encoderThreads)
+            out.write("renderSize", plan.renderSize)
+            out.write("outputSize", plan.outputSize)
+            out.write("frameDuration", plan.frameDuration)
+            out.write("frames", frames.count)
+            for k in frames.start..<frames.end {
+                guard plan.write(frame: cursor.frame(k), to: &out, assetContent: assetContent) else { return nil }
+                if let captions { plan.write(captionsAt: plan.time(ofFrame: k), timeline: captions, to: &out) }
+            }
+            return digest(out)
         }
-        return digest(out)
     }
 
     /// The key of the audio task (the whole mix of `plan`).
@@ -162,7 +172,7 @@ extension RenderPlan {
         out.write("filters", filters.count)
         for filter in filters {
             out.write("filter", filter.type.rawValue)
-            for (path, value) in filter.parameters { out.write(path, value) }
+            for (path, value) in filter.parameters { out.write(named: path, value) }
             switch filter {
             case .vignette(_, _, let color, _, _), .chromaKey(let color, _, _, _): out.write("color", color)
             case .lut(let asset, _):

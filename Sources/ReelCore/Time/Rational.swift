@@ -47,6 +47,12 @@ public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible 
         guard n != .min, d != .min else { return nil }
         var n = n, d = d
         if d < 0 { n = -n; d = -d }
+        // The common case (every time in a validated plan): reduce in 64-bit arithmetic, which
+        // the planner and the content keys do millions of times.
+        if let n64 = Int64(exactly: n), let d64 = Int64(exactly: d), n64 != .min {
+            let g = Int64(Rational.gcd64(n64.magnitude, UInt64(d64)))
+            return Rational(exactNum: n64 / g, den: d64 / g)
+        }
         let g = Rational.gcd(n.magnitude, d.magnitude)
         if g > 1 { n /= Int128(g); d /= Int128(g) }
         guard let n64 = Int64(exactly: n), let d64 = Int64(exactly: d), n64 != .min else { return nil }
@@ -70,6 +76,21 @@ public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible 
         let fraction = UInt128((Double(remainder) / Double(md) * Double(scale)).rounded())
         let scaled = Int128(whole * scale + fraction)
         return exactly(negative ? -scaled : scaled, Int128(scale)) ?? Rational(exactNum: negative ? -Int64.max : Int64.max, den: 1)
+    }
+
+    /// Binary GCD (no division); 1 for gcd(0, 0), like `gcd`.
+    static func gcd64(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        var u = a, v = b
+        if u == 0 { return v == 0 ? 1 : v }
+        if v == 0 { return u }
+        let shift = (u | v).trailingZeroBitCount
+        u >>= u.trailingZeroBitCount
+        repeat {
+            v >>= v.trailingZeroBitCount
+            if u > v { swap(&u, &v) }
+            v -= u
+        } while v != 0
+        return u << shift
     }
 
     static func gcd(_ a: UInt128, _ b: UInt128) -> UInt128 {

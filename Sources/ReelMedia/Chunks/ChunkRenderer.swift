@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelKernels
 
 /// Renders one task of a plan into its own file: a video chunk (frames `a..<b`, a fresh
 /// encoder, IDR first, closed GOPs, chunk-local timestamps) or the audio of the whole mix.

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ReelKernels
 
 /// A small JPEG of a rendered frame, so an operator sees what a job looks like: agents send
 /// one with each video chunk (its last frame), and the console shows the newest.

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import ReelKernels
 
 /// Writes PNG files with libavcodec's PNG encoder (RGB24, or RGBA when there is alpha).
 public enum PNGWriter {

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ReelKernels
 
 /// Pixel-format conversion at a fixed size through swscale (no scaling: Reel scales in its
 /// own compositor). Owns one cached `SwsContext`; used from one thread at a time.

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ReelKernels
 
 /// Still images (PNG, JPEG, WebP, BMP, …) decoded with libavformat + libavcodec.
 public enum StillImage {

@@ -1,6 +1,7 @@
 import CFFmpeg
 import Glibc
 import ReelCore
+import ReelKernels
 
 /// The video encoder of a chunk: H.264 through libx264, HEVC through libx265, ProRes
 /// through prores_ks, VP9 through libvpx-vp9 or AV1 through SVT-AV1, with settings fixed for

@@ -1,5 +1,6 @@
 import CFFmpeg
 import ReelCore
+import ReelKernels
 
 /// Frame-accurate reading of the first video stream of one file.
 ///

@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// Draws a plan's burned-in captions onto rendered frames: the blocks on screen at the frame's
 /// time (`CaptionTimeline`), each rasterised once per state (cues shown, highlight reached) and

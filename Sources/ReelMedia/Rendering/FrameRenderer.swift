@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// Draws frames of a `RenderPlan`: background, video layers bottom-up, overlays, then burned-in captions on top.
 ///
@@ -9,6 +10,8 @@ public final class FrameRenderer {
     public let plan: RenderPlan
     private let sources: SourcePool
     private let canvas: YUVImage
+    /// Frames are rendered in order, so each lookup by time costs O(1).
+    private var cursor: FrameCursor
     private let captions: CaptionPainter?
     /// The effect path's buffers and kernels, made for the first frame that needs them.
     private lazy var effectLayer = EffectLayer(width: canvas.width, height: canvas.height)
@@ -22,12 +25,13 @@ public final class FrameRenderer {
         self.plan = plan
         self.sources = SourcePool(plan: plan, media: media, decoderThreads: decoderThreads)
         self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height)
+        self.cursor = FrameCursor(plan: plan)
         self.captions = plan.captions == nil ? nil : CaptionPainter(plan: plan)
     }
 
     /// Frame `k`, valid until the next call.
     public func render(frame k: Int) throws -> YUVImage {
-        let description = plan.frame(k)
+        let description = cursor.frame(k)
         Compositor.fill(canvas, color: description.background)
         for layer in description.layers where layer.opacity > 0 {
             let image = try sources.image(for: layer)

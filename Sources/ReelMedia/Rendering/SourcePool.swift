@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// Opens and keeps the decoded inputs one render needs: a frame-accurate reader per
 /// (track, asset) pair, each still image once, each overlay's bitmap once.

@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// Burned-in caption blocks: the cue text shaped and laid out as text overlays are (HarfBuzz,
 /// bidi order, fontconfig fallback, colour emoji), but centred line by line, wrapped to the

@@ -1,5 +1,6 @@
 import CFreeType
 import ReelCore
+import ReelKernels
 
 /// Rasterises text overlays with FreeType, finding fonts (and per-character fallbacks) through
 /// fontconfig, so a Chinese caption in a Latin family still renders as Chinese.

@@ -1,6 +1,7 @@
 import CFFmpeg
 import Foundation
 import ReelCore
+import ReelKernels
 
 /// An 8-bit RGB picture, rows packed (`width * 3` bytes apart): what thumbnails are made of.
 public struct RGBPicture: Sendable, Hashable {

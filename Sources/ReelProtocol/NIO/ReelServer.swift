@@ -48,13 +48,18 @@ public struct ReelServerConfiguration: Sendable {
 public final class ReelServer: Sendable {
     private let channel: Channel
     private let quiesce: ServerQuiescingHelper
+    private let handshakeSlots: HandshakeSlots
 
     /// The bound address (useful with port 0).
     public var localAddress: SocketAddress? { channel.localAddress }
 
-    private init(channel: Channel, quiesce: ServerQuiescingHelper) {
+    /// Connections that hold a handshake slot now: accepted and not yet at `WELCOME` or closed.
+    var unauthenticatedConnections: Int { handshakeSlots.count }
+
+    private init(channel: Channel, quiesce: ServerQuiescingHelper, handshakeSlots: HandshakeSlots) {
         self.channel = channel
         self.quiesce = quiesce
+        self.handshakeSlots = handshakeSlots
     }
 
     /// Binds and starts accepting connections.
@@ -96,7 +101,7 @@ public final class ReelServer: Sendable {
             }
             .bind(host: configuration.host, port: configuration.port)
             .get()
-        return ReelServer(channel: channel, quiesce: quiesce)
+        return ReelServer(channel: channel, quiesce: quiesce, handshakeSlots: handshakeSlots)
     }
 
     /// Graceful shutdown (SIGTERM): stop accepting, tell idle connections `ERR shutting_down`

@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 import Testing
 import ReelThreadTesting
 @testable import ReelMedia

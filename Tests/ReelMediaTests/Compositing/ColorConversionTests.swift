@@ -1,6 +1,7 @@
 import ReelCore
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 @Suite(.blocking) struct ColorConversionTests {

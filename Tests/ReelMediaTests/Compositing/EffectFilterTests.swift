@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// LUTs against ffmpeg's `lut3d`, neighbourhood filters against numpy, and a green-screen

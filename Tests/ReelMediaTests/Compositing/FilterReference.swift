@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import Testing
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// Renders compositions with filters and blend modes in process and compares the frames,

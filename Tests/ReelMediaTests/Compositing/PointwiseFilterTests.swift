@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// Every pointwise filter and every blend mode against its formula computed independently in

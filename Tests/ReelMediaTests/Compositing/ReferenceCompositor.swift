@@ -1,4 +1,5 @@
 import ReelCore
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// A deliberately naive compositor in Double, written from the documented semantics only:

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// Deterministic pseudo-random bytes (SplitMix64) so failures reproduce.

@@ -2,6 +2,7 @@ import CFreeType
 import ReelCore
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// Text overlays: coverage lands inside the box, wraps, falls back to fonts that have the

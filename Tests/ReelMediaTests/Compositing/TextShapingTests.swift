@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// Shaped text: Reel's Arabic, Hebrew and Devanagari captions against HarfBuzz's own renderer

@@ -5,6 +5,7 @@ import Glibc
 import ReelCore
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// Synthetic frames that change every frame (moving gradient), so the encoder has work.

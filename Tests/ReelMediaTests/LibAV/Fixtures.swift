@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// Media files for the libav tests, generated with the ffmpeg CLI into a fresh directory.

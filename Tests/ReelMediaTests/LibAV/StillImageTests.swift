@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 @Suite("StillImage and PNGWriter", .blocking)

@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import Testing
 import ReelThreadTesting
+@testable import ReelKernels
 @testable import ReelMedia
 
 @Suite("VideoFrameSource", .blocking)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+@testable import ReelKernels
 @testable import ReelMedia
 
 /// A `ByteRangeSource` over a local file that counts the bytes it hands out, and can be made

@@ -3,6 +3,7 @@ import ReelCore
 import Synchronization
 import Testing
 import ReelThreadTesting
+@testable import ReelAssetCache
 @testable import ReelMedia
 
 /// The coordinator's side of `FETCH`, played by an in-memory file: records every call.

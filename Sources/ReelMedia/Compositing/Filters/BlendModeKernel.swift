@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// Composites a layer buffer onto the frame with a separable blend mode of W3C Compositing
 /// and Blending Level 1, in gamma-encoded 0…1 RGB (both inputs clamped to 0…1).

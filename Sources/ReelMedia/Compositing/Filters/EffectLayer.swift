@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// The effect path of a layer (filters, chroma key, a blend mode other than `normal`): the
 /// layer is drawn into a frame-sized buffer of its own with straight colour and an alpha

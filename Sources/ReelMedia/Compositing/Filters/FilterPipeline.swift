@@ -1,4 +1,5 @@
 import ReelCore
+import ReelKernels
 
 /// Runs a list of evaluated filters over a picture in place: consecutive pointwise filters as
 /// one `PointwiseProgram` pass, every other filter with its kernel.

@@ -1,3 +1,4 @@
+import ReelKernels
 import Foundation
 
 /// A picture plane as `Float` samples, rows packed (`stride == width`), plus the separable

@@ -1,3 +1,5 @@
+import ReelKernels
+
 /// The vector vocabulary of the filter kernels: 8 luma pixels (or 4 chroma samples) as
 /// `Float` lanes, loaded from and stored to 8-bit planes.
 ///

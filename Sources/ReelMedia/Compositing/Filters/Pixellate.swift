@@ -1,3 +1,5 @@
+import ReelKernels
+
 /// `pixellate`: every `size`×`size` block, aligned to the picture's top-left corner (the last
 /// row and column of blocks may be cut by the edges), takes its average colour.
 ///

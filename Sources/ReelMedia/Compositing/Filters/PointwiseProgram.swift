@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelKernels
 
 /// A run of consecutive pointwise filters compiled into one pass over the picture.
 ///

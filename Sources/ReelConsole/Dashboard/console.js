@@ -3,8 +3,6 @@
 // API call sends it as `Authorization: Bearer`. Live updates come from `/api/v1/stream`,
 // read with fetch (EventSource cannot send the header). Everything shown is set with
 // textContent, never as HTML: job and agent names are user input.
-enum DashboardScript {
-    static let js = #"""
 "use strict";
 (function () {
   const KEY = "reel.console.token";
@@ -400,5 +398,3 @@ enum DashboardScript {
   const saved = sessionStorage.getItem(KEY);
   if (saved) signIn(saved); else show("login");
 })();
-"""#
-}
