@@ -115,6 +115,19 @@ import ReelThreadTesting
         }
     }
 
+    /// A chunk rendered again (after a fault, on another agent) gives the same bytes in every
+    /// rendition, so its segments can replace the first render's.
+    @Test func aChunkRenderedAgainIsByteIdentical() throws {
+        let (dir, _, plan) = try Self.rendered.get()
+        let frames = FrameRange(start: 50, end: 100)
+        func once(_ tag: String) throws -> [String] {
+            let paths = Self.renditions.map { dir.appendingPathComponent("again-\(tag)-\($0.0).mp4").path }
+            return try ChunkRenderer.renderLadder(plan, frames: frames, to: paths, encoderThreads: 2).map(\.sha256)
+        }
+        let first = try once("a"), second = try once("b")
+        #expect(first.count == Self.renditions.count && first == second, "\(first) vs \(second)")
+    }
+
     @Test func ffmpegDecodesTheMasterPlaylistAndTheManifest() throws {
         let (dir, master, _) = try Self.rendered.get()
         for input in [master, dir.appendingPathComponent("ladder/manifest.mpd").path] {

@@ -17,10 +17,13 @@ extension RenderPlan {
 
     /// The encoder settings of each rendition of an HLS ladder, in the ladder's order (empty
     /// without a ladder): the plan's settings at the rendition's size, codec, speed preset and
-    /// bit rates.
+    /// bit rates, with one x264 thread whatever `threads` says. Measured: x264's rate control
+    /// with VBV (`bitRate` + `maxBitRate`) gave different bytes in two of three renders of the
+    /// same chunk with 2 threads, and the same bytes in three of three with one; chunks and
+    /// agents give the parallelism instead.
     public func renditionEncoderSettings(threads: Int) -> [VideoEncoderSettings] {
         (export.ladder?.renditions ?? []).map { rendition in
-            var settings = videoEncoderSettings(threads: threads)
+            var settings = videoEncoderSettings(threads: 1)
             settings.width = rendition.size.width
             settings.height = rendition.size.height
             settings.codec = rendition.video.videoCodec ?? .h264
