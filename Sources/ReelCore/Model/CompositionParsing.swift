@@ -257,14 +257,34 @@ struct CompositionDecoding {
 
     func exportOptions(_ value: JSONValue, at path: String) -> ExportOptions? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["preset", "fileType", "optimizeForNetworkUse", "video", "audio"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["preset", "fileType", "optimizeForNetworkUse", "video", "audio",
+                                                       "renditions", "segmentDuration"]) else { return nil }
         let preset = r.optional(o, "preset", at: path) { r.choice($0, at: $1, ExportPreset.self) }
         let fileType = r.optional(o, "fileType", at: path) { r.choice($0, at: $1, FileType.self) }
         let fast = r.optional(o, "optimizeForNetworkUse", at: path, r.bool)
         let video = r.optional(o, "video", at: path, videoOverrides)
         let audio = r.optional(o, "audio", at: path, audioOverrides)
+        let renditions = r.optional(o, "renditions", at: path) { value, path in r.array(value, at: path, rendition) }
+        let segmentDuration = r.optional(o, "segmentDuration", at: path, r.time)
         return ExportOptions(preset: preset ?? .highest, fileType: fileType, optimizeForNetworkUse: fast ?? false,
-                             video: video ?? .init(), audio: audio ?? .init())
+                             video: video ?? .init(), audio: audio ?? .init(),
+                             renditions: renditions, segmentDuration: segmentDuration)
+    }
+
+    func rendition(_ value: JSONValue, at path: String) -> RenditionOptions? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["name", "renderSize", "video"]) else { return nil }
+        let name = r.required(o, "name", at: path, r.string)
+        let size = r.required(o, "renderSize", at: path, r.pixelSize)
+        let video = r.required(o, "video", at: path) { value, path -> RenditionVideoOptions? in
+            guard let v = r.object(value, at: path, keys: ["codec", "x264Preset", "bitRate", "maxBitRate"]) else { return nil }
+            return RenditionVideoOptions(codec: r.optional(v, "codec", at: path, r.string),
+                                         x264Preset: r.optional(v, "x264Preset", at: path, r.string),
+                                         bitRate: r.required(v, "bitRate", at: path, r.int),
+                                         maxBitRate: r.optional(v, "maxBitRate", at: path, r.int))
+        }
+        guard let name, let size, let video else { return nil }
+        return RenditionOptions(name: name, renderSize: size, video: video)
     }
 
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {

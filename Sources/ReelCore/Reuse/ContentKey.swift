@@ -59,6 +59,8 @@ public enum ContentKey {
             // Written only when set, so the keys of H.264, HEVC and ProRes chunks stay as they were.
             if let speed = video.vp9Speed { out.write("vp9Speed", speed) }
             if let preset = video.svtav1Preset { out.write("svtav1Preset", preset) }
+            // Written only for an HLS ladder, so the keys of single-file chunks stay as they were.
+            if let ladder = plan.export.ladder { plan.write(ladder: ladder, to: &out) }
             out.write("encoderThreads", encoderThreads)
             out.write("renderSize", plan.renderSize)
             out.write("outputSize", plan.outputSize)
@@ -81,6 +83,8 @@ public enum ContentKey {
         out.write("sampleRate", audio.sampleRate)
         out.write("channels", audio.channels)
         if let loudness = audio.loudness { plan.write(loudness: loudness, to: &out) }
+        // An HLS ladder's audio is cut into segments on the ladder's grid.
+        if let ladder = plan.export.ladder { out.write("segmentFrames", ladder.segmentFrames) }
         out.write("duration", plan.duration)
         out.write("frameDuration", plan.frameDuration)
         out.write("tracks", plan.audioTracks.count)
