@@ -11,9 +11,9 @@ struct S3FarmTests {
 
     /// A bucket of its own (made through botocore, which the signer tests use too: `reel` has no
     /// bucket command) and the coordinator's storage in it.
-    static func bucketStorage(_ name: String) throws -> (arguments: [String], environment: [String: String]) {
-        let endpoint = environment["REEL_TEST_S3_ENDPOINT"] ?? ""
-        let credentials = environment["REEL_TEST_S3_CREDENTIALS"] ?? ""
+    static func bucketStorage(_ name: String, endpoint: String = environment["REEL_TEST_S3_ENDPOINT"] ?? "",
+                              credentials: String = environment["REEL_TEST_S3_CREDENTIALS"] ?? "") throws
+        -> (arguments: [String], environment: [String: String]) {
         let bucket = "reel-farm-\(name)-\(UInt32.random(in: 0...UInt32.max))"
         try Media.run("env", ["python3", "-c", """
             import botocore.session, sys
@@ -49,6 +49,61 @@ struct S3FarmTests {
         let log = s3.coordinator.output
         #expect(log.contains("coordinator listening") && log.contains("s3://"))
         for forbidden in [secret, "X-Amz-Signature", "Signature="] { #expect(!log.contains(forbidden)) }
+    }
+
+    /// The S3 server killed (SIGKILL, as a crash) and started again on its data while a job
+    /// renders: the coordinator's requests to it are retried until it is back, `submit --wait`
+    /// exits 0 and the video packets are a fault-free render's, each chunk accepted once. The
+    /// server is one of this test's own, so the crash touches no other test.
+    @Test func submitWaitSurvivesTheS3ServerCrashRestarted() throws {
+        let server = try PrivateS3.start()
+        defer { server.stop() }
+        let farm = try FarmTests.LocalFarm(agents: 2, leaseSeconds: 10,
+                                           storage: try Self.bucketStorage("crash", endpoint: server.endpoint, credentials: server.credentials))
+        let composition = try FarmTests.makeComposition(in: farm.dir, size: "320x240", seconds: RestartFaultTests.seconds)
+        let run = try RestartFaultTests.submitAndInjectMidJob(farm, composition: composition) { try server.crashRestart() }
+        try RestartFaultTests.checkOutcome(farm, run, composition: composition)
+        #expect(farm.coordinator.hasExited == false, "the coordinator rides out its object store's restart")
+    }
+}
+
+/// An S3 server of one test's own (ops/s3.sh), so the test can crash it.
+struct PrivateS3 {
+    let directory: URL
+    let endpoint: String
+    var credentials: String { directory.appendingPathComponent("s3/credentials").path }
+
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("ops/s3.sh").path
+
+    /// ops/s3.sh (a bash script) with `arguments`, its output in files (`PrivateCluster.shell`).
+    static func s3sh(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        try PrivateCluster.shell(["-c", #"exec bash "$0" "$@""#, script] + arguments)
+    }
+
+    static func start() throws -> PrivateS3 {
+        let directory = try Media.tempDirectory()
+        // ops/s3.sh takes PORT … PORT+7; a lost race for them is retried on others.
+        var lastError = ""
+        for _ in 0..<3 {
+            let result = try s3sh(["start", directory.appendingPathComponent("s3").path, "\(freeLoopbackPort())"])
+            if result.status == 0 {
+                return PrivateS3(directory: directory, endpoint: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            lastError = result.stderr
+            _ = try? s3sh(["stop", directory.appendingPathComponent("s3").path])
+        }
+        throw Media.Failure(description: "cannot start a private S3 server: \(lastError)")
+    }
+
+    func crashRestart() throws {
+        let result = try Self.s3sh(["crash-restart", directory.appendingPathComponent("s3").path])
+        guard result.status == 0 else { throw Media.Failure(description: "crash-restart failed: \(result.stderr)") }
+    }
+
+    func stop() {
+        _ = try? Self.s3sh(["stop", directory.appendingPathComponent("s3").path])
+        try? FileManager.default.removeItem(at: directory)
     }
 }
 
