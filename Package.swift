@@ -87,7 +87,7 @@ let package = Package(
         // server with its claim dispatcher and result batches, the lease reaper, the finaliser
         // loop, the storage sweeper, /metrics and the console; splitting jobs into tasks.
         .target(name: "ReelCoordinator", dependencies: [
-            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole",
+            "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole", "ReelObjectStore",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -125,7 +125,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .executableTarget(name: "reel", dependencies: [
-            "ReelCore", "ReelKernels", "ReelMedia", "ReelProtocol", "ReelScheduling", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole",
+            "ReelCore", "ReelKernels", "ReelMedia", "ReelProtocol", "ReelScheduling", "ReelStore", "ReelCoordinator", "ReelAgent", "ReelConsole", "ReelObjectStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -187,6 +187,7 @@ let package = Package(
         ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting", "ReelThreadTesting",
             "ReelCoordinator", "ReelStore", "ReelScheduling", "ReelProtocol", "ReelCore", "ReelKernels", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
+            "ReelObjectStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelObjectStore
 import ReelProtocol
 import ReelStore
 import ReelScheduling
@@ -28,14 +29,15 @@ struct ChunkReuse {
     /// intact in size. Their modification times are set to now: retention's grace for results
     /// no job needs counts from the file's time, so a result reused now stays reusable for
     /// another grace period after the job that reuses it ends.
-    func present(_ found: [String: TaskResult]) -> [String: TaskResult] {
-        found.filter { _, result in
-            let path = storage.resultPath(result.sha256)
-            guard CoordinatorStorage.isValidHash(result.sha256),
-                  CoordinatorStorage.problem(path: path, size: result.size, sha256: nil) == nil else { return false }
-            utimes(path, nil)
-            return true
+    func present(_ found: [String: TaskResult]) async -> [String: TaskResult] {
+        var present: [String: TaskResult] = [:]
+        for (contentKey, result) in found where CoordinatorStorage.isValidHash(result.sha256) {
+            guard await storage.problem(.result(sha256: result.sha256), size: result.size, sha256: nil) == nil else { continue }
+            // The grace restarts where the store keeps modification times the coordinator can set.
+            if storage.blobs is LocalBlobStore { utimes(storage.resultPath(result.sha256), nil) }
+            present[contentKey] = result
         }
+        return present
     }
 }
 

@@ -59,8 +59,12 @@ public final class Coordinator: Sendable {
         } catch {
             throw CoordinatorStartupError(description: "secret file \(configuration.secretFile): \((error as? ReelProtocolError)?.message ?? "\(error)")")
         }
-        let storage = CoordinatorStorage(root: configuration.storageDirectory)
-        try storage.prepare()
+        let objectStore = try await configuration.objectStore?.connect(logger: logger)
+        let storage = CoordinatorStorage(root: configuration.storageDirectory, blobs: objectStore)
+        let moved = try storage.prepare()
+        if moved > 0 {
+            logger.notice("storage moved to the layout of blob keys", metadata: ["storage": "\(storage.root)", "blobs": "\(moved)"])
+        }
         let (pool, worker): (StorePool, StoreWorker)
         let (dispatchWorker, resultsWorker, sweepWorker): (StoreWorker, StoreWorker, StoreWorker)
         do {
@@ -136,7 +140,8 @@ public final class Coordinator: Sendable {
                                         drainTimeout: configuration.drainTimeout, logger: logger))
         self.services = services
         logger.info("coordinator listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")",
-                                                        "storage": "\(storage.root)", "lease": "\(configuration.leaseSeconds)s"])
+                                                        "storage": "\(configuration.objectStore.map { "\($0.location) at \($0.endpoint)" } ?? storage.root)",
+                                                        "lease": "\(configuration.leaseSeconds)s"])
     }
 
     /// The coordinator's services in one group; with `handlingSignals`, SIGTERM and SIGINT

@@ -12,8 +12,11 @@ public struct CoordinatorConfiguration: Sendable {
     /// libpq connection string (`postgresql://…` URL or `key=value` conninfo). Default: `$DATABASE_URL`,
     /// else empty, which makes libpq use the `PG*` environment variables.
     public var database: String = PGConnection.conninfoFromEnvironment()
-    /// Root of the coordinator's files: `assets/`, `results/`, `outputs/`, `tmp/`. Created if missing.
+    /// Root of the coordinator's files: `assets/`, `results/`, `outputs/`, `posters/`, `tmp/`.
+    /// Created if missing. With `objectStore`, only uploads in progress and local copies.
     public var storageDirectory: String = "reel-storage"
+    /// The blobs in an S3-compatible bucket instead of `storageDirectory`; `nil` (default): the directory.
+    public var objectStore: ObjectStoreSettings? = nil
     /// The shared secret file (≥ 16 bytes, one trailing newline ignored). Default `$REEL_SECRET_FILE`,
     /// else `reel.secret` in the working directory.
     public var secretFile: String = ProcessInfo.processInfo.environment["REEL_SECRET_FILE"] ?? "reel.secret"

@@ -54,8 +54,7 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
     }
 
     func poster(job: Int64) async throws -> [UInt8]? {
-        let storage = handler.storage
-        guard let poster = try await offload({ try storage.poster(job: job) }) else {
+        guard let poster = try await handler.storage.poster(job: job) else {
             // A job that does not exist is 404 too, with its own message.
             _ = try await self.job(job)
             return nil

@@ -88,9 +88,8 @@ extension CoordinatorHandler {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
         metrics.bytesIn.increment(by: Int64(data.count))
         let lease = try heldLease(task: task, epoch: epoch, peer: peer)
-        let storage = storage
-        let path = try await offload { try storage.storeResult(data, sha256: sha256) }
-        return try await complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: path), peer: peer)
+        let key = try await storage.storeResult(data, sha256: sha256)
+        return try await complete(lease, result: TaskResult(sha256: sha256, size: Int64(data.count), key: key), peer: peer)
     }
 
     /// One range of a result uploaded in parts: fenced like every message about a task (a stale
@@ -117,8 +116,10 @@ extension CoordinatorHandler {
         switch outcome {
         case .held(let have):
             return .resultStored(task: task, have: have, total: total, expiresAtMillis: expires)
-        case .complete(let path):
-            return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: path), peer: peer)
+        case .complete:
+            try await storage.publish(.result(sha256: sha256), sha256: sha256)
+            return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: storage.storedKey(.result(sha256: sha256))),
+                                      peer: peer)
         }
     }
 
@@ -171,8 +172,7 @@ extension CoordinatorHandler {
 
     func fetch(sha256: String, offset: Int64, length: Int64) async throws -> Message {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.notFound, "no source \(sha256)") }
-        let path = storage.assetPath(sha256)
-        let (total, bytes) = try await offload { try CoordinatorStorage.readRange(path: path, offset: offset, length: length) }
+        let (total, bytes) = try await storage.readRange(.asset(sha256: sha256), offset: offset, length: length)
         metrics.bytesOut.increment(by: Int64(bytes.count))
         return .data(offset: offset, total: total, bytes: bytes)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelObjectStore
 import ReelProtocol
 import ReelStore
 import ReelScheduling
@@ -67,15 +68,15 @@ extension CoordinatorHandler {
     /// submitter uploads them again instead of every render failing on them.
     func forgetDamagedAssets(_ hashes: [String]) async throws {
         let records = try await pool.run { try $0.assets.records(hashes) }
-        let storage = storage
-        let damaged = try await offload {
-            records.compactMap { record in
-                CoordinatorStorage.problem(path: storage.assetPath(record.sha256), size: record.size, sha256: nil).map { (record.sha256, $0) }
+        var damaged: [(String, String)] = []
+        for record in records {
+            if let problem = await storage.problem(.asset(sha256: record.sha256), size: record.size, sha256: nil) {
+                damaged.append((record.sha256, problem))
             }
         }
         for (hash, problem) in damaged {
             logger.warning("stored asset is damaged; asking for it again", metadata: ["sha256": "\(hash)", "problem": "\(problem)"])
-            storage.removeAsset(hash)
+            await storage.removeAssetEverywhere(hash)
             try await pool.run { try $0.assets.forget(sha256: hash) }
         }
     }
@@ -86,7 +87,10 @@ extension CoordinatorHandler {
         let storage = storage
         let (have, complete) = try await offload { try storage.put(hash: sha256, offset: offset, total: total, bytes: bytes) }
         if complete {
-            let path = storage.assetPath(sha256)
+            // With an object store, every completing PUT makes sure the store has it (a write
+            // the store already holds costs one HEAD): the copy in the directory alone is not enough.
+            try await storage.publish(.asset(sha256: sha256), sha256: sha256)
+            let path = storage.storedKey(.asset(sha256: sha256))
             let released = try await pool.run { try $0.assets.stored(sha256: sha256, size: have, storedKey: path) }
             for job in released { await splitter.split(job: job) }
         }
@@ -120,6 +124,14 @@ extension CoordinatorHandler {
             return try store.jobs.recent()
         }
         var jobs = summaries.map { Self.jobStatus($0, nowMillis: now, connectedEncoders: connected) }
+        // Outputs in an object store are sized there (the static report sees local files only).
+        if storage.isRemote {
+            for (index, summary) in summaries.enumerated() where summary.state == .done {
+                guard let key = summary.outputKey, let size = await storage.outputSize(storedKey: key) else { continue }
+                jobs[index].outputBytes = size
+                jobs[index].outputFileType = key.split(separator: ".").last.map(String.init)
+            }
+        }
         if let job, summaries.first?.state == .done, !jobs.isEmpty {
             jobs[0].loudness = try await pool.run { try $0.events.latestMessage(job: job, kind: FinaliserLoop.loudnessEvent) }
         }
@@ -127,7 +139,7 @@ extension CoordinatorHandler {
         // (`reel submit` waiting) would cost more than it tells.
         let storage = storage
         var usage: StorageUsage?
-        if job == nil { usage = try await offload { storage.usage() } }
+        if job == nil { usage = try await storage.blobUsage() }
         let ended = job != nil && summaries.allSatisfy(\.state.isTerminal)
         return (.report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8)), ended)
     }
@@ -217,11 +229,12 @@ extension CoordinatorHandler {
     /// chunk results no other job references. Assets it alone used go at the next sweep.
     func delete(job: Int64) async throws -> Message {
         let deleted = try await pool.run { try $0.jobs.delete(job) }
-        let storage = storage
-        try await offload {
-            if let output = deleted.outputKey, output.hasPrefix(storage.root + "/outputs/") { unlink(output) }
-            unlink(storage.posterPath(job: job))
-            for hash in deleted.unreferencedResults where CoordinatorStorage.isValidHash(hash) { unlink(storage.resultPath(hash)) }
+        // Only blobs of the job's own keys are ever deleted (never a path the database names elsewhere).
+        var keys: [BlobKey] = [.poster(job: job)]
+        if let output = deleted.outputKey.flatMap(storage.blobKey(storedKey:)), case .output(job, _) = output { keys.append(output) }
+        keys += deleted.unreferencedResults.filter(CoordinatorStorage.isValidHash).map { .result(sha256: $0) }
+        for (key, error) in await storage.delete(keys) {
+            logger.warning("cannot delete a deleted job's blob; retention removes it later", metadata: ["key": "\(key)", "error": "\(error)"])
         }
         logger.info("job deleted", metadata: ["job": "\(job)", "results": "\(deleted.unreferencedResults.count)"])
         return .ok
@@ -233,10 +246,13 @@ extension CoordinatorHandler {
             let keep = configuration.retention.keepOutputsSeconds.map { " after \(Int($0 / 3600)) h (reel coordinator --keep-outputs)" } ?? ""
             throw ReelProtocolError(.notFound, "job \(job)'s output was deleted by retention\(keep); submit the job again to render it anew")
         }
-        guard summary.state == .done, let path = summary.outputKey else {
+        guard summary.state == .done, let stored = summary.outputKey else {
             throw ReelProtocolError(.notReady, "job \(job) is \(summary.state.rawValue); its output does not exist yet")
         }
-        let (total, bytes) = try await offload { try CoordinatorStorage.readRange(path: path, offset: offset, length: length) }
+        guard let key = storage.blobKey(storedKey: stored) else {
+            throw ReelProtocolError(.notFound, "job \(job)'s output is not in this coordinator's storage")
+        }
+        let (total, bytes) = try await storage.readRange(key, offset: offset, length: length)
         metrics.bytesOut.increment(by: Int64(bytes.count))
         return .data(offset: offset, total: total, bytes: bytes)
     }

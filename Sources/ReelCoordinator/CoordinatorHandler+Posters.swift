@@ -20,8 +20,7 @@ extension CoordinatorHandler {
               let job = try await pool.run({ try $0.lifecycle.jobOfLease(Lease(task: task, epoch: epoch, agent: agent)) }) else {
             return .lost(task: task)
         }
-        let storage = storage
-        try await offload { try storage.storePoster(job: job, jpeg: jpeg) }
+        try await storage.storePoster(job: job, jpeg: jpeg)
         metrics.bytesIn.increment(by: Int64(jpeg.count))
         return .ok
     }

@@ -1,12 +1,17 @@
 import Foundation
 import ReelMedia
+import ReelObjectStore
 import ReelProtocol
 import Synchronization
 
-/// The coordinator's files under one root: `assets/<sha256>` (verified sources, served by
-/// `FETCH`), `assets/<sha256>.partial` (uploads in progress), `results/<sha256>` (verified task
-/// results, content-addressed), `results/<task>-<epoch>-<sha256>.partial` (results uploaded in
-/// parts, in progress), `outputs/<job>.<fileType>` (finished jobs), `tmp/`.
+/// The coordinator's files under one root, in the layout of a `LocalBlobStore`
+/// (docs/object-storage.md): `assets/sha256/XX/<sha256>` (verified sources, served by `FETCH`),
+/// `results/sha256/XX/<sha256>` (verified task results, content-addressed),
+/// `outputs/<job>.<fileType>` (finished jobs), `posters/<job>.jpg`, where `XX` is the hash's
+/// first two hex digits; and beside them what is no blob yet: `assets/<sha256>.partial`
+/// (uploads in progress), `results/<task>-<epoch>-<sha256>.partial` (results uploaded in parts,
+/// in progress), `tmp/`. A root in the older flat layout (`assets/<sha256>`,
+/// `results/<sha256>`) is moved into this one by `prepare()`.
 ///
 /// Every file reaches its final name by rename after verification, so a crash never leaves a
 /// wrong file under a final name. Appends to partial uploads are serialised by a lock, which
@@ -21,11 +26,24 @@ import Synchronization
 /// `outputs/` and `tmp/` get the process umask but sit behind those folders.
 final class CoordinatorStorage: Sendable {
     let root: String
+    /// The same root as a blob store: the keys' paths, where uploads over `reel/1` are
+    /// assembled and renamed into place.
+    let local: LocalBlobStore
+    /// Where the blobs live (`CoordinatorStorage+Blobs.swift`): `local`, or an S3 bucket whose
+    /// blobs `local` then keeps copies of (what the coordinator reads as files: sources while
+    /// planning, chunks while finalising, outputs it made).
+    let blobs: any BlobStore
+    /// Whether the blobs are elsewhere than `local` (then `local` holds copies).
+    let isRemote: Bool
     /// The upload lock, over the running digest of every partial upload (asset or result) by path.
     let uploadState = Mutex<[String: FileDigest.Running]>([:])
 
-    init(root: String) {
+    /// - Parameter blobs: where the blobs live; `nil`: in the directory at `root` itself.
+    init(root: String, blobs: (any BlobStore)? = nil) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
+        self.local = LocalBlobStore(root: self.root)
+        self.blobs = blobs ?? local
+        self.isRemote = blobs != nil
     }
 
     /// Runs `body` while no `PUT` can touch an asset file: the sweep deletes assets and
@@ -38,12 +56,49 @@ final class CoordinatorStorage: Sendable {
     /// The folders under the root, each private to the coordinator's user.
     static let folders = ["assets", "results", "outputs", "posters", "tmp"]
 
-    /// Creates the root and the folders, owner-only (see the type's documentation).
-    func prepare() throws {
+    /// The content-addressed folders, each with its 256 prefix folders `sha256/00` … `sha256/ff`.
+    static let contentFolders = ["assets", "results"]
+    static let hashPrefixes = (0..<256).map { String(format: "%02x", $0) }
+
+    /// Creates the root and the folders, owner-only (see the type's documentation), and moves
+    /// the blobs of a root in the older flat layout to their keys' paths.
+    /// - Returns: how many blobs were moved.
+    @discardableResult
+    func prepare() throws -> Int {
         try Self.makePrivateDirectory(root, enforce: false)
         for sub in Self.folders {
             try Self.makePrivateDirectory(root + "/" + sub, enforce: true)
         }
+        // Every prefix folder exists from the start, so a verified upload is renamed into place
+        // without creating folders under the upload lock.
+        for sub in Self.contentFolders {
+            try Self.makePrivateDirectory(root + "/" + sub + "/sha256", enforce: true)
+            for prefix in Self.hashPrefixes {
+                try Self.makePrivateDirectory(root + "/" + sub + "/sha256/" + prefix, enforce: false)
+            }
+        }
+        return try moveFlatLayout()
+    }
+
+    /// Moves `assets/<sha256>` and `results/<sha256>` (the layout before blob keys) to
+    /// `…/sha256/XX/<sha256>`; a blob already at its new path wins and the old copy goes.
+    private func moveFlatLayout() throws -> Int {
+        var moved = 0
+        for sub in Self.contentFolders {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: root + "/" + sub)) ?? [] where Self.isValidHash(name) {
+                let old = root + "/" + sub + "/" + name
+                guard Self.fileSize(old) != nil else { continue }
+                let new = sub == "assets" ? assetPath(name) : resultPath(name)
+                if Self.fileSize(new) != nil {
+                    unlink(old)
+                } else if rename(old, new) != 0 {
+                    throw CoordinatorStartupError(description: "cannot move \(old) to \(new) (the storage layout of blob keys): "
+                                                  + "\(String(cString: strerror(errno)))")
+                }
+                moved += 1
+            }
+        }
+        return moved
     }
 
     /// Creates `path` (and missing parents, with default modes) if it does not exist; the
@@ -61,10 +116,10 @@ final class CoordinatorStorage: Sendable {
         }
     }
 
-    func assetPath(_ hash: String) -> String { "\(root)/assets/\(hash)" }
+    func assetPath(_ hash: String) -> String { local.path(of: .asset(sha256: hash)) }
     func partialAssetPath(_ hash: String) -> String { "\(root)/assets/\(hash).partial" }
-    func resultPath(_ hash: String) -> String { "\(root)/results/\(hash)" }
-    func outputPath(job: Int64, fileType: String) -> String { "\(root)/outputs/\(job).\(fileType)" }
+    func resultPath(_ hash: String) -> String { local.path(of: .result(sha256: hash)) }
+    func outputPath(job: Int64, fileType: String) -> String { local.path(of: .output(job: job, fileType: fileType)) }
 
     /// 64 lower-case hex digits: the only form a hash may take, so it is safe in a path.
     static func isValidHash(_ hash: String) -> Bool {
@@ -122,31 +177,6 @@ final class CoordinatorStorage: Sendable {
         digest.update(bytes)
         digests[partial] = digest
         return digest
-    }
-
-    /// Verifies and stores a task result under its content hash. Returns its path.
-    func storeResult(_ bytes: [UInt8], sha256: String) throws -> String {
-        // Checked in memory (the bytes are here), then written once, or not at all when the
-        // same content is already stored (results are stored by content).
-        let digest = FileDigest.sha256(bytes: bytes)
-        guard digest == sha256 else {
-            throw ReelProtocolError(.checksumMismatch, "result has SHA-256 \(digest) (\(bytes.count) bytes), not the declared \(sha256)")
-        }
-        let final = resultPath(sha256)
-        if Self.fileSize(final) == Int64(bytes.count) { return final }
-        try writeWhole(bytes, to: final, what: "result \(sha256)")
-        return final
-    }
-
-    /// Writes `bytes` to a private file in `tmp/` and renames it to `path`: a reader sees the
-    /// old file or the whole new one, never part of it.
-    func writeWhole(_ bytes: [UInt8], to path: String, what: String) throws {
-        let temporary = "\(root)/tmp/write-\(UUID().uuidString)"
-        defer { unlink(temporary) }
-        try append(bytes, to: temporary)
-        guard rename(temporary, path) == 0 else {
-            throw ReelProtocolError(.internal, "cannot store \(what): \(String(cString: strerror(errno)))")
-        }
     }
 
     /// Reads up to `length` bytes of the file at `path` from `offset`.

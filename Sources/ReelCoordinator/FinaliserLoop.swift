@@ -2,6 +2,7 @@ import Foundation
 import ServiceLifecycle
 import Logging
 import ReelCore
+import ReelObjectStore
 import ReelMedia
 import ReelStore
 import ReelScheduling
@@ -51,20 +52,19 @@ struct FinaliserLoop: Service {
     /// epochs), the damaged files removed, and the finalise task handed back to wait for them.
     /// - Returns: whether anything was re-queued (then this finalise attempt is over).
     func requeueDamagedResults(_ tasks: [TaskRecord], job: Int64, lease: Lease) async throws -> Bool {
-        let storage = storage
-        let damaged = try await offload {
-            tasks.compactMap { task -> (TaskRecord, String)? in
-                guard task.kind != .finalise, task.state == .done, let result = task.result else { return nil }
-                guard CoordinatorStorage.isValidHash(result.sha256) else { return (task, "not a content hash") }
-                return CoordinatorStorage.problem(path: storage.resultPath(result.sha256), size: result.size, sha256: result.sha256)
-                    .map { (task, $0) }
+        var damaged: [(TaskRecord, String)] = []
+        for task in tasks {
+            guard task.kind != .finalise, task.state == .done, let result = task.result else { continue }
+            guard CoordinatorStorage.isValidHash(result.sha256) else { damaged.append((task, "not a content hash")); continue }
+            if let problem = await storage.problem(.result(sha256: result.sha256), size: result.size, sha256: result.sha256) {
+                damaged.append((task, problem))
             }
         }
         guard !damaged.isEmpty else { return false }
         for (task, problem) in damaged {
             logger.warning("stored result is missing or damaged; rendering the task again",
                            metadata: ["job": "\(job)", "task": "\(task.id)", "problem": "\(problem)"])
-            if let hash = task.result?.sha256, CoordinatorStorage.isValidHash(hash) { unlink(storage.resultPath(hash)) }
+            if let hash = task.result?.sha256, CoordinatorStorage.isValidHash(hash) { await storage.delete([.result(sha256: hash)]) }
         }
         let ids = damaged.map { $0.0.id }
         let reason = "stored result " + damaged.map { "of task \($0.0.id): \($0.1)" }.joined(separator: "; ") + "; rendering again"
@@ -78,11 +78,11 @@ struct FinaliserLoop: Service {
     private func posterFromOutputIfNone(job: Int64, output: String, plan: RenderPlan) async {
         let storage = storage
         do {
-            try await offload {
-                guard plan.hasPicture, !FileManager.default.fileExists(atPath: storage.posterPath(job: job)), plan.frameCount > 0 else { return }
-                let frame = try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1))
-                try storage.storePoster(job: job, jpeg: try PosterFrame.jpeg(frame))
+            guard plan.hasPicture, plan.frameCount > 0, try await storage.blobs.info(.poster(job: job)) == nil else { return }
+            let jpeg = try await offload {
+                try PosterFrame.jpeg(try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1)))
             }
+            try await storage.storePoster(job: job, jpeg: jpeg)
         } catch {
             logger.debug("no poster made from the output", metadata: ["job": "\(job)", "error": "\(error)"])
         }
@@ -129,13 +129,16 @@ struct FinaliserLoop: Service {
                 let report = try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
                 return (report, try FileDigest.sha256(path: output))
             }
+            let outputKey = BlobKey.output(job: job, fileType: plan.export.fileType.rawValue)
+            try await storage.publish(outputKey, sha256: digest.hex)
             // Before completing: a job seen done has its poster, and its loudness figures.
             await posterFromOutputIfNone(job: job, output: output, plan: plan)
             if let loudness = report.loudness {
                 try await worker.run { try $0.events.append(job: job, kind: Self.loudnessEvent, message: loudness.summary) }
             }
+            let storedOutput = storage.storedKey(outputKey)
             let completion = try await worker.run {
-                try $0.lifecycle.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: output))
+                try $0.lifecycle.complete(lease, result: TaskResult(sha256: digest.hex, size: Int64(digest.byteCount), key: storedOutput))
             }
             jobWatchers.jobMayHaveEnded(job)
             logger.info("job done", metadata: ["job": "\(job)", "frames": "\(report.frames)", "bytes": "\(report.byteCount)",

@@ -43,15 +43,15 @@ struct JobSplitter: Sendable {
     /// its assets, with an error that says how to get them back: submitting again re-uploads
     /// them, which releases this job too. - Returns: whether the job went back to waiting.
     private func returnToWaitingIfAssetsAreDamaged(job: Int64, assets: [String: AssetManifestEntry]) async throws -> Bool {
-        let storage = storage
-        let damaged = try await offload {
-            assets.sorted { $0.key < $1.key }.compactMap { id, entry in
-                CoordinatorStorage.problem(path: storage.assetPath(entry.sha256), size: entry.size, sha256: nil).map { (id, entry.sha256, $0) }
+        var damaged: [(String, String, String)] = []
+        for (id, entry) in assets.sorted(by: { $0.key < $1.key }) {
+            if let problem = await storage.problem(.asset(sha256: entry.sha256), size: entry.size, sha256: nil) {
+                damaged.append((id, entry.sha256, problem))
             }
         }
         guard !damaged.isEmpty else { return false }
         for (_, hash, _) in damaged {
-            storage.removeAsset(hash)
+            await storage.removeAssetEverywhere(hash)
             try await pool.run { try $0.assets.forget(sha256: hash) }
         }
         let list = damaged.map { "\($0.0) (sha256 \($0.1.prefix(12))…: \($0.2))" }.joined(separator: ", ")
@@ -76,6 +76,10 @@ struct JobSplitter: Sendable {
             }
             if try await returnToWaitingIfAssetsAreDamaged(job: job, assets: stored.assets.filter { composition.assets[$0.key] != nil }) {
                 return
+            }
+            // Planning probes the sources as files: with an object store, from local copies.
+            for (id, entry) in stored.assets where composition.assets[id] != nil {
+                _ = try await storage.localCopy(.asset(sha256: entry.sha256), size: entry.size)
             }
             let root = storage.root
             // The container the client's output name gave counts as written: it decides whether
@@ -104,9 +108,8 @@ struct JobSplitter: Sendable {
             let threads = stored.settings.encoderThreads ?? 4
             // The plan is stored once, by content; tasks name their frames only.
             let document = RenderPlanDocument(plan: agentPlan, assets: manifest, encoderThreads: threads)
-            let storage = storage
-            let reference = try await offload { try RenderPlanDocuments.store(document, storage: storage) }
-            let documentPath = storage.assetPath(reference.sha256)
+            let reference = try await RenderPlanDocuments.store(document, storage: storage)
+            let documentPath = storage.storedKey(.asset(sha256: reference.sha256))
             // Chunks whose content key has a stored result (any job) are created done with it.
             let keys = try await offload { [plan, chunks, manifest] in
                 ChunkReuse.keys(plan: plan, chunks: chunks, encoderThreads: threads, manifest: manifest)
@@ -115,8 +118,7 @@ struct JobSplitter: Sendable {
             if stored.settings.noCache != true {
                 let wanted = (keys.video + [keys.audio]).compactMap { $0 }
                 let found = try await pool.run { try $0.assets.results(forContentKeys: wanted) }
-                let reuse = ChunkReuse(storage: storage)
-                reusable = try await offload { reuse.present(found) }
+                reusable = await ChunkReuse(storage: storage).present(found)
             }
             var tasks: [NewTask] = []
             for (ordinal, chunk) in chunks.enumerated() {

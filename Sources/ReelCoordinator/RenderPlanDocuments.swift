@@ -11,25 +11,16 @@ import ReelScheduling
 /// exactly as long as the job's sources.
 enum RenderPlanDocuments {
     /// Encodes and stores `document` (if not stored already). - Returns: its reference.
-    static func store(_ document: RenderPlanDocument, storage: CoordinatorStorage) throws -> RenderPlanReference {
+    static func store(_ document: RenderPlanDocument, storage: CoordinatorStorage) async throws -> RenderPlanReference {
         let bytes = Array(try CoordinatorJSON.encode(document).utf8)
         let sha256 = FileDigest.sha256(bytes: bytes)
-        let path = storage.assetPath(sha256)
-        if CoordinatorStorage.fileSize(path) != Int64(bytes.count) {
-            let temporary = "\(storage.root)/tmp/plan-\(UUID().uuidString)"
-            defer { unlink(temporary) }
-            guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600]),
-                  rename(temporary, path) == 0 else {
-                throw ReelProtocolError(.internal, "cannot store the plan document \(sha256): \(String(cString: strerror(errno)))")
-            }
-        }
+        try await storage.store(.asset(sha256: sha256), bytes: bytes)
         return RenderPlanReference(sha256: sha256, size: Int64(bytes.count))
     }
 
     /// The stored document's frame count (audio tasks planned before their rows carried it).
     static func frameCount(of reference: RenderPlanReference, storage: CoordinatorStorage) async throws -> Int {
-        let path = storage.assetPath(reference.sha256)
-        let bytes = try await offload { try CoordinatorStorage.readRange(path: path, offset: 0, length: reference.size).bytes }
+        let bytes = try await storage.readRange(.asset(sha256: reference.sha256), offset: 0, length: reference.size).bytes
         return try JSONDecoder().decode(RenderPlanDocument.self, from: Data(bytes)).plan.frameCount
     }
 
@@ -47,10 +38,9 @@ enum RenderPlanDocuments {
     static func adoptLegacy(_ claimed: ClaimedTask, storage: CoordinatorStorage, pool: StorePool)
         async throws -> (reference: RenderPlanReference, frames: FrameRange) {
         let legacy = try CoordinatorJSON.decode(LegacyTaskSpecification.self, from: claimed.spec)
-        let reference = try await offload {
-            try store(RenderPlanDocument(plan: legacy.plan, assets: legacy.assets, encoderThreads: legacy.encoderThreads), storage: storage)
-        }
-        let path = storage.assetPath(reference.sha256)
+        let reference = try await store(RenderPlanDocument(plan: legacy.plan, assets: legacy.assets, encoderThreads: legacy.encoderThreads),
+                                        storage: storage)
+        let path = storage.storedKey(.asset(sha256: reference.sha256))
         try await pool.run { store in
             try store.assets.stored(sha256: reference.sha256, size: reference.size, storedKey: path)
             try store.jobs.adoptRenderPlanDocument(job: claimed.jobID, document: reference)

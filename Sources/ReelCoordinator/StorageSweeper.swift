@@ -1,6 +1,7 @@
 import Foundation
 import ServiceLifecycle
 import Logging
+import ReelObjectStore
 import ReelStore
 import ReelScheduling
 
@@ -36,8 +37,21 @@ public final class StorageSweeper: Service {
     /// A sweeper on its own database connection, for running a sweep outside a coordinator (tests, tools).
     public convenience init(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.sweep"),
                             now: @escaping @Sendable () -> Int64 = { StorageSweeper.wallClockMillis() }) throws {
+        try self.init(configuration: configuration, objectStore: nil, logger: logger, now: now)
+    }
+
+    /// A sweeper of the object store `configuration.objectStore` names (connected first).
+    public static func connecting(configuration: CoordinatorConfiguration, logger: Logger = Logger(label: "reel.sweep"),
+                                  now: @escaping @Sendable () -> Int64 = { StorageSweeper.wallClockMillis() }) async throws -> StorageSweeper {
+        let objectStore = try await configuration.objectStore?.connect(logger: Logger(label: "reel.s3"))
+        return try StorageSweeper(configuration: configuration, objectStore: objectStore, logger: logger, now: now)
+    }
+
+    private convenience init(configuration: CoordinatorConfiguration, objectStore: (any BlobStore)?, logger: Logger,
+                             now: @escaping @Sendable () -> Int64) throws {
         self.init(worker: try StoreWorker(conninfo: configuration.database, label: "sweep"),
-                  storage: CoordinatorStorage(root: configuration.storageDirectory), configuration: configuration, logger: logger, now: now)
+                  storage: CoordinatorStorage(root: configuration.storageDirectory, blobs: objectStore), configuration: configuration,
+                  logger: logger, now: now)
     }
 
     public static func wallClockMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
@@ -76,21 +90,25 @@ public final class StorageSweeper: Service {
         if let cutoff {
             for (job, key) in try await worker.run({ try $0.assets.expiredOutputs(before: cutoff) }) {
                 try await worker.run { try $0.assets.clearOutput(job: job, key: key) }
-                // Only files inside our own outputs directory are ever deleted.
-                if key.hasPrefix(outputs) { report.bytesFreed += Self.remove(key) }
+                // Only outputs under our own keys are ever deleted.
+                if storage.isRemote {
+                    if let blob = storage.blobKey(storedKey: key), case .output = blob { report.bytesFreed += await remove(blob) }
+                } else if key.hasPrefix(outputs) {
+                    report.bytesFreed += Self.remove(key)
+                }
                 report.outputs += 1
             }
         }
 
         let doneCutoff = policy.doneChunksCutoffMillis(nowMillis: nowMillis)
         let neededResults = try await worker.run { try $0.assets.neededResultHashes(endedAfter: cutoff, doneEndedAfter: doneCutoff) }
-        for name in StorageSweep.resultsToDelete(storage.list("results"), needed: neededResults, nowMillis: nowMillis, policy: policy) {
-            report.bytesFreed += Self.remove(storage.resultPath(name))
+        for name in StorageSweep.resultsToDelete(try await blobFiles(.results), needed: neededResults, nowMillis: nowMillis, policy: policy) {
+            report.bytesFreed += storage.isRemote ? await remove(.result(sha256: name)) : Self.remove(storage.resultPath(name))
             report.results += 1
         }
 
         let neededAssets = try await worker.run { try $0.assets.neededAssetHashes(endedAfter: cutoff) }
-        let assets = StorageSweep.assetsToDelete(storage.list("assets"), needed: neededAssets, nowMillis: nowMillis, policy: policy)
+        let assets = StorageSweep.assetsToDelete(try await blobFiles(.assets), needed: neededAssets, nowMillis: nowMillis, policy: policy)
         for hash in assets.unneeded {
             // Re-checked in the database, under the upload lock, at the moment of deletion.
             let freed = try await worker.run { store -> Int64? in
@@ -98,7 +116,8 @@ public final class StorageSweeper: Service {
                     try store.assets.forgetIfUnneeded(sha256: hash, endedAfter: cutoff) ? Self.remove(storage.assetPath(hash)) : nil
                 }
             }
-            if let freed { report.bytesFreed += freed; report.assets += 1 }
+            // The object store's copy goes after the database forgot it (never before).
+            if let freed { report.bytesFreed += storage.isRemote ? await remove(.asset(sha256: hash)) : freed; report.assets += 1 }
         }
         for name in assets.abandonedUploads {
             report.bytesFreed += storage.removePartialUpload(at: storage.root + "/assets/" + name)
@@ -119,12 +138,40 @@ public final class StorageSweeper: Service {
             report.bytesFreed += Self.remove(storage.root + "/tmp/" + name)
             report.temporaries += 1
         }
+        if storage.isRemote {
+            let uploadCutoff = Date(timeIntervalSince1970: Double(nowMillis) / 1000 - policy.uploadGraceSeconds)
+            report.abandonedUploads += try await storage.blobs.removeAbandonedUploads(startedBefore: uploadCutoff)
+        }
 
         if let after = configuration.forgetOfflineAgentsAfterSeconds {
             let finaliser = configuration.finaliserAgentName
             report.agents = try await worker.run { try $0.agents.forgetOffline(before: nowMillis - Int64(after * 1000), keeping: finaliser) }
         }
         return report
+    }
+
+    /// The files of a content folder as retention sees them: the directory's (blobs by hash and
+    /// uploads in progress), or with an object store its listing of the kind (by hash) and the
+    /// directory's uploads in progress.
+    private func blobFiles(_ kind: BlobKind) async throws -> [StoredFile] {
+        let directory = storage.list(kind.rawValue)
+        guard storage.isRemote else { return directory }
+        var files = directory.filter { $0.name.hasSuffix(".partial") }
+        try await storage.blobs.list(kind) { page in
+            files += page.compactMap { blob in
+                guard let hash = blob.key.contentSHA256 else { return nil }
+                return StoredFile(name: hash, modifiedMillis: Int64((blob.modified ?? Date()).timeIntervalSince1970 * 1000))
+            }
+        }
+        return files
+    }
+
+    /// Deletes a blob from the object store and its local copy; returns the bytes it held.
+    private func remove(_ key: BlobKey) async -> Int64 {
+        let size = (try? await storage.blobs.info(key))?.size ?? 0
+        let failed = await storage.delete([key])
+        for (key, error) in failed { logger.warning("cannot delete a blob; the next sweep tries again", metadata: ["key": "\(key)", "error": "\(error)"]) }
+        return failed.isEmpty ? size : 0
     }
 
     /// Deletes a file; returns the bytes it held (0 if it was already gone).

@@ -4,6 +4,7 @@ import Logging
 import ReelConsole
 import ReelCoordinator
 import ReelCore
+import ReelObjectStore
 import ReelProtocol
 import ReelStore
 import ReelScheduling
@@ -17,14 +18,26 @@ struct CoordinatorCommand: AsyncParsableCommand {
         discussion: """
             Agents and operator clients connect to --listen with protocol reel/1, authenticated by the \
             shared secret file. All state lives in PostgreSQL (--database, else $DATABASE_URL, else the \
-            PG* variables) and the --storage directory, so a restarted coordinator continues where it \
-            stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish.
+            PG* variables) and --storage (a directory, or s3://BUCKET/PREFIX on --s3-endpoint with the \
+            credentials found the AWS ways: docs/object-storage.md), so a restarted coordinator continues \
+            where it stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish.
             """)
 
     @Option(help: ArgumentHelp("Address to listen on, HOST:PORT (like 0.0.0.0:\(HostPort.defaultPort)).", valueName: "host:port"))
     var listen = CoordinatorConfiguration().listen
     @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else PG* variables).") var database: String?
-    @Option(help: "Directory for assets, results and outputs (created if missing).") var storage: String = "reel-storage"
+    @Option(help: ArgumentHelp("Where sources, chunk results, posters and outputs live: a directory (created if missing), or s3://BUCKET/PREFIX in an S3-compatible object store (with --s3-endpoint).",
+                               valueName: "dir|s3://bucket/prefix"))
+    var storage: String = "reel-storage"
+    @Option(help: ArgumentHelp("The object store's endpoint with --storage s3://…, like https://s3.example.com:9000; requests are path-style (default: $REEL_S3_ENDPOINT).",
+                               valueName: "url"))
+    var s3Endpoint: String?
+    @Option(help: ArgumentHelp("The object store's region with --storage s3://… (default: $REEL_S3_REGION, else us-east-1, which servers without regions accept).",
+                               valueName: "region"))
+    var s3Region: String?
+    @Option(help: ArgumentHelp("With --storage s3://…: the local folder for uploads in progress and copies of what the coordinator reads (default: $REEL_LOCAL_STORAGE, else reel-storage).",
+                               valueName: "dir"))
+    var localStorage: String?
     @Option(help: "The shared secret file, at least 16 bytes (default: $REEL_SECRET_FILE, else ./reel.secret).")
     var secretFile: String?
     @Option(help: "Lease length in seconds; agents heartbeat every third of it.") var leaseSeconds: Double = 30
@@ -71,6 +84,25 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard quarantineAfter >= 0 else { throw ValidationError("--quarantine-after must be 0 (off) or more failures") }
         guard quarantineWindow.seconds > 0 else { throw ValidationError("--quarantine-window must be a duration like 10m") }
         guard quarantineFor.seconds > 0 else { throw ValidationError("--quarantine-for must be a duration like 10m") }
+        _ = try objectStoreSettings()
+    }
+
+    /// The object store `--storage s3://…` names, or `nil` for a directory.
+    func objectStoreSettings() throws -> ObjectStoreSettings? {
+        let environment = ProcessInfo.processInfo.environment
+        guard storage.hasPrefix("s3://") else {
+            guard s3Endpoint == nil else { throw ValidationError("--s3-endpoint goes with --storage s3://BUCKET/PREFIX, not a directory") }
+            return nil
+        }
+        guard let endpoint = s3Endpoint ?? environment["REEL_S3_ENDPOINT"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            throw ValidationError("--storage \(storage) needs --s3-endpoint URL (or $REEL_S3_ENDPOINT): the S3-compatible server, like https://s3.example.com")
+        }
+        let region = s3Region ?? environment["REEL_S3_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1"
+        do {
+            return ObjectStoreSettings(location: try ObjectStoreLocation(storage), endpoint: try S3Endpoint(endpoint), region: region)
+        } catch let error as ObjectStoreError {
+            throw ValidationError(error.message)
+        }
     }
 
     func run() async throws {
@@ -78,7 +110,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             var configuration = CoordinatorConfiguration()
             configuration.listen = listen
             if let database { configuration.database = database }
-            configuration.storageDirectory = storage
+            if let objectStore = try objectStoreSettings() {
+                configuration.objectStore = objectStore
+                configuration.storageDirectory = localStorage
+                    ?? ProcessInfo.processInfo.environment["REEL_LOCAL_STORAGE"].flatMap { $0.isEmpty ? nil : $0 } ?? "reel-storage"
+            } else {
+                configuration.storageDirectory = storage
+            }
             if let secretFile { configuration.secretFile = secretFile }
             configuration.leaseSeconds = leaseSeconds
             configuration.reconnectGraceSeconds = reconnectGrace ?? min(5, leaseSeconds)

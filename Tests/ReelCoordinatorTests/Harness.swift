@@ -102,9 +102,10 @@ final class CoordinatorHarness: Sendable {
     static let secret = "coordinator tests shared secret"
 
     /// Starts a coordinator; pass `reusing` to start a new one on the same database and storage,
-    /// `logger` to see what it logs.
+    /// `logger` to see what it logs (at `logLevel` and above: warnings unless a test asks for more).
     init(leaseSeconds: Double = 30, reusing previous: CoordinatorHarness? = nil,
-         configure: (inout CoordinatorConfiguration) -> Void = { _ in }, logger: Logger? = nil) async throws {
+         configure: (inout CoordinatorConfiguration) -> Void = { _ in }, logger: Logger? = nil,
+         logLevel: Logger.Level = .warning) async throws {
         // Off the cooperative pool: creating a schema is a blocking libpq round trip.
         if let previous { schema = previous.schema } else { schema = try await offThePool { try TestDatabase.Schema() } }
         if let previous {
@@ -135,7 +136,7 @@ final class CoordinatorHarness: Sendable {
         configure(&configuration)
         self.configuration = configuration
         var logger = logger ?? Logger(label: "reel.coordinator.test")
-        if logger.logLevel < .warning { logger.logLevel = .warning }
+        if logger.logLevel < logLevel { logger.logLevel = logLevel }
         coordinator = try await Coordinator(configuration: configuration, logger: logger)
         group = coordinator.serviceGroup()
         let group = group
@@ -165,7 +166,17 @@ final class CoordinatorHarness: Sendable {
         return client
     }
 
-    func assetPath(_ hash: String) -> String { storage + "/assets/" + hash }
+    /// Where the storage keeps an asset and a result (docs/object-storage.md "Layout").
+    func assetPath(_ hash: String) -> String { storage + "/assets/sha256/\(hash.prefix(2))/" + hash }
+    func resultPath(_ hash: String) -> String { storage + "/results/sha256/\(hash.prefix(2))/" + hash }
+
+    /// The hashes of the stored results.
+    func storedResults() throws -> [String] {
+        let folder = storage + "/results/sha256"
+        return try FileManager.default.contentsOfDirectory(atPath: folder).sorted().flatMap {
+            try FileManager.default.contentsOfDirectory(atPath: folder + "/" + $0).sorted()
+        }
+    }
 
     /// Claims the coordinator's dispatcher holds right now.
     var dispatcherWaiting: Int { coordinator.waitingClaims }
@@ -294,7 +305,12 @@ struct RenderingAgent {
 
     func render(_ assignment: TaskAssignment, _ payload: [UInt8]) async throws {
         let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))
-        let document = try harness.planDocument(spec)
+        // The plan document over reel/1, as an agent reads it (the storage may be a bucket).
+        guard case .data(0, _, let documentBytes) = try await client.send(.fetch(sha256: spec.planDocument.sha256, offset: 0,
+                                                                                length: spec.planDocument.size)) else {
+            throw TestFailure(description: "FETCH of the plan document failed")
+        }
+        let document = try JSONDecoder().decode(RenderPlanDocument.self, from: Data(documentBytes))
         var plan = document.plan
         for (id, asset) in plan.assets {
             plan.assets[id]?.url = harness.assetPath(String(asset.url.dropFirst("reel-asset:".count)))

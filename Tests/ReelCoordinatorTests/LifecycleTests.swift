@@ -103,9 +103,9 @@ import Testing
             // Render the first chunk, then damage its stored result before the others are done.
             guard case .task(let first, let payload) = try await agentClient.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
             try await agent.render(first, payload)
-            let results = try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results")
+            let results = try harness.storedResults()
             #expect(results.count == 1)
-            let damaged = harness.storage + "/results/" + results[0]
+            let damaged = harness.resultPath(results[0])
             try Data("damaged".utf8).write(to: URL(fileURLWithPath: damaged))
             // The other four chunks; the finaliser then finds the damage and re-queues that chunk
             // alone, under a new epoch (it may already come back within this same claim loop).

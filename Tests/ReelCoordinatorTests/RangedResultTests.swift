@@ -101,7 +101,7 @@ import Testing
         }
         #expect(replies == stride(from: partSize, to: size, by: partSize).map { "stored(\($0))" } + ["accepted"])
         // Stored content-addressed, whole and intact; nothing partial left behind.
-        let (count, digest) = try FileDigest.sha256(path: setup.harness.storage + "/results/" + setup.hash)
+        let (count, digest) = try FileDigest.sha256(path: setup.harness.resultPath(setup.hash))
         #expect(count == size && digest == setup.hash)
         #expect(setup.partialResults.isEmpty)
         #expect(try await setup.client.status(job: setup.task.job).tasks.done == 1)
@@ -164,7 +164,7 @@ import Testing
         let restart = await Self.refusal { try await setup.part(0..<1_000, on: again) }
         #expect(restart?.heldBytes == 2_000, "the coordinator kept what arrived: \(String(describing: restart))")
         #expect(try await setup.send(2_000..<3_000, on: again) == "accepted")
-        let (count, digest) = try FileDigest.sha256(path: setup.harness.storage + "/results/" + setup.hash)
+        let (count, digest) = try FileDigest.sha256(path: setup.harness.resultPath(setup.hash))
         #expect(count == 3_000 && digest == setup.hash)
         await again.close()
         try await setup.stop()
@@ -181,7 +181,7 @@ import Testing
         let second = try await CoordinatorHarness(reusing: setup.harness, configure: grace)
         let again = try await second.agent("uploader")
         #expect(try await setup.send(2_000..<3_000, on: again) == "accepted")
-        let (count, digest) = try FileDigest.sha256(path: second.storage + "/results/" + setup.hash)
+        let (count, digest) = try FileDigest.sha256(path: second.resultPath(setup.hash))
         #expect(count == 3_000 && digest == setup.hash)
         await again.close()
         try await second.stop()

@@ -16,7 +16,7 @@ import Testing
         return url.path
     }
 
-    @Test func preparedStorageIsOwnerOnlyAndItsFilesAre0600() throws {
+    @Test func preparedStorageIsOwnerOnlyAndItsFilesAre0600() async throws {
         let parent = try Self.tempRoot()
         defer { try? FileManager.default.removeItem(atPath: parent) }
         let storage = CoordinatorStorage(root: parent + "/new/storage")
@@ -31,8 +31,10 @@ import Testing
         #expect(Self.mode(storage.partialAssetPath(helloWorld)) == 0o600)
         #expect(try storage.put(hash: helloWorld, offset: 5, total: 10, bytes: Array("world".utf8)) == (10, true))
         #expect(Self.mode(storage.assetPath(helloWorld)) == 0o600)
-        let result = try storage.storeResult(Array("hello".utf8), sha256: hello)
+        let result = try await storage.storeResult(Array("hello".utf8), sha256: hello)
+        #expect(result == storage.resultPath(hello))
         #expect(Self.mode(result) == 0o600)
+        #expect(Self.mode((result as NSString).deletingLastPathComponent) == 0o700)
     }
 
     @Test func foldersAnOlderVersionLeftOpenAreMadePrivate() throws {
@@ -47,6 +49,34 @@ import Testing
         for folder in CoordinatorStorage.folders { #expect(Self.mode(root + "/" + folder) == 0o700, "\(folder)") }
         // An existing root (a mount point, a systemd StateDirectory) keeps its mode.
         #expect(Self.mode(root) == 0o755)
+    }
+
+    @Test func aRootInTheOlderFlatLayoutIsMovedToBlobKeyPaths() throws {
+        let root = try Self.tempRoot()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let hello = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"  // SHA-256("hello")
+        for folder in ["assets", "results"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+            try Data("hello".utf8).write(to: URL(fileURLWithPath: root + "/\(folder)/\(hello)"))
+        }
+        // An upload in progress and a stranger's file stay where they are.
+        try Data("hel".utf8).write(to: URL(fileURLWithPath: root + "/assets/\(hello).partial"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/results/notes.txt"))
+        let storage = CoordinatorStorage(root: root)
+        #expect(try storage.prepare() == 2)
+        for path in [storage.assetPath(hello), storage.resultPath(hello)] {
+            #expect(path.hasSuffix("/sha256/2c/\(hello)"))
+            #expect(FileManager.default.contents(atPath: path) == Data("hello".utf8))
+            #expect(Self.mode((path as NSString).deletingLastPathComponent) == 0o700)
+        }
+        #expect(!FileManager.default.fileExists(atPath: root + "/assets/\(hello)"))
+        #expect(FileManager.default.fileExists(atPath: root + "/assets/\(hello).partial"))
+        #expect(FileManager.default.fileExists(atPath: root + "/results/notes.txt"))
+        #expect(Set(storage.list("assets").map(\.name)) == [hello, hello + ".partial"])
+        #expect(Set(storage.list("results").map(\.name)) == [hello, "notes.txt"])
+        #expect(storage.usage().assetBytes == 8 && storage.usage().resultBytes == 6)
+        // Starting again moves nothing.
+        #expect(try storage.prepare() == 0)
     }
 
     @Test func aStoragePathThatIsAFileIsRefusedSayingSo() throws {

@@ -149,7 +149,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: abandoned))
             #expect(FileManager.default.fileExists(atPath: inProgress))
             #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/outputs").isEmpty)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
+            #expect(try harness.storedResults().isEmpty)
             do {
                 _ = try await client.send(.output(job: job, offset: 0, length: 1))
                 Issue.record("an expired output was served")
@@ -176,7 +176,7 @@ import Testing
             #expect(try await client.send(.delete(job: job)) == .ok)
             await expectRefusal(.notFound) { _ = try await client.status(job: job) }
             await expectRefusal(.notFound) { _ = try await client.send(.delete(job: job)) }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").isEmpty)
+            #expect(try harness.storedResults().isEmpty)
             await agentClient.close()
         }
     }

@@ -15,11 +15,16 @@ import ReelThreadTesting
         let databaseURL: String
         private(set) var coordinator: BackgroundProcess
         private let coordinatorArguments: [String]
+        private let coordinatorEnvironment: [String: String]
         var agents: [String: BackgroundProcess] = [:]
 
-        /// - Parameter server: the PostgreSQL to create the farm's database in (default:
-        ///   `REEL_TEST_DATABASE_URL`); a test that restarts PostgreSQL passes its own cluster.
-        init(agents count: Int, leaseSeconds: Int = 3, server: String? = nil) throws {
+        /// - Parameters:
+        ///   - server: the PostgreSQL to create the farm's database in (default:
+        ///     `REEL_TEST_DATABASE_URL`); a test that restarts PostgreSQL passes its own cluster.
+        ///   - storage: the coordinator's `--storage` and what goes with it (default: a folder of
+        ///     the farm's), and the environment it needs (an S3 bucket's credentials).
+        init(agents count: Int, leaseSeconds: Int = 3, server: String? = nil,
+             storage: (arguments: [String], environment: [String: String])? = nil) throws {
             guard let base = server ?? ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else {
                 throw Media.Failure(description: "REEL_TEST_DATABASE_URL is not set: run the tests with ops/test.sh")
             }
@@ -32,10 +37,13 @@ import ReelThreadTesting
             try Data((0..<32).map { _ in UInt8.random(in: 97...122) }).write(to: URL(fileURLWithPath: secret))
             chmod(secret, 0o600) // reel refuses a secret file other users can read
             port = freeLoopbackPort()
+            let folder = dir.appendingPathComponent("storage").path
+            let storageArguments = storage.map { $0.arguments + ["--local-storage", folder] } ?? ["--storage", folder]
             coordinatorArguments = [Media.reel, "coordinator", "--listen", "127.0.0.1:\(port)", "--database", url,
-                                    "--storage", dir.appendingPathComponent("storage").path, "--secret-file", secret,
-                                    "--lease-seconds", "\(leaseSeconds)"]
-            coordinator = try BackgroundProcess(coordinatorArguments, log: dir.appendingPathComponent("coordinator.log").path)
+                                    "--secret-file", secret, "--lease-seconds", "\(leaseSeconds)"] + storageArguments
+            coordinatorEnvironment = storage?.environment ?? [:]
+            coordinator = try BackgroundProcess(coordinatorArguments, log: dir.appendingPathComponent("coordinator.log").path,
+                                                environment: coordinatorEnvironment)
             for i in 1...count { try startAgent("agent-\(i)") }
             try waitForAgents(count)
         }
@@ -44,7 +52,8 @@ import ReelThreadTesting
         /// same port, database and storage, as a supervisor would after a crash.
         func crashAndRestartCoordinator() throws {
             coordinator.stop(SIGKILL)
-            coordinator = try BackgroundProcess(coordinatorArguments, log: dir.appendingPathComponent("coordinator.log").path)
+            coordinator = try BackgroundProcess(coordinatorArguments, log: dir.appendingPathComponent("coordinator.log").path,
+                                                environment: coordinatorEnvironment)
         }
 
         /// Runs a client command in the background (e.g. `submit --wait`), its stdout in `name.out`.

@@ -134,7 +134,8 @@ import ReelThreadTesting
         // Retention deleted one stored chunk (chunk 0, the same bytes since the first render):
         // the next render makes it again and reuses the rest.
         let lost = try bench.farm.query("SELECT result_sha256 FROM tasks WHERE job_id = \(first.job) AND kind = 'video_chunk' AND ordinal = 0")
-        let lostPath = bench.farm.dir.appendingPathComponent("storage/results/\(lost.first?.first ?? "")").path
+        let lostHash = lost.first?.first ?? ""
+        let lostPath = bench.farm.dir.appendingPathComponent("storage/results/sha256/\(lostHash.prefix(2))/\(lostHash)").path
         try FileManager.default.removeItem(atPath: lostPath)
         let afterRetention = try bench.render(edit)
         #expect(afterRetention.reused == 4)
