@@ -6,7 +6,8 @@ import Synchronization
 /// The coordinator's files under one root: `assets/<sha256>` (verified sources, served by
 /// `FETCH`), `assets/<sha256>.partial` (uploads in progress), `results/<sha256>` (verified task
 /// results, content-addressed), `results/<task>-<epoch>-<sha256>.partial` (results uploaded in
-/// parts, in progress), `outputs/<job>.<fileType>` (finished jobs), `tmp/`.
+/// parts, in progress), `outputs/<job>.<fileType>` (finished jobs), `previews/` (remuxed pieces of
+/// finished chunks for the console's preview, `CoordinatorStorage+Previews.swift`), `tmp/`.
 ///
 /// Every file reaches its final name by rename after verification, so a crash never leaves a
 /// wrong file under a final name. Appends to partial uploads are serialised by a lock, which
@@ -36,7 +37,7 @@ final class CoordinatorStorage: Sendable {
     }
 
     /// The folders under the root, each private to the coordinator's user.
-    static let folders = ["assets", "results", "outputs", "posters", "tmp"]
+    static let folders = ["assets", "results", "outputs", "posters", "previews", "tmp"]
 
     /// Creates the root and the folders, owner-only (see the type's documentation).
     func prepare() throws {

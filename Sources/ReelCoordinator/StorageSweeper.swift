@@ -88,6 +88,11 @@ public final class StorageSweeper: Service {
             report.bytesFreed += Self.remove(storage.resultPath(name))
             report.results += 1
         }
+        // The preview's remuxed pieces go with their result (they are a cache of it).
+        let storedResults = Set(storage.list("results").map(\.name))
+        for name in CoordinatorStorage.previewsToDelete(storage.list("previews"), storedResults: storedResults) {
+            report.bytesFreed += Self.remove(storage.root + "/previews/" + name)
+        }
 
         let neededAssets = try await worker.run { try $0.assets.neededAssetHashes(endedAfter: cutoff) }
         let assets = StorageSweep.assetsToDelete(storage.list("assets"), needed: neededAssets, nowMillis: nowMillis, policy: policy)
