@@ -40,7 +40,13 @@ import Testing
                 attribute("data-first-time").flatMap { Double($0) })
     }
 
-    @Test func theJobPagePlaysFinishedChunksBeforeTheJobEndsAndTheWholeVideoOnceDone() async throws {
+    /// Skipped on a machine without Chromium, unless `REEL_TEST_REQUIRE_CHROMIUM` is set, as
+    /// ops/test.sh (CI) sets it after installing Chromium: there it always runs.
+    static let canRun = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].contains { FileManager.default.isExecutableFile(atPath: $0) }
+        || ProcessInfo.processInfo.environment["REEL_TEST_REQUIRE_CHROMIUM"] != nil
+
+    @Test(.enabled(if: canRun, "skipped: this test plays the preview in headless Chromium, which is not installed here (apt-get install chromium, or ops/install-deps.sh); ops/test.sh and CI always run it"))
+    func theJobPagePlaysFinishedChunksBeforeTheJobEndsAndTheWholeVideoOnceDone() async throws {
         let media = try await TestMedia()
         defer { media.cleanUp() }
         let (harness, http) = try await ConsoleHTTPTests.consoleHarness()

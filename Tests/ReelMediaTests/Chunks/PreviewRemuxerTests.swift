@@ -108,6 +108,14 @@ import Testing
             try PreviewRemuxer.remux(chunk: chunk.path, frames: chunk.frames, frameDuration: Rational(1, 7), scratch: scratch)
         }
         #expect(!FileManager.default.fileExists(atPath: scratch), "the scratch file is removed")
+        // A chunk encoded with other settings has another init segment: the coordinator holds each
+        // chunk's init segment against the first one's and ends the playlist before such a chunk.
+        var otherPlan = plan
+        otherPlan.export.video.x264Preset = "ultrafast"
+        let odd = try ChunkRenderer.renderVideo(otherPlan, frames: chunk.frames, to: dir.appendingPathComponent("odd.mp4").path, encoderThreads: 1)
+        let usual = try PreviewRemuxer.remux(chunk: chunk.path, frames: chunk.frames, frameDuration: plan.frameDuration, scratch: scratch)
+        let other = try PreviewRemuxer.remux(chunk: odd.path, frames: chunk.frames, frameDuration: plan.frameDuration, scratch: scratch)
+        #expect(usual.initSegment != other.initSegment)
         #expect(throws: (any Error).self) {
             try PreviewRemuxer.split(Array("not an mp4 at all".utf8), what: "junk")
         }
