@@ -96,7 +96,7 @@ struct CompositionDecoding {
 
     func audioMixParameters(_ value: JSONValue, at path: String) -> AudioMixParameters? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps", "audioTimePitchAlgorithm"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps", "audioTimePitchAlgorithm", "duck"]) else { return nil }
         let track = r.required(o, "track", at: path, r.int)
         let volume = r.optional(o, "volume", at: path, r.double)
         let ramps = r.optional(o, "volumeRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
@@ -109,9 +109,23 @@ struct CompositionDecoding {
             }
             return algorithm
         }
+        let duck = r.optional(o, "duck", at: path, ducking)
         guard let track else { return nil }
         return AudioMixParameters(track: track, volume: volume ?? 1, volumeRamps: ramps ?? [],
-                                  audioTimePitchAlgorithm: algorithm ?? .spectral)
+                                  audioTimePitchAlgorithm: algorithm ?? .spectral, duck: duck)
+    }
+
+    func ducking(_ value: JSONValue, at path: String) -> Ducking? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["under", "amount", "threshold", "attack", "release"]) else { return nil }
+        let under = r.required(o, "under", at: path) { r.array($0, at: $1, r.int) }
+        let amount = r.optional(o, "amount", at: path, r.double)
+        let threshold = r.optional(o, "threshold", at: path, r.double)
+        let attack = r.optional(o, "attack", at: path, r.double)
+        let release = r.optional(o, "release", at: path, r.double)
+        guard let under else { return nil }
+        return Ducking(under: under, amount: amount ?? Ducking.defaultAmount, threshold: threshold ?? Ducking.defaultThreshold,
+                       attack: attack ?? Ducking.defaultAttack, release: release ?? Ducking.defaultRelease)
     }
 
     // MARK: - Video composition

@@ -14,7 +14,7 @@ import Crypto
 /// burned-in captions on screen (style, highlight, text and how far the highlight has reached). The audio
 /// key covers the whole mix: every audio track's volume, ramps and segments (source by
 /// content hash, source start, position, duration, and the source duration of a segment that
-/// changes speed, with the track's `audioTimePitchAlgorithm` then), the audio export settings and the composition's duration and frame grid,
+/// changes speed, with the track's `audioTimePitchAlgorithm` then, and its ducking), the audio export settings and the composition's duration and frame grid,
 /// and the loudness target when the mix is normalised.
 /// A video frame's source time already reflects any speed change.
 ///
@@ -104,6 +104,13 @@ public enum ContentKey {
             }
             // The stretching only matters (and is only written) when a segment changes speed.
             if track.segments.contains(where: \.isTimeScaled) { out.write("timePitch", track.timePitchAlgorithm.rawValue) }
+            // Written only when the track ducks, so the keys of other mixes stay as they were.
+            if let duck = track.duck {
+                out.write("duckUnder", duck.under.count)
+                for id in duck.under { out.write("under", id) }
+                out.write("amount", duck.amount); out.write("threshold", duck.threshold)
+                out.write("attack", duck.attack); out.write("release", duck.release)
+            }
         }
         return digest(out)
     }
