@@ -102,7 +102,7 @@ let package = Package(
         // Knows nothing of the store: the coordinator hands it a `ConsoleBackend`.
         // The dashboard's files are embedded in the code, so the one binary carries them.
         .target(name: "ReelConsole", dependencies: [
-            "ReelProtocol",
+            "ReelCore", "ReelProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "JWTKit", package: "jwt-kit"),
@@ -180,7 +180,7 @@ let package = Package(
         .testTarget(name: "ReelStoreTests", dependencies: ["ReelStore", "ReelStoreTesting", "ReelScheduling", "ReelLifecycleModel", "ReelCore",
                                                       "ReelThreadTesting"]),
         .testTarget(name: "ReelConsoleTests", dependencies: [
-            "ReelConsole", "ReelProtocol", "ReelHTTPTesting", "ReelThreadTesting",
+            "ReelConsole", "ReelCore", "ReelProtocol", "ReelHTTPTesting", "ReelThreadTesting", "ReelLogTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -17,7 +17,7 @@ packages=(
   libpq-dev postgresql                                                                  # job store
   iproute2                                                                              # network namespaces for multi-host tests; ss (ops/s3.sh)
   curl                                                                                  # ops/s3.sh: readiness checks
-  chromium                                                                              # the console's browser test and ops/console-screenshot.sh only
+  chromium                                                                              # the console's browser tests (dashboard, preview playback) and ops/console-screenshot.sh only
   nodejs                                                                                # the dashboard test only: node --check console.js
   time hyperfine                                                                        # benchmarks only (ops/bench-*.sh)
   python3 python3-pip                                                                   # test references: OpenTimelineIO timelines, numpy formulas, botocore

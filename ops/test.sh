@@ -43,5 +43,6 @@ else
   echo "test.sh: cannot create network namespaces here (not root?): skipping the two-host farm check (ops/netns-farm.sh)" >&2
 fi
 
-# Last, so its summary closes the output.
-TMPDIR="$scratch" swift test --skip-build "$@"
+# Last, so its summary closes the output. install-deps.sh installed Chromium: the browser tests
+# that skip without it (the console's preview playback) must run here.
+REEL_TEST_REQUIRE_CHROMIUM=1 TMPDIR="$scratch" swift test --skip-build "$@"

@@ -1,3 +1,4 @@
+import ReelCore
 import ReelProtocol
 
 /// A job action of the console (`POST /api/v1/jobs/{id}/ACTION`).
@@ -38,6 +39,15 @@ public protocol ConsoleBackend: Sendable {
     func setPriority(job: Int64, priority: Int) async throws
     /// The job's newest poster frame (JPEG), nil when it has none yet.
     func poster(job: Int64) async throws -> [UInt8]?
+    /// The job's preview (`GET /api/v1/jobs/{id}/preview.m3u8`): its finished video chunks in
+    /// order up to the first unfinished one, ended once the job has. `.notFound` for a job
+    /// without video chunks (sound only, or not planned yet).
+    func previewPlaylist(job: Int64) async throws -> PreviewPlaylist
+    /// The preview's init segment (`ftyp` + `moov`), from the job's first chunk.
+    func previewInitSegment(job: Int64) async throws -> [UInt8]
+    /// The preview's media segment of video chunk `chunk` (its ordinal): `moof` + `mdat` with
+    /// absolute decode times. `.notFound` while that chunk is not finished.
+    func previewSegment(job: Int64, chunk: Int) async throws -> [UInt8]
     /// The Prometheus text for `/metrics`.
     func metricsExposition() -> String
 }

@@ -39,11 +39,18 @@ enum ConsoleResponses {
                  body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
+    /// A playlist or media segment of the preview: never stored (the playlist grows; a chunk
+    /// may be rendered again), never sniffed.
+    static func media(_ bytes: [UInt8], contentType: String) -> Response {
+        Response(status: .ok, headers: [.contentType: contentType, .cacheControl: "no-store", .xContentTypeOptions: "nosniff"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
     /// The dashboard page: only its own script, style and API; never framed.
     static func page(_ html: String) -> Response {
         Response(status: .ok, headers: [
             .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache", .xContentTypeOptions: "nosniff",
-            .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; media-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
         ], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 }

@@ -19,6 +19,9 @@ struct ConsoleRoute: Sendable {
     var method: HTTPRequest.Method
     var path: String
     var access: RouteAccess
+    /// Whether the token may also come as `?token=` (the preview's playlist and segments: a
+    /// media element cannot send an `Authorization` header).
+    var queryToken = false
     var handler: @Sendable (Request, ConsoleContext, ConsoleServer.Services) async throws -> Response
 }
 
@@ -67,6 +70,24 @@ enum ConsoleRoutes {
                 throw ConsoleBackendError(.notFound, "job \(job) has no poster frame yet (agents send one with each finished chunk)")
             }
             return ConsoleResponses.jpeg(jpeg)
+        },
+        // Watching a render: an HLS event playlist of the finished chunks, and its pieces.
+        ConsoleRoute(method: .get, path: "/api/v1/jobs/{id}/preview.m3u8", access: .read, queryToken: true) { request, context, services in
+            let playlist = try await services.backend.previewPlaylist(job: try Self.jobID(context))
+            // Passed on to the URIs listed only when it came that way: a header-authorised
+            // reader has no use for it in URLs.
+            let token = request.uri.queryParameters["token"].map(String.init)
+            return ConsoleResponses.media(Array(playlist.text(token: token).utf8), contentType: "application/vnd.apple.mpegurl")
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/jobs/{id}/preview/init.mp4", access: .read, queryToken: true) { _, context, services in
+            ConsoleResponses.media(try await services.backend.previewInitSegment(job: try Self.jobID(context)), contentType: "video/mp4")
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/jobs/{id}/preview/{chunk}.m4s", access: .read, queryToken: true) { _, context, services in
+            guard let text = context.parameters.get("chunk"), let chunk = Int(text), chunk >= 0 else {
+                throw ConsoleBackendError(.invalid, "the chunk must be a chunk number (0, 1, …), as the preview playlist lists it")
+            }
+            return ConsoleResponses.media(try await services.backend.previewSegment(job: try Self.jobID(context), chunk: chunk),
+                                          contentType: "video/iso.segment")
         },
         ConsoleRoute(method: .get, path: "/api/v1/agents", access: .read) { _, _, services in
             try ConsoleResponses.json(AgentsReport(agents: try await services.backend.agents()))

@@ -55,6 +55,8 @@ public final class ConsoleServer: Sendable {
         let router = Router(context: ConsoleContext.self)
         router.add(middleware: ConsoleErrorMiddleware(logger: logger))
         let api = router.group("api/v1").add(middleware: ConsoleAuthMiddleware(tokens: tokens))
+        // The preview's routes: the same token rules, plus `?token=`.
+        let media = router.group("api/v1").add(middleware: ConsoleAuthMiddleware(tokens: tokens, queryToken: true))
         for route in ConsoleRoutes.all {
             let handler: @Sendable (Request, ConsoleContext) async throws -> Response = { request, context in
                 if route.access == .act, context.access?.role.canAct != true {
@@ -67,7 +69,7 @@ public final class ConsoleServer: Sendable {
                 router.on(RouterPath(route.path), method: route.method, use: handler)
             case .read, .act:
                 precondition(route.path.hasPrefix("/api/v1/"), "API routes live under /api/v1/")
-                api.on(RouterPath(String(route.path.dropFirst("/api/v1/".count))), method: route.method, use: handler)
+                (route.queryToken ? media : api).on(RouterPath(String(route.path.dropFirst("/api/v1/".count))), method: route.method, use: handler)
             }
         }
         return router

@@ -1,5 +1,6 @@
 import Foundation
 import ReelConsole
+import ReelCore
 import ReelProtocol
 import ReelStore
 import ReelScheduling
@@ -10,6 +11,12 @@ import ReelScheduling
 struct CoordinatorConsoleBackend: ConsoleBackend {
     let handler: CoordinatorHandler
     let metrics: CoordinatorMetrics
+    let previews: JobPreviews
+
+    init(handler: CoordinatorHandler, metrics: CoordinatorMetrics) {
+        self.handler = handler; self.metrics = metrics
+        previews = JobPreviews(pool: handler.pool, storage: handler.storage)
+    }
 
     func jobs(limit: Int) async throws -> [JobStatus] {
         let now = Int64(Date().timeIntervalSince1970 * 1000), connected = handler.connectedEncoders
@@ -60,6 +67,18 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
             return nil
         }
         return poster
+    }
+
+    func previewPlaylist(job: Int64) async throws -> PreviewPlaylist {
+        try await translating { try await previews.playlist(job: job) }
+    }
+
+    func previewInitSegment(job: Int64) async throws -> [UInt8] {
+        try await translating { try await previews.initSegment(job: job) }
+    }
+
+    func previewSegment(job: Int64, chunk: Int) async throws -> [UInt8] {
+        try await translating { try await previews.segment(job: job, chunk: chunk) }
     }
 
     func metricsExposition() -> String { metrics.exposition() }

@@ -7,7 +7,8 @@ import Synchronization
 /// The coordinator's files under one root, in the layout of a `LocalBlobStore`
 /// (docs/object-storage.md): `assets/sha256/XX/<sha256>` (verified sources, served by `FETCH`),
 /// `results/sha256/XX/<sha256>` (verified task results, content-addressed),
-/// `outputs/<job>.<fileType>` (finished jobs), `posters/<job>.jpg`, where `XX` is the hash's
+/// `outputs/<job>.<fileType>` (finished jobs), `posters/<job>.jpg`, `previews/` (remuxed pieces of
+/// finished chunks for the console's preview, `CoordinatorStorage+Previews.swift`), where `XX` is the hash's
 /// first two hex digits; and beside them what is no blob yet: `assets/<sha256>.partial`
 /// (uploads in progress), `results/<task>-<epoch>-<sha256>.partial` (results uploaded in parts,
 /// in progress), `tmp/`. A root in the older flat layout (`assets/<sha256>`,
@@ -54,7 +55,7 @@ final class CoordinatorStorage: Sendable {
     }
 
     /// The folders under the root, each private to the coordinator's user.
-    static let folders = ["assets", "results", "outputs", "posters", "tmp"]
+    static let folders = ["assets", "results", "outputs", "posters", "previews", "tmp"]
 
     /// The content-addressed folders, each with its 256 prefix folders `sha256/00` … `sha256/ff`.
     static let contentFolders = ["assets", "results"]

@@ -102,9 +102,17 @@ public final class StorageSweeper: Service {
 
         let doneCutoff = policy.doneChunksCutoffMillis(nowMillis: nowMillis)
         let neededResults = try await worker.run { try $0.assets.neededResultHashes(endedAfter: cutoff, doneEndedAfter: doneCutoff) }
-        for name in StorageSweep.resultsToDelete(try await blobFiles(.results), needed: neededResults, nowMillis: nowMillis, policy: policy) {
+        let resultFiles = try await blobFiles(.results)
+        let unneededResults = StorageSweep.resultsToDelete(resultFiles, needed: neededResults, nowMillis: nowMillis, policy: policy)
+        for name in unneededResults {
             report.bytesFreed += storage.isRemote ? await remove(.result(sha256: name)) : Self.remove(storage.resultPath(name))
             report.results += 1
+        }
+        // The preview's remuxed pieces go with their result (they are a cache of it), wherever
+        // the results are kept.
+        let storedResults = Set(resultFiles.map(\.name)).subtracting(unneededResults)
+        for name in CoordinatorStorage.previewsToDelete(storage.list("previews"), storedResults: storedResults) {
+            report.bytesFreed += Self.remove(storage.root + "/previews/" + name)
         }
 
         let neededAssets = try await worker.run { try $0.assets.neededAssetHashes(endedAfter: cutoff) }

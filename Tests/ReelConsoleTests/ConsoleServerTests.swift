@@ -2,6 +2,8 @@ import ReelHTTPTesting
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import ReelCore
+import ReelLogTesting
 import ReelProtocol
 import ServiceLifecycle
 import Testing
@@ -41,6 +43,25 @@ final class FakeBackend: ConsoleBackend {
         _ = try await self.job(job)
         return job == 7 ? Self.poster : nil
     }
+    /// Job 7's preview: chunks 0 and 2 of 3 finished (so only 0 is listed); job 8's preview fails
+    /// inside the farm (a 500 whose details go to the log only).
+    static let previewInit: [UInt8] = [0, 0, 0, 8] + Array("ftyp".utf8)
+    func previewPlaylist(job: Int64) async throws -> PreviewPlaylist {
+        if job == 8 { throw CocoaError(.fileReadCorruptFile) }
+        _ = try await self.job(job)
+        guard job == 7 else { throw ConsoleBackendError(.notFound, "job \(job) has no picture (sound only): nothing to preview") }
+        let chunks = (0..<3).map { PreviewChunk(ordinal: $0, frames: FrameRange(start: $0 * 25, end: $0 * 25 + 25), finished: $0 != 1) }
+        return PreviewPlaylist(chunks: chunks, frameDuration: Rational(1, 25), ended: false)
+    }
+    func previewInitSegment(job: Int64) async throws -> [UInt8] {
+        _ = try await previewPlaylist(job: job)
+        return Self.previewInit
+    }
+    func previewSegment(job: Int64, chunk: Int) async throws -> [UInt8] {
+        _ = try await previewPlaylist(job: job)
+        guard chunk == 0 || chunk == 2 else { throw ConsoleBackendError(.notFound, "chunk \(chunk) of job \(job) is not finished yet") }
+        return [0, 0, 0, 8] + Array("moof".utf8) + [UInt8(chunk)]
+    }
     func metricsExposition() -> String { "# TYPE reel_jobs gauge\nreel_jobs 1\n" }
 }
 
@@ -60,11 +81,11 @@ final class FakeBackend: ConsoleBackend {
         let tokens: ConsoleTokens
     }
 
-    static func withFarm(streamRefresh: Duration = .seconds(5), _ body: (Farm) async throws -> Void) async throws {
+    static func withFarm(streamRefresh: Duration = .seconds(5), logger: Logger = Logger(label: "console-test"),
+                         _ body: (Farm) async throws -> Void) async throws {
         let backend = FakeBackend(jobs: [job(7), job(6, state: "done")],
                                   agents: [AgentStatus(name: "render-01", host: "r1", state: "busy", threads: 8, heartbeatAgeSeconds: 0.5,
                                                        currentTask: "job 7 task 3 frames [20, 30)")])
-        let logger = Logger(label: "console-test")
         let server = try await ConsoleServer(host: "127.0.0.1", port: 0, tls: nil, backend: backend,
                                              authenticator: ConsoleTokenTests.farm, logger: logger, streamRefresh: streamRefresh)
         // As the coordinator runs it: the console's services in a service group.
@@ -157,6 +178,57 @@ final class FakeBackend: ConsoleBackend {
             #expect(none.status == 404 && none.body.contains("no poster"), "\(none.status) \(none.body)")
             #expect(try await farm.http.request("GET", "/api/v1/jobs/99/poster", token: farm.readOnlyToken).status == 404)
         }
+    }
+
+    @Test func thePreviewTakesTheTokenAsAHeaderOrAsAQueryAndPassesTheQueryOn() async throws {
+        let capture = LogCapture()
+        try await Self.withFarm(logger: capture.logger) { farm in
+            let token = farm.readOnlyToken
+            let paths = ["/api/v1/jobs/7/preview.m3u8", "/api/v1/jobs/7/preview/init.mp4", "/api/v1/jobs/7/preview/0.m4s"]
+            let other = try await ConsoleTokens.make(authenticator: ConsoleTokenTests.otherFarm)
+                .issue(role: .operator_, subject: "mallory", lifetime: .seconds(600))
+            for path in paths {
+                let missing = try await farm.http.request("GET", path)
+                #expect(missing.status == 401 && missing.body.contains("?token="), "\(path) without a token: \(missing.status) \(missing.body)")
+                #expect(try await farm.http.request("GET", path + "?token=").status == 401, "\(path) with an empty token")
+                #expect(try await farm.http.request("GET", path + "?token=nonsense").status == 401, "\(path) with a wrong token")
+                let wrong = try await farm.http.request("GET", path + "?token=\(other)")
+                #expect(wrong.status == 401 && wrong.body.contains("does not match"), "\(path) with another farm's token")
+                #expect(try await farm.http.request("GET", path + "?token=\(token)").status == 200, "\(path) with ?token=")
+                #expect(try await farm.http.request("GET", path, token: token).status == 200, "\(path) with the header")
+            }
+            // Only the preview takes a token in the address: it would end up in logs and histories.
+            #expect(try await farm.http.request("GET", "/api/v1/jobs?token=\(token)").status == 401)
+            #expect(try await farm.http.request("GET", "/api/v1/jobs/7/poster?token=\(token)").status == 401)
+
+            let playlist = try await farm.http.request("GET", "/api/v1/jobs/7/preview.m3u8?token=\(token)")
+            #expect(playlist.headers["content-type"] == "application/vnd.apple.mpegurl")
+            #expect(playlist.headers["cache-control"] == "no-store")
+            #expect(playlist.body.contains("#EXT-X-MAP:URI=\"preview/init.mp4?token=\(token)\""), "\(playlist.body)")
+            #expect(playlist.body.contains("\npreview/0.m4s?token=\(token)\n") && !playlist.body.contains("preview/2.m4s"),
+                    "chunk 2 waits for chunk 1: \(playlist.body)")
+            #expect(!playlist.body.contains("ENDLIST"))
+            let viaHeader = try await farm.http.request("GET", "/api/v1/jobs/7/preview.m3u8", token: token)
+            #expect(viaHeader.body.contains("\npreview/0.m4s\n") && !viaHeader.body.contains("token="), "a header's token stays out of URLs")
+
+            let initSegment = try await farm.http.request("GET", "/api/v1/jobs/7/preview/init.mp4?token=\(token)")
+            #expect(initSegment.headers["content-type"] == "video/mp4" && initSegment.headers["content-length"] == String(FakeBackend.previewInit.count))
+            let segment = try await farm.http.request("GET", "/api/v1/jobs/7/preview/0.m4s?token=\(token)")
+            #expect(segment.headers["content-type"] == "video/iso.segment" && segment.body.contains("moof"))
+            let unfinished = try await farm.http.request("GET", "/api/v1/jobs/7/preview/1.m4s?token=\(token)")
+            #expect(unfinished.status == 404 && unfinished.body.contains("not finished"))
+            #expect(try await farm.http.request("GET", "/api/v1/jobs/7/preview/x.m4s?token=\(token)").status == 400)
+            #expect(try await farm.http.request("GET", "/api/v1/jobs/6/preview.m3u8?token=\(token)").status == 404)
+            #expect(try await farm.http.request("GET", "/api/v1/jobs/99/preview.m3u8?token=\(token)").status == 404)
+
+            // A failure inside the farm is logged by path, without the token.
+            let failed = try await farm.http.request("GET", "/api/v1/jobs/8/preview.m3u8?token=\(token)")
+            #expect(failed.status == 500 && !failed.body.contains(token))
+            #expect(capture.count("console request failed") == 1)
+        }
+        let logged = capture.records.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(logged.contains("/api/v1/jobs/8/preview.m3u8"))
+        #expect(!logged.contains("token="), "a token was logged: \(logged)")
     }
 
     @Test func anOperatorActsAndRefusalsKeepTheirStatus() async throws {

@@ -123,14 +123,22 @@ import Testing
             let before = try #require(try JSONDecoder().decode(StatusReport.self, from: Data(json)).storage)
             #expect(before.assetBytes > 0 && before.resultBytes > 0 && before.outputBytes > 0)
 
+            // The console preview's pieces of a stored result, and one whose result is gone.
+            let hash = try #require(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").first { $0.count == 64 })
+            let piece = harness.storage + "/previews/\(hash)-0.m4s", orphan = harness.storage + "/previews/" + String(repeating: "d", count: 64) + ".init.mp4"
+            for path in [piece, orphan] { try Data("piece".utf8).write(to: URL(fileURLWithPath: path)) }
+
             // Two hours on, the done job's chunks are kept for later jobs to reuse (--keep-chunks, 1 day).
             let soon = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(2 * 3_600).timeIntervalSince1970 * 1000) })
             let kept = try await soon.sweep()
             #expect(kept.results == 0 && kept.outputs == 0 && kept.assets == 0, "\(kept)")
+            #expect(FileManager.default.fileExists(atPath: piece) && !FileManager.default.fileExists(atPath: orphan),
+                    "a preview piece goes with its result, not before")
             // A day and an hour on, they go (the output is the product), and the output and sources stay.
             let early = try StorageSweeper(configuration: harness.configuration, now: { Int64(Date().addingTimeInterval(25 * 3_600).timeIntervalSince1970 * 1000) })
             let first = try await early.sweep()
             #expect(first.results == 5 && first.outputs == 0 && first.assets == 0)
+            #expect(!FileManager.default.fileExists(atPath: piece), "the result is gone, so is its preview piece")
             let output = media.directory.appendingPathComponent("kept.mp4").path
             try await client.download(job: job, to: output)
             #expect(try await countFrames(output) == 50)

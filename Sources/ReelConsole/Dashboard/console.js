@@ -7,7 +7,7 @@
 (function () {
   const KEY = "reel.console.token";
   const state = { token: null, role: null, jobs: [], agents: [], filter: "", route: null,
-                  job: null, jobSeen: null, events: [], loadingJob: false, live: false };
+                  job: null, jobSeen: null, events: [], loadingJob: false, live: false, previewJob: null };
   const $ = (id) => document.getElementById(id);
 
   function el(tag, props, ...children) {
@@ -95,6 +95,7 @@
     sessionStorage.removeItem(KEY);
     state.token = null; state.role = null;
     if (streamAbort) streamAbort.abort();
+    stopPreview();
     $("role").textContent = "";
     $("logout").hidden = true;
     setLive(false);
@@ -240,6 +241,7 @@
       if (!state.route || state.route.job !== job) {
         state.job = null; state.events = []; state.jobSeen = null; state.posterKey = null;
         $("poster").hidden = true;
+        stopPreview();
       }
       state.route = { view: "job", job };
       show("job-view");
@@ -294,6 +296,7 @@
       state.events = state.events.concat(page.events);
       renderJob();
       refreshPoster(id, detail.job.tasks.done).catch(() => {});
+      refreshPreview(id, detail);
     } catch (error) {
       if (error instanceof Unauthorized) return signOut(error.message);
       $("job-title").textContent = `Job ${id}`;
@@ -318,6 +321,60 @@
     image.dataset.url = URL.createObjectURL(await response.blob());
     image.src = image.dataset.url;
     $("poster").hidden = false;
+  }
+
+  // ---- watching the render ----
+  // The job's finished chunks as an HLS event playlist, played natively by the <video> (no
+  // player library): it starts once the first chunk is done, grows as chunks finish (the
+  // browser reloads the playlist) and, once the job has ended, the playlist is whole. A media
+  // element cannot send the Authorization header, so the token goes in the address (`?token=`),
+  // which the coordinator accepts on these routes only. The element's state is mirrored in
+  // data- attributes (ready state, current time, the first time it played at) for the eye and
+  // for the browser test.
+  function stopPreview() {
+    const video = $("preview-video");
+    state.previewJob = null;
+    video.removeAttribute("src");
+    video.load();
+    $("preview").hidden = true;
+    for (const key of ["readyState", "currentTime", "firstTime", "error"]) delete $("preview").dataset[key];
+  }
+
+  function refreshPreview(id, detail) {
+    const chunks = detail.chunks.filter((chunk) => chunk.kind === "video_chunk").sort((a, b) => a.frameStart - b.frameStart);
+    if (!chunks.length || chunks[0].state !== "done" || state.previewJob === id) { updatePreviewCaption(); return; }
+    state.previewJob = id;
+    const video = $("preview-video");
+    video.src = `/api/v1/jobs/${id}/preview.m3u8?token=${encodeURIComponent(state.token)}`;
+    $("preview").hidden = false;
+    video.play().catch(() => {});
+    updatePreviewCaption();
+  }
+
+  function updatePreviewCaption() {
+    const detail = state.job, figure = $("preview"), video = $("preview-video");
+    if (!detail || figure.hidden) return;
+    figure.dataset.readyState = String(video.readyState);
+    figure.dataset.currentTime = video.currentTime.toFixed(3);
+    if (video.error) {
+      figure.dataset.error = video.error.message || String(video.error.code);
+      $("preview-caption").textContent = "The preview cannot play here: " + figure.dataset.error;
+      return;
+    }
+    const chunks = detail.chunks.filter((chunk) => chunk.kind === "video_chunk").sort((a, b) => a.frameStart - b.frameStart);
+    let ready = 0;
+    while (ready < chunks.length && chunks[ready].state === "done") ready++;
+    const whole = ended(detail.job) && ready === chunks.length;
+    $("preview-caption").textContent = (whole ? "The whole result" : `Finished chunks: ${ready} of ${chunks.length}`)
+      + " (picture only) · " + clock(video.currentTime) + (isFinite(video.duration) ? " / " + clock(video.duration) : "");
+  }
+
+  for (const event of ["loadeddata", "playing", "timeupdate", "waiting", "pause", "ended", "error", "durationchange"]) {
+    $("preview-video").addEventListener(event, () => {
+      const video = $("preview-video");
+      if (event === "playing" && $("preview").dataset.firstTime === undefined) $("preview").dataset.firstTime = video.currentTime.toFixed(3);
+      updatePreviewCaption();
+    });
   }
 
   function chunkName(chunk) {
