@@ -13,6 +13,8 @@ public struct SweepReport: Hashable, Sendable {
     public var temporaries = 0
     public var agents: [String] = []
     public var bytesFreed: Int64 = 0
+    /// Another coordinator was sweeping the same database: this pass did nothing.
+    public var skipped = false
 }
 
 /// The periodic storage sweep (every `storageSweepInterval`): expires done jobs' outputs,
@@ -51,7 +53,7 @@ public final class StorageSweeper: Service {
         while !Task.isCancelled {
             do {
                 let report = try await sweep()
-                if report != SweepReport() {
+                if report != SweepReport() && !report.skipped {
                     logger.info("storage swept", metadata: [
                         "outputs": "\(report.outputs)", "results": "\(report.results)", "assets": "\(report.assets)",
                         "abandonedUploads": "\(report.abandonedUploads)", "temporaries": "\(report.temporaries)",
@@ -64,9 +66,23 @@ public final class StorageSweeper: Service {
         }
     }
 
-    /// One pass; returns what it deleted.
+    /// One pass; returns what it deleted. Several coordinators share a database (and its
+    /// storage): a pass runs under the `FarmLock.storageSweep` advisory lock, and is skipped
+    /// when another coordinator's sweep holds it.
     @discardableResult
     public func sweep() async throws -> SweepReport {
+        guard try await worker.run({ try $0.coordinators.tryLock(.storageSweep) }) else { return SweepReport(skipped: true) }
+        do {
+            let report = try await sweepLocked()
+            try await worker.run { try $0.coordinators.unlock(.storageSweep) }
+            return report
+        } catch {
+            _ = try? await worker.run { try $0.coordinators.unlock(.storageSweep) }
+            throw error
+        }
+    }
+
+    private func sweepLocked() async throws -> SweepReport {
         let nowMillis = now(), policy = configuration.retention, storage = storage
         let cutoff = policy.endedCutoffMillis(nowMillis: nowMillis)
         var report = SweepReport()
