@@ -18,11 +18,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
             Agents and operator clients connect to --listen with protocol reel/1, authenticated by the \
             shared secret file. All state lives in PostgreSQL (--database, else $DATABASE_URL, else the \
             PG* variables) and the --storage directory, so a restarted coordinator continues where it \
-            stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish.
+            stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish. \
+            Several coordinators may share one database and one storage (a shared filesystem, or object \
+            storage): agents and clients then take them all, --coordinator a:7400,b:7400.
             """)
 
     @Option(help: ArgumentHelp("Address to listen on, HOST:PORT (like 0.0.0.0:\(HostPort.defaultPort)).", valueName: "host:port"))
     var listen = CoordinatorConfiguration().listen
+    @Option(help: ArgumentHelp("The HOST:PORT agents and clients reach this coordinator at, as `reel status` lists the farm's coordinators (default: the --listen address, with this host's name for 0.0.0.0).",
+                               valueName: "host:port"))
+    var advertise: String?
     @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else PG* variables).") var database: String?
     @Option(help: "Directory for assets, results and outputs (created if missing).") var storage: String = "reel-storage"
     @Option(help: "The shared secret file, at least 16 bytes (default: $REEL_SECRET_FILE, else ./reel.secret).")
@@ -63,6 +68,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if let reconnectGrace, !(0...leaseSeconds).contains(reconnectGrace) {
             throw ValidationError("--reconnect-grace must be between 0 and --lease-seconds (\(leaseSeconds))")
         }
+        if let advertise, HostPort(parsing: advertise, for: .connect) == nil {
+            throw ValidationError("--advertise takes HOST:PORT with a port in 1…65535, like render-hq-2:\(HostPort.defaultPort); got \"\(advertise)\"")
+        }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
         guard RenderLimits.problem(withChunkSeconds: chunkSeconds) == nil else {
             throw ValidationError("--chunk-seconds must be > 0 and ≤ 3600, like 10 or 5/2")
@@ -77,6 +85,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         try await reportingErrorsAsync {
             var configuration = CoordinatorConfiguration()
             configuration.listen = listen
+            configuration.advertise = advertise
             if let database { configuration.database = database }
             configuration.storageDirectory = storage
             if let secretFile { configuration.secretFile = secretFile }
