@@ -52,7 +52,7 @@ public final class StorageSweeper: Service {
     private func sweepPeriodically() async {
         while !Task.isCancelled {
             do {
-                let report = try await sweep()
+                let report = try await sweep(waiting: false)
                 if report != SweepReport() && !report.skipped {
                     logger.info("storage swept", metadata: [
                         "outputs": "\(report.outputs)", "results": "\(report.results)", "assets": "\(report.assets)",
@@ -67,11 +67,16 @@ public final class StorageSweeper: Service {
     }
 
     /// One pass; returns what it deleted. Several coordinators share a database (and its
-    /// storage): a pass runs under the `FarmLock.storageSweep` advisory lock, and is skipped
-    /// when another coordinator's sweep holds it.
+    /// storage): a pass runs under the `FarmLock.storageSweep` advisory lock. The periodic pass
+    /// (`waiting: false`) is skipped when another coordinator's sweep holds it; an explicit one
+    /// waits for it.
     @discardableResult
-    public func sweep() async throws -> SweepReport {
-        guard try await worker.run({ try $0.coordinators.tryLock(.storageSweep) }) else { return SweepReport(skipped: true) }
+    public func sweep(waiting: Bool = true) async throws -> SweepReport {
+        if waiting {
+            try await worker.run { try $0.coordinators.lock(.storageSweep) }
+        } else {
+            guard try await worker.run({ try $0.coordinators.tryLock(.storageSweep) }) else { return SweepReport(skipped: true) }
+        }
         do {
             let report = try await sweepLocked()
             try await worker.run { try $0.coordinators.unlock(.storageSweep) }

@@ -35,6 +35,11 @@ public struct CoordinatorStore: Sendable {
         try connection.query(Statements.tryAdvisoryLock, [lock.key]).rows[0].string("locked") == "t"
     }
 
+    /// Takes `lock` for this connection's session, waiting while another session holds it.
+    public func lock(_ lock: FarmLock) throws {
+        try connection.query(Statements.advisoryLock, [lock.key])
+    }
+
     public func unlock(_ lock: FarmLock) throws {
         try connection.query(Statements.advisoryUnlock, [lock.key])
     }

@@ -20,5 +20,7 @@ extension Statements {
         """
     /// A session-level advisory lock, if free (`pg_try_advisory_lock`).
     static let tryAdvisoryLock = "SELECT pg_try_advisory_lock($1::bigint) AS locked"
+    /// A session-level advisory lock, waiting for it (`pg_advisory_lock`).
+    static let advisoryLock = "SELECT pg_advisory_lock($1::bigint)"
     static let advisoryUnlock = "SELECT pg_advisory_unlock($1::bigint) AS unlocked"
 }
