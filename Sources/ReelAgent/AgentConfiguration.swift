@@ -12,6 +12,14 @@ public struct AgentConfiguration: Sendable {
     public var coordinatorHost: String
     /// The coordinator's port (Reel's default is 7400, `HostPort.defaultPort`).
     public var coordinatorPort: Int
+    /// Further coordinators of the same farm (`--coordinator a:7400,b:7400`): when the one a
+    /// slot is connected to goes away, it reconnects to another and keeps its leases (they are
+    /// in the shared database). Empty: only `coordinatorHost:coordinatorPort`.
+    public var otherCoordinators: [HostPort] = [] {
+        didSet { endpoints = CoordinatorEndpoints(Self.endpointList(coordinatorHost, coordinatorPort, otherCoordinators)) }
+    }
+    /// Every coordinator, the one to try first first; shared by the slots.
+    public private(set) var endpoints: CoordinatorEndpoints
     /// The agent's name (`HELLO name=`), unique per agent on the farm. See `defaultName(cacheDirectory:)`.
     public var name: String
     /// This machine's host name, advertised in `CAPS host=`.
@@ -60,6 +68,7 @@ public struct AgentConfiguration: Sendable {
                 resultPartBytes: Int = 8 << 20, clock: FarmClock = .wall) {
         self.coordinatorHost = coordinatorHost
         self.coordinatorPort = coordinatorPort
+        self.endpoints = CoordinatorEndpoints(Self.endpointList(coordinatorHost, coordinatorPort, []))
         self.host = host ?? AgentConfiguration.hostName()
         self.name = name ?? AgentConfiguration.defaultName(cacheDirectory: cacheDirectory)
         self.cacheDirectory = cacheDirectory
@@ -160,4 +169,9 @@ extension AgentConfiguration {
 extension AgentConfiguration {
     /// The TLS context type, named here so callers need not import NIOSSL.
     public typealias TLSContext = NIOSSLContext
+
+    static func endpointList(_ host: String, _ port: Int, _ others: [HostPort]) -> [HostPort] {
+        let first = HostPort(host: host, port: port)
+        return [first] + others.filter { $0 != first }
+    }
 }

@@ -43,7 +43,7 @@ struct AgentSlot {
             do {
                 session = try await CoordinatorSession.connect(configuration, name: name, authenticator: authenticator, group: group)
                 try await session.capabilities(capabilities)
-                logger.info("connected", metadata: ["coordinator": "\(configuration.coordinatorHost):\(configuration.coordinatorPort)"])
+                logger.info("connected", metadata: ["coordinator": "\(session.endpoint)"])
             } catch {
                 let delay = backoff.next()
                 if let error = error as? ReelProtocolError, error.code == .authFailed {

@@ -15,8 +15,9 @@ final class CoordinatorSession: Sendable {
     private let requestTimeout: TimeAmount
     private let uploadTimeout: TimeAmount
 
-    private init(client: ReelClient, requestTimeout: Duration, uploadTimeout: Duration) {
+    private init(client: ReelClient, endpoint: HostPort, requestTimeout: Duration, uploadTimeout: Duration) {
         self.client = client
+        self.endpoint = endpoint
         self.requestTimeout = .init(requestTimeout)
         self.uploadTimeout = .init(uploadTimeout)
         let flag = ClosedFlag()
@@ -24,16 +25,31 @@ final class CoordinatorSession: Sendable {
         self.closed = flag
     }
 
-    /// Connects and authenticates as `name` with role `agent`.
+    /// Connects and authenticates as `name` with role `agent`, to the first of the farm's
+    /// coordinators that answers (`AgentConfiguration.endpoints`: the one that answered last
+    /// first). Throws the last coordinator's error when none does.
     static func connect(_ configuration: AgentConfiguration, name: String, authenticator: Authenticator,
                         group: any EventLoopGroup) async throws -> CoordinatorSession {
-        let clientConfiguration = ReelClientConfiguration(
-            host: configuration.coordinatorHost, port: configuration.coordinatorPort, role: .agent, name: name,
-            tls: configuration.tls, tlsServerHostname: configuration.tlsServerHostname)
-        let client = try await ReelClient.connect(configuration: clientConfiguration, authenticator: authenticator, group: group)
-        return CoordinatorSession(client: client, requestTimeout: configuration.requestTimeout,
-                                  uploadTimeout: configuration.uploadTimeout)
+        var lastError: (any Error)?
+        for endpoint in configuration.endpoints.inTryOrder {
+            let clientConfiguration = ReelClientConfiguration(
+                host: endpoint.host, port: endpoint.port, role: .agent, name: name,
+                tls: configuration.tls, tlsServerHostname: configuration.tlsServerHostname)
+            do {
+                let client = try await ReelClient.connect(configuration: clientConfiguration, authenticator: authenticator, group: group)
+                configuration.endpoints.succeeded(endpoint)
+                return CoordinatorSession(client: client, endpoint: endpoint, requestTimeout: configuration.requestTimeout,
+                                          uploadTimeout: configuration.uploadTimeout)
+            } catch {
+                configuration.endpoints.failed(endpoint)
+                lastError = error
+            }
+        }
+        throw lastError ?? AgentError.configuration("no coordinator to connect to")
     }
+
+    /// The coordinator this session is connected to.
+    let endpoint: HostPort
 
     /// Whether the connection has closed (the server dropped it, a timeout, a framing error).
     var isClosed: Bool { closed.isSet }

@@ -50,4 +50,10 @@ public protocol ConsoleBackend: Sendable {
     func previewSegment(job: Int64, chunk: Int) async throws -> [UInt8]
     /// The Prometheus text for `/metrics`.
     func metricsExposition() -> String
+    /// The coordinators sharing the farm's database (`AgentsReport.coordinators`); nil when unknown.
+    func coordinators() async throws -> [CoordinatorStatus]?
+}
+
+extension ConsoleBackend {
+    public func coordinators() async throws -> [CoordinatorStatus]? { nil }
 }

@@ -90,7 +90,8 @@ enum ConsoleRoutes {
                                           contentType: "video/iso.segment")
         },
         ConsoleRoute(method: .get, path: "/api/v1/agents", access: .read) { _, _, services in
-            try ConsoleResponses.json(AgentsReport(agents: try await services.backend.agents()))
+            try ConsoleResponses.json(AgentsReport(agents: try await services.backend.agents(),
+                                                   coordinators: try await services.backend.coordinators()))
         },
         ConsoleRoute(method: .get, path: "/api/v1/stream", access: .read) { _, _, services in
             services.feed.response()

@@ -21,15 +21,17 @@ public struct CoordinatorStartupError: Error, CustomStringConvertible {
 /// then run as `services` in one `ServiceGroup` (`reel coordinator` adds SIGTERM/SIGINT).
 ///
 /// `init` checks the secret file, prepares the storage directory, connects to PostgreSQL and
-/// migrates it, registers the coordinator's own finaliser row and binds the protocol listener
-/// (and `/metrics`), so every start-up problem is thrown before anything runs, in words for
-/// operators. The services, in order: `/metrics`, the operator console (its HTTP application,
-/// then its live feed), the lease reaper, the finaliser, the storage sweeper, the job-end
+/// migrates it, registers the coordinator's own finaliser row, binds the protocol listener
+/// (and `/metrics`) and records itself in the coordinators registry, so every start-up problem
+/// is thrown before anything runs, in words for operators. The services, in order: `/metrics`,
+/// the operator console (its HTTP application, then its live feed), the database listener
+/// (wakes from other coordinators), the registry heartbeat, the lease reaper, the finaliser, the storage sweeper, the job-end
 /// notifier, and the protocol server (with the dispatcher's claim deadlines). Graceful shutdown runs in reverse: the
 /// protocol server drains first (pending `CLAIM`s answered `NONE`, in-flight requests finish,
 /// up to `drainTimeout`), then the loops stop, then the console and metrics. All state is in
 /// PostgreSQL and the storage directory, so a new coordinator on the same database and storage
-/// simply continues (old leases expire).
+/// simply continues (old leases expire), and several may run at once on one database and one
+/// shared storage (docs/task-lifecycle.md, "Several coordinators").
 public final class Coordinator: Sendable {
     public let configuration: CoordinatorConfiguration
     public let metrics: CoordinatorMetrics
@@ -41,6 +43,9 @@ public final class Coordinator: Sendable {
     private let console: ConsoleServer?
     private let dispatcher: Dispatcher
     private let jobWatchers: JobWatchers
+    private let listener: DatabaseListener
+    /// This coordinator's row in the coordinators registry (migration 9).
+    public let coordinatorID: Int64
 
     /// Prepares everything and binds the protocol listener (and `/metrics`); the console binds
     /// when its services run (`waitUntilListening`).
@@ -103,6 +108,27 @@ public final class Coordinator: Sendable {
             configuration: ReelServerConfiguration(host: configuration.listen.host, port: configuration.listen.port,
                                                    tls: try tls.map { try NIOSSLContext(configuration: $0) }),
             authenticator: authenticator, handler: handler, group: group)
+        let boundPort = server.localAddress?.port ?? configuration.listen.port
+        let listenHost = configuration.listen.host
+        let advertise = configuration.advertise
+        let coordinatorID: Int64
+        let listener: DatabaseListener
+        do {
+            // On the worker's queue: the host name can take a resolver round trip.
+            coordinatorID = try await worker.run { store in
+                let host = ProcessInfo.processInfo.hostName
+                let address = advertise ?? "\(["0.0.0.0", "::", ""].contains(listenHost) ? host : listenHost):\(boundPort)"
+                return try store.coordinators.register(address: address, host: host)
+            }
+            handler.coordinatorID = coordinatorID
+            listener = try DatabaseListener(conninfo: configuration.database, logger: logger,
+                                            onClaimable: { dispatcher.wake() },
+                                            onJobEnded: { jobWatchers.jobMayHaveEnded($0) },
+                                            onReconnected: { dispatcher.wake(); jobWatchers.anyJobMayHaveEnded.ring() })
+        } catch {
+            try? await server.close()
+            throw CoordinatorStartupError(description: "cannot register the coordinator: \(error)")
+        }
         var metricsServer: MetricsServer?
         var console: ConsoleServer?
         do {
@@ -124,10 +150,14 @@ public final class Coordinator: Sendable {
         self.console = console
         self.dispatcher = dispatcher
         self.jobWatchers = jobWatchers
+        self.coordinatorID = coordinatorID
+        self.listener = listener
 
         var services: [any Service] = []
         if let metricsServer { services.append(metricsServer) }
         services += console?.services ?? []
+        services.append(listener)
+        services.append(CoordinatorPresence(worker: worker, id: coordinatorID, interval: configuration.heartbeatInterval, logger: logger))
         services.append(LeaseReaper(worker: worker, splitter: splitter, dispatcher: dispatcher, jobWatchers: jobWatchers,
                                     metrics: metrics, interval: configuration.reaperInterval, logger: logger))
         services.append(FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
@@ -167,6 +197,7 @@ public final class Coordinator: Sendable {
     /// when the console could not.
     @discardableResult
     public func waitUntilListening() async -> Bool {
+        await listener.waitUntilListening()
         guard let console else { return true }
         guard let address = await console.waitUntilListening() else { return false }
         logger.info("console listening", metadata: ["address": "\(address)"])

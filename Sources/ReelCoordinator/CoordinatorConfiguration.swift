@@ -62,6 +62,13 @@ public struct CoordinatorConfiguration: Sendable {
     public var storageSweepInterval: Duration = .seconds(60)
     /// When a failed job-end notification (`--notify URL`) is tried again, and how often at most.
     public var notificationRetry: NotificationRetryPolicy = NotificationRetryPolicy()
+    /// The `HOST:PORT` clients and agents reach this coordinator at, as the coordinators
+    /// registry lists it (`reel status`); `nil`: the listen address, with this host's name in
+    /// place of a wildcard host.
+    public var advertise: String? = nil
+    /// How often the coordinator records in the registry that it is alive; one silent for
+    /// three periods shows as not alive.
+    public var heartbeatInterval: Duration = .seconds(5)
 
     public init() {}
 }

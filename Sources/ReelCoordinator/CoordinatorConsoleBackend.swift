@@ -42,6 +42,10 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
         }
     }
 
+    func coordinators() async throws -> [CoordinatorStatus]? {
+        try await translating { try await handler.coordinators() }
+    }
+
     func perform(_ action: JobAction, job: Int64) async throws {
         try await translating {
             switch action {

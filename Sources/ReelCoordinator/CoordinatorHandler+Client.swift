@@ -206,7 +206,19 @@ extension CoordinatorHandler {
                                    failures: record.failures, encoders: caps?.encoders)
             }
         }
-        return .report(json: Array(try CoordinatorJSON.encode(AgentsReport(agents: agents)).utf8))
+        return .report(json: Array(try CoordinatorJSON.encode(AgentsReport(agents: agents, coordinators: try await coordinators())).utf8))
+    }
+
+    /// The coordinators sharing the database, heard from within the last hour (`reel status`).
+    func coordinators() async throws -> [CoordinatorStatus] {
+        let staleAfter = CoordinatorPresence.staleAfterMillis(interval: configuration.heartbeatInterval)
+        let me = coordinatorID
+        return try await pool.run { try $0.coordinators.list() }.map { record in
+            CoordinatorStatus(id: record.id, address: record.address, host: record.host,
+                              state: record.stoppedMillis != nil ? "stopped" : (record.isAlive(staleAfterMillis: staleAfter) ? "alive" : "silent"),
+                              startedAtMillis: record.startedMillis, heartbeatAgeSeconds: Double(record.heartbeatAgeMillis) / 1000,
+                              answering: record.id == me)
+        }
     }
 
     func cancel(job: Int64) async throws -> Message {

@@ -4,6 +4,7 @@ import ReelCore
 import ReelProtocol
 import ReelStore
 import ReelScheduling
+import Synchronization
 
 /// The coordinator's answer to every request of proto/PROTOCOL.md §4 (`ReelRequestHandler`).
 ///
@@ -25,6 +26,12 @@ final class CoordinatorHandler: ReelRequestHandler {
     let agentSessions: AgentSessions
     /// Clients waiting in `STATUS job= wait=`, rung when a job may have ended.
     let jobWatchers: JobWatchers
+    /// This coordinator's id in the coordinators registry (set once registered, after binding).
+    private let registeredID = Atomic<Int64>(0)
+    var coordinatorID: Int64 {
+        get { registeredID.load(ordering: .relaxed) }
+        set { registeredID.store(newValue, ordering: .relaxed) }
+    }
 
     init(pool: StorePool, storage: CoordinatorStorage, splitter: JobSplitter, metrics: CoordinatorMetrics,
          configuration: CoordinatorConfiguration, logger: Logger, dispatcher: Dispatcher, completer: Completer,

@@ -22,6 +22,12 @@ import ServiceLifecycle
 /// otherwise the loop looks again when the next retry is due, and at least every
 /// `idleInterval`. Deliveries run one at a time: a slow receiver delays the others by at most
 /// `requestTimeout`.
+///
+/// Several coordinators may run on one database: each notification is claimed before it is
+/// sent (`NotificationStore.due`, `SKIP LOCKED`), and an outcome is recorded only by the attempt
+/// that claimed it, so each attempt is made by one coordinator. A coordinator killed after
+/// sending but before recording leaves the notification due again when its claim runs out:
+/// delivery is at least once, as a receiver must expect of any webhook.
 struct Notifier: Service {
     let pool: StorePool
     let authenticator: Authenticator
@@ -31,6 +37,8 @@ struct Notifier: Service {
     let logger: Logger
     var requestTimeout: Duration = .seconds(10)
     var idleInterval: Duration = .seconds(30)
+    /// How long a claim outlasts the delivery's own timeout (recording its outcome included).
+    static let claimMarginMillis: Int64 = 30_000
 
     func run() async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton,
@@ -48,9 +56,15 @@ struct Notifier: Service {
     private func pass(_ client: HTTPClient) async -> Duration {
         do {
             while !Task.isCancelled {
-                let due = try await pool.run { [clock] in try $0.notifications.due(nowMillis: clock.nowMillis()) }
-                if due.isEmpty { break }
-                for notification in due where !Task.isCancelled { await deliver(notification, client) }
+                // One at a time, each claimed for as long as its delivery can take: another
+                // coordinator's notifier skips it meanwhile, and takes it over if this one dies.
+                let claimMillis = Int64(requestTimeout.components.seconds) * 1000 + Self.claimMarginMillis
+                let due = try await pool.run { [clock] in
+                    let now = clock.nowMillis()
+                    return try $0.notifications.due(nowMillis: now, claimUntilMillis: now + claimMillis, limit: 1)
+                }
+                guard let notification = due.first else { break }
+                await deliver(notification, client)
             }
             guard let next = try await pool.run({ try $0.notifications.nextDueMillis() }) else { return idleInterval }
             return min(idleInterval, .milliseconds(max(0, next - clock.nowMillis())))
@@ -103,7 +117,7 @@ struct Notifier: Service {
     }
 
     private func record(_ job: Int64, _ attempts: Int, _ outcome: NotificationOutcome, _ message: String) async throws {
-        try await pool.run { try $0.notifications.record(job: job, attempts: attempts, outcome: outcome, message: message) }
+        _ = try await pool.run { try $0.notifications.record(job: job, attempts: attempts, outcome: outcome, message: message) }
     }
 
     /// The job as `STATUS` shows it now, wrapped as the notification's body.

@@ -14,6 +14,8 @@ public struct SweepReport: Hashable, Sendable {
     public var temporaries = 0
     public var agents: [String] = []
     public var bytesFreed: Int64 = 0
+    /// Another coordinator was sweeping the same database: this pass did nothing.
+    public var skipped = false
 }
 
 /// The periodic storage sweep (every `storageSweepInterval`): expires done jobs' outputs,
@@ -64,8 +66,8 @@ public final class StorageSweeper: Service {
     private func sweepPeriodically() async {
         while !Task.isCancelled {
             do {
-                let report = try await sweep()
-                if report != SweepReport() {
+                let report = try await sweep(waiting: false)
+                if report != SweepReport() && !report.skipped {
                     logger.info("storage swept", metadata: [
                         "outputs": "\(report.outputs)", "results": "\(report.results)", "assets": "\(report.assets)",
                         "abandonedUploads": "\(report.abandonedUploads)", "temporaries": "\(report.temporaries)",
@@ -78,9 +80,28 @@ public final class StorageSweeper: Service {
         }
     }
 
-    /// One pass; returns what it deleted.
+    /// One pass; returns what it deleted. Several coordinators share a database (and its
+    /// storage): a pass runs under the `FarmLock.storageSweep` advisory lock. The periodic pass
+    /// (`waiting: false`) is skipped when another coordinator's sweep holds it; an explicit one
+    /// waits for it.
     @discardableResult
-    public func sweep() async throws -> SweepReport {
+    public func sweep(waiting: Bool = true) async throws -> SweepReport {
+        if waiting {
+            try await worker.run { try $0.coordinators.lock(.storageSweep) }
+        } else {
+            guard try await worker.run({ try $0.coordinators.tryLock(.storageSweep) }) else { return SweepReport(skipped: true) }
+        }
+        do {
+            let report = try await sweepLocked()
+            try await worker.run { try $0.coordinators.unlock(.storageSweep) }
+            return report
+        } catch {
+            _ = try? await worker.run { try $0.coordinators.unlock(.storageSweep) }
+            throw error
+        }
+    }
+
+    private func sweepLocked() async throws -> SweepReport {
         let nowMillis = now(), policy = configuration.retention, storage = storage
         let cutoff = policy.endedCutoffMillis(nowMillis: nowMillis)
         var report = SweepReport()

@@ -13,7 +13,9 @@ import ReelCore
 /// - `agents` (`AgentStore`): registration, state, the `AGENTS` list;
 /// - `assets` (`AssetStore`): stored sources, task results and outputs — reuse, retention;
 /// - `events` (`EventLog`): what happened, per job;
-/// - `console` (`ConsoleQueries`): the operator console's read-only views.
+/// - `console` (`ConsoleQueries`): the operator console's read-only views;
+/// - `coordinators` (`CoordinatorStore`): the coordinators sharing the database, and the
+///   advisory locks of work one of them does at a time.
 ///
 /// Every operation that changes state is one transaction (or one statement) on the store's
 /// connection, built from the named statements in `Statements`. Lock order, the same in every
@@ -38,6 +40,7 @@ public final class FarmStore: @unchecked Sendable {
     public let events: EventLog
     public let console: ConsoleQueries
     public let notifications: NotificationStore
+    public let coordinators: CoordinatorStore
 
     public init(connection: PGConnection, clock: FarmClock = .wall) {
         self.connection = connection
@@ -49,6 +52,7 @@ public final class FarmStore: @unchecked Sendable {
         events = EventLog(connection: connection)
         console = ConsoleQueries(connection: connection)
         notifications = NotificationStore(connection: connection)
+        coordinators = CoordinatorStore(connection: connection)
     }
 }
 

@@ -19,7 +19,7 @@ struct AgentCommand: AsyncParsableCommand {
             then the agent says goodbye and exits 0.
             """)
 
-    @Option(help: "The coordinator as HOST:PORT (default: $REEL_COORDINATOR).") var coordinator: String?
+    @Option(help: "The coordinator as HOST:PORT, or several as A:PORT,B:PORT (default: $REEL_COORDINATOR).") var coordinator: String?
     @Option(help: "File holding the farm's shared secret, at least 16 bytes (default: $REEL_SECRET_FILE).") var secretFile: String?
     @Option(help: "This agent's name on the farm (default: host name plus a suffix stable for this cache directory).") var name: String?
     @Option(help: "Cache directory for fetched sources (default: $XDG_CACHE_HOME/reel or ~/.cache/reel).") var cache: String?
@@ -46,8 +46,9 @@ struct AgentCommand: AsyncParsableCommand {
             guard let endpointText = coordinator ?? environment["REEL_COORDINATOR"], !endpointText.isEmpty else {
                 throw UserError("no coordinator: give --coordinator HOST:PORT or set REEL_COORDINATOR")
             }
-            guard let endpoint = HostPort(parsing: endpointText, for: .connect) else {
-                throw UserError("--coordinator must be HOST:PORT with a port in 1…65535 (e.g. render-hq:\(HostPort.defaultPort)); got \"\(endpointText)\"")
+            guard let endpoints = HostPort.list(parsing: endpointText), let endpoint = endpoints.first else {
+                throw UserError("--coordinator must be HOST:PORT with a port in 1…65535 (e.g. render-hq:\(HostPort.defaultPort)), "
+                                + "or several separated by commas (a:\(HostPort.defaultPort),b:\(HostPort.defaultPort)); got \"\(endpointText)\"")
             }
             guard let secretPath = secretFile ?? environment["REEL_SECRET_FILE"], !secretPath.isEmpty else {
                 throw UserError("no shared secret: give --secret-file PATH or set REEL_SECRET_FILE")
@@ -67,11 +68,12 @@ struct AgentCommand: AsyncParsableCommand {
                 }
             }
             let cacheDirectory = cache.map { URL(fileURLWithPath: $0) } ?? AgentConfiguration.defaultCacheDirectory()
-            let configuration = AgentConfiguration(
+            var configuration = AgentConfiguration(
                 coordinatorHost: endpoint.host, coordinatorPort: endpoint.port, name: name,
                 cacheDirectory: cacheDirectory, cacheByteLimit: Int64(cacheGb * 1_073_741_824), slots: threads,
                 encoders: EncoderCatalog.available, claimWaitSeconds: claimWait, shutdownGracePeriod: .seconds(grace),
                 tls: tlsContext, tlsServerHostname: tlsServerName)
+            configuration.otherCoordinators = Array(endpoints.dropFirst())
 
             let level: Logger.Level = verbose ? .debug : .info
             LoggingSystem.bootstrap { label in

@@ -20,11 +20,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
             shared secret file. All state lives in PostgreSQL (--database, else $DATABASE_URL, else the \
             PG* variables) and --storage (a directory, or s3://BUCKET/PREFIX on --s3-endpoint with the \
             credentials found the AWS ways: docs/object-storage.md), so a restarted coordinator continues \
-            where it stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish.
+            where it stopped. SIGTERM drains: no new connections, pending claims answered, in-flight requests finish. \
+            Several coordinators may share one database and one storage (a shared filesystem, or object \
+            storage): agents and clients then take them all, --coordinator a:7400,b:7400.
             """)
 
     @Option(help: ArgumentHelp("Address to listen on, HOST:PORT (like 0.0.0.0:\(HostPort.defaultPort)).", valueName: "host:port"))
     var listen = CoordinatorConfiguration().listen
+    @Option(help: ArgumentHelp("The HOST:PORT agents and clients reach this coordinator at, as `reel status` lists the farm's coordinators (default: the --listen address, with this host's name for 0.0.0.0).",
+                               valueName: "host:port"))
+    var advertise: String?
     @Option(help: "PostgreSQL connection string or URL (default: $DATABASE_URL, else PG* variables).") var database: String?
     @Option(help: ArgumentHelp("Where sources, chunk results, posters and outputs live: a directory (created if missing), or s3://BUCKET/PREFIX in an S3-compatible object store (with --s3-endpoint).",
                                valueName: "dir|s3://bucket/prefix"))
@@ -76,6 +81,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if let reconnectGrace, !(0...leaseSeconds).contains(reconnectGrace) {
             throw ValidationError("--reconnect-grace must be between 0 and --lease-seconds (\(leaseSeconds))")
         }
+        if let advertise, HostPort(parsing: advertise, for: .connect) == nil {
+            throw ValidationError("--advertise takes HOST:PORT with a port in 1…65535, like render-hq-2:\(HostPort.defaultPort); got \"\(advertise)\"")
+        }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
         guard RenderLimits.problem(withChunkSeconds: chunkSeconds) == nil else {
             throw ValidationError("--chunk-seconds must be > 0 and ≤ 3600, like 10 or 5/2")
@@ -109,6 +117,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         try await reportingErrorsAsync {
             var configuration = CoordinatorConfiguration()
             configuration.listen = listen
+            configuration.advertise = advertise
             if let database { configuration.database = database }
             if let objectStore = try objectStoreSettings() {
                 configuration.objectStore = objectStore

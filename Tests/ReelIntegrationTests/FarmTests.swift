@@ -17,14 +17,22 @@ import ReelThreadTesting
         private let coordinatorArguments: [String]
         private let coordinatorEnvironment: [String: String]
         var agents: [String: BackgroundProcess] = [:]
+        /// Further coordinators on the same database and storage (`coordinators:` > 1), and
+        /// every coordinator's port, `port` first.
+        private(set) var otherCoordinators: [BackgroundProcess] = []
+        let ports: [Int]
+        /// `--coordinator` for clients: every coordinator, `port` first.
+        var coordinatorList: String { ports.map { "127.0.0.1:\($0)" }.joined(separator: ",") }
 
         /// - Parameters:
         ///   - server: the PostgreSQL to create the farm's database in (default:
         ///     `REEL_TEST_DATABASE_URL`); a test that restarts PostgreSQL passes its own cluster.
         ///   - storage: the coordinator's `--storage` and what goes with it (default: a folder of
         ///     the farm's), and the environment it needs (an S3 bucket's credentials).
+        ///   - coordinators: how many coordinators share the database and storage; agent i starts
+        ///     on coordinator i mod n (its list rotated), clients start on the first.
         init(agents count: Int, leaseSeconds: Int = 3, server: String? = nil,
-             storage: (arguments: [String], environment: [String: String])? = nil) throws {
+             storage: (arguments: [String], environment: [String: String])? = nil, coordinators: Int = 1) throws {
             guard let base = server ?? ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else {
                 throw Media.Failure(description: "REEL_TEST_DATABASE_URL is not set: run the tests with ops/test.sh")
             }
@@ -44,6 +52,17 @@ import ReelThreadTesting
             coordinatorEnvironment = storage?.environment ?? [:]
             coordinator = try BackgroundProcess(coordinatorArguments, log: dir.appendingPathComponent("coordinator.log").path,
                                                 environment: coordinatorEnvironment)
+            var ports = [port], others: [BackgroundProcess] = []
+            let firstListen = "127.0.0.1:\(port)", arguments = coordinatorArguments, environment = coordinatorEnvironment
+            for n in 1..<max(1, coordinators) {
+                let other = freeLoopbackPort()
+                ports.append(other)
+                others.append(try BackgroundProcess(
+                    arguments.map { $0 == firstListen ? "127.0.0.1:\(other)" : $0 },
+                    log: dir.appendingPathComponent("coordinator-\(n + 1).log").path, environment: environment))
+            }
+            self.ports = ports
+            otherCoordinators = others
             for i in 1...count { try startAgent("agent-\(i)") }
             try waitForAgents(count)
         }
@@ -56,9 +75,14 @@ import ReelThreadTesting
                                                 environment: coordinatorEnvironment)
         }
 
+        /// Kills the first coordinator with SIGKILL and leaves it dead: the others carry on.
+        func killCoordinator() {
+            coordinator.stop(SIGKILL)
+        }
+
         /// Runs a client command in the background (e.g. `submit --wait`), its stdout in `name.out`.
         func reelInBackground(_ arguments: [String], name: String) throws -> BackgroundProcess {
-            try BackgroundProcess([Media.reel] + arguments + ["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret],
+            try BackgroundProcess([Media.reel] + arguments + ["--coordinator", coordinatorList, "--secret-file", secret],
                                   log: dir.appendingPathComponent("\(name).log").path, stdout: dir.appendingPathComponent("\(name).out").path)
         }
 
@@ -69,7 +93,9 @@ import ReelThreadTesting
         }
 
         func startAgent(_ name: String) throws {
-            agents[name] = try BackgroundProcess([Media.reel, "agent", "--coordinator", "127.0.0.1:\(port)", "--secret-file", secret,
+            let first = agents.count % ports.count
+            let list = (ports[first...] + ports[..<first]).map { "127.0.0.1:\($0)" }.joined(separator: ",")
+            agents[name] = try BackgroundProcess([Media.reel, "agent", "--coordinator", list, "--secret-file", secret,
                                                   "--name", name, "--cache", dir.appendingPathComponent("cache-\(name)").path,
                                                   "--claim-wait", "1"],
                                                  log: dir.appendingPathComponent("\(name).log").path)
@@ -78,7 +104,7 @@ import ReelThreadTesting
         /// Runs a client command against this farm.
         @discardableResult
         func reel(_ arguments: [String], allowFailure: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
-            let r = try Media.run(Media.reel, arguments + ["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret], allowFailure: allowFailure)
+            let r = try Media.run(Media.reel, arguments + ["--coordinator", coordinatorList, "--secret-file", secret], allowFailure: allowFailure)
             return (r.status, String(decoding: r.stdout, as: UTF8.self), r.stderr)
         }
 
@@ -124,6 +150,7 @@ import ReelThreadTesting
         deinit {
             for agent in agents.values { agent.stop(SIGKILL, timeout: 2) }
             coordinator.stop(SIGTERM, timeout: 10)
+            for other in otherCoordinators { other.stop(SIGTERM, timeout: 10) }
             try? FileManager.default.removeItem(at: dir)
         }
     }

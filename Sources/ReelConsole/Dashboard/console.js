@@ -113,7 +113,7 @@
       sessionStorage.setItem(KEY, token);
       $("login-error").textContent = "";
       const [jobs, agents] = await Promise.all([api("/api/v1/jobs"), api("/api/v1/agents")]);
-      state.jobs = jobs.jobs; state.agents = agents.agents;
+      state.jobs = jobs.jobs; state.agents = agents.agents; state.coordinators = agents.coordinators || [];
       route();
       startStream();
     } catch (error) {
@@ -250,6 +250,7 @@
     } else if (hash === "#/agents") {
       state.route = { view: "agents" };
       show("agents-view");
+      refreshCoordinators();
     } else {
       state.route = { view: "jobs" };
       show("jobs-view");
@@ -436,6 +437,22 @@
       el("td", { class: "wrap error c-full", text: [agent.quarantinedUntilMillis ? `quarantined until ${when(agent.quarantinedUntilMillis)}` : null,
                                             agent.lastError].filter(Boolean).join("; ") }))));
     $("agents-empty").hidden = state.agents.length > 0;
+  }
+
+  // Every coordinator sharing the farm's database (the live feed carries agents, not these).
+  async function refreshCoordinators() {
+    try { state.coordinators = (await api("/api/v1/agents")).coordinators || []; } catch (error) { return; }
+    renderCoordinators();
+  }
+
+  function renderCoordinators() {
+    const body = $("coordinators").tBodies[0];
+    body.replaceChildren(...(state.coordinators || []).map((c) => el("tr", { "data-coordinator": c.id },
+      el("td", { class: "c-name", text: c.address + (c.answering ? " (this one)" : "") }),
+      el("td", { class: "opt", text: c.host }),
+      el("td", { class: "c-state" }, el("span", { class: "badge " + c.state, text: c.state })),
+      el("td", { class: "num lab", "data-label": "heartbeat", text: age(c.heartbeatAgeSeconds) }),
+      el("td", { text: when(c.startedAtMillis) }))));
   }
 
   // ---- start ----

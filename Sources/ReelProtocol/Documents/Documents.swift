@@ -205,7 +205,31 @@ public struct AgentStatus: Codable, Sendable, Hashable {
 /// `AGENTS`' payload.
 public struct AgentsReport: Codable, Sendable, Hashable {
     public var agents: [AgentStatus]
-    public init(agents: [AgentStatus]) { self.agents = agents }
+    /// Every coordinator sharing the farm's database (absent from older coordinators).
+    public var coordinators: [CoordinatorStatus]?
+    public init(agents: [AgentStatus], coordinators: [CoordinatorStatus]? = nil) {
+        self.agents = agents; self.coordinators = coordinators
+    }
+}
+
+/// One coordinator of the farm, as `AGENTS` reports it (proto/PROTOCOL.md, "Several coordinators").
+public struct CoordinatorStatus: Codable, Sendable, Hashable {
+    public var id: Int64
+    /// Where agents and clients reach it (`HOST:PORT`).
+    public var address: String
+    public var host: String
+    /// `alive` (heartbeating), `stopped` (shut down gracefully) or `silent` (no heartbeat for
+    /// three periods: killed, hung, or cut off from the database).
+    public var state: String
+    public var startedAtMillis: Int64
+    public var heartbeatAgeSeconds: Double
+    /// Whether it is the coordinator that answered this report.
+    public var answering: Bool
+    public init(id: Int64, address: String, host: String, state: String, startedAtMillis: Int64, heartbeatAgeSeconds: Double,
+                answering: Bool) {
+        self.id = id; self.address = address; self.host = host; self.state = state; self.startedAtMillis = startedAtMillis
+        self.heartbeatAgeSeconds = heartbeatAgeSeconds; self.answering = answering
+    }
 }
 
 /// The body of a job-end notification (`settings.notify`, docs/notifications.md): POSTed as

@@ -55,3 +55,19 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     /// `HOST:PORT`, with an IPv6 literal in brackets: what `init(parsing:for:)` reads back.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
+
+extension HostPort {
+    /// Parses a comma-separated list of `HOST:PORT` (`a:7400,b:7400`) to connect to: the
+    /// coordinators of a farm that runs several. Spaces around a comma are ignored.
+    /// - Returns: nil when the list is empty or any entry does not parse (`init(parsing:for:)`).
+    public static func list(parsing text: String) -> [HostPort]? {
+        let entries = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !entries.isEmpty else { return nil }
+        var out: [HostPort] = []
+        for entry in entries {
+            guard let endpoint = HostPort(parsing: entry, for: .connect) else { return nil }
+            if !out.contains(endpoint) { out.append(endpoint) }
+        }
+        return out
+    }
+}

@@ -95,6 +95,40 @@ public final class PGConnection: @unchecked Sendable {
     /// Whether the connection is still usable (`PQstatus`).
     public var isOpen: Bool { PQstatus(connection) == CONNECTION_OK }
 
+    // MARK: LISTEN/NOTIFY
+
+    /// Waits up to `timeoutMillis` for notifications on the channels this connection `LISTEN`s
+    /// to (or until `wakeDescriptor`, when given, becomes readable), and returns those that
+    /// arrived, in order. Blocks the calling thread: call it from a thread of its own.
+    /// - Throws: `PGError` when the connection is lost.
+    public func waitForNotifications(timeoutMillis: Int32, wakeDescriptor: Int32? = nil) throws -> [PGNotification] {
+        var arrived = drainNotifications()
+        if !arrived.isEmpty { return arrived }
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { throw PGError(sqlState: nil, message: "the connection has no socket (closed)") }
+        var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0)]
+        if let wakeDescriptor { descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
+        let ready = poll(&descriptors, nfds_t(descriptors.count), timeoutMillis)
+        if ready < 0 && errno != EINTR { throw PGError(sqlState: nil, message: "poll failed: errno \(errno)") }
+        if descriptors[0].revents != 0 {
+            guard PQconsumeInput(connection) == 1 else {
+                throw PGError(sqlState: nil, message: PGConnection.trimmed(PQerrorMessage(connection)))
+            }
+            arrived = drainNotifications()
+        }
+        return arrived
+    }
+
+    private func drainNotifications() -> [PGNotification] {
+        var out: [PGNotification] = []
+        while let notice = PQnotifies(connection) {
+            out.append(PGNotification(channel: String(cString: notice.pointee.relname),
+                                      payload: notice.pointee.extra.map { String(cString: $0) } ?? ""))
+            PQfreemem(notice)
+        }
+        return out
+    }
+
     /// Copies a `PGresult` into Swift values and frees it (the single owner of every result).
     private func consume(_ result: OpaquePointer?, sql: String) throws -> PGResult {
         guard let result else {
@@ -131,4 +165,11 @@ public final class PGConnection: @unchecked Sendable {
         let line = sql.split(separator: "\n").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? ""
         return line.trimmingCharacters(in: .whitespaces)
     }
+}
+
+/// One `NOTIFY` received on a channel the connection listens to.
+public struct PGNotification: Hashable, Sendable {
+    public var channel: String
+    public var payload: String
+    public init(channel: String, payload: String) { self.channel = channel; self.payload = payload }
 }

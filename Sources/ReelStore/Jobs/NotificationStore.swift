@@ -7,11 +7,13 @@ import ReelScheduling
 public struct NotificationStore: Sendable {
     let connection: PGConnection
 
-    /// Notifications of ended jobs due by `nowMillis`, soonest first.
-    public func due(nowMillis: Int64, limit: Int = 16) throws -> [DueNotification] {
-        try connection.query(Statements.dueNotifications, [nowMillis, limit]).rows.map {
+    /// Claims the notifications of ended jobs due by `nowMillis`, soonest first: each is this
+    /// caller's to send until `claimUntilMillis` (then due again, should the caller die before
+    /// recording its outcome). Concurrent callers (several coordinators) get disjoint sets.
+    public func due(nowMillis: Int64, claimUntilMillis: Int64, limit: Int = 16) throws -> [DueNotification] {
+        try connection.query(Statements.claimDueNotifications, [nowMillis, limit, claimUntilMillis]).rows.map {
             DueNotification(job: try $0.int64("job_id"), url: try $0.string("url"), attempts: try $0.int("attempts"))
-        }
+        }.sorted { $0.job < $1.job }
     }
 
     /// When the next notification of an ended job is due (ms), or `nil` if none is pending.
@@ -20,8 +22,10 @@ public struct NotificationStore: Sendable {
     }
 
     /// Records one attempt and its event in one transaction: `outcome` says what happened and
-    /// what comes next.
-    public func record(job: Int64, attempts: Int, outcome: NotificationOutcome, message: String) throws {
+    /// what comes next. Nothing is recorded when another attempt was recorded meanwhile.
+    /// - Returns: whether it was recorded.
+    @discardableResult
+    public func record(job: Int64, attempts: Int, outcome: NotificationOutcome, message: String) throws -> Bool {
         try connection.transaction { db in
             let (state, next, kind): (String, Int64, String)
             switch outcome {
@@ -29,8 +33,9 @@ public struct NotificationStore: Sendable {
             case .retryAt(let millis): (state, next, kind) = ("pending", millis, "notify_failed")
             case .abandoned: (state, next, kind) = ("abandoned", 0, "notify_abandoned")
             }
-            try db.query(Statements.recordNotificationAttempt, [job, attempts, state, next])
+            guard try db.query(Statements.recordNotificationAttempt, [job, attempts, state, next]).affectedRows == 1 else { return false }
             try EventLog.append(db, job: job, kind: kind, message: message)
+            return true
         }
     }
 

@@ -255,5 +255,47 @@ CREATE TABLE job_notifications (
 );
 CREATE INDEX job_notifications_pending ON job_notifications (next_attempt_at) WHERE state = 'pending';
 """#),
+        Migration(version: 9, name: "several_coordinators", sql: #"""
+-- Several coordinators on one database (docs/task-lifecycle.md, "Several coordinators").
+-- Each running coordinator has a row: where clients reach it, when it started, its last
+-- heartbeat (every reaper pass). A graceful shutdown sets stopped_at; a killed one simply stops
+-- heartbeating. `reel status` and the console list them.
+CREATE TABLE coordinators (
+    id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    address        text NOT NULL,
+    host           text NOT NULL DEFAULT '',
+    started_at     timestamptz NOT NULL DEFAULT now(),
+    last_heartbeat timestamptz NOT NULL DEFAULT now(),
+    stopped_at     timestamptz
+);
+
+-- Wakes across processes (LISTEN reel): "<schema> claimable" when a task may have become
+-- claimable (a task queued: planned, released, expired, failed with attempts left, retried,
+-- re-queued as damaged; a job resumed or re-prioritised), "<schema> ended <job>" when a job
+-- ends. NOTIFY is sent at commit and identical payloads of one transaction are sent once, so a
+-- batch costs one message. The schema lets coordinators of different schemas share a server.
+CREATE FUNCTION reel_notify_claimable() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM pg_notify('reel', TG_TABLE_SCHEMA || ' claimable');
+    RETURN NULL;
+END
+$fn$;
+CREATE FUNCTION reel_notify_job_ended() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM pg_notify('reel', TG_TABLE_SCHEMA || ' ended ' || NEW.id);
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER tasks_queued_on_insert AFTER INSERT ON tasks FOR EACH ROW
+    WHEN (NEW.state = 'queued') EXECUTE FUNCTION reel_notify_claimable();
+CREATE TRIGGER tasks_queued_on_update AFTER UPDATE OF state ON tasks FOR EACH ROW
+    WHEN (NEW.state = 'queued' AND OLD.state <> 'queued') EXECUTE FUNCTION reel_notify_claimable();
+CREATE TRIGGER jobs_claimable_on_update AFTER UPDATE OF paused, priority ON jobs FOR EACH ROW
+    WHEN (OLD.paused IS DISTINCT FROM NEW.paused OR OLD.priority IS DISTINCT FROM NEW.priority)
+    EXECUTE FUNCTION reel_notify_claimable();
+CREATE TRIGGER jobs_ended_on_update AFTER UPDATE OF state ON jobs FOR EACH ROW
+    WHEN (NEW.state IN ('done', 'failed', 'cancelled') AND OLD.state IS DISTINCT FROM NEW.state)
+    EXECUTE FUNCTION reel_notify_job_ended();
+"""#),
     ]
 }

@@ -70,8 +70,26 @@ enum ClientFormatting {
         return "storage: assets \(bytes(usage.assetBytes)), results \(bytes(usage.resultBytes)), outputs \(bytes(usage.outputBytes))\n"
     }
 
-    /// One row per agent: name, host, state, threads, heartbeat age, failures, current task.
+    /// One row per coordinator, when the farm runs several (or one has stopped or gone silent).
+    static func coordinatorsTable(_ report: AgentsReport) -> String {
+        guard let coordinators = report.coordinators, coordinators.count > 1 || coordinators.contains(where: { $0.state != "alive" }) else {
+            return ""
+        }
+        var table = TextTable(headers: ["COORDINATOR", "HOST", "STATE", "HEARTBEAT", "STARTED"], rightAligned: [3])
+        for coordinator in coordinators {
+            table.add([coordinator.address + (coordinator.answering ? " *" : ""), coordinator.host, coordinator.state,
+                       age(coordinator.heartbeatAgeSeconds), timeOfDay(coordinator.startedAtMillis)])
+        }
+        return table.render() + "\n"
+    }
+
+    /// One row per agent: name, host, state, threads, heartbeat age, failures, current task;
+    /// the farm's coordinators above them when it runs several (`coordinatorsTable`).
     static func agentsTable(_ report: AgentsReport) -> String {
+        coordinatorsTable(report) + agentsOnly(report)
+    }
+
+    private static func agentsOnly(_ report: AgentsReport) -> String {
         guard !report.agents.isEmpty else { return "no agents\n" }
         var table = TextTable(headers: ["AGENT", "HOST", "STATE", "THREADS", "HEARTBEAT", "FAILURES", "ENCODERS", "TASK"], rightAligned: [3, 4, 5])
         for agent in report.agents {

@@ -6,7 +6,7 @@ import ReelProtocol
 /// `cancel`, `retry` and `fetch`. Flags win over the environment (`REEL_COORDINATOR`,
 /// `REEL_SECRET_FILE`), so a shell can export the farm once and still override per command.
 struct ConnectionOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The coordinator as HOST:PORT (default: $REEL_COORDINATOR).", valueName: "host:port"))
+    @Option(name: .long, help: ArgumentHelp("The coordinator as HOST:PORT, or several as A:PORT,B:PORT (default: $REEL_COORDINATOR).", valueName: "host:port"))
     var coordinator: String?
 
     @Option(name: .long, help: ArgumentHelp("The farm's shared secret file (default: $REEL_SECRET_FILE).", valueName: "path"))
@@ -18,16 +18,23 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Server name to verify in the coordinator's certificate (default: HOST).", valueName: "name"))
     var tlsServerName: String?
 
-    /// The resolved endpoint, or a `UserError` saying which flag or variable to set.
-    func endpoint(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HostPort {
+    /// The coordinators (`HOST:PORT`, or several separated by commas), or a `UserError` saying
+    /// which flag or variable to set.
+    func endpoints(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [HostPort] {
         guard let text = coordinator ?? environment["REEL_COORDINATOR"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw UserError("no coordinator given: pass --coordinator HOST:PORT or set REEL_COORDINATOR")
         }
-        guard let endpoint = HostPort(parsing: text, for: .connect) else {
+        guard let endpoints = HostPort.list(parsing: text) else {
             let port = HostPort.defaultPort
-            throw UserError("--coordinator takes HOST:PORT (like 10.0.0.5:\(port) or [::1]:\(port)); got \"\(text)\"")
+            throw UserError("--coordinator takes HOST:PORT (like 10.0.0.5:\(port) or [::1]:\(port)), or several separated by commas "
+                            + "(a:\(port),b:\(port)); got \"\(text)\"")
         }
-        return endpoint
+        return endpoints
+    }
+
+    /// The first coordinator (`endpoints`).
+    func endpoint(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HostPort {
+        try endpoints(environment: environment)[0]
     }
 
     /// The secret file's path, or a `UserError` saying which flag or variable to set.

@@ -34,8 +34,41 @@ final class OperatorClient: CoordinatorConnection, Sendable {
 
     /// Reads the secret, connects and authenticates.
     /// - Throws: `UserError` for a missing/short secret file, an unreachable coordinator or a refused secret.
+    ///
+    /// With several coordinators (`--coordinator a:7400,b:7400`) it connects to the first that
+    /// answers, the one that answered last first; a coordinator that is unreachable or going
+    /// away (a transient failure) moves it on to the next. Other refusals are thrown at once.
     static func connect(_ options: ConnectionOptions) async throws -> OperatorClient {
-        let endpoint = try options.endpoint()
+        let endpoints = try options.endpoints()
+        let order = Self.endpoints(endpoints)
+        var lastError: UserError?
+        for endpoint in order.inTryOrder {
+            do {
+                let client = try await connect(to: endpoint, options)
+                order.succeeded(endpoint)
+                return client
+            } catch let error as UserError where error.transient != nil {
+                order.failed(endpoint)
+                lastError = error
+            }
+        }
+        throw lastError ?? UserError("no coordinator given")
+    }
+
+    /// One `CoordinatorEndpoints` per list for the process, so a reconnection starts where
+    /// the last connection succeeded or failed.
+    private static let endpointLists = Mutex<[[HostPort]: CoordinatorEndpoints]>([:])
+
+    private static func endpoints(_ list: [HostPort]) -> CoordinatorEndpoints {
+        endpointLists.withLock { lists in
+            if let known = lists[list] { return known }
+            let new = CoordinatorEndpoints(list)
+            lists[list] = new
+            return new
+        }
+    }
+
+    private static func connect(to endpoint: HostPort, _ options: ConnectionOptions) async throws -> OperatorClient {
         let secretPath = try options.secretPath()
         let authenticator: Authenticator
         do {

@@ -99,6 +99,6 @@ func announceReconnectingOnStderr(_ message: String) {
 extension ReconnectingClient where Connection == OperatorClient {
     /// Wraps `client` (already connected with `options`), reconnecting with the same options.
     convenience init(_ client: OperatorClient, options: ConnectionOptions) {
-        self.init(initial: client, coordinator: client.endpoint.description, connect: { try await OperatorClient.connect(options) })
+        self.init(initial: client, coordinator: (try? options.endpoints())?.map(\.description).joined(separator: ",") ?? client.endpoint.description, connect: { try await OperatorClient.connect(options) })
     }
 }

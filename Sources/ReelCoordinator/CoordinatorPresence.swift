@@ -1,0 +1,36 @@
+import Logging
+import ReelStore
+import ServiceLifecycle
+
+/// Keeps this coordinator's row in the coordinators registry (migration 9) current: a
+/// heartbeat every `interval`, and `stopped_at` at graceful shutdown. `reel status` and the
+/// console list every coordinator sharing the database from it; one whose heartbeat is older
+/// than `CoordinatorPresence.staleAfter` (a killed one) shows as not alive.
+struct CoordinatorPresence: Service {
+    /// A coordinator silent this long is shown as not alive (three missed heartbeats).
+    static func staleAfterMillis(interval: Duration) -> Int64 { 3 * Int64(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000) }
+
+    let worker: StoreWorker
+    let id: Int64
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { break }
+                do {
+                    try await worker.run { [id] in try $0.coordinators.heartbeat(id) }
+                } catch {
+                    logger.warning("coordinator heartbeat failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        do {
+            try await worker.run { [id] in try $0.coordinators.stopped(id) }
+        } catch {
+            logger.warning("could not record the coordinator's stop", metadata: ["error": "\(error)"])
+        }
+    }
+}
