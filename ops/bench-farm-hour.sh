@@ -24,16 +24,7 @@ chunk_seconds=${CHUNK_SECONDS:-10}
 . ops/bench-lib.sh
 use_release reel
 
-work=$(mktemp -d /var/tmp/reel-bench-hour.XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  "$root/ops/postgres.sh" stop "$work/pg" >/dev/null 2>&1 || true
-  if [ "${KEEP_WORK:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+bench_workdir hour
 
 log "media: a 60 s 640x360 clip with a tone; a $minutes min composition"
 ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=640x360:rate=30:duration=60" \

@@ -55,3 +55,22 @@ wait_listening() {
 
 # The machine line of a benchmark report.
 machine() { echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)"; }
+
+# Makes $work, a fresh directory /var/tmp/reel-bench-$1.XXXXXX readable by the postgres user,
+# and on exit stops every pid the script appended to $pids and the PostgreSQL cluster in
+# $work/pg, then removes $work (KEEP_WORK=1 keeps it). Call it from the repository root.
+bench_workdir() {
+  work=$(mktemp -d "/var/tmp/reel-bench-$1.XXXXXX")
+  chmod 755 "$work"
+  pids=()
+  bench_root=$PWD
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  "$bench_root/ops/postgres.sh" stop "$work/pg" >/dev/null 2>&1 || true
+  if [ "${KEEP_WORK:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
+}

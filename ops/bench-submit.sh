@@ -23,16 +23,7 @@ runs=${RUNS:-3}
 . ops/bench-lib.sh
 use_release reel
 
-work=$(mktemp -d /var/tmp/reel-bench-submit.XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  "$root/ops/postgres.sh" stop "$work/pg" >/dev/null 2>&1 || true
-  if [ "${KEEP_WORK:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+bench_workdir submit
 
 log "media: two 1280x720 stills"
 ff -f lavfi -i "testsrc2=size=1280x720" -frames:v 1 "$work/a.png"

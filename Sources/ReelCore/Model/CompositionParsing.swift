@@ -96,7 +96,7 @@ struct CompositionDecoding {
 
     func audioMixParameters(_ value: JSONValue, at path: String) -> AudioMixParameters? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps", "audioTimePitchAlgorithm"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["track", "volume", "volumeRamps", "audioTimePitchAlgorithm", "duck"]) else { return nil }
         let track = r.required(o, "track", at: path, r.int)
         let volume = r.optional(o, "volume", at: path, r.double)
         let ramps = r.optional(o, "volumeRamps", at: path) { r.array($0, at: $1) { r.ramp($0, at: $1, r.double) } }
@@ -109,9 +109,23 @@ struct CompositionDecoding {
             }
             return algorithm
         }
+        let duck = r.optional(o, "duck", at: path, ducking)
         guard let track else { return nil }
         return AudioMixParameters(track: track, volume: volume ?? 1, volumeRamps: ramps ?? [],
-                                  audioTimePitchAlgorithm: algorithm ?? .spectral)
+                                  audioTimePitchAlgorithm: algorithm ?? .spectral, duck: duck)
+    }
+
+    func ducking(_ value: JSONValue, at path: String) -> Ducking? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["under", "amount", "threshold", "attack", "release"]) else { return nil }
+        let under = r.required(o, "under", at: path) { r.array($0, at: $1, r.int) }
+        let amount = r.optional(o, "amount", at: path, r.double)
+        let threshold = r.optional(o, "threshold", at: path, r.double)
+        let attack = r.optional(o, "attack", at: path, r.double)
+        let release = r.optional(o, "release", at: path, r.double)
+        guard let under else { return nil }
+        return Ducking(under: under, amount: amount ?? Ducking.defaultAmount, threshold: threshold ?? Ducking.defaultThreshold,
+                       attack: attack ?? Ducking.defaultAttack, release: release ?? Ducking.defaultRelease)
     }
 
     // MARK: - Video composition
@@ -243,14 +257,34 @@ struct CompositionDecoding {
 
     func exportOptions(_ value: JSONValue, at path: String) -> ExportOptions? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["preset", "fileType", "optimizeForNetworkUse", "video", "audio"]) else { return nil }
+        guard let o = r.object(value, at: path, keys: ["preset", "fileType", "optimizeForNetworkUse", "video", "audio",
+                                                       "renditions", "segmentDuration"]) else { return nil }
         let preset = r.optional(o, "preset", at: path) { r.choice($0, at: $1, ExportPreset.self) }
         let fileType = r.optional(o, "fileType", at: path) { r.choice($0, at: $1, FileType.self) }
         let fast = r.optional(o, "optimizeForNetworkUse", at: path, r.bool)
         let video = r.optional(o, "video", at: path, videoOverrides)
         let audio = r.optional(o, "audio", at: path, audioOverrides)
+        let renditions = r.optional(o, "renditions", at: path) { value, path in r.array(value, at: path, rendition) }
+        let segmentDuration = r.optional(o, "segmentDuration", at: path, r.time)
         return ExportOptions(preset: preset ?? .highest, fileType: fileType, optimizeForNetworkUse: fast ?? false,
-                             video: video ?? .init(), audio: audio ?? .init())
+                             video: video ?? .init(), audio: audio ?? .init(),
+                             renditions: renditions, segmentDuration: segmentDuration)
+    }
+
+    func rendition(_ value: JSONValue, at path: String) -> RenditionOptions? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["name", "renderSize", "video"]) else { return nil }
+        let name = r.required(o, "name", at: path, r.string)
+        let size = r.required(o, "renderSize", at: path, r.pixelSize)
+        let video = r.required(o, "video", at: path) { value, path -> RenditionVideoOptions? in
+            guard let v = r.object(value, at: path, keys: ["codec", "x264Preset", "bitRate", "maxBitRate"]) else { return nil }
+            return RenditionVideoOptions(codec: r.optional(v, "codec", at: path, r.string),
+                                         x264Preset: r.optional(v, "x264Preset", at: path, r.string),
+                                         bitRate: r.required(v, "bitRate", at: path, r.int),
+                                         maxBitRate: r.optional(v, "maxBitRate", at: path, r.int))
+        }
+        guard let name, let size, let video else { return nil }
+        return RenditionOptions(name: name, renderSize: size, video: video)
     }
 
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {

@@ -9,9 +9,10 @@ public enum ExportPreset: String, Hashable, Sendable, Codable, CaseIterable {
 }
 
 /// Output container. `m4a` and `wav` hold sound only: a render to them writes no picture.
-/// `webm` holds VP9 or AV1 with Opus.
+/// `webm` holds VP9 or AV1 with Opus. `hls` is a folder: an HLS master playlist over a ladder
+/// of renditions (`ExportOptions.renditions`) in CMAF segments, with a DASH manifest beside it.
 public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
-    case mp4, mov, m4a, wav, webm
+    case mp4, mov, m4a, wav, webm, hls
 
     /// Whether the container holds sound only (AAC in M4A, PCM in WAV): no video is rendered.
     public var isAudioOnly: Bool { self == .m4a || self == .wav }
@@ -24,6 +25,7 @@ public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
         case .m4a: "M4A"
         case .wav: "WAV"
         case .webm: "WebM"
+        case .hls: "HLS"
         }
     }
 }
@@ -41,11 +43,54 @@ public struct ExportOptions: Hashable, Sendable, Codable {
     public var optimizeForNetworkUse: Bool
     public var video: VideoExportOverrides
     public var audio: AudioExportOverrides
+    /// `export.renditions`, the HLS ladder as written (nil: the default ladder,
+    /// `RenditionLadder.defaultRungs`). HLS only.
+    public var renditions: [RenditionOptions]?
+    /// `export.segmentDuration`, seconds per HLS segment (nil: `RenditionLadder.defaultSegmentDuration`). HLS only.
+    public var segmentDuration: Rational?
 
     public init(preset: ExportPreset = .highest, fileType: FileType? = nil, optimizeForNetworkUse: Bool = false,
-                video: VideoExportOverrides = .init(), audio: AudioExportOverrides = .init()) {
+                video: VideoExportOverrides = .init(), audio: AudioExportOverrides = .init(),
+                renditions: [RenditionOptions]? = nil, segmentDuration: Rational? = nil) {
         self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
         self.video = video; self.audio = audio
+        self.renditions = renditions; self.segmentDuration = segmentDuration
+    }
+}
+
+extension ExportOptions {
+    /// Whether the export writes an HLS ladder: `fileType` `"hls"`, or no `fileType` and
+    /// `renditions` or `segmentDuration` written (keys that only a ladder has).
+    public var isLadder: Bool {
+        fileType == .hls || (fileType == nil && (renditions != nil || segmentDuration != nil))
+    }
+}
+
+/// One rung of `export.renditions` as written: a name (its folder), its picture size, and its
+/// video settings, which replace `export.video`'s for this rendition.
+public struct RenditionOptions: Hashable, Sendable, Codable {
+    public var name: String
+    public var renderSize: PixelSize
+    public var video: RenditionVideoOptions
+
+    public init(name: String, renderSize: PixelSize, video: RenditionVideoOptions) {
+        self.name = name; self.renderSize = renderSize; self.video = video
+    }
+}
+
+/// `export.renditions[i].video`: the rendition's codec, x264 speed preset and bit rates.
+public struct RenditionVideoOptions: Hashable, Sendable, Codable {
+    /// Only `"h264"` so far (nil: H.264).
+    public var codec: String?
+    /// nil: `export.video.x264Preset`, else `medium`.
+    public var x264Preset: String?
+    /// Average target, bit/s (required).
+    public var bitRate: Int?
+    /// x264's VBV maximum rate, bit/s (nil: `bitRate`); must be ≥ `bitRate`.
+    public var maxBitRate: Int?
+
+    public init(codec: String? = nil, x264Preset: String? = nil, bitRate: Int? = nil, maxBitRate: Int? = nil) {
+        self.codec = codec; self.x264Preset = x264Preset; self.bitRate = bitRate; self.maxBitRate = maxBitRate
     }
 }
 

@@ -42,6 +42,11 @@ public enum AudioCodec: String, Hashable, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// Whether Reel writes this codec in `fileType`: one of `fileTypes`, or AAC in an HLS ladder.
+    public func canBeWritten(in fileType: FileType) -> Bool {
+        fileTypes.contains(fileType) || (fileType == .hls && self == .aac)
+    }
+
     /// The codec a container gets when `export.audio.codec` does not say.
     public static func `default`(for fileType: FileType?) -> AudioCodec {
         switch fileType {

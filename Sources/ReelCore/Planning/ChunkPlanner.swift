@@ -79,16 +79,21 @@ public enum ChunkPlanner {
     }
 
     /// Chunks for `plan`, with its GOP length and cut frames; none when the output has no
-    /// picture (sound only: the audio task and the finaliser make it).
+    /// picture (sound only: the audio task and the finaliser make it). For an HLS ladder the
+    /// unit is the segment (`RenditionLadder.segmentFrames`, a whole number of GOPs) instead of
+    /// the GOP, so every chunk is a whole number of segments and no segment spans a join.
     public static func plan(for plan: RenderPlan, targetChunkSeconds: Rational = defaultTargetChunkSeconds,
                             minimumChunks: Int = 1) -> [FrameRange] {
         guard plan.hasPicture else { return [] }
-        return self.plan(frameCount: plan.frameCount, gopFrames: plan.export.video.gopFrames, frameDuration: plan.frameDuration,
+        return self.plan(frameCount: plan.frameCount, gopFrames: plan.boundaryFrames, frameDuration: plan.frameDuration,
                   targetChunkSeconds: targetChunkSeconds, minimumChunks: minimumChunks, cutFrames: plan.cutFrames)
     }
 }
 
 extension RenderPlan {
+    /// The unit chunk boundaries are multiples of: the HLS segment for a ladder, else the GOP.
+    public var boundaryFrames: Int { export.ladder?.segmentFrames ?? export.video.gopFrames }
+
     /// First frame (time ≥ the change) of every segment start or end in a video track and of
     /// every instruction start, excluding frame 0; sorted, unique. Fed to `ChunkPlanner`.
     public var cutFrames: [Int] {

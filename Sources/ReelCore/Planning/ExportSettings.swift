@@ -20,11 +20,14 @@ public struct ExportSettings: Codable, Sendable, Hashable {
     public var optimizeForNetworkUse: Bool
     public var video: VideoExportSettings
     public var audio: AudioExportSettings
+    /// The renditions and segment grid of an HLS output (`fileType` `.hls`); nil for every
+    /// other container (and in plans made before ladders existed).
+    public var ladder: RenditionLadder?
 
     public init(preset: ExportPreset, fileType: FileType, optimizeForNetworkUse: Bool,
-                video: VideoExportSettings, audio: AudioExportSettings) {
+                video: VideoExportSettings, audio: AudioExportSettings, ladder: RenditionLadder? = nil) {
         self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
-        self.video = video; self.audio = audio
+        self.video = video; self.audio = audio; self.ladder = ladder
     }
 
     /// x264's CRF for each quality step of the preset table.
@@ -85,7 +88,7 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             video.x264Preset = ""
             video.svtav1Preset = o.svtav1Preset ?? Self.defaultSVTAV1Preset
         }
-        let fileType = options.fileType ?? (hasPicture ? codec.defaultFileType : .m4a)
+        let fileType = options.fileType ?? (!hasPicture ? .m4a : options.isLadder ? .hls : codec.defaultFileType)
         let a = options.audio
         let audioCodec = a.codec ?? AudioCodec.default(for: fileType).rawValue
         let sampleRate = a.sampleRate ?? 48_000, channels = a.channels ?? 2
@@ -125,6 +128,9 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     public var gopFrames: Int
     /// When set, a target bit rate (bits/s) instead of constant quality (all but ProRes).
     public var bitRate: Int?
+    /// x264's VBV maximum rate (bit/s) of an HLS rendition (buffer: 2 × it); nil elsewhere,
+    /// where `bitRate` is also the VBV maximum.
+    public var maxBitRate: Int?
     /// libvpx's speed (0…8) for VP9; nil for the other codecs (and in plans made before VP9).
     public var vp9Speed: Int?
     /// SVT-AV1's preset (0…13) for AV1; nil for the other codecs.

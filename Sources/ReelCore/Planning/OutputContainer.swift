@@ -1,11 +1,13 @@
 /// Which container an output file gets: `export.fileType` when the composition says, else the
 /// output name's extension (`.mp4`, `.m4v` → MP4; `.mov` → QuickTime; `.m4a` → M4A and `.wav`
-/// → WAV, both sound only; `.webm` → WebM), as AVAssetExportSession users expect from `outputURL`. An unknown extension, or one that contradicts
+/// → WAV, both sound only; `.webm` → WebM; `.m3u8` → an HLS folder, the name being its master playlist), as AVAssetExportSession users expect from `outputURL`. An unknown extension, or one that contradicts
 /// `export.fileType`, is an error naming both, never a silent MP4 under another name.
 public enum OutputContainer {
     /// The extensions Reel writes, and the container each means.
     public static let extensions: [(suffix: String, fileType: FileType)] = [
         ("mp4", .mp4), ("m4v", .mp4), ("mov", .mov), ("m4a", .m4a), ("wav", .wav), ("webm", .webm),
+        // The master playlist of an HLS folder (`DIR/master.m3u8`).
+        ("m3u8", .hls),
     ]
 
     /// The container for `outputPath`, given the composition's `export.fileType` (nil = not written).
@@ -36,7 +38,7 @@ public enum OutputContainer {
         let resolved = fileType(forOutput: outputPath, written: export.fileType)
         guard case .success(let fileType) = resolved else { return resolved }
         let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
-        if let written = export.audio.codec, let audio = AudioCodec(rawValue: written), !audio.fileTypes.contains(fileType) {
+        if let written = export.audio.codec, let audio = AudioCodec(rawValue: written), !audio.canBeWritten(in: fileType) {
             let allowed = audio.fileTypes.map { ".\($0.rawValue)" }.joined(separator: ", ")
             return .failure(OutputNameError(message: "the output name \(name) gives \(fileType.displayName), which cannot hold export.audio.codec "
                 + "\"\(written)\" (\(audio.displayName) goes only in \(allowed)): name the output \(allowed), or remove the codec to get "
@@ -45,7 +47,7 @@ public enum OutputContainer {
         // The codec as the container makes it (WebM turns an H.264 preset into VP9).
         var contained = export
         contained.fileType = fileType
-        guard !fileType.isAudioOnly, let codec = contained.videoCodec, !codec.fileTypes.contains(fileType) else { return resolved }
+        guard !fileType.isAudioOnly, let codec = contained.videoCodec, !codec.canBeWritten(in: fileType) else { return resolved }
         let allowed = codec.fileTypes.map { ".\($0.rawValue)" }.joined(separator: " or ")
         let container = fileType.displayName
         if export.fileType != nil {

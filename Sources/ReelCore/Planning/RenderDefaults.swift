@@ -31,14 +31,20 @@ public enum RenderDefaults {
     /// is scaled down to 640 with the aspect ratio kept and the other side rounded to the
     /// nearest even number (at least 2).
     public static func outputSize(renderSize: PixelSize, preset: ExportPreset) -> PixelSize {
-        let limit = lowPresetLongestSide
         let longest = max(renderSize.width, renderSize.height)
-        guard preset == .low, longest > limit else { return renderSize }
+        guard preset == .low, longest > lowPresetLongestSide else { return renderSize }
+        return scaled(renderSize, longestSide: lowPresetLongestSide)
+    }
+
+    /// `size` scaled so its longest side is `limit`, aspect ratio kept, the other side rounded
+    /// to the nearest even number (at least 2).
+    public static func scaled(_ size: PixelSize, longestSide limit: Int) -> PixelSize {
+        let longest = max(size.width, size.height)
         // Nearest even of short·limit/longest, computed exactly in integers.
         func scaled(_ side: Int) -> Int { max(2, 2 * ((side * limit + longest) / (2 * longest))) }
-        return renderSize.width >= renderSize.height
-            ? PixelSize(width: limit, height: scaled(renderSize.height))
-            : PixelSize(width: scaled(renderSize.width), height: limit)
+        return size.width >= size.height
+            ? PixelSize(width: limit, height: scaled(size.height))
+            : PixelSize(width: scaled(size.width), height: limit)
     }
 
     /// The `.fit` placement: `preferred`, then a uniform scale so the upright picture fits in

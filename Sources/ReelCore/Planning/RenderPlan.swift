@@ -142,10 +142,13 @@ public struct PlannedAudioTrack: Codable, Sendable, Hashable {
     public var volumeRamps: [Ramp<Double>]
     /// How its speed-changed segments are stretched.
     public var timePitchAlgorithm: AudioTimePitchAlgorithm
+    /// How the track dips under others, or nil (`DuckEnvelope`).
+    public var duck: Ducking?
     public init(id: Int, segments: [PlannedSegment], volume: Double = 1, volumeRamps: [Ramp<Double>] = [],
-                timePitchAlgorithm: AudioTimePitchAlgorithm = .spectral) {
+                timePitchAlgorithm: AudioTimePitchAlgorithm = .spectral, duck: Ducking? = nil) {
         self.id = id; self.segments = segments; self.volume = volume; self.volumeRamps = volumeRamps
         self.timePitchAlgorithm = timePitchAlgorithm
+        self.duck = duck
     }
 
     /// Plans stored before speed changes have no algorithm: the default.
@@ -156,6 +159,7 @@ public struct PlannedAudioTrack: Codable, Sendable, Hashable {
         volume = try c.decode(Double.self, forKey: .volume)
         volumeRamps = try c.decode([Ramp<Double>].self, forKey: .volumeRamps)
         timePitchAlgorithm = try c.decodeIfPresent(AudioTimePitchAlgorithm.self, forKey: .timePitchAlgorithm) ?? .spectral
+        duck = try c.decodeIfPresent(Ducking.self, forKey: .duck)
     }
 }
 

@@ -35,7 +35,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
     /// The containers it may be written in. ProRes is a QuickTime codec: MP4 has no sample
     /// entry for it (libavformat refuses it, and players would too).
     /// VP9 goes in WebM only (Reel writes it nowhere else; WebM takes no H.264, HEVC or ProRes);
-    /// AV1 in MP4 (its default: the `av01` sample entry) and WebM.
+    /// AV1 in MP4 (its default: the `av01` sample entry) and WebM. HLS ladders are H.264 only.
     public var fileTypes: [FileType] {
         switch self {
         case .h264, .hevc: [.mp4, .mov]
@@ -43,6 +43,12 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .vp9: [.webm]
         case .av1: [.mp4, .webm]
         }
+    }
+
+    /// Whether Reel writes this codec in `fileType`: one of `fileTypes` (the files it goes in),
+    /// or an HLS ladder, whose renditions are H.264 so far.
+    public func canBeWritten(in fileType: FileType) -> Bool {
+        fileTypes.contains(fileType) || (fileType == .hls && self == .h264)
     }
 
     /// The container when neither `export.fileType` nor an output name decides.

@@ -14,7 +14,7 @@ import Crypto
 /// burned-in captions on screen (style, highlight, text and how far the highlight has reached). The audio
 /// key covers the whole mix: every audio track's volume, ramps and segments (source by
 /// content hash, source start, position, duration, and the source duration of a segment that
-/// changes speed, with the track's `audioTimePitchAlgorithm` then), the audio export settings and the composition's duration and frame grid,
+/// changes speed, with the track's `audioTimePitchAlgorithm` then, and its ducking), the audio export settings and the composition's duration and frame grid,
 /// and the loudness target when the mix is normalised.
 /// A video frame's source time already reflects any speed change.
 ///
@@ -74,6 +74,8 @@ public enum ContentKey {
             // Written only when set, so the keys of H.264, HEVC and ProRes chunks stay as they were.
             if let speed = video.vp9Speed { out.write("vp9Speed", speed) }
             if let preset = video.svtav1Preset { out.write("svtav1Preset", preset) }
+            // Written only for an HLS ladder, so the keys of single-file chunks stay as they were.
+            if let ladder = plan.export.ladder { plan.write(ladder: ladder, to: &out) }
             out.write("encoderThreads", encoderThreads)
             out.write("renderSize", plan.renderSize)
             out.write("outputSize", plan.outputSize)
@@ -98,6 +100,8 @@ public enum ContentKey {
         out.write("sampleRate", audio.sampleRate)
         out.write("channels", audio.channels)
         if let loudness = audio.loudness { plan.write(loudness: loudness, to: &out) }
+        // An HLS ladder's audio is cut into segments on the ladder's grid.
+        if let ladder = plan.export.ladder { out.write("segmentFrames", ladder.segmentFrames) }
         out.write("duration", plan.duration)
         out.write("frameDuration", plan.frameDuration)
         out.write("tracks", plan.audioTracks.count)
@@ -121,6 +125,13 @@ public enum ContentKey {
             }
             // The stretching only matters (and is only written) when a segment changes speed.
             if track.segments.contains(where: \.isTimeScaled) { out.write("timePitch", track.timePitchAlgorithm.rawValue) }
+            // Written only when the track ducks, so the keys of other mixes stay as they were.
+            if let duck = track.duck {
+                out.write("duckUnder", duck.under.count)
+                for id in duck.under { out.write("under", id) }
+                out.write("amount", duck.amount); out.write("threshold", duck.threshold)
+                out.write("attack", duck.attack); out.write("release", duck.release)
+            }
         }
         return digest(out)
     }

@@ -18,15 +18,8 @@ enum SubRipReader {
                 problems.add(first.number, ordinal, "cue number \(head) is not followed by a timing line \"HH:MM:SS,mmm --> HH:MM:SS,mmm\"")
                 continue
             }
-            let timing = block[k]
-            guard let (start, end) = SubtitleTime.srtTiming(timing.text) else {
-                problems.add(timing.number, ordinal, "timing line \"\(excerpt(timing.text))\" is not \"HH:MM:SS,mmm --> HH:MM:SS,mmm\" (minutes and seconds 00–59)")
-                continue
-            }
-            guard end > start else {
-                problems.add(timing.number, ordinal, "the cue ends at \(TimeFormatting.seconds(end)), not after its start at \(TimeFormatting.seconds(start))")
-                continue
-            }
+            guard let (start, end) = cueTiming(block[k], ordinal, form: "HH:MM:SS,mmm --> HH:MM:SS,mmm",
+                                               parse: SubtitleTime.srtTiming, problems: &problems) else { continue }
             let body = block[(k + 1)...]
             if let stray = body.first(where: { SubtitleTime.srtTiming($0.text) != nil }) {
                 problems.add(stray.number, ordinal, "a timing line inside the cue's text: separate cues with a blank line")
@@ -70,15 +63,8 @@ enum WebVTTReader {
                     continue
                 }
             }
-            let timing = block[k]
-            guard let (start, end) = SubtitleTime.webVTTTiming(timing.text) else {
-                problems.add(timing.number, ordinal, "timing line \"\(excerpt(timing.text))\" is not \"[HH:]MM:SS.mmm --> [HH:]MM:SS.mmm\" (minutes and seconds 00–59)")
-                continue
-            }
-            guard end > start else {
-                problems.add(timing.number, ordinal, "the cue ends at \(TimeFormatting.seconds(end)), not after its start at \(TimeFormatting.seconds(start))")
-                continue
-            }
+            guard let (start, end) = cueTiming(block[k], ordinal, form: "[HH:]MM:SS.mmm --> [HH:]MM:SS.mmm",
+                                               parse: SubtitleTime.webVTTTiming, problems: &problems) else { continue }
             let body = block[(k + 1)...]
             if let stray = body.first(where: { $0.text.contains("-->") }) {
                 problems.add(stray.number, ordinal, "cue text must not contain \"-->\"; separate cues with a blank line")
@@ -119,6 +105,22 @@ enum WebVTTReader {
         let rest = head.unicodeScalars.dropFirst(keyword.unicodeScalars.count)
         return rest.isEmpty || rest.first == " " || rest.first == "\t"
     }
+}
+
+/// The start and end of a cue's timing line, or nil after adding the problem: a line that is not
+/// in `form`, or a cue that does not end after it starts.
+private func cueTiming(_ timing: SourceLines.Line, _ ordinal: Int, form: String,
+                       parse: (String) -> (start: Rational, end: Rational)?,
+                       problems: inout ProblemList) -> (Rational, Rational)? {
+    guard let (start, end) = parse(timing.text) else {
+        problems.add(timing.number, ordinal, "timing line \"\(excerpt(timing.text))\" is not \"\(form)\" (minutes and seconds 00–59)")
+        return nil
+    }
+    guard end > start else {
+        problems.add(timing.number, ordinal, "the cue ends at \(TimeFormatting.seconds(end)), not after its start at \(TimeFormatting.seconds(start))")
+        return nil
+    }
+    return (start, end)
 }
 
 /// A line as quoted in a problem: at most 80 characters, control characters escaped (a

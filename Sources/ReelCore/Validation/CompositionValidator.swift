@@ -76,7 +76,13 @@ final class ValidationRun {
                    + "a job may have at most \(RenderLimits.maximumFrames) frames (24 hours at 60 fps): shorten it or split it into several jobs")
             return nil
         }
-        let settings = ExportSettings(resolving: export, frameDuration: video.frameDuration, hasPicture: composition.hasPicture)
+        var settings = ExportSettings(resolving: export, frameDuration: video.frameDuration, hasPicture: composition.hasPicture)
+        if settings.fileType == .hls {
+            let ladder = RenditionLadder(resolving: export, renderSize: video.renderSize, frameDuration: video.frameDuration, base: settings.video)
+            guard checkLadder(ladder, export: export, renderSize: video.renderSize, frameDuration: video.frameDuration,
+                              gopFrames: settings.video.gopFrames, subtitleTracks: subtitleTracks.count) else { return nil }
+            settings.ladder = ladder
+        }
         var used = Set(tracks.video.flatMap { $0.segments.map(\.asset) } + audioTracks.flatMap { $0.segments.map(\.asset) })
         for overlay in video.overlays { if case .image(let id) = overlay.kind { used.insert(id) } }
         for filter in video.filters + video.instructions.flatMap({ $0.layers.flatMap(\.filters) }) {
@@ -84,7 +90,8 @@ final class ValidationRun {
         }
         return RenderPlan(
             renderSize: video.renderSize,
-            outputSize: RenderDefaults.outputSize(renderSize: video.renderSize, preset: export.preset),
+            // A ladder's renditions set their own sizes: frames are drawn at the render size.
+            outputSize: settings.ladder != nil ? video.renderSize : RenderDefaults.outputSize(renderSize: video.renderSize, preset: export.preset),
             frameDuration: video.frameDuration,
             duration: duration,
             frameCount: Int(frameCount),

@@ -39,7 +39,94 @@ extension ValidationRun {
         if let channels = a.channels, channels != 1 && channels != 2 { report("export.audio.channels", "must be 1 or 2") }
         if let codec = export.audioCodec { checkAudioCodecPairing(codec, export) }
         if let loudness = a.loudness, loudness.standard == nil { checkLoudnessTarget(loudness, at: "export.audio.loudness") }
+        checkLadderKeys(export)
         return export
+    }
+
+    /// Ladder keys on an output that is not HLS, and an HLS output without a picture (what
+    /// needs no render size; `checkLadder` checks the rest once it is known).
+    func checkLadderKeys(_ export: ExportOptions) {
+        if let fileType = export.fileType, fileType != .hls {
+            for (key, given) in [("renditions", export.renditions != nil), ("segmentDuration", export.segmentDuration != nil)] where given {
+                report("export.\(key)", "applies only to an HLS output, but export.fileType is \"\(fileType.rawValue)\": set \"fileType\": \"hls\" "
+                       + "(or name the output DIR/master.m3u8), or remove \(key)")
+            }
+            return
+        }
+        guard export.isLadder else { return }
+        if export.audio.loudness != nil {
+            report("export.audio.loudness", "loudness normalisation is not written to HLS ladders yet: remove loudness, or export an MP4")
+        }
+        let at = export.fileType != nil ? "export.fileType" : export.renditions != nil ? "export.renditions" : "export.segmentDuration"
+        if !composition.hasPicture {
+            report(at, "an HLS ladder is a ladder of pictures, but the composition has no video track and no overlay: "
+                   + "write a sound-only container (\"m4a\", \"wav\") instead")
+        }
+        if let codec = export.videoCodec, codec != .h264, export.fileType == nil {
+            report(export.video.codec != nil ? "export.video.codec" : "export.preset",
+                   "\(export.videoCodecOrigin) encodes \(codec.displayName), but HLS ladders are H.264 only so far: choose codec \"h264\"")
+        }
+        for (key, given) in [("bitRate", export.video.bitRate != nil), ("crf", export.video.crf != nil)] where given {
+            report("export.video.\(key)", "an HLS ladder sets each rendition's bit rate in export.renditions[].video.bitRate: remove \(key)")
+        }
+        if let renditions = export.renditions, renditions.isEmpty {
+            report("export.renditions", "needs at least one rendition; leave renditions out for the default ladder")
+        }
+        if let duration = export.segmentDuration, duration <= .zero { report("export.segmentDuration", "must be > 0") }
+    }
+
+    /// The resolved ladder against the render size and frame grid: names, sizes, bit rates and
+    /// the segment grid, each reported at the key to change. True when it is sound.
+    func checkLadder(_ ladder: RenditionLadder, export: ExportOptions, renderSize: PixelSize, frameDuration: Rational,
+                     gopFrames: Int, subtitleTracks: Int) -> Bool {
+        let before = problems.count
+        if subtitleTracks > 0 {
+            report("tracks", "subtitle tracks are not written to HLS ladders yet: burn them in as captions, or export an MP4")
+        }
+        if let written = export.segmentDuration, written > .zero {
+            let frames = written / frameDuration
+            if frames.den != 1 {
+                report("export.segmentDuration", "must be a whole number of frames of \(TimeFormatting.seconds(frameDuration)), and "
+                       + "\(TimeFormatting.seconds(written)) is \(Double(frames.num) / Double(frames.den)) frames")
+            } else if Int(frames.num) % gopFrames != 0 {
+                report("export.segmentDuration", "must be a whole number of GOPs (export.video.gopDuration, \(gopFrames) frames), so every segment "
+                       + "starts with an IDR frame, but it is \(frames.num) frames: use a multiple of \(TimeFormatting.seconds(frameDuration * gopFrames))")
+            }
+        }
+        if ladder.renditions.count > RenditionLadder.maximumRenditions {
+            report("export.renditions", "has \(ladder.renditions.count) renditions; a job encodes at most \(RenditionLadder.maximumRenditions)")
+        }
+        var names: [String: Int] = [:]
+        for (index, rendition) in ladder.renditions.enumerated() {
+            let path = "export.renditions[\(index)]"
+            if rendition.name.isEmpty || rendition.name.count > 64 || !rendition.name.allSatisfy(RenditionLadder.nameCharacters.contains) {
+                report("\(path).name", "must be 1…64 characters of a-z, 0-9, _ and - (it names the rendition's folder), not \"\(rendition.name)\"")
+            } else if rendition.name == RenditionLadder.audioFolder {
+                report("\(path).name", "\"\(RenditionLadder.audioFolder)\" is the folder of the ladder's sound: choose another name")
+            } else if let first = names[rendition.name] {
+                report("\(path).name", "\"\(rendition.name)\" is also the name of export.renditions[\(first)]: names must be unique")
+            } else {
+                names[rendition.name] = index
+            }
+            let size = rendition.size
+            if size.width < 2 || size.height < 2 || size.width % 2 != 0 || size.height % 2 != 0 {
+                report("\(path).renderSize", "must be even and at least 2 in both dimensions (4:2:0 video), not \(size)")
+            } else if size.width > renderSize.width || size.height > renderSize.height {
+                report("\(path).renderSize", "\(size) is larger than the render size \(renderSize): a rendition is never scaled up")
+            }
+            let video = rendition.video
+            if video.codec != VideoCodec.h264.rawValue {
+                report("\(path).video.codec", "must be \"h264\" (HLS ladders are H.264 only so far), not \"\(video.codec)\"")
+            }
+            if let preset = export.renditions?[index].video.x264Preset, !VideoCodec.speedPresets.contains(preset) {
+                report("\(path).video.x264Preset", "must be one of \(VideoCodec.speedPresets.joined(separator: ", ")), not \"\(preset)\"")
+            }
+            if let rate = video.bitRate, rate <= 0 { report("\(path).video.bitRate", "must be > 0") }
+            if let rate = video.bitRate, rate > 0, let peak = video.maxBitRate, peak < rate {
+                report("\(path).video.maxBitRate", "must be at least bitRate (\(rate)), not \(peak)")
+            }
+        }
+        return problems.count == before
     }
 
     /// An audio setting the codec has no use for, and a container the codec cannot go in.
@@ -54,7 +141,7 @@ extension ValidationRun {
             report("export.audio.loudness", "loudness normalisation is written for AAC audio so far, and \(origin) is \(codec.displayName): "
                    + "remove loudness, or export to MP4, MOV or M4A with AAC")
         }
-        if let fileType = export.fileType, !codec.fileTypes.contains(fileType) {
+        if let fileType = export.fileType, !codec.canBeWritten(in: fileType) {
             report("export.audio.codec", "is \"\(codec.rawValue)\", but export.fileType \"\(fileType.rawValue)\" cannot hold \(codec.displayName) "
                    + "(Reel writes it only in \(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))): remove codec to get "
                    + "\(AudioCodec.default(for: fileType).displayName), or change fileType")
@@ -85,7 +172,7 @@ extension ValidationRun {
                        + "remove \(key), or choose \"proresProfile\" (\(ProResProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
         }
-        if let fileType = export.fileType, !fileType.isAudioOnly, !codec.fileTypes.contains(fileType) {
+        if let fileType = export.fileType, !fileType.isAudioOnly, !codec.canBeWritten(in: fileType) {
             report("export.fileType", "is \"\(fileType.rawValue)\", but \(origin) encodes \(codec.displayName), which Reel writes only in "
                    + "\(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")): set \"fileType\": \"\(codec.defaultFileType.rawValue)\" "
                    + "(and name the output .\(codec.defaultFileType.rawValue)), or choose another codec")

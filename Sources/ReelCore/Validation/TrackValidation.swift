@@ -154,7 +154,7 @@ extension ValidationRun {
     /// Applies `audioMix` to the audio tracks: every audio track plays at volume 1 unless
     /// parameters say otherwise.
     func checkAudioMix(tracks: CheckedTracks) -> [PlannedAudioTrack] {
-        var parameters: [Int: (volume: Double, ramps: [Ramp<Double>], algorithm: AudioTimePitchAlgorithm)] = [:]
+        var parameters: [Int: (volume: Double, ramps: [Ramp<Double>], algorithm: AudioTimePitchAlgorithm, duck: Ducking?)] = [:]
         var firstIndex: [Int: Int] = [:]
         for (m, mix) in composition.audioMix.enumerated() {
             let path = "audioMix[\(m)]"
@@ -172,14 +172,34 @@ extension ValidationRun {
                     report("\(path).track", "track \(mix.track) already has parameters in audioMix[\(first)]")
                 } else {
                     firstIndex[mix.track] = m
-                    parameters[mix.track] = (mix.volume, ramps, mix.audioTimePitchAlgorithm)
+                    parameters[mix.track] = (mix.volume, ramps, mix.audioTimePitchAlgorithm, mix.duck)
                 }
             }
+            if let duck = mix.duck { checkDucking(duck, of: mix.track, at: "\(path).duck", tracks: tracks) }
         }
         return tracks.audio.map { track in
             let p = parameters[track.id]
             return PlannedAudioTrack(id: track.id, segments: track.segments, volume: p?.volume ?? 1, volumeRamps: p?.ramps ?? [],
-                                     timePitchAlgorithm: p?.algorithm ?? .spectral)
+                                     timePitchAlgorithm: p?.algorithm ?? .spectral, duck: p?.duck)
         }
+    }
+
+    /// `duck` names other audio tracks, and its figures are in range.
+    private func checkDucking(_ duck: Ducking, of track: Int, at path: String, tracks: CheckedTracks) {
+        if duck.under.isEmpty { report("\(path).under", "must name at least one audio track whose sound makes track \(track) dip") }
+        for (i, id) in duck.under.enumerated() {
+            let p = "\(path).under[\(i)]"
+            switch tracks.mediaTypes[id] {
+            case nil: report(p, "no track with id \(id)")
+            case .video, .subtitle: report(p, "track \(id) is a \(tracks.mediaTypes[id]!.rawValue) track; a track ducks under audio tracks")
+            case .audio:
+                if id == track { report(p, "track \(id) cannot duck under itself") }
+                if duck.under[..<i].contains(id) { report(p, "track \(id) is listed twice") }
+            }
+        }
+        if !(duck.amount > 0 && duck.amount <= 96) { report("\(path).amount", "must be a positive number of decibels, at most 96 (12 makes the track 12 dB quieter)") }
+        if !(duck.threshold >= -120 && duck.threshold <= 0) { report("\(path).threshold", "must be a level in dBFS between -120 and 0") }
+        if !(duck.attack >= 0 && duck.attack <= 60) { report("\(path).attack", "must be between 0 and 60 seconds") }
+        if !(duck.release >= 0 && duck.release <= 60) { report("\(path).release", "must be between 0 and 60 seconds") }
     }
 }

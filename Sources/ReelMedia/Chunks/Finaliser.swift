@@ -28,6 +28,7 @@ public enum Finaliser {
     }
 
     public static func finalise(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to outputPath: String) throws -> Report {
+        if plan.export.ladder != nil { return try finaliseLadder(plan, chunks: chunks, audio: audio, to: outputPath) }
         let ordered = chunks.sorted { $0.frames.start < $1.frames.start }
         if plan.hasPicture {
             try checkTiling(ordered, frameCount: plan.frameCount)

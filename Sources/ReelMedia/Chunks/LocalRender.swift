@@ -2,8 +2,9 @@ import Foundation
 import ReelCore
 import Synchronization
 
-/// Renders a plan on this machine the way the farm does: video chunks of whole GOPs and one
-/// audio task rendered by `workers` threads in parallel, then the finaliser joins them.
+/// Renders a plan on this machine the way the farm does: video chunks of whole GOPs (whole
+/// segments for an HLS ladder, each chunk encoding every rendition) and one audio task
+/// rendered by `workers` threads in parallel, then the finaliser joins them.
 ///
 /// Chunk files live in a work directory beside the output (removed afterwards); the output
 /// appears atomically.
@@ -61,18 +62,31 @@ public enum LocalRender {
                         switch task {
                         case .audio:
                             // No per-frame hook: the audio task is checked before and after.
-                            let artifact = try ChunkRenderer.renderAudio(plan, to: work.appendingPathComponent("audio.\(plan.audioTaskContainer)").path)
+                            let artifact = plan.export.ladder != nil
+                                ? try ChunkRenderer.renderLadderAudio(plan, to: work.appendingPathComponent("audio.mp4").path)
+                                : try ChunkRenderer.renderAudio(plan, to: work.appendingPathComponent("audio.\(plan.audioTaskContainer)").path)
                             if cancelled() { throw Cancelled() }
                             state.finishedAudio(artifact)
                         case .video(let index, let range):
-                            let path = work.appendingPathComponent(String(format: "chunk-%05d.mp4", index)).path
                             var reported = 0
-                            let artifact = try ChunkRenderer.renderVideo(plan, frames: range, to: path, encoderThreads: options.encoderThreads) { done in
+                            let progress: (Int) throws -> Void = { done in
                                 if cancelled() { throw Cancelled() }
                                 state.addFrames(done - reported)
                                 reported = done
                             }
-                            state.finishedChunk(index, artifact)
+                            if let ladder = plan.export.ladder {
+                                let paths = ladder.renditions.map {
+                                    work.appendingPathComponent(String(format: "chunk-%05d-", index) + "\($0.name).mp4").path
+                                }
+                                let artifacts = try ChunkRenderer.renderLadder(plan, frames: range, to: paths, encoderThreads: options.encoderThreads,
+                                                                               progress: progress)
+                                state.finishedChunk(index, artifacts)
+                            } else {
+                                let path = work.appendingPathComponent(String(format: "chunk-%05d.mp4", index)).path
+                                let artifact = try ChunkRenderer.renderVideo(plan, frames: range, to: path, encoderThreads: options.encoderThreads,
+                                                                             progress: progress)
+                                state.finishedChunk(index, [artifact])
+                            }
                         }
                     } catch {
                         state.fail(error)
@@ -93,7 +107,8 @@ private enum RenderTask: Sendable { case video(Int, FrameRange), audio }
 private final class SharedState: Sendable {
     private struct State {
         var tasks: [RenderTask]
-        var chunks: [ChunkArtifact?]
+        /// Per chunk, its result (one per rendition for an HLS ladder).
+        var chunks: [[ChunkArtifact]?]
         var audio: ChunkArtifact?
         var error: Error?
         var framesDone = 0
@@ -116,13 +131,13 @@ private final class SharedState: Sendable {
         let done = state.withLock { $0.framesDone += n; return $0.framesDone }
         progress?(RenderProgress(framesDone: done, frameCount: frameCount))
     }
-    func finishedChunk(_ index: Int, _ artifact: ChunkArtifact) { state.withLock { $0.chunks[index] = artifact } }
+    func finishedChunk(_ index: Int, _ artifacts: [ChunkArtifact]) { state.withLock { $0.chunks[index] = artifacts } }
     func finishedAudio(_ artifact: ChunkArtifact) { state.withLock { $0.audio = artifact } }
     func fail(_ e: Error) { state.withLock { if $0.error == nil { $0.error = e } } }
     func results() throws -> ([ChunkArtifact], ChunkArtifact?) {
         try state.withLock { s in
             if let error = s.error { throw error }
-            return (s.chunks.compactMap { $0 }, s.audio)
+            return (s.chunks.compactMap { $0 }.flatMap { $0 }, s.audio)
         }
     }
 }

@@ -20,12 +20,14 @@ public final class MovieWriter: @unchecked Sendable {
     /// One per `SubtitleStreamDescription`, in order.
     private var subtitleStreams: [Int32] = []
     private var finished = false
+    /// Whether `cutFragment()` has run (the moov is then written).
+    private var cutBefore = false
 
     /// Creates the file with one stream per encoder given.
     public convenience init(path: String, fileType: String, faststart: Bool,
-                            video: VideoEncoder?, audio: AudioEncoder?) throws {
+                            video: VideoEncoder?, audio: AudioEncoder?, fragmented: Bool = false) throws {
         try self.init(path: path, fileType: fileType, faststart: faststart,
-                      video: video?.codecParameters, audio: audio?.codecParameters)
+                      video: video?.codecParameters, audio: audio?.codecParameters, fragmented: fragmented)
     }
 
     /// Creates the file with a video and/or an audio stream described by `video` / `audio`,
@@ -33,7 +35,7 @@ public final class MovieWriter: @unchecked Sendable {
     /// own tags (the MP4 muxer keeps the keys it knows, such as `comment`).
     public init(path: String, fileType: String, faststart: Bool,
                 video: CodecParameters?, audio: CodecParameters?,
-                subtitles: [SubtitleStreamDescription] = [], metadata: [String: String] = [:]) throws {
+                subtitles: [SubtitleStreamDescription] = [], metadata: [String: String] = [:], fragmented: Bool = false) throws {
         self.path = path
         let what = "creating \(path)"
         guard let container = Container(fileType) else {
@@ -67,7 +69,16 @@ public final class MovieWriter: @unchecked Sendable {
         case .ogg:
             break
         case .output(.mp4), .output(.mov), .output(.m4a):
-            if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+            if fragmented {
+                // CMAF-style fragmented MP4 for HLS/DASH: the header (ftyp + moov, no samples)
+                // first, then one moof + mdat per `cutFragment()`, no index at the end. The
+                // moov waits for the first packet so its edit list can carry the encoder delay
+                // (B-frame reordering, AAC priming): the first frame is presented at 0.
+                av_dict_set(&options, "movflags", "+frag_custom+delay_moov+default_base_moof+skip_trailer", 0)
+                av_dict_set(&options, "use_editlist", "1", 0)
+            } else if faststart {
+                av_dict_set(&options, "movflags", "+faststart", 0)
+            }
         case .output(.wav):
             // A WAV header counts bytes in 32 bits: past 4 GiB (about 6 h of 48 kHz stereo) the
             // file becomes RF64, as EBU Tech 3306 has it.
@@ -75,6 +86,8 @@ public final class MovieWriter: @unchecked Sendable {
         case .output(.webm):
             // The index (Cues) before the clusters, as `faststart` does for MP4.
             if faststart { av_dict_set(&options, "cues_to_front", "1", 0) }
+        case .output(.hls):
+            break
         }
         try check(avformat_write_header(context, &options), "writing the header of \(path)")
     }
@@ -173,6 +186,17 @@ public final class MovieWriter: @unchecked Sendable {
         try check(av_interleaved_write_frame(context, p), "writing a packet at \(encoded.pts) to \(path)")
     }
 
+    /// Ends the current fragment of a fragmented file: the packets written since the last cut
+    /// become one moof + mdat. Nothing happens before the first packet.
+    public func cutFragment() throws {
+        try check(av_interleaved_write_frame(context, nil), "flushing \(path)")
+        // With delay_moov the first flush writes only the moov and keeps the samples for the
+        // next one: flush again, so the first fragment ends here like every other.
+        if !cutBefore { try check(av_write_frame(context, nil), "writing the header of \(path)") }
+        cutBefore = true
+        try check(av_write_frame(context, nil), "cutting a fragment of \(path)")
+    }
+
     /// Writes the trailer (index) and closes the file.
     public func finish() throws {
         guard !finished else { return }
@@ -231,6 +255,8 @@ extension FileType {
         case .m4a: "ipod"
         case .wav: "wav"
         case .webm: "webm"
+        // An HLS output is a folder; each of its renditions is fragmented MP4.
+        case .hls: "mp4"
         }
     }
 }

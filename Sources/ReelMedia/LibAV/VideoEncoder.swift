@@ -107,8 +107,9 @@ public final class VideoEncoder: @unchecked Sendable {
                 // came out two ways in five renders (pools=4, two chunks at once); without
                 // VBV, ten renders gave one result.
                 if settings.codec == .h264 {
-                    ctx.pointee.rc_max_rate = Int64(bitRate)
-                    ctx.pointee.rc_buffer_size = Int32(clamping: 2 * bitRate)
+                    let maximum = settings.maxBitRate ?? bitRate
+                    ctx.pointee.rc_max_rate = Int64(maximum)
+                    ctx.pointee.rc_buffer_size = Int32(clamping: 2 * maximum)
                 }
             } else {
                 av_dict_set(&options, "crf", String(settings.crf), 0)

@@ -33,6 +33,9 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     /// bitRate, bufsize = 2·bitRate); for HEVC without (x265's row-level VBV depends on thread
     /// timing). Unused by ProRes.
     public var bitRate: Int?
+    /// H.264's VBV maximum rate in bit/s when it is not `bitRate` (an HLS rendition's
+    /// `maxBitRate`); the buffer is twice the maximum rate. nil: `bitRate`.
+    public var maxBitRate: Int?
 
     public init(width: Int, height: Int, frameDuration: Rational, crf: Int = 18, x264Preset: String = "medium",
                 profile: String = "high", gopFrames: Int, threads: Int = 2, bitRate: Int? = nil) {

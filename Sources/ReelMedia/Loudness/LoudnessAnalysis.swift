@@ -47,25 +47,6 @@ public enum LoudnessAnalysis {
     }
 }
 
-/// One float buffer per channel, owned here.
-final class PlanarBuffers {
-    let planes: [UnsafeMutablePointer<Float>]
-    let capacity: Int
-
-    init(channels: Int, capacity: Int) {
-        self.capacity = capacity
-        planes = (0..<channels).map { _ in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
-            p.initialize(repeating: 0, count: capacity)
-            return p
-        }
-    }
-
-    deinit { planes.forEach { $0.deallocate() } }
-
-    var readOnly: [UnsafePointer<Float>] { planes.map { UnsafePointer($0) } }
-}
-
 extension LoudnessAnalysis {
     /// What normalising `plan`'s mix to `target` gives before encoding: the mix is measured,
     /// then measured again through the gain and the true-peak limiter (two passes over the

@@ -12,7 +12,9 @@ import ReelCore
 /// (`SampleGainCurve`) and the limiter are functions of the sample alone, and a segment that
 /// changes speed is stretched whole, from its source range, the first time a block needs it
 /// (`SegmentStretcher`) — so any block `[start, start+count)` can be mixed on its own, in any
-/// order, with the same result. Used from one thread at a time.
+/// order, with the same result. A ducked track's gain (`DuckEnvelope`) is a function of the sample
+/// too: the levels it follows are measured over the whole timeline, in a first pass over the
+/// tracks it ducks under, before the first block is mixed. Used from one thread at a time.
 public final class AudioMixer {
     public let plan: RenderPlan
     private let media: MediaSources
@@ -28,6 +30,10 @@ public final class AudioMixer {
     private var capacity = 0
     /// Speed-changed segments, stretched whole on first use (`SegmentStretcher`).
     private var stretchedSegments: [SegmentKey: [[Float]]] = [:]
+    /// The dips of ducked tracks, by track index, measured over the whole timeline before the
+    /// first block is mixed (`measureDucking`).
+    private var duckEnvelopes: [Int: DuckEnvelope]?
+    private var duckBuffer: UnsafeMutablePointer<Float>?
 
     private struct SegmentKey: Hashable { let track: Int; let segment: Int }
 
@@ -73,6 +79,7 @@ public final class AudioMixer {
     deinit {
         trackBuffer.forEach { $0.deallocate() }
         gainBuffer?.deallocate()
+        duckBuffer?.deallocate()
     }
 
     /// Whether the composition has any audio to mix (no audio track ⇒ no audio stream).
@@ -83,9 +90,11 @@ public final class AudioMixer {
         precondition(out.count == channels)
         for ch in 0..<channels { out[ch].update(repeating: 0, count: count) }
         guard count > 0 else { return }
+        if duckEnvelopes == nil { duckEnvelopes = try measureDucking() }
         ensureCapacity(count)
         for t in tracks.indices {
             guard try read(track: t, start: start, count: count) else { continue }
+            if let envelope = duckEnvelopes![t] { duck(by: envelope, start: start, count: count) }
             addScaled(by: tracks[t].gain, start: start, count: count, into: out)
         }
         for ch in 0..<channels { SoftLimiter.apply(out[ch], count: count) }
@@ -173,6 +182,70 @@ public final class AudioMixer {
         }
     }
 
+    // MARK: - Ducking
+
+    /// The envelope of every ducked track, from the levels of the tracks it ducks under.
+    private func measureDucking() throws -> [Int: DuckEnvelope] {
+        let ducked = plan.audioTracks.indices.filter { plan.audioTracks[$0].duck != nil }
+        guard !ducked.isEmpty else { return [:] }
+        let indexOfTrack = Dictionary(plan.audioTracks.enumerated().map { ($1.id, $0) }) { first, _ in first }
+        var levels: [Int: [Double]] = [:]
+        var envelopes: [Int: DuckEnvelope] = [:]
+        for t in ducked {
+            let duck = plan.audioTracks[t].duck!
+            var under: [[Double]] = []
+            for u in duck.under.compactMap({ indexOfTrack[$0] }) {
+                if levels[u] == nil { levels[u] = try windowLevels(track: u) }
+                under.append(levels[u]!)
+            }
+            envelopes[t] = DuckEnvelope(duck, levels: under, sampleRate: sampleRate)
+        }
+        sources.removeAll()
+        stretchedSegments.removeAll()
+        return envelopes
+    }
+
+    /// Track `t`'s mean square in each `DuckEnvelope` window, as heard: after its volume curve.
+    private func windowLevels(track t: Int) throws -> [Double] {
+        let window = DuckEnvelope.windowSamples(sampleRate: sampleRate)
+        var levels = [Double](repeating: 0, count: Int((sampleCount + Int64(window) - 1) / Int64(window)))
+        let block = window * 100   // blocks start on window boundaries
+        ensureCapacity(block)
+        let heard = PlanarBuffers(channels: channels, capacity: block)
+        var start: Int64 = 0
+        while start < sampleCount {
+            let count = Int(min(Int64(block), sampleCount - start))
+            if try read(track: t, start: start, count: count) {
+                for ch in 0..<channels { heard.planes[ch].update(repeating: 0, count: count) }
+                addScaled(by: tracks[t].gain, start: start, count: count, into: heard.planes)
+                var offset = 0
+                while offset < count {
+                    let n = min(window, count - offset)
+                    var sum = 0.0
+                    for ch in 0..<channels {
+                        let p = heard.planes[ch] + offset
+                        for i in 0..<n { sum += Double(p[i]) * Double(p[i]) }
+                    }
+                    levels[Int(start) / window + offset / window] = sum / Double(n * channels)
+                    offset += n
+                }
+            }
+            start += Int64(count)
+            closeSources(endingBefore: start)
+        }
+        return levels
+    }
+
+    /// Scales `trackBuffer` over `[start, start+count)` by the envelope.
+    private func duck(by envelope: DuckEnvelope, start: Int64, count: Int) {
+        let gains = duckBuffer!
+        for i in 0..<count { gains[i] = envelope.gain(atSample: start + Int64(i)) }
+        for ch in 0..<channels {
+            let x = trackBuffer[ch]
+            for i in 0..<count { x[i] *= gains[i] }
+        }
+    }
+
     // MARK: - Gain path
 
     /// Adds `trackBuffer × gain` to `out` over `[start, start+count)`, one linear piece of the
@@ -215,8 +288,10 @@ public final class AudioMixer {
         guard count > capacity else { return }
         trackBuffer.forEach { $0.deallocate() }
         gainBuffer?.deallocate()
+        duckBuffer?.deallocate()
         trackBuffer = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: count) }
         gainBuffer = UnsafeMutablePointer<Float>.allocate(capacity: count)
+        duckBuffer = UnsafeMutablePointer<Float>.allocate(capacity: count)
         capacity = count
     }
 }

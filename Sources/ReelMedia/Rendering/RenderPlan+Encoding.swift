@@ -15,6 +15,26 @@ extension RenderPlan {
         return settings
     }
 
+    /// The encoder settings of each rendition of an HLS ladder, in the ladder's order (empty
+    /// without a ladder): the plan's settings at the rendition's size, codec, speed preset and
+    /// bit rates, with one x264 thread whatever `threads` says. Measured: x264's rate control
+    /// with VBV (`bitRate` + `maxBitRate`) gave different bytes in two of three renders of the
+    /// same chunk with 2 threads, and the same bytes in three of three with one; chunks and
+    /// agents give the parallelism instead.
+    public func renditionEncoderSettings(threads: Int) -> [VideoEncoderSettings] {
+        (export.ladder?.renditions ?? []).map { rendition in
+            var settings = videoEncoderSettings(threads: 1)
+            settings.width = rendition.size.width
+            settings.height = rendition.size.height
+            settings.codec = rendition.video.videoCodec ?? .h264
+            settings.profile = rendition.video.profile
+            settings.x264Preset = rendition.video.x264Preset
+            settings.bitRate = rendition.video.bitRate
+            settings.maxBitRate = rendition.video.maxBitRate
+            return settings
+        }
+    }
+
     /// The container of this plan's video chunks: MP4, except QuickTime for ProRes, which MP4
     /// cannot hold. Chunk files are internal; only the finaliser reads them. VP9 and AV1 chunks
     /// are MP4 too, whatever the output: MP4 keeps each frame's time exact in the frame duration's own

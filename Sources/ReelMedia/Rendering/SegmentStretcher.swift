@@ -23,9 +23,8 @@ enum SegmentStretcher {
         let channels = source.channels
         guard inputCount > 0, outputCount > 0 else { return Array(repeating: Array(repeating: 0, count: max(outputCount, 0)), count: channels) }
 
-        let input = Planes(channels: channels, count: inputCount)
-        defer { input.free() }
-        try source.read(start: inputStart, count: inputCount, into: input.pointers)
+        let input = PlanarBuffers(channels: channels, capacity: inputCount)
+        try source.read(start: inputStart, count: inputCount, into: input.planes)
 
         var output: [[Float]]
         switch algorithm {
@@ -41,8 +40,8 @@ enum SegmentStretcher {
     }
 
     /// Rubber Band, offline: study everything, then process in blocks and collect the output.
-    private static func spectral(_ input: Planes, outputCount: Int, sampleRate: Int) throws -> [[Float]] {
-        let channels = input.pointers.count, inputCount = input.count
+    private static func spectral(_ input: PlanarBuffers, outputCount: Int, sampleRate: Int) throws -> [[Float]] {
+        let channels = input.planes.count, inputCount = input.capacity
         let options = RubberBandOptionProcessOffline.rawValue | RubberBandOptionThreadingNever.rawValue
             | RubberBandOptionEngineFiner.rawValue | RubberBandOptionChannelsTogether.rawValue
         guard let state = rubberband_new(UInt32(sampleRate), UInt32(channels), RubberBandOptions(options),
@@ -56,19 +55,18 @@ enum SegmentStretcher {
 
         var output = (0..<channels).map { _ in [Float]() }
         for ch in 0..<channels { output[ch].reserveCapacity(outputCount + block) }
-        let scratch = Planes(channels: channels, count: block)
-        defer { scratch.free() }
+        let scratch = PlanarBuffers(channels: channels, capacity: block)
 
         func drain() {
             while true {
                 let available = Int(rubberband_available(state))
                 guard available > 0 else { return }
-                let targets: [UnsafeMutablePointer<Float>?] = scratch.pointers
+                let targets: [UnsafeMutablePointer<Float>?] = scratch.planes
                 let got = targets.withUnsafeBufferPointer { p in
                     Int(rubberband_retrieve(state, p.baseAddress, UInt32(min(available, block))))
                 }
                 guard got > 0 else { return }
-                for ch in 0..<channels { output[ch].append(contentsOf: UnsafeBufferPointer(start: scratch.pointers[ch], count: got)) }
+                for ch in 0..<channels { output[ch].append(contentsOf: UnsafeBufferPointer(start: scratch.planes[ch], count: got)) }
             }
         }
         for study in [true, false] {
@@ -76,7 +74,7 @@ enum SegmentStretcher {
             while offset < inputCount {
                 let n = min(block, inputCount - offset)
                 let final: Int32 = offset + n == inputCount ? 1 : 0
-                let planes: [UnsafePointer<Float>?] = input.pointers.map { UnsafePointer($0 + offset) }
+                let planes: [UnsafePointer<Float>?] = input.planes.map { UnsafePointer($0 + offset) }
                 planes.withUnsafeBufferPointer { p in
                     if study { rubberband_study(state, p.baseAddress, UInt32(n), final) }
                     else { rubberband_process(state, p.baseAddress, UInt32(n), final) }
@@ -91,8 +89,8 @@ enum SegmentStretcher {
     }
 
     /// swresample treating the range as `inputCount` samples that last as long as `outputCount`.
-    private static func varispeed(_ input: Planes, outputCount: Int) throws -> [[Float]] {
-        let channels = input.pointers.count, inputCount = input.count
+    private static func varispeed(_ input: PlanarBuffers, outputCount: Int) throws -> [[Float]] {
+        let channels = input.planes.count, inputCount = input.capacity
         var g = inputCount, h = outputCount
         while h != 0 { (g, h) = (h, g % h) }
         let inRate = inputCount / g, outRate = outputCount / g
@@ -112,10 +110,9 @@ enum SegmentStretcher {
 
         var output = (0..<channels).map { _ in [Float]() }
         let capacity = outputCount + 256
-        let scratch = Planes(channels: channels, count: capacity)
-        defer { scratch.free() }
-        var outPlanes: [UnsafeMutablePointer<UInt8>?] = scratch.pointers.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: UInt8.self) }
-        var inPlanes: [UnsafePointer<UInt8>?] = input.pointers.map { UnsafePointer(UnsafeMutableRawPointer($0).assumingMemoryBound(to: UInt8.self)) }
+        let scratch = PlanarBuffers(channels: channels, capacity: capacity)
+        var outPlanes: [UnsafeMutablePointer<UInt8>?] = scratch.planes.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+        var inPlanes: [UnsafePointer<UInt8>?] = input.planes.map { UnsafePointer(UnsafeMutableRawPointer($0).assumingMemoryBound(to: UInt8.self)) }
         func convert(flush: Bool) throws {
             let n = try outPlanes.withUnsafeMutableBufferPointer { o in
                 try inPlanes.withUnsafeMutableBufferPointer { i in
@@ -123,25 +120,10 @@ enum SegmentStretcher {
                                           flush ? 0 : Int32(inputCount)), "resampling for varispeed")
                 }
             }
-            for ch in 0..<channels { output[ch].append(contentsOf: UnsafeBufferPointer(start: scratch.pointers[ch], count: Int(n))) }
+            for ch in 0..<channels { output[ch].append(contentsOf: UnsafeBufferPointer(start: scratch.planes[ch], count: Int(n))) }
         }
         try convert(flush: false)
         try convert(flush: true)
         return output
     }
-}
-
-/// Planar float buffers owned by hand (freed with `free()`).
-private struct Planes {
-    let pointers: [UnsafeMutablePointer<Float>]
-    let count: Int
-    init(channels: Int, count: Int) {
-        self.count = count
-        pointers = (0..<channels).map { _ in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
-            p.initialize(repeating: 0, count: count)
-            return p
-        }
-    }
-    func free() { pointers.forEach { $0.deallocate() } }
 }

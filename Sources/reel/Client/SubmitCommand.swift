@@ -64,7 +64,8 @@ struct SubmitCommand: AsyncParsableCommand {
                 try OutputContainer.fileType(forOutput: $0, export: parsed.export).mapError { UserError($0.message) }.get()
             }
             // The same validation the coordinator will run, but here every problem is listed at once.
-            _ = try input.plan(outputFileType: fileType)
+            let plan = try input.plan(outputFileType: fileType)
+            if plan.export.ladder != nil { throw UserError(LadderSupport.farmNotYet) }
             let manifest = try AssetManifest(composition: parsed, directory: input.directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
                                        name: name ?? input.name, fileType: fileType,
