@@ -76,7 +76,7 @@ struct CanonicalEncoder {
     mutating func write(_ name: StaticString, _ value: Rational) {
         let n = value.num, d = value.den
         field(name, length: Self.decimalLength(n) + 1 + Self.decimalLength(d)) { p in
-            var p = Self.decimal(n, at: p)
+            let p = Self.decimal(n, at: p)
             p.pointee = UInt8(ascii: "/")
             _ = Self.decimal(d, at: p + 1)
         }
@@ -85,7 +85,7 @@ struct CanonicalEncoder {
     mutating func write(_ name: StaticString, _ value: PixelSize) {
         let w = Int64(value.width), h = Int64(value.height)
         field(name, length: Self.decimalLength(w) + 1 + Self.decimalLength(h)) { p in
-            var p = Self.decimal(w, at: p)
+            let p = Self.decimal(w, at: p)
             p.pointee = UInt8(ascii: "x")
             _ = Self.decimal(h, at: p + 1)
         }
