@@ -45,8 +45,9 @@ let package = Package(
 
         // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
-        // The compositor's pixel kernels (Compositing/Compositor.swift) and the images they work on
-        // (-Ounchecked, see above).
+        // The compositor's pixel kernels (Compositing/Compositor.swift), the filter, LUT, chroma-key
+        // and blend-mode kernels (Filters/) and the images they work on (-Ounchecked, see above).
+        // Nothing here parses input: .cube files are parsed in ReelCore, media in ReelMedia.
         .target(name: "ReelKernels", dependencies: ["ReelCore"], swiftSettings: uncheckedKernels),
         // libav, text, audio mixing, encoding, muxing, and the finaliser that joins a job's chunks
         // (Chunks/Finaliser.swift); frames are composited through ReelKernels.

@@ -49,7 +49,18 @@ public struct FrameCursor {
     /// Per layer of the instruction last evaluated (reset when it changes).
     private var transformRampHints: [Int?] = []
     private var opacityRampHints: [Int?] = []
+    /// Per layer of the instruction last evaluated: its segment and what follows from it alone.
+    private var layerSources: [LayerSource?] = []
     private var hintedInstruction: Int?
+    private let renderToOutput: AffineTransform
+
+    /// What a layer draws while one segment lasts: the segment's asset is a still or not, and
+    /// the layer's transform before ramps (fit and fill depend on the asset's size).
+    private struct LayerSource {
+        var segment: Int
+        var isStill: Bool
+        var base: AffineTransform
+    }
 
     public init(plan: RenderPlan) {
         self.plan = plan
@@ -58,6 +69,7 @@ public struct FrameCursor {
         trackPositions = positions
         overlaySchedule = OverlaySchedule(plan.overlays)
         segmentHints = Array(repeating: nil, count: plan.videoTracks.count)
+        renderToOutput = plan.renderToOutput
     }
 
     /// What to draw for output frame `k` (0 ≤ k < frameCount).
@@ -76,10 +88,12 @@ public struct FrameCursor {
             let count = instruction?.layers.count ?? 0
             transformRampHints = Array(repeating: nil, count: count)
             opacityRampHints = Array(repeating: nil, count: count)
+            layerSources = Array(repeating: nil, count: count)
         }
-        let toOutput = plan.renderToOutput
+        let toOutput = renderToOutput
         var layers: [LayerDraw] = []
         if let instruction {
+            layers.reserveCapacity(instruction.layers.count)
             for l in instruction.layers.indices.reversed() {
                 let layer = instruction.layers[l]
                 guard let position = trackPositions[layer.trackID] else { continue }
@@ -87,19 +101,26 @@ public struct FrameCursor {
                 guard let s = segments.index(containing: time, hint: segmentHints[position]) else { continue }
                 segmentHints[position] = s
                 let segment = segments[s]
-                guard let asset = plan.assets[segment.asset]?.description, let video = asset.video else { continue }
-                let base: AffineTransform
-                switch layer.transform {
-                case .preferred: base = video.preferredTransform
-                case .fit: base = RenderDefaults.fitTransform(video, into: plan.renderSize)
-                case .fill: base = RenderDefaults.fillTransform(video, into: plan.renderSize)
-                case .explicit(let t): base = t
+                let source: LayerSource
+                if let known = layerSources[l], known.segment == s {
+                    source = known
+                } else {
+                    guard let asset = plan.assets[segment.asset]?.description, let video = asset.video else { continue }
+                    let base: AffineTransform
+                    switch layer.transform {
+                    case .preferred: base = video.preferredTransform
+                    case .fit: base = RenderDefaults.fitTransform(video, into: plan.renderSize)
+                    case .fill: base = RenderDefaults.fillTransform(video, into: plan.renderSize)
+                    case .explicit(let t): base = t
+                    }
+                    source = LayerSource(segment: s, isStill: asset.kind == .still, base: base)
+                    layerSources[l] = source
                 }
-                let placed = RampedValue.value(at: time, base: base, ramps: layer.transformRamps, hint: &transformRampHints[l])
+                let placed = RampedValue.value(at: time, base: source.base, ramps: layer.transformRamps, hint: &transformRampHints[l])
                 layers.append(LayerDraw(
                     trackID: layer.trackID,
                     asset: segment.asset,
-                    sourceTime: asset.kind == .still ? .zero : segment.sourceTime(at: time),
+                    sourceTime: source.isStill ? .zero : segment.sourceTime(at: time),
                     transform: placed.concatenating(toOutput),
                     opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps, hint: &opacityRampHints[l]),
                     crop: RampedValue.value(at: time, base: layer.crop, ramps: layer.cropRamps),

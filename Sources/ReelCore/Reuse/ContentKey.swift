@@ -43,10 +43,25 @@ public enum ContentKey {
     /// `FrameCursor`: linear in the frames keyed, whatever the number of segments.
     public static func videoChunks(_ plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
                                    assetContent: [String: String]) -> [String?] {
+        walkVideoChunks(plan, chunks: chunks, encoderThreads: encoderThreads, assetContent: assetContent) { digest($0) }
+    }
+
+    /// The canonical bytes the keys of `videoChunks` hash (nil where a source has no content hash).
+    static func canonicalVideoChunks(_ plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
+                                     assetContent: [String: String]) -> [[UInt8]?] {
+        walkVideoChunks(plan, chunks: chunks, encoderThreads: encoderThreads, assetContent: assetContent) { $0.bytes }
+    }
+
+    /// Writes each chunk's canonical form into one reused encoder and hands it to `finish`.
+    private static func walkVideoChunks<T>(_ plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
+                                           assetContent: [String: String], finish: (CanonicalEncoder) -> T) -> [T?] {
         var cursor = FrameCursor(plan: plan)
         let captions = plan.captions.map { _ in CaptionTimeline(plan) }
+        var memo = FrameKeyMemo()
+        var out = CanonicalEncoder()
         return chunks.map { frames in
-            var out = encoder(for: "video-chunk")
+            out.removeAll()
+            start(&out, kind: "video-chunk")
             let video = plan.export.video
             out.write("codec", video.codec)
             out.write("profile", video.profile)
@@ -67,16 +82,18 @@ public enum ContentKey {
             out.write("frameDuration", plan.frameDuration)
             out.write("frames", frames.count)
             for k in frames.start..<frames.end {
-                guard plan.write(frame: cursor.frame(k), to: &out, assetContent: assetContent) else { return nil }
-                if let captions { plan.write(captionsAt: plan.time(ofFrame: k), timeline: captions, to: &out) }
+                let frame = cursor.frame(k)
+                guard plan.write(frame: frame, to: &out, memo: &memo, assetContent: assetContent) else { return nil }
+                if let captions { plan.write(captionsAt: frame.time, timeline: captions, to: &out) }
             }
-            return digest(out)
+            return finish(out)
         }
     }
 
     /// The key of the audio task (the whole mix of `plan`).
     public static func audio(_ plan: RenderPlan, assetContent: [String: String]) -> String? {
-        var out = encoder(for: "audio")
+        var out = CanonicalEncoder()
+        start(&out, kind: "audio")
         let audio = plan.export.audio
         out.write("codec", audio.codec)
         out.write("bitRate", audio.bitRate)
@@ -119,32 +136,43 @@ public enum ContentKey {
         return digest(out)
     }
 
-    /// An encoder that starts with the key's kind and `rendererVersion`.
-    private static func encoder(for kind: String) -> CanonicalEncoder {
-        var out = CanonicalEncoder()
-        out.write("key", kind)
+    /// Every key starts with its kind and `rendererVersion`.
+    private static func start(_ out: inout CanonicalEncoder, kind: StaticString) {
+        out.write("key", kind.description)
         out.write("renderer", rendererVersion)
-        return out
     }
 
-    private static func digest(_ encoder: CanonicalEncoder) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        return String(decoding: SHA256.hash(data: encoder.bytes).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xF)]] }, as: UTF8.self)
+    /// SHA-256 of the encoder's bytes in lower-case hexadecimal.
+    private static func digest(_ out: CanonicalEncoder) -> String {
+        var hasher = SHA256()
+        out.withBytes { hasher.update(bufferPointer: $0) }
+        let hash = hasher.finalize()
+        return String(unsafeUninitializedCapacity: 64) { text in
+            var i = 0
+            for byte in hash {
+                text[i] = hexDigits[Int(byte >> 4)]; text[i + 1] = hexDigits[Int(byte & 0xF)]
+                i += 2
+            }
+            return i
+        }
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 extension RenderPlan {
     /// Writes `frame` canonically; `false` when a source it draws has no content hash.
-    fileprivate func write(frame: FrameDescription, to out: inout CanonicalEncoder, assetContent: [String: String]) -> Bool {
+    fileprivate func write(frame: FrameDescription, to out: inout CanonicalEncoder, memo: inout FrameKeyMemo,
+                           assetContent: [String: String]) -> Bool {
         out.write("time", frame.time)
         out.write("background", frame.background)
         out.write("layers", frame.layers.count)
-        for layer in frame.layers {
-            guard let content = assetContent[layer.asset] else { return false }
+        for (l, layer) in frame.layers.enumerated() {
+            guard let content = memo.content(of: layer.asset, in: assetContent) else { return false }
             out.write("track", layer.trackID)
             out.write("source", content)
             out.write("sourceTime", layer.sourceTime)
-            out.write("transform", layer.transform)
+            memo.writeTransform(layer.transform, ofLayer: l, to: &out)
             out.write("opacity", layer.opacity)
             out.write("crop", layer.crop)
             // Written only when present, so layers without effects keep the keys they had
@@ -193,5 +221,42 @@ extension RenderPlan {
             }
         }
         return true
+    }
+}
+
+/// What repeats from frame to frame of a key, kept so that a chunk's frames do not look up or
+/// format it again: the last source's content hash and each layer position's last transform
+/// field (six hexadecimal doubles, the longest field of a frame). Only an optimisation: the
+/// bytes written are the same with or without it.
+struct FrameKeyMemo {
+    private var asset: String?
+    private var content: String?
+    private var transforms: [(bits: TransformBits?, field: [UInt8])] = []
+
+    private struct TransformBits: Equatable {
+        var a, b, c, d, tx, ty: UInt64
+    }
+
+    /// `assetContent[asset]`, remembered for the next call with the same asset.
+    mutating func content(of asset: String, in assetContent: [String: String]) -> String? {
+        if asset == self.asset, let content { return content }
+        self.asset = asset
+        content = assetContent[asset]
+        return content
+    }
+
+    /// Writes `transform=…` for the layer at `position`, copying the bytes written last time if
+    /// the transform is the same bit for bit (`==` would equate 0 and −0, which print apart).
+    mutating func writeTransform(_ t: AffineTransform, ofLayer position: Int, to out: inout CanonicalEncoder) {
+        let bits = TransformBits(a: t.a.bitPattern, b: t.b.bitPattern, c: t.c.bitPattern, d: t.d.bitPattern,
+                                 tx: t.tx.bitPattern, ty: t.ty.bitPattern)
+        while transforms.count <= position { transforms.append((nil, [])) }
+        if transforms[position].bits == bits {
+            out.append(transforms[position].field)
+            return
+        }
+        let start = out.byteCount
+        out.write("transform", t)
+        transforms[position] = (bits, out.bytes(from: start))
     }
 }

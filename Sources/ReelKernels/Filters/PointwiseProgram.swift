@@ -1,6 +1,5 @@
 import Foundation
 import ReelCore
-import ReelKernels
 
 /// A run of consecutive pointwise filters compiled into one pass over the picture.
 ///
@@ -134,12 +133,12 @@ struct PointwiseProgram {
 }
 
 /// A `.cube` table ready for the kernels: entries as `Float`, the domain as scale and offset.
-final class LUTKernel: @unchecked Sendable {
-    let lut: CubeLUT
+public final class LUTKernel: @unchecked Sendable {
+    public let lut: CubeLUT
     private let scale: SIMD3<Float>, shift: SIMD3<Float>
     private let n: Int
 
-    init(_ lut: CubeLUT) {
+    public init(_ lut: CubeLUT) {
         self.lut = lut
         n = lut.size
         var s = SIMD3<Float>(), o = SIMD3<Float>()

@@ -1,6 +1,5 @@
 import Foundation
 import ReelCore
-import ReelKernels
 
 /// An affine map of RGB: `out = M·rgb + offset`, rows (r, g, b, offset). The affine colour
 /// filters are each one of these, and a run of them composes into one.

@@ -1,5 +1,4 @@
 import ReelCore
-import ReelKernels
 
 /// The filters that are linear in the picture's colour — `gaussianBlur`, `sharpen` — run on
 /// the Y'CbCr planes directly: RGB is an affine function of Y'CbCr, so blurring (a weighted

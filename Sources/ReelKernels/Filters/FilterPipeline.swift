@@ -1,5 +1,4 @@
 import ReelCore
-import ReelKernels
 
 /// Runs a list of evaluated filters over a picture in place: consecutive pointwise filters as
 /// one `PointwiseProgram` pass, every other filter with its kernel.
@@ -19,7 +18,9 @@ public final class FilterPipeline {
     private lazy var kuwahara = Kuwahara()
     private lazy var planes = (FloatPlane(), FloatPlane())
 
-    init(scale: Double, luts: @escaping (String) throws -> LUTKernel) {
+    /// A pipeline at `scale` whose `lut` filters get their tables from `luts` by asset id
+    /// (errors it throws pass through `apply`).
+    public init(scale: Double, luts: @escaping (String) throws -> LUTKernel) {
         self.scale = scale
         self.luts = luts
     }
@@ -28,7 +29,7 @@ public final class FilterPipeline {
     public convenience init(scale: Double = 1, luts: [String: CubeLUT] = [:]) {
         let kernels = luts.mapValues(LUTKernel.init)
         self.init(scale: scale) { id in
-            guard let kernel = kernels[id] else { throw RenderError.internalInconsistency("no LUT \(id)") }
+            guard let kernel = kernels[id] else { throw FilterPipelineError("no LUT \(id)") }
             return kernel
         }
     }
@@ -81,10 +82,17 @@ public final class FilterPipeline {
         case .kuwahara(let radius):
             kuwahara.apply(to: image, radius: pixels(radius))
         case .brightness, .contrast, .saturation, .gamma, .exposure, .hue, .grayscale, .invert, .sepia, .colorMatrix, .lut:
-            throw RenderError.internalInconsistency("pointwise filter \(filter.type.rawValue) outside a pointwise run")
+            throw FilterPipelineError("pointwise filter \(filter.type.rawValue) outside a pointwise run")
         }
     }
 
     /// A size in render pixels as a whole number of the picture's pixels, at least 1.
     private func pixels(_ size: Double) -> Int { max(1, Int((size * scale).rounded())) }
+}
+
+/// A filter list the pipeline cannot run: a programming error upstream (validation guarantees
+/// every LUT and parameter), reported rather than trapped.
+public struct FilterPipelineError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ message: String) { description = "internal error: \(message)" }
 }

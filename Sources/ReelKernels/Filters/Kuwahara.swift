@@ -1,4 +1,3 @@
-import ReelKernels
 
 /// `kuwahara`, as GPUImage's: around each pixel, the four (radius+1)×(radius+1) squares that
 /// have the pixel as a corner (up-left, up-right, down-right, down-left); the pixel takes the

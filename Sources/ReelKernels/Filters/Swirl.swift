@@ -1,4 +1,3 @@
-import ReelKernels
 import Foundation
 
 /// `swirl`, as GPUImage's: a pixel at distance `d < radius` from `center` shows the picture

@@ -1,4 +1,3 @@
-import ReelKernels
 
 /// GPUImage's Sobel family, on 0…1 RGB per the 4:2:0 convention of `PixelLanes`, with the
 /// picture's edge pixels repeated beyond it (a texture clamped to its edge):

@@ -1,5 +1,4 @@
 import ReelCore
-import ReelKernels
 
 /// The effect path of a layer (filters, chroma key, a blend mode other than `normal`): the
 /// layer is drawn into a frame-sized buffer of its own with straight colour and an alpha
@@ -13,23 +12,23 @@ import ReelKernels
 /// whole frame skips the mask: every weight is 255.
 ///
 /// Owns its scratch buffers; one per renderer, used from one thread.
-final class EffectLayer {
-    let width: Int, height: Int
+public final class EffectLayer {
+    public let width: Int, height: Int
     /// The layer as drawn: straight colour, alpha = coverage × source alpha.
-    let buffer: YUVImage
+    public let buffer: YUVImage
     private let weights: YUVImage
     private var opaqueMasks: [PixelSize: YUVImage] = [:]
     /// The mask of the last source with alpha, rewritten for each frame of that size.
     private var alphaMask: YUVImage?
 
-    init(width: Int, height: Int) {
+    public init(width: Int, height: Int) {
         self.width = width; self.height = height
         buffer = YUVImage(width: width, height: height, hasAlpha: true)
         weights = YUVImage(width: width, height: height)
     }
 
     /// Draws `source` as the layer `draw` says (transform and crop; not opacity) into `buffer`.
-    func render(_ source: YUVImage, transform: AffineTransform, crop: Rect?) {
+    public func render(_ source: YUVImage, transform: AffineTransform, crop: Rect?) {
         if source.a == nil, Self.covers(width: width, height: height, source: source, transform: transform, crop: crop) {
             Compositor.draw(source, transform: transform, opacity: 1, crop: crop, onto: buffer)
             let a = buffer.a!

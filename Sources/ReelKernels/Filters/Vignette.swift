@@ -1,5 +1,4 @@
 import ReelCore
-import ReelKernels
 
 /// `vignette`, as GPUImage's: each pixel's colour mixes towards `color` by
 /// `smoothstep(start, end, d)`, where `d` is the distance of the pixel's centre from `center`

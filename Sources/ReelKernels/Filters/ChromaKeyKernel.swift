@@ -1,5 +1,4 @@
 import ReelCore
-import ReelKernels
 
 /// `chromaKey`: makes pixels whose chroma is near the key colour's transparent, as GPUImage's
 /// chroma key filter does, and takes the key colour out of what remains (spill suppression).

@@ -1,5 +1,4 @@
 import ReelCore
-import ReelKernels
 
 /// Composites a layer buffer onto the frame with a separable blend mode of W3C Compositing
 /// and Blending Level 1, in gamma-encoded 0…1 RGB (both inputs clamped to 0…1).
@@ -11,8 +10,31 @@ import ReelKernels
 /// source-over in Y'CbCr, which equals it.
 enum BlendModeKernel {
     /// `layer` (with an alpha plane, same size as `frame`) onto `frame` at `opacity` (0…1).
+    ///
+    /// One loop per mode: the mode is a constant inside each (`apply` inlined with a literal
+    /// mode folds its `switch` away), so no pixel group pays for choosing it.
     static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double) {
         precondition(layer.width == frame.width && layer.height == frame.height)
+        switch mode {
+        case .normal: run(layer, frame, opacity) { apply(.normal, $0, $1) }
+        case .multiply: run(layer, frame, opacity) { apply(.multiply, $0, $1) }
+        case .screen: run(layer, frame, opacity) { apply(.screen, $0, $1) }
+        case .overlay: run(layer, frame, opacity) { apply(.overlay, $0, $1) }
+        case .darken: run(layer, frame, opacity) { apply(.darken, $0, $1) }
+        case .lighten: run(layer, frame, opacity) { apply(.lighten, $0, $1) }
+        case .colorDodge: run(layer, frame, opacity) { apply(.colorDodge, $0, $1) }
+        case .colorBurn: run(layer, frame, opacity) { apply(.colorBurn, $0, $1) }
+        case .hardLight: run(layer, frame, opacity) { apply(.hardLight, $0, $1) }
+        case .softLight: run(layer, frame, opacity) { apply(.softLight, $0, $1) }
+        case .difference: run(layer, frame, opacity) { apply(.difference, $0, $1) }
+        case .exclusion: run(layer, frame, opacity) { apply(.exclusion, $0, $1) }
+        case .add: run(layer, frame, opacity) { apply(.add, $0, $1) }
+        }
+    }
+
+    /// The blend loop with `B(Cb, Cs)` = `mode`.
+    @inline(__always)
+    private static func run(_ layer: YUVImage, _ frame: YUVImage, _ opacity: Double, _ mode: (Lanes8, Lanes8) -> Lanes8) {
         let op = Float(min(max(opacity, 0), 1)) / 255
         let alpha = layer.a
         RGBGroup.forEach(width: frame.width, height: frame.height) { x, cy, count in
@@ -27,12 +49,12 @@ enum BlendModeKernel {
                 a0 = Lanes8(repeating: op * 255); a1 = a0
             }
             var out = b
-            out.r0 = mix(b.r0, apply(mode, b.r0, s.r0), a0)
-            out.g0 = mix(b.g0, apply(mode, b.g0, s.g0), a0)
-            out.b0 = mix(b.b0, apply(mode, b.b0, s.b0), a0)
-            out.r1 = mix(b.r1, apply(mode, b.r1, s.r1), a1)
-            out.g1 = mix(b.g1, apply(mode, b.g1, s.g1), a1)
-            out.b1 = mix(b.b1, apply(mode, b.b1, s.b1), a1)
+            out.r0 = mix(b.r0, mode(b.r0, s.r0), a0)
+            out.g0 = mix(b.g0, mode(b.g0, s.g0), a0)
+            out.b0 = mix(b.b0, mode(b.b0, s.b0), a0)
+            out.r1 = mix(b.r1, mode(b.r1, s.r1), a1)
+            out.g1 = mix(b.g1, mode(b.g1, s.g1), a1)
+            out.b1 = mix(b.b1, mode(b.b1, s.b1), a1)
             out.store(frame, x: x, cy: cy, count: count)
         }
     }

@@ -1,4 +1,3 @@
-import ReelKernels
 
 /// The vector vocabulary of the filter kernels: 8 luma pixels (or 4 chroma samples) as
 /// `Float` lanes, loaded from and stored to 8-bit planes.

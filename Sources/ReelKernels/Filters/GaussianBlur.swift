@@ -1,4 +1,3 @@
-import ReelKernels
 import Foundation
 
 /// A picture plane as `Float` samples, rows packed (`stride == width`), plus the separable
