@@ -46,6 +46,16 @@ extension CoordinatorStorage {
         return (pieces.initSegment, pieces.mediaSegment)
     }
 
+    /// Writes a preview piece whole: to a file in `tmp/`, then renamed, so a reader never sees
+    /// part of one.
+    private func writeWhole(_ bytes: [UInt8], to path: String, what: String) throws {
+        let temporary = "\(root)/tmp/preview-\(UUID().uuidString).part"
+        defer { unlink(temporary) }
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)), rename(temporary, path) == 0 else {
+            throw ReelProtocolError(.internal, "cannot store \(what): \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// With an object store, downloads the result `sha256` into the directory (verified) unless
     /// it, or the pieces made from it for `firstFrame`, are there already: `previewPieces` reads
     /// results as files.
