@@ -124,7 +124,9 @@ import Testing
             #expect(before.assetBytes > 0 && before.resultBytes > 0 && before.outputBytes > 0)
 
             // The console preview's pieces of a stored result, and one whose result is gone.
-            let hash = try #require(try FileManager.default.contentsOfDirectory(atPath: harness.storage + "/results").first { $0.count == 64 })
+            // Results sit at results/sha256/XX/<sha256> (the blob-key layout).
+            let hash = try #require(FileManager.default.subpaths(atPath: harness.storage + "/results")?
+                .map { ($0 as NSString).lastPathComponent }.first { $0.count == 64 })
             let piece = harness.storage + "/previews/\(hash)-0.m4s", orphan = harness.storage + "/previews/" + String(repeating: "d", count: 64) + ".init.mp4"
             for path in [piece, orphan] { try Data("piece".utf8).write(to: URL(fileURLWithPath: path)) }
 
