@@ -63,8 +63,36 @@ import ReelThreadTesting
             }
             self.ports = ports
             otherCoordinators = others
+            if ports.count > 1 { try waitForCoordinators() }
             for i in 1...count { try startAgent("agent-\(i)") }
             try waitForAgents(count)
+        }
+
+        /// Waits until every coordinator accepts connections, so that agent i really starts on
+        /// coordinator i mod n: an agent whose first coordinator is not listening yet moves on to
+        /// the next one in its list.
+        func waitForCoordinators(timeout: TimeInterval = 120) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            for port in ports {
+                while !Self.accepts(port: port) {
+                    guard Date() < deadline else { throw Media.Failure(description: "no coordinator listens on port \(port)") }
+                    usleep(200_000)
+                }
+            }
+        }
+
+        /// Whether a TCP connection to 127.0.0.1:`port` is accepted (closed at once).
+        static func accepts(port: Int) -> Bool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
         }
 
         /// Kills the coordinator with SIGKILL (no drain, no goodbye) and starts it again on the
