@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// than `CoordinatorPresence.staleAfter` (a killed one) shows as not alive.
 struct CoordinatorPresence: Service {
     /// A coordinator silent this long is shown as not alive (three missed heartbeats).
-    static func staleAfterMillis(interval: Duration) -> Int64 { 3 * Int64(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000) }
+    static func staleAfterMillis(interval: Duration) -> Int64 { 3 * interval.wholeMilliseconds }
 
     let worker: StoreWorker
     let id: Int64

@@ -105,7 +105,7 @@ final class DatabaseListener: Service, Sendable {
                 if isStopped { break }
                 logger.warning("database listener lost its connection; reconnecting", metadata: ["error": "\(error)"])
                 var descriptor = pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
-                let millis = Int32(retryDelay.components.seconds * 1000 + retryDelay.components.attoseconds / 1_000_000_000_000_000)
+                let millis = Int32(retryDelay.wholeMilliseconds)
                 _ = poll(&descriptor, 1, millis)
             }
         }
