@@ -17,9 +17,7 @@ minutes=${MINUTES:-60}
 . ops/bench-lib.sh
 use_release reel
 
-work=$(mktemp -d /var/tmp/reel-bench-loudness.XXXXXX)
-cleanup() { if [ "${KEEP_WORK:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi; }
-trap cleanup EXIT
+bench_workdir loudness
 
 log "media: 60 s sources for a $minutes min mix"
 ff -f lavfi -i "anoisesrc=color=pink:sample_rate=48000:amplitude=0.5:seed=1:duration=60" \

@@ -19,9 +19,7 @@ runs=${RUNS:-3}
 use_release reel
 command -v hyperfine >/dev/null || { log "hyperfine is missing: apt-get install hyperfine"; exit 1; }
 
-work=$(mktemp -d /var/tmp/reel-bench-thumbnail.XXXXXX)
-cleanup() { if [ "${KEEP_WORK:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi; }
-trap cleanup EXIT
+bench_workdir thumbnail
 
 log "media: $seconds s of 1280x720 at 30 fps"
 ff -f lavfi -i "testsrc2=size=1280x720:rate=30:duration=$seconds" -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=$seconds" \
