@@ -18,6 +18,14 @@ enum Media {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/\(executable)")
         process.arguments = arguments
+        // Every `reel render` gets a data home of its own: two renders sharing one would share
+        // the local agents' caches, and the second is refused ("another agent is using this
+        // cache directory") — right for users, wrong for tests that run side by side.
+        if executable == reel, arguments.first == "render" {
+            var environment = ProcessInfo.processInfo.environment
+            environment["REEL_DATA_HOME"] = try tempDirectory().appendingPathComponent("data-home").path
+            process.environment = environment
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
