@@ -105,6 +105,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrorsAsync {
+            try HLSOutput.makeFolder(for: output)
             try requireWritableOutput(output)
             let client = ReconnectingClient(try await OperatorClient.connect(connection), options: connection)
             client.giveUpHint = "run the same `reel fetch` again once the coordinator is back"
