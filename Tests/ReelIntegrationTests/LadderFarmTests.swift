@@ -105,6 +105,8 @@ extension FarmTests {
         var fetchedFiles = try Self.folderFiles(fetched)
         fetchedFiles["master.m3u8"] = fetchedFiles.removeValue(forKey: "stream.m3u8")
         #expect(fetchedFiles == farmFiles)
+        let wrong = try farm.reel(["fetch", job, "-o", farm.dir.appendingPathComponent("ladder.mp4").path], allowFailure: true)
+        #expect(wrong.status == 1 && wrong.stderr.contains("job \(job)'s output is an HLS folder (-o DIR/master.m3u8)"), "\(wrong.stderr)")
         let hidden = try FileManager.default.contentsOfDirectory(atPath: URL(fileURLWithPath: fetched).deletingLastPathComponent().path)
             .filter { $0.hasPrefix(".") }
         #expect(hidden.isEmpty, "nothing left behind: \(hidden)")
