@@ -131,7 +131,7 @@ struct TaskExecution {
             media.add(source, for: url)
             plan.assets[id] = PlannedAsset(url: url, description: asset.description)
         }
-        let suffix = specification.kind == .videoChunk ? "mp4" : "m4a"
+        let suffix = specification.kind == .videoChunk ? (plan.export.ladder != nil ? "tar" : "mp4") : (plan.export.ladder != nil ? "mp4" : "m4a")
         let output = workDirectory.appendingPathComponent("task-\(assignment.task)-\(assignment.epoch).\(suffix)").path
         return RenderJob(specification: specification, plan: plan, encoderThreads: document.encoderThreads, outputPath: output,
                          media: media)
@@ -189,6 +189,8 @@ struct TaskExecution {
     /// The blocking render (on the dedicated thread).
     private static func render(_ job: RenderJob, control: RenderControl) throws -> ChunkArtifact {
         switch job.specification.kind {
+        case .videoChunk where job.plan.export.ladder != nil:
+            return try renderLadderChunk(job, control: control)
         case .videoChunk:
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
                                                  encoderThreads: job.encoderThreads, media: job.media, progress: { done in
@@ -200,12 +202,27 @@ struct TaskExecution {
         case .audio:
             try control.checkCancelled()
             // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
-            let artifact = try ChunkRenderer.renderAudio(job.plan, to: job.outputPath, media: job.media)
+            let artifact = job.plan.export.ladder != nil
+                ? try ChunkRenderer.renderLadderAudio(job.plan, to: job.outputPath, media: job.media)
+                : try ChunkRenderer.renderAudio(job.plan, to: job.outputPath, media: job.media)
             try control.checkCancelled()
             return artifact
         case .finalise:
             throw AgentError.protocolViolation("agents do not run finalise tasks")
         }
+    }
+
+    /// A chunk of an HLS ladder: every rendition from one render of the frames
+    /// (`ChunkRenderer.renderLadder`), packed in rendition order into one ladder archive, the
+    /// task's one result (proto/PROTOCOL.md §4.5). No poster: the ladder renderer keeps no frame.
+    private static func renderLadderChunk(_ job: RenderJob, control: RenderControl) throws -> ChunkArtifact {
+        guard let ladder = job.plan.export.ladder else { throw AgentError.protocolViolation("not a ladder plan") }
+        let paths = ladder.renditions.map { job.outputPath + ".\($0.name).mp4" }
+        defer { for path in paths { unlink(path) } }
+        _ = try ChunkRenderer.renderLadder(job.plan, frames: job.specification.frames, to: paths, encoderThreads: job.encoderThreads,
+                                           media: job.media, progress: { done in try control.report(framesDone: done) })
+        try LadderArchive.write(zip(ladder.renditions, paths).map { (name: "\($0.name).mp4", path: $1) }, to: job.outputPath)
+        return try ChunkArtifact.measuring(kind: .video, frames: job.specification.frames, path: job.outputPath)
     }
 
     /// Heartbeats every lease/3 and sends `PROGRESS` every `progressInterval` until cancelled

@@ -95,6 +95,22 @@ final class JobWaiter {
 /// continues at the first byte it does not hold, and the partial file keeps what it has.
 enum OutputDownload {
     static func run(job: Int64, to path: String, via client: ReconnectingClient<OperatorClient>, quiet: Bool) async throws {
+        guard !HLSOutput.isFolder(path) else {
+            // An HLS job's output is an archive of its folder (proto/PROTOCOL.md §4.5): downloaded
+            // beside the folder like any output, then unpacked into place, master playlist last.
+            let url = URL(fileURLWithPath: path)
+            let archive = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).reel-archive-\(getpid())").path
+            defer { unlink(archive) }
+            try await download(job: job, to: archive, via: client, quiet: quiet)
+            do { try LadderArchive.installFolder(archive: archive, masterPath: path) } catch {
+                throw UserError("cannot write job \(job)'s HLS folder beside \(path): \(error)")
+            }
+            return
+        }
+        try await download(job: job, to: path, via: client, quiet: quiet)
+    }
+
+    private static func download(job: Int64, to path: String, via client: ReconnectingClient<OperatorClient>, quiet: Bool) async throws {
         let file = try OutputFile(path: path)
         var cursor = DownloadCursor()
         var progress: TransferProgress?
@@ -107,5 +123,21 @@ enum OutputDownload {
             progress?.update(cursor.offset)
         } while !cursor.isComplete
         try file.commit()
+    }
+}
+
+/// An HLS output (`-o DIR/master.m3u8`) is a folder of files rather than one file.
+enum HLSOutput {
+    static func isFolder(_ path: String) -> Bool { path.lowercased().hasSuffix(".m3u8") }
+
+    /// Makes DIR of `-o DIR/master.m3u8` when it is missing (any other output: nothing).
+    static func makeFolder(for path: String) throws {
+        guard isFolder(path) else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+                                                    withIntermediateDirectories: true)
+        } catch {
+            throw UserError("cannot make the folder of \(path): \(error.localizedDescription)")
+        }
     }
 }
