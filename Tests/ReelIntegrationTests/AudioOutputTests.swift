@@ -109,6 +109,18 @@ import ReelThreadTesting
         try Self.expectTones(output)
         #expect(try Media.decodeErrors(output).isEmpty)
         #expect(try Media.lumaFrames(output, width: 160, height: 120).count == 150)
+
+        // `reel loudness` measures each output's mix on its own, as ffmpeg measures its stream.
+        let loudness = try Media.run(Media.reel, ["loudness", json, "--json"])
+        let figures = try #require(try JSONSerialization.jsonObject(with: loudness.stdout) as? [String: Any])
+        let perOutput = try #require(figures["audioOutputs"] as? [[String: Any]])
+        #expect(perOutput.map { $0["audioOutput"] as? String } == [#"en "English""#, #"fr "Français""#])
+        for (i, entry) in perOutput.enumerated() {
+            let reel = try #require(entry["integratedLUFS"] as? Double)
+            let ffmpeg = try LoudnessTests.ffmpegLoudness(["-i", output, "-map", "0:a:\(i)", "-af", "ebur128=peak=true"], of: "stream \(i)")
+            #expect(abs(reel - ffmpeg.integrated) <= 0.3, "output \(i): reel loudness \(reel), ffmpeg \(ffmpeg.integrated)")
+        }
+        #expect(figures["integratedLUFS"] as? Double == perOutput[0]["integratedLUFS"] as? Double)
     }
 
     /// WebM: two Opus streams (the audio task's Ogg holds both), with Matroska's bibliographic
