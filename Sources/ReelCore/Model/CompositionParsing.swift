@@ -258,7 +258,7 @@ struct CompositionDecoding {
     func exportOptions(_ value: JSONValue, at path: String) -> ExportOptions? {
         let r = reader
         guard let o = r.object(value, at: path, keys: ["preset", "fileType", "optimizeForNetworkUse", "video", "audio",
-                                                       "renditions", "segmentDuration"]) else { return nil }
+                                                       "renditions", "segmentDuration", "audioOutputs"]) else { return nil }
         let preset = r.optional(o, "preset", at: path) { r.choice($0, at: $1, ExportPreset.self) }
         let fileType = r.optional(o, "fileType", at: path) { r.choice($0, at: $1, FileType.self) }
         let fast = r.optional(o, "optimizeForNetworkUse", at: path, r.bool)
@@ -266,9 +266,21 @@ struct CompositionDecoding {
         let audio = r.optional(o, "audio", at: path, audioOverrides)
         let renditions = r.optional(o, "renditions", at: path) { value, path in r.array(value, at: path, rendition) }
         let segmentDuration = r.optional(o, "segmentDuration", at: path, r.time)
+        let audioOutputs = r.optional(o, "audioOutputs", at: path) { value, path in r.array(value, at: path, audioOutput) }
         return ExportOptions(preset: preset ?? .highest, fileType: fileType, optimizeForNetworkUse: fast ?? false,
                              video: video ?? .init(), audio: audio ?? .init(),
-                             renditions: renditions, segmentDuration: segmentDuration)
+                             renditions: renditions, segmentDuration: segmentDuration, audioOutputs: audioOutputs)
+    }
+
+    /// `{"language", "title", "tracks": [ids]}`.
+    func audioOutput(_ value: JSONValue, at path: String) -> AudioOutputOptions? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["language", "title", "tracks"]) else { return nil }
+        let language = r.required(o, "language", at: path, r.string)
+        let title = r.optional(o, "title", at: path, r.string)
+        let tracks = r.required(o, "tracks", at: path) { value, path in r.array(value, at: path, r.int) }
+        guard let language, let tracks else { return nil }
+        return AudioOutputOptions(language: language, title: title, tracks: tracks)
     }
 
     func rendition(_ value: JSONValue, at path: String) -> RenditionOptions? {

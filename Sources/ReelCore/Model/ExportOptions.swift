@@ -48,13 +48,17 @@ public struct ExportOptions: Hashable, Sendable, Codable {
     public var renditions: [RenditionOptions]?
     /// `export.segmentDuration`, seconds per HLS segment (nil: `RenditionLadder.defaultSegmentDuration`). HLS only.
     public var segmentDuration: Rational?
+    /// `export.audioOutputs` as written: one audio stream per entry, each its own mix (nil: one
+    /// mix of every audio track).
+    public var audioOutputs: [AudioOutputOptions]?
 
     public init(preset: ExportPreset = .highest, fileType: FileType? = nil, optimizeForNetworkUse: Bool = false,
                 video: VideoExportOverrides = .init(), audio: AudioExportOverrides = .init(),
-                renditions: [RenditionOptions]? = nil, segmentDuration: Rational? = nil) {
+                renditions: [RenditionOptions]? = nil, segmentDuration: Rational? = nil, audioOutputs: [AudioOutputOptions]? = nil) {
         self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
         self.video = video; self.audio = audio
         self.renditions = renditions; self.segmentDuration = segmentDuration
+        self.audioOutputs = audioOutputs
     }
 }
 
@@ -63,6 +67,18 @@ extension ExportOptions {
     /// `renditions` or `segmentDuration` written (keys that only a ladder has).
     public var isLadder: Bool {
         fileType == .hls || (fileType == nil && (renditions != nil || segmentDuration != nil))
+    }
+}
+
+/// One entry of `export.audioOutputs` as written: a BCP 47 language, an optional title, and the
+/// ids of the audio tracks mixed into it.
+public struct AudioOutputOptions: Hashable, Sendable, Codable {
+    public var language: String
+    public var title: String?
+    public var tracks: [Int]
+
+    public init(language: String, title: String? = nil, tracks: [Int]) {
+        self.language = language; self.title = title; self.tracks = tracks
     }
 }
 

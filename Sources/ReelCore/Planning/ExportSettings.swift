@@ -23,11 +23,15 @@ public struct ExportSettings: Codable, Sendable, Hashable {
     /// The renditions and segment grid of an HLS output (`fileType` `.hls`); nil for every
     /// other container (and in plans made before ladders existed).
     public var ladder: RenditionLadder?
+    /// `export.audioOutputs`: one audio stream per entry, in this order, each its own mix of
+    /// its tracks; nil: one mix of every audio track (and in plans made before audio outputs existed).
+    public var audioOutputs: [AudioOutput]?
 
     public init(preset: ExportPreset, fileType: FileType, optimizeForNetworkUse: Bool,
-                video: VideoExportSettings, audio: AudioExportSettings, ladder: RenditionLadder? = nil) {
+                video: VideoExportSettings, audio: AudioExportSettings, ladder: RenditionLadder? = nil,
+                audioOutputs: [AudioOutput]? = nil) {
         self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
-        self.video = video; self.audio = audio; self.ladder = ladder
+        self.video = video; self.audio = audio; self.ladder = ladder; self.audioOutputs = audioOutputs
     }
 
     /// x264's CRF for each quality step of the preset table.

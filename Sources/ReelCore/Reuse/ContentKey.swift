@@ -100,6 +100,7 @@ public enum ContentKey {
         out.write("sampleRate", audio.sampleRate)
         out.write("channels", audio.channels)
         if let loudness = audio.loudness { plan.write(loudness: loudness, to: &out) }
+        if let outputs = plan.export.audioOutputs { plan.write(audioOutputs: outputs, to: &out) }
         // An HLS ladder's audio is cut into segments on the ladder's grid.
         if let ladder = plan.export.ladder { out.write("segmentFrames", ladder.segmentFrames) }
         out.write("duration", plan.duration)
