@@ -16,6 +16,9 @@ final class OperatorClient: CoordinatorConnection, Sendable {
     let secretPath: String
     private let client: ReelClient
     private let closed = ConnectionClosedFlag()
+    /// Set once the coordinator answered a direct-transfer request `no_direct`: this connection
+    /// then moves bytes over reel/1 without asking again.
+    private let noDirect = ConnectionClosedFlag()
 
     /// Timeout for small requests (SUBMIT, STATUS, CANCEL, …).
     static let requestTimeout: TimeAmount = .seconds(60)
@@ -160,9 +163,11 @@ final class OperatorClient: CoordinatorConnection, Sendable {
     /// Sends a direct-transfer request (proto/PROTOCOL.md §4.5); `nil` when the coordinator hands
     /// out no presigned URLs (a local directory, or a coordinator that predates them).
     func directCall(_ request: Message) async throws -> Message? {
+        if noDirect.isSet { return nil }
         do {
             return try await client.request(request, timeout: Self.requestTimeout)
         } catch let error as ReelProtocolError where error.meansNoDirectTransfers {
+            noDirect.set()
             return nil
         } catch let error as ReelProtocolError {
             throw userError(error, request, timeout: Self.requestTimeout)
