@@ -89,7 +89,7 @@ struct FinaliserLoop: Service {
         }
     }
 
-    /// An HLS ladder's finalise (proto/PROTOCOL.md §4.5): each video result is a ladder
+    /// An HLS ladder's finalise (proto/PROTOCOL.md §4.6): each video result is a ladder
     /// archive holding every rendition of its chunk; they are unpacked into a work folder beside
     /// the output, `Finaliser.finaliseLadder` writes the output folder there, and that folder is
     /// packed into one ladder archive at `output` (atomically), which `OUTPUT` serves.

@@ -3,7 +3,7 @@ import Testing
 import ReelThreadTesting
 @testable import ReelProtocol
 
-/// The ladder archive of proto/PROTOCOL.md §4.5, checked against GNU tar (an independent
+/// The ladder archive of proto/PROTOCOL.md §4.6, checked against GNU tar (an independent
 /// ustar reader and writer): tar lists and extracts what Reel writes, Reel reads what tar
 /// writes in ustar format, and the same files always make the same bytes.
 @Suite("Ladder archive", .blocking)

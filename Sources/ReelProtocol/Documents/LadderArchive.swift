@@ -1,6 +1,6 @@
 import Foundation
 
-/// The archive that carries several files as one result or one output (proto/PROTOCOL.md §4.5,
+/// The archive that carries several files as one result or one output (proto/PROTOCOL.md §4.6,
 /// "HLS ladders"): a POSIX ustar archive (IEEE 1003.1 `pax`'s `ustar` format, which `tar -x`
 /// reads), written deterministically — members in the order given, mode 0644, uid and gid 0, no
 /// user or group names, modification time 0, regular files only, ending with two zero blocks.

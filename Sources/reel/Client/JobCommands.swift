@@ -93,7 +93,8 @@ struct FetchCommand: AsyncParsableCommand {
         discussion: """
             The file is written under a temporary name, flushed and renamed: OUT appears only when complete. \
             If the coordinator restarts meanwhile, fetch says so once, reconnects for up to 5 minutes and \
-            continues at the byte it reached.
+            continues at the byte it reached. With the farm's storage in S3 the output comes straight from the \
+            bucket through a presigned URL the coordinator hands out (a failed download starts again from its first byte).
             """)
 
     @Argument(help: "The job id.") var job: Int64
