@@ -219,6 +219,7 @@ extension ProResProfile {
         case .standard: "standard"
         case .hq: "hq"
         case .fourFourFourFour: "4444"
+        case .fourFourFourFourXQ: "4444xq"
         }
     }
 }
