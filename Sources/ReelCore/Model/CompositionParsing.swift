@@ -302,7 +302,7 @@ struct CompositionDecoding {
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {
         let r = reader
         guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "vp9Speed", "svtav1Preset",
-                                                       "gopDuration", "bitRate"])
+                                                       "gopDuration", "bitRate", "alpha"])
         else { return nil }
         return VideoExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
                                     crf: r.optional(o, "crf", at: path, r.int),
@@ -312,7 +312,8 @@ struct CompositionDecoding {
                                     x265Preset: r.optional(o, "x265Preset", at: path, r.string),
                                     proresProfile: r.optional(o, "proresProfile", at: path, r.string),
                                     vp9Speed: r.optional(o, "vp9Speed", at: path, r.int),
-                                    svtav1Preset: r.optional(o, "svtav1Preset", at: path, r.int))
+                                    svtav1Preset: r.optional(o, "svtav1Preset", at: path, r.int),
+                                    alpha: r.optional(o, "alpha", at: path, r.bool))
     }
 
     func audioOverrides(_ value: JSONValue, at path: String) -> AudioExportOverrides? {

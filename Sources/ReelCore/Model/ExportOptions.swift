@@ -120,7 +120,7 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
     public var x264Preset: String?
     /// One of x265's preset names (the same names as x264's); codec `hevc` only.
     public var x265Preset: String?
-    /// A `ProResProfile` name (`proxy`, `lt`, `422`, `hq`, `4444`); codec `prores` only.
+    /// A `ProResProfile` name (`proxy`, `lt`, `422`, `hq`, `4444`, `4444xq`); codec `prores` only.
     public var proresProfile: String?
     /// libvpx's speed, 0 (slowest, best) … 8 (`VideoCodec.vp9SpeedRange`); codec `vp9` only.
     public var vp9Speed: Int?
@@ -130,11 +130,14 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
     public var gopDuration: Rational?
     /// Bits per second; when set the encoder targets this rate instead of CRF quality (not for ProRes).
     public var bitRate: Int?
+    /// Write the composited alpha (`ExportSettings`: default true for outputs that can hold it).
+    public var alpha: Bool?
 
     public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil,
-                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil) {
+                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil, alpha: Bool? = nil) {
         self.codec = codec; self.crf = crf; self.x264Preset = x264Preset; self.gopDuration = gopDuration; self.bitRate = bitRate
         self.x265Preset = x265Preset; self.proresProfile = proresProfile; self.vp9Speed = vp9Speed; self.svtav1Preset = svtav1Preset
+        self.alpha = alpha
     }
 }
 

@@ -160,6 +160,16 @@ extension ValidationRun {
             report("export.video.proresProfile", "applies only to codec \"prores\", but \(origin) encodes \(codec.displayName): remove it, "
                    + "or set \"codec\": \"prores\"")
         }
+        if v.alpha == true {
+            let profile = v.proresProfile.flatMap(ProResProfile.init(rawValue:)) ?? export.preset.proresProfile
+            if codec != .prores {
+                report("export.video.alpha", "is true, but \(origin) encodes \(codec.displayName), which Reel writes without alpha: "
+                       + "set \"codec\": \"prores\" with \"proresProfile\": \"4444\" (or \"4444xq\"), or remove alpha")
+            } else if !profile.hasAlpha {
+                report("export.video.alpha", "is true, but ProRes profile \"\(profile.rawValue)\" has no alpha channel: "
+                       + "set \"proresProfile\": \"4444\" (or \"4444xq\"), or remove alpha")
+            }
+        }
         if !codec.hasRateControl {
             for (key, given) in [("crf", v.crf != nil), ("bitRate", v.bitRate != nil)] where given {
                 report("export.video.\(key)", "\(origin) encodes ProRes, whose quality and bit rate are set by its profile: "
