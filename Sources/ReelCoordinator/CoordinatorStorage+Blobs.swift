@@ -62,6 +62,28 @@ extension CoordinatorStorage {
         return path
     }
 
+    /// What planning probes the sources `assets` through: nothing (`MediaSources.local`, the
+    /// directory's own files) for the local directory; with an object store, a byte-range
+    /// source per asset under its `assetPath`, reading blocks of the stored object by ranged
+    /// GETs with a small cache, so a probe moves only the headers and index libav reads
+    /// (docs/object-storage.md). - Returns: the sources, and each one's counters (logs, tests).
+    func planningSources(_ assets: [AssetManifestEntry]) -> (sources: MediaSources, blocks: [BlockCachedSource]) {
+        guard isRemote else { return (.local, []) }
+        var sources = MediaSources()
+        var blocks: [BlockCachedSource] = []
+        let blobs = blobs
+        for entry in Set(assets.map(\.sha256)).sorted() {
+            guard let size = assets.first(where: { $0.sha256 == entry })?.size else { continue }
+            let key = BlobKey.asset(sha256: entry)
+            let source = BlockCachedSource(size: size) { range in
+                try awaitBlocking { try await blobs.read(key, range: range) }
+            }
+            sources.add(source, for: assetPath(entry))
+            blocks.append(source)
+        }
+        return (sources, blocks)
+    }
+
     /// Stores the local file of `key` (an upload completed and verified in the directory, an
     /// output the finaliser wrote) in the object store; nothing to do without one. A content
     /// key the store already holds is not sent again.

@@ -77,16 +77,20 @@ struct JobSplitter: Sendable {
             if try await returnToWaitingIfAssetsAreDamaged(job: job, assets: stored.assets.filter { composition.assets[$0.key] != nil }) {
                 return
             }
-            // Planning probes the sources as files: with an object store, from local copies.
-            for (id, entry) in stored.assets where composition.assets[id] != nil {
-                _ = try await storage.localCopy(.asset(sha256: entry.sha256), size: entry.size)
-            }
+            // Planning probes the directory's files, or with an object store the stored objects
+            // through ranged reads (only the headers and index libav needs cross this host).
+            let planning = storage.planningSources(stored.assets.filter { composition.assets[$0.key] != nil }.map(\.value))
             let root = storage.root
             // The container the client's output name gave counts as written: it decides whether
             // there is a picture (M4A, WAV: sound only, no video chunks) and the codec defaults.
             let outputFileType = stored.settings.fileType
-            let plan = try await offload { [composition] in
-                try CompositionLoader.plan(composition, directory: root, outputFileType: outputFileType)
+            let plan = try await offload { [composition, planning] in
+                try CompositionLoader.plan(composition, directory: root, outputFileType: outputFileType, sources: planning.sources)
+            }
+            if !planning.blocks.isEmpty {
+                logger.info("probed sources by ranged reads", metadata: [
+                    "job": "\(job)", "bytes": "\(planning.blocks.reduce(0) { $0 + $1.fetchedBytes })",
+                    "of": "\(planning.blocks.reduce(0) { $0 + $1.size })", "requests": "\(planning.blocks.reduce(0) { $0 + $1.fetchCount })"])
             }
             let finaliser = configuration.finaliserAgentName
             let liveAgents = try await pool.run { store in

@@ -24,16 +24,45 @@ public enum CompositionLoader {
     }
 
     /// Validates an already-parsed composition whose relative URLs are relative to `directory`;
-    /// `outputFileType` as in `load(path:outputFileType:)`.
-    public static func plan(_ composition: Composition, directory: String, outputFileType: FileType? = nil) throws -> RenderPlan {
+    /// `outputFileType` as in `load(path:outputFileType:)`. An asset whose resolved URL
+    /// `sources` gives a byte-range source for is probed through it (the coordinator's sources
+    /// in an object store, read in ranges); every other one is a local file or an http(s) URL.
+    public static func plan(_ composition: Composition, directory: String, outputFileType: FileType? = nil,
+                            sources: MediaSources = .local) throws -> RenderPlan {
         var composition = composition
         if composition.export.fileType == nil { composition.export.fileType = outputFileType }
         var resolutions: [String: AssetResolution] = [:]
         for (id, asset) in composition.assets {
             let url = resolveAssetURL(asset.url, relativeTo: directory)
-            resolutions[id] = probe(url)
+            if case .byteRanges(let source, _)? = try? sources.location(of: url) {
+                resolutions[id] = probe(url, source: source)
+            } else {
+                resolutions[id] = probe(url)
+            }
         }
         return try CompositionValidator.validate(composition, assets: resolutions).get()
+    }
+
+    /// Probes the asset `url` through `source`: the same recognition as a local file's (subtitles
+    /// by name or content and read whole, `.cube` LUTs by name and read whole, media by libav
+    /// reading only the ranges it needs).
+    static func probe(_ url: String, source: any ByteRangeSource) -> AssetResolution {
+        if let subtitles = SubtitleProbe.resolve(url, source: source) { return subtitles }
+        let location = MediaLocation.byteRanges(source, name: url)
+        if CubeLUTFile.isLUT(url) {
+            do {
+                let lut = try CubeLUTFile.load(location)
+                return .described(url: url, AssetDescription(kind: .lut, duration: nil, video: nil, audio: nil,
+                                                             lut: LUTDescription(dimensions: lut.isThreeDimensional ? 3 : 1, size: lut.size)))
+            } catch {
+                return .unavailable(reason: "not a .cube LUT Reel can read (\(error))")
+            }
+        }
+        do {
+            return .described(url: url, try MediaProbe.describe(location))
+        } catch {
+            return .unavailable(reason: "not a media file Reel can read (\(error))")
+        }
     }
 
     static func probe(_ url: String) -> AssetResolution {
