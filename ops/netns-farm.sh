@@ -12,6 +12,13 @@
 # then healed. The job must finish with video packets identical to the fault-free render and no
 # chunk accepted twice (B's late result is refused by its stale epoch).
 #
+# Then a run with two coordinators behind one name (FAULTS=0 skips it too): a second coordinator
+# on host A at 10.77.0.3 shares the database and storage; host B's own /etc/hosts (the
+# namespace's /etc/netns/NAME/hosts, which `ip netns exec` mounts over /etc/hosts) gives the name
+# `coordinators` both addresses, and B's agents and submit use only that name. The coordinator
+# B's agents are connected to is killed with SIGKILL while one holds a chunk; they must move to
+# the name's other address, keep their leases, and the job finish with the same video packets.
+#
 #   sudo ops/netns-farm.sh [REEL_BINARY]        (default: .build/debug/reel, then .build/release/reel)
 #   env: AGENTS=N agents on host B (default 1), CHUNK_SECONDS (default 2), KEEP=1 keeps the work dir,
 #        FAULTS=0 skips the partition run.
@@ -30,7 +37,7 @@ agents=${AGENTS:-1}
 chunk_seconds=${CHUNK_SECONDS:-2}
 ns_a=reel-a-$$ ns_b=reel-b-$$
 veth_a=rla$$ veth_b=rlb$$          # interface names are at most 15 bytes
-addr_a=10.77.0.1 addr_b=10.77.0.2 port=7400
+addr_a=10.77.0.1 addr_b=10.77.0.2 addr_a2=10.77.0.3 port=7400
 # Under /var/tmp: the postgres user must be able to reach the data directory.
 work=$(mktemp -d /var/tmp/reel-netns.XXXXXX)
 chmod 755 "$work"
@@ -38,18 +45,21 @@ pids=()
 
 log() { printf 'netns-farm: %s\n' "$*" >&2; }
 
+stop_process() {  # SIGTERM (an agent releases its task and says QUIT), SIGKILL after 10 s
+  kill -TERM "$1" 2>/dev/null || true
+  kill -CONT "$1" 2>/dev/null || true  # one stopped by a fault run would not see the TERM
+  for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
 cleanup() {
   status=$?
   set +e
   # Agents first (SIGTERM: they release their task and say QUIT), then the coordinator.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    kill -TERM "${pids[i]}" 2>/dev/null
-    kill -CONT "${pids[i]}" 2>/dev/null  # one stopped by the fault run below would not see the TERM
-    for _ in $(seq 1 100); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "${pids[i]}" 2>/dev/null
-    wait "${pids[i]}" 2>/dev/null
-  done
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_process "${pids[i]}"; done
   if [ -d "$work/pg" ]; then ip netns exec "$ns_a" "$root/ops/postgres.sh" stop "$work/pg" >/dev/null 2>&1; fi
+  rm -rf "/etc/netns/$ns_b"
   ip netns del "$ns_a" 2>/dev/null   # deleting a namespace deletes its end of the veth pair, and so the pair
   ip netns del "$ns_b" 2>/dev/null
   if [ "$status" -ne 0 ]; then
@@ -95,12 +105,15 @@ mkdir -p "$work/storage"
 ip netns exec "$ns_a" "$reel" coordinator --listen "$addr_a:$port" --database "$database" \
   --storage "$work/storage" --secret-file "$work/secret" --lease-seconds 6 >"$work/coordinator.log" 2>&1 &
 pids+=($!)
-for i in $(seq 1 150); do
-  if ip netns exec "$ns_b" bash -c "exec 3<>/dev/tcp/$addr_a/$port" 2>/dev/null; then break; fi
-  kill -0 "${pids[0]}" 2>/dev/null || { log "the coordinator exited"; exit 1; }
-  [ "$i" -lt 150 ] || { log "the coordinator is not listening on $addr_a:$port after 30 s"; exit 1; }
-  sleep 0.2
-done
+wait_listening() {  # until host B can connect to coordinator $1 (process $2) at $3:$port
+  for i in $(seq 1 150); do
+    if ip netns exec "$ns_b" bash -c "exec 3<>/dev/tcp/$3/$port" 2>/dev/null; then return 0; fi
+    kill -0 "$2" 2>/dev/null || { log "the $1 exited"; exit 1; }
+    [ "$i" -lt 150 ] || { log "the $1 is not listening on $3:$port after 30 s"; exit 1; }
+    sleep 0.2
+  done
+}
+wait_listening coordinator "${pids[0]}" "$addr_a"
 
 for n in $(seq 1 "$agents"); do
   log "host B: reel agent #$n --coordinator $addr_a:$port"
@@ -138,6 +151,11 @@ log "ok: job $job rendered across two hosts: $frames frames, h264 + aac, decodes
 
 # ---- The partition run ------------------------------------------------------------------------
 video_md5() { ffmpeg -nostdin -v error -i "$1" -map 0:v -c copy -f md5 - ; }
+expect_each_chunk_accepted_once() {
+  twice=$(ip netns exec "$ns_a" psql "$database" -tAc \
+    "SELECT count(*) FROM (SELECT task_id FROM events WHERE job_id = $1 AND kind = 'completed' GROUP BY task_id HAVING count(*) > 1) t")
+  [ "$twice" = 0 ] || { log "job $1: $twice chunk(s) were accepted twice"; exit 1; }
+}
 agent_task() {  # the task the coordinator thinks agent $1 holds ("" if none)
   ip netns exec "$ns_a" "$reel" agents --json | python3 -c '
 import json, sys
@@ -187,9 +205,83 @@ print(next((a["state"] for a in json.load(sys.stdin)["agents"] if a["name"] == "
   [ "$i" -lt 300 ] || { log "host B's agent did not reconnect after the partition (state: $state)"; exit 1; }
   sleep 0.2
 done
-twice=$(ip netns exec "$ns_a" psql "$database" -tAc \
-  "SELECT count(*) FROM (SELECT task_id FROM events WHERE job_id = $job2 AND kind = 'completed' GROUP BY task_id HAVING count(*) > 1) t")
-[ "$twice" = 0 ] || { log "$twice chunk(s) were accepted twice"; exit 1; }
+expect_each_chunk_accepted_once "$job2"
 [ "$(video_md5 "$work/faulted.mp4")" = "$(video_md5 "$work/out.mp4")" ] \
   || { log "the partitioned run's video packets differ from the fault-free run's"; exit 1; }
 log "ok: partition past the lease: job $job2 finished on host A, video packets identical, no chunk accepted twice"
+
+# ---- Two coordinators behind one name ---------------------------------------------------------
+log "several coordinators: the agents used so far stop; a second coordinator on host A at $addr_a2"
+for ((i = ${#pids[@]} - 1; i >= 1; i--)); do stop_process "${pids[i]}"; done
+pids=("${pids[0]}")
+ip -n "$ns_a" addr add "$addr_a2/24" dev "$veth_a"
+ip netns exec "$ns_a" "$reel" coordinator --listen "$addr_a2:$port" --database "$database" \
+  --storage "$work/storage" --secret-file "$work/secret" --lease-seconds 6 >"$work/coordinator-2.log" 2>&1 &
+pids+=($!)
+coordinator_pid() { case $1 in "$addr_a") echo "${pids[0]}" ;; "$addr_a2") echo "${pids[1]}" ;; esac; }
+wait_listening "second coordinator" "${pids[1]}" "$addr_a2"
+# Host B's name for the farm: one name, both coordinators' addresses.
+mkdir -p "/etc/netns/$ns_b"
+printf '127.0.0.1 localhost\n%s coordinators\n%s coordinators\n' "$addr_a" "$addr_a2" > "/etc/netns/$ns_b/hosts"
+resolved=$(ip netns exec "$ns_b" getent ahostsv4 coordinators | awk '$2 == "STREAM" { print $1 }' | sort | tr '\n' ' ')
+[ "$resolved" = "$addr_a $addr_a2 " ] || { log "host B resolves 'coordinators' to '$resolved', expected both addresses"; exit 1; }
+export REEL_COORDINATOR=coordinators:$port
+for n in 1 2; do
+  ip netns exec "$ns_b" "$reel" agent --coordinator "coordinators:$port" --secret-file "$work/secret" \
+    --cache "$work/cache-named-$n" --name "named-$n" --threads 1 >"$work/agent-named-$n.log" 2>&1 &
+  pids+=($!)
+done
+listed=$(ip netns exec "$ns_b" "$reel" agents --json | python3 -c '
+import json, sys
+print(sum(1 for c in json.load(sys.stdin).get("coordinators") or [] if c.get("state") == "alive"))')
+[ "$listed" -ge 2 ] || { log "reel agents lists $listed live coordinator(s), expected 2"; exit 1; }
+named_task() {  # the task the farm thinks agent $1 holds, asked through the name from host B
+  ip netns exec "$ns_b" "$reel" agents --json | python3 -c '
+import json, sys
+for a in json.load(sys.stdin)["agents"]:
+    if a["name"] == sys.argv[1]: print(a.get("currentTask") or "")' "$1"
+}
+ip netns exec "$ns_b" timeout 900 "$reel" submit "$work/sample/sample.json" --chunk-seconds "$chunk_seconds" \
+  --no-cache --wait -o "$work/named.mp4" --quiet >"$work/job3-id" 2>"$work/submit3.log" &
+submit_pid=$!
+# Wait until a named agent holds a video chunk, with both agents stopped while the coordinator
+# is asked, then find the coordinator that agent is connected to (its established connection's
+# peer) and kill it.
+agent_pids=("${pids[2]}" "${pids[3]}")
+held="" holder=""
+for _ in $(seq 1 600); do
+  kill -STOP "${agent_pids[@]}"
+  for n in 1 2; do
+    held=$(named_task "named-$n")
+    case $held in *"frames ["*", "[1-9]*) holder=$n; break ;; *) held="" ;; esac
+  done
+  [ -n "$holder" ] && break
+  kill -CONT "${agent_pids[@]}"
+  kill -0 "$submit_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$holder" ] || { kill -CONT "${agent_pids[@]}"; log "no named agent ever held a chunk of the third job"; exit 1; }
+coordinator_of() {  # the address host B's process $1 is connected to the farm at
+  ip netns exec "$ns_b" ss -Htnp state established "( dport = :$port )" \
+    | grep "pid=$1," | awk '{ print $4 }' | sed 's/:[0-9]*$//' | head -1
+}
+peer=$(coordinator_of "${agent_pids[holder-1]}")
+victim=$(coordinator_pid "$peer")
+[ -n "$victim" ] || { kill -CONT "${agent_pids[@]}"; log "named-$holder's connection goes to '$peer', not to a coordinator"; exit 1; }
+kill -KILL "$victim"
+kill -CONT "${agent_pids[@]}"
+log "killed the coordinator at $peer (SIGKILL) while named-$holder holds: $held"
+wait "$submit_pid" || { log "submit --wait failed after a coordinator was killed: $(cat "$work/submit3.log")"; exit 1; }
+job3=$(cat "$work/job3-id")
+expect_each_chunk_accepted_once "$job3"
+[ "$(video_md5 "$work/named.mp4")" = "$(video_md5 "$work/out.mp4")" ] \
+  || { log "the run with a coordinator killed gave video packets different from the fault-free run's"; exit 1; }
+for n in 1 2; do  # each named agent reconnects (through the name) to the coordinator still up
+  for i in $(seq 1 300); do
+    peer_now=$(coordinator_of "${agent_pids[n-1]}")
+    [ -n "$peer_now" ] && [ "$peer_now" != "$peer" ] && break
+    [ "$i" -lt 300 ] || { log "named-$n is not connected to the surviving coordinator after 60 s (peer: '${peer_now:-none}')"; exit 1; }
+    sleep 0.2
+  done
+done
+log "ok: one name, two addresses: the coordinator at $peer was killed mid-job, the agents moved to the other address, job $job3's video packets are identical, no chunk accepted twice"
