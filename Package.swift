@@ -118,7 +118,7 @@ let package = Package(
         ]),
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
-            "ReelCore", "ReelMedia", "ReelAssetCache", "ReelProtocol",
+            "ReelCore", "ReelMedia", "ReelAssetCache", "ReelProtocol", "ReelObjectStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -194,7 +194,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "ReelAgentTests", dependencies: [
-            "ReelAgent", "ReelProtocol", "ReelScheduling", "ReelCore", "ReelMedia", "ReelLogTesting", "ReelThreadTesting",
+            "ReelAgent", "ReelProtocol", "ReelScheduling", "ReelCore", "ReelMedia", "ReelLogTesting", "ReelThreadTesting", "ReelObjectStore",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

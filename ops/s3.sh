@@ -8,13 +8,15 @@
 #                                  port with the same data; for fault-injection tests
 # One `weed server` process runs a master, a volume server, a filer and the S3 gateway, all on
 # 127.0.0.1 only: S3 on PORT, the others on PORT+1 … PORT+7 (HTTP and gRPC). Data, logs and the
-# pid file live in DATADIR.
+# pid file live in DATADIR. REEL_S3_IP=ADDR serves on that address instead of 127.0.0.1 (for a
+# network namespace standing in for a host: ops/bench-bytes.sh).
 #
 # Credentials: on first start a key pair is made and written to DATADIR/credentials in the AWS
 # shared-credentials format (profile default, mode 600), so a client points
 # AWS_SHARED_CREDENTIALS_FILE at it. REEL_S3_ACCESS_KEY / REEL_S3_SECRET_KEY choose them instead.
 # The server checks SigV4 signatures against them: for local test use only.
 set -euo pipefail
+ip=${REEL_S3_IP:-127.0.0.1}
 
 usage() { echo "usage: $0 start DATADIR PORT | stop DATADIR | crash-restart DATADIR" >&2; exit 2; }
 
@@ -65,7 +67,7 @@ start() {
         fi
         # Small volumes (64 MB) and room for many: every bucket is a collection with volumes of
         # its own. No Iceberg or Lance ports, no pre-stop delay, sockets inside DATADIR.
-        "$weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$datadir/data" \
+        "$weed" server -ip="$ip" -ip.bind="$ip" -dir="$datadir/data" \
             -master.port=$((port + 1)) -master.port.grpc=$((port + 4)) -master.volumeSizeLimitMB=64 -master.resumeState=false -master.electionTimeout=1s \
             -volume.port=$((port + 2)) -volume.port.grpc=$((port + 5)) -volume.max=200 -volume.preStopSeconds=0 \
             -filer -filer.port=$((port + 3)) -filer.port.grpc=$((port + 6)) -filer.localSocket="$datadir/filer.sock" \
@@ -82,8 +84,8 @@ start() {
     # Nothing connects to a port before it listens: a client that connects to a port of the
     # ephemeral range nobody listens on can be given that very port as its own source port (a
     # TCP self-connection), which then keeps the server from binding it.
-    until listening "$port" && listening $((port + 1)) && curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" \
-          && curl -sf "http://127.0.0.1:$((port + 1))/dir/status" | grep -q '"DataNodes":\[{'; do
+    until listening "$port" && listening $((port + 1)) && curl -sf -o /dev/null "http://$ip:$port/healthz" \
+          && curl -sf "http://$ip:$((port + 1))/dir/status" | grep -q '"DataNodes":\[{'; do
         # Alive, not `running`: just after the fork, before it execs, the child's command
         # line is still this script's, and the pid was ours a moment ago.
         if ! kill -0 "$(cat "$datadir/weed.pid")" 2>/dev/null; then
@@ -94,7 +96,7 @@ start() {
         fi
         sleep 0.2
     done
-    echo "http://127.0.0.1:$port"
+    echo "http://$ip:$port"
 }
 
 # stop [SIGNAL]: SIGTERM by default.

@@ -1,4 +1,5 @@
 import Foundation
+import ReelObjectStore
 import NIOCore
 import ReelProtocol
 import Synchronization
@@ -12,7 +13,11 @@ import Synchronization
 final class CoordinatorSession: Sendable {
     let client: ReelClient
     private let closed: ClosedFlag
-    private let requestTimeout: TimeAmount
+    let requestTimeout: TimeAmount
+    /// Direct transfers with the object store on this connection (`DirectTransfers.swift`).
+    let direct = DirectTransferState()
+    /// Moves bytes through the presigned URLs the coordinator hands out.
+    let transfer = PresignedTransfer()
     private let uploadTimeout: TimeAmount
 
     private init(client: ReelClient, endpoint: HostPort, requestTimeout: Duration, uploadTimeout: Duration) {
@@ -152,7 +157,7 @@ final class CoordinatorSession: Sendable {
         guard case .ok = reply else { throw unexpected(reply, verb) }
     }
 
-    private func unexpected(_ reply: Message, _ verb: String) -> AgentError {
+    func unexpected(_ reply: Message, _ verb: String) -> AgentError {
         .protocolViolation("unexpected reply \(reply.verb) to \(verb)")
     }
 }

@@ -6,12 +6,14 @@ import ReelMedia
 import ReelProtocol
 
 /// Runs one claimed task to its end on one connection: decode the specification, route every
-/// source through the cache (`reel-asset:<sha256>`, fetched with `FETCH` on this connection),
+/// source through the cache (`reel-asset:<sha256>`, read through a presigned URL when the
+/// coordinator stores in an object store, else fetched with `FETCH` on this connection),
 /// render on a dedicated thread while heartbeating every lease/3 and reporting progress,
 /// then upload the result — or abandon it (`LOST`, connection lost, shutdown grace over).
 /// A rendered result is never thrown away for the coordinator's trouble: `deliver` retries it
 /// (`ResultRetry`), and hands it back to the slot to re-send after reconnecting, in parts read
-/// from its file (`ResultUpload`), resuming from what the coordinator already holds.
+/// from its file (`ResultUpload`), resuming from what the coordinator already holds — or, with
+/// an object store, straight to the store through a presigned PUT (`DirectResultUpload`).
 struct TaskExecution {
     /// How a task ended, as far as the slot's loop cares.
     enum Ending {
@@ -125,13 +127,13 @@ struct TaskExecution {
             let source = try cache.source(hash: entry.sha256, size: entry.size) { hash, offset, length in
                 try control.checkCancelled()
                 return try ThreadBridge.blockingWait {
-                    try await session.fetch(sha256: hash, offset: offset, length: length, size: entry.size)
+                    try await session.readSource(sha256: hash, offset: offset, length: length, size: entry.size)
                 }
             }
             media.add(source, for: url)
             plan.assets[id] = PlannedAsset(url: url, description: asset.description)
         }
-        let suffix = specification.kind == .videoChunk ? "mp4" : "m4a"
+        let suffix = specification.kind == .videoChunk ? (plan.export.ladder != nil ? "tar" : "mp4") : (plan.export.ladder != nil ? "mp4" : "m4a")
         let output = workDirectory.appendingPathComponent("task-\(assignment.task)-\(assignment.epoch).\(suffix)").path
         return RenderJob(specification: specification, plan: plan, encoderThreads: document.encoderThreads, outputPath: output,
                          media: media)
@@ -150,7 +152,7 @@ struct TaskExecution {
         bytes.reserveCapacity(Int(reference.size))
         while bytes.count < Int(reference.size) {
             let length = min(Int(reference.size) - bytes.count, RangeCache.maxFetchLength)
-            bytes += try await session.fetch(sha256: reference.sha256, offset: Int64(bytes.count), length: length, size: reference.size)
+            bytes += try await session.readSource(sha256: reference.sha256, offset: Int64(bytes.count), length: length, size: reference.size)
         }
         guard FileDigest.sha256(bytes: bytes) == reference.sha256 else {
             throw AgentError.protocolViolation("plan document \(reference.sha256) does not match its hash")
@@ -189,6 +191,8 @@ struct TaskExecution {
     /// The blocking render (on the dedicated thread).
     private static func render(_ job: RenderJob, control: RenderControl) throws -> ChunkArtifact {
         switch job.specification.kind {
+        case .videoChunk where job.plan.export.ladder != nil:
+            return try renderLadderChunk(job, control: control)
         case .videoChunk:
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
                                                  encoderThreads: job.encoderThreads, media: job.media, progress: { done in
@@ -200,12 +204,27 @@ struct TaskExecution {
         case .audio:
             try control.checkCancelled()
             // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
-            let artifact = try ChunkRenderer.renderAudio(job.plan, to: job.outputPath, media: job.media)
+            let artifact = job.plan.export.ladder != nil
+                ? try ChunkRenderer.renderLadderAudio(job.plan, to: job.outputPath, media: job.media)
+                : try ChunkRenderer.renderAudio(job.plan, to: job.outputPath, media: job.media)
             try control.checkCancelled()
             return artifact
         case .finalise:
             throw AgentError.protocolViolation("agents do not run finalise tasks")
         }
+    }
+
+    /// A chunk of an HLS ladder: every rendition from one render of the frames
+    /// (`ChunkRenderer.renderLadder`), packed in rendition order into one ladder archive, the
+    /// task's one result (proto/PROTOCOL.md §4.6). No poster: the ladder renderer keeps no frame.
+    private static func renderLadderChunk(_ job: RenderJob, control: RenderControl) throws -> ChunkArtifact {
+        guard let ladder = job.plan.export.ladder else { throw AgentError.protocolViolation("not a ladder plan") }
+        let paths = ladder.renditions.map { job.outputPath + ".\($0.name).mp4" }
+        defer { for path in paths { unlink(path) } }
+        _ = try ChunkRenderer.renderLadder(job.plan, frames: job.specification.frames, to: paths, encoderThreads: job.encoderThreads,
+                                           media: job.media, progress: { done in try control.report(framesDone: done) })
+        try LadderArchive.write(zip(ladder.renditions, paths).map { (name: "\($0.name).mp4", path: $1) }, to: job.outputPath)
+        return try ChunkArtifact.measuring(kind: .video, frames: job.specification.frames, path: job.outputPath)
     }
 
     /// Heartbeats every lease/3 and sends `PROGRESS` every `progressInterval` until cancelled
@@ -267,7 +286,7 @@ struct TaskExecution {
         let upload = ResultUpload(session: session, partBytes: configuration.resultPartBytes)
         while true {
             do {
-                try await upload.send(&pending)
+                if try await !DirectResultUpload(session: session).send(pending) { try await upload.send(&pending) }
                 attempt = .accepted
             } catch let error as ReelProtocolError {
                 attempt = session.isClosed ? .connectionLost : .refused(error)

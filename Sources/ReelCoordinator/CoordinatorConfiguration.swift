@@ -26,6 +26,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var tlsKeyFile: String? = nil
     /// Lease length handed to agents (and used for the coordinator's own finalise tasks), seconds.
     public var leaseSeconds: Double = 30
+    /// Lifetime of the presigned URLs handed out with an object store (proto/PROTOCOL.md §4.5), seconds.
+    public var presignExpirySeconds: Int = 900
     /// What time it is for leases (grant, renewal, expiry, reconnect grace). The wall clock;
     /// tests move a clock of their own forward instead of sleeping through a lease.
     public var clock: FarmClock = .wall

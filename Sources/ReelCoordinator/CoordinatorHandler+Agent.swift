@@ -130,7 +130,7 @@ extension CoordinatorHandler {
     }
 
     /// Completes the task with its verified, stored result (`Completer`, batched).
-    private func complete(_ lease: Lease, result: TaskResult, peer: Peer) async throws -> Message {
+    func complete(_ lease: Lease, result: TaskResult, peer: Peer) async throws -> Message {
         guard let completion = try await completer.complete(lease, result: result) else {
             throw ReelProtocolError(.staleEpoch, "task \(lease.task) is no longer held under epoch \(lease.epoch) by \(peer.name)")
         }

@@ -253,6 +253,14 @@ extension CoordinatorHandler {
     }
 
     func output(job: Int64, offset: Int64, length: Int64) async throws -> Message {
+        let key = try await outputKey(job: job)
+        let (total, bytes) = try await storage.readRange(key, offset: offset, length: length)
+        metrics.bytesOut.increment(by: Int64(bytes.count))
+        return .data(offset: offset, total: total, bytes: bytes)
+    }
+
+    /// The blob of a done job's output (`not_found`: no job, or retention deleted it; `not_ready`: not done).
+    func outputKey(job: Int64) async throws -> BlobKey {
         guard let summary = try await pool.run({ try $0.jobs.summary(job) }) else { throw ReelProtocolError(.notFound, "no job \(job)") }
         if summary.state == .done, summary.outputKey == nil {
             let keep = configuration.retention.keepOutputsSeconds.map { " after \(Int($0 / 3600)) h (reel coordinator --keep-outputs)" } ?? ""
@@ -264,8 +272,6 @@ extension CoordinatorHandler {
         guard let key = storage.blobKey(storedKey: stored) else {
             throw ReelProtocolError(.notFound, "job \(job)'s output is not in this coordinator's storage")
         }
-        let (total, bytes) = try await storage.readRange(key, offset: offset, length: length)
-        metrics.bytesOut.increment(by: Int64(bytes.count))
-        return .data(offset: offset, total: total, bytes: bytes)
+        return key
     }
 }

@@ -57,6 +57,14 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .fail(let task, let epoch, let reason): return try await fail(task: task, epoch: epoch, reason: reason, peer: peer)
             case .release(let task, let epoch): return try await release(task: task, epoch: epoch, peer: peer)
             case .fetch(let sha256, let offset, let length): return try await fetch(sha256: sha256, offset: offset, length: length)
+            case .sourceURL(let sha256): return try await sourceURL(sha256: sha256)
+            case .resultURL(let task, let epoch, let sha256, let total):
+                return try await resultURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)
+            case .resultDone(let task, let epoch, let sha256, let total):
+                return try await resultDone(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)
+            case .assetURL(let sha256, let total): return try await assetURL(sha256: sha256, total: total)
+            case .assetDone(let sha256, let total): return try await assetDone(sha256: sha256, total: total)
+            case .outputURL(let job): return try await outputURL(job: job)
             case .submit(let document): return try await submit(document, peer: peer)
             case .put(let sha256, let offset, let total, let bytes): return try await put(sha256: sha256, offset: offset, total: total, bytes: bytes)
             case .status(let job, let wait): return try await status(job: job, waitSeconds: wait)

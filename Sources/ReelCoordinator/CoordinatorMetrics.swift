@@ -10,6 +10,8 @@ public final class CoordinatorMetrics: Sendable {
     let leaseExpiries: Metrics.Counter
     let bytesIn: Metrics.Counter
     let bytesOut: Metrics.Counter
+    /// Presigned URLs handed out (direct transfers with an object store).
+    let presignedURLs: Metrics.Counter
     let framesRendered: Metrics.Counter
     private let factory: PrometheusMetricsFactory
 
@@ -23,6 +25,7 @@ public final class CoordinatorMetrics: Sendable {
         leaseExpiries = Metrics.Counter(label: "reel_lease_expiries_total", factory: factory)
         bytesIn = Metrics.Counter(label: "reel_bytes_in_total", factory: factory)
         bytesOut = Metrics.Counter(label: "reel_bytes_out_total", factory: factory)
+        presignedURLs = Metrics.Counter(label: "reel_presigned_urls_total", factory: factory)
         framesRendered = Metrics.Counter(label: "reel_frames_rendered_total", factory: factory)
     }
 

@@ -48,7 +48,17 @@ extension CoordinatorStorage {
     func localCopy(_ key: BlobKey, size: Int64) async throws -> String {
         let path = local.path(of: key)
         guard isRemote, Self.fileSize(path) != size else { return path }
-        try await blobs.download(key, to: path)
+        // One download per blob however many ask at once (a job planned twice at the same time
+        // would otherwise fetch its sources twice).
+        let blobs = blobs
+        let download = downloads.withLock { running -> Task<Void, any Error> in
+            if let task = running[path] { return task }
+            let task = Task { _ = try await blobs.download(key, to: path) }
+            running[path] = task
+            return task
+        }
+        defer { downloads.withLock { running in if running[path] == download { running[path] = nil } } }
+        try await download.value
         return path
     }
 

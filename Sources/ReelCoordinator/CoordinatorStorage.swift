@@ -38,6 +38,8 @@ final class CoordinatorStorage: Sendable {
     let isRemote: Bool
     /// The upload lock, over the running digest of every partial upload (asset or result) by path.
     let uploadState = Mutex<[String: FileDigest.Running]>([:])
+    /// Downloads into the directory in flight, by path (`localCopy`).
+    let downloads = Mutex<[String: Task<Void, any Error>]>([:])
 
     /// - Parameter blobs: where the blobs live; `nil`: in the directory at `root` itself.
     init(root: String, blobs: (any BlobStore)? = nil) {

@@ -4,6 +4,7 @@ import Logging
 import ReelCore
 import ReelObjectStore
 import ReelMedia
+import ReelProtocol
 import ReelStore
 import ReelScheduling
 
@@ -78,7 +79,7 @@ struct FinaliserLoop: Service {
     private func posterFromOutputIfNone(job: Int64, output: String, plan: RenderPlan) async {
         let storage = storage
         do {
-            guard plan.hasPicture, plan.frameCount > 0, try await storage.blobs.info(.poster(job: job)) == nil else { return }
+            guard plan.hasPicture, plan.export.ladder == nil, plan.frameCount > 0, try await storage.blobs.info(.poster(job: job)) == nil else { return }
             let jpeg = try await offload {
                 try PosterFrame.jpeg(try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1)))
             }
@@ -86,6 +87,41 @@ struct FinaliserLoop: Service {
         } catch {
             logger.debug("no poster made from the output", metadata: ["job": "\(job)", "error": "\(error)"])
         }
+    }
+
+    /// An HLS ladder's finalise (proto/PROTOCOL.md §4.6): each video result is a ladder
+    /// archive holding every rendition of its chunk; they are unpacked into a work folder beside
+    /// the output, `Finaliser.finaliseLadder` writes the output folder there, and that folder is
+    /// packed into one ladder archive at `output` (atomically), which `OUTPUT` serves.
+    static func finaliseLadder(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to output: String) throws -> Finaliser.Report {
+        guard let ladder = plan.export.ladder else { throw FinaliseError(description: "not an HLS ladder") }
+        let work = URL(fileURLWithPath: output + ".work")
+        try? FileManager.default.removeItem(at: work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let results = work.appendingPathComponent("results"), folder = work.appendingPathComponent("output")
+        try FileManager.default.createDirectory(at: results, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let expected = ladder.renditions.map { "\($0.name).mp4" }
+        var renditions: [ChunkArtifact] = []
+        for chunk in chunks {
+            let members = try LadderArchive.members(of: chunk.path)
+            guard members.map(\.name) == expected else {
+                throw FinaliseError(description: "the result of chunk \(chunk.frames) holds \(members.map(\.name)), "
+                                    + "not the ladder's renditions \(expected); render it again")
+            }
+            for (rendition, member) in zip(ladder.renditions, members) {
+                let path = results.appendingPathComponent(String(format: "%08d-", chunk.frames.start) + member.name).path
+                try LadderArchive.extract(member, from: chunk.path, to: path)
+                renditions.append(try ChunkArtifact.measuring(kind: .video, frames: chunk.frames, path: path, rendition: rendition.name))
+            }
+        }
+        let report = try Finaliser.finaliseLadder(plan, chunks: renditions, audio: audio,
+                                                  to: folder.appendingPathComponent(LadderArchive.masterPlaylistName).path)
+        let partial = output + ".partial"
+        defer { unlink(partial) }
+        try LadderArchive.write(try LadderArchive.files(under: folder.path), to: partial)
+        guard rename(partial, output) == 0 else { throw FinaliseError(description: "cannot move \(partial) to \(output): \(String(cString: strerror(errno)))") }
+        return report
     }
 
     /// Finalises one claimable job; `false` when there was none.
@@ -126,7 +162,9 @@ struct FinaliserLoop: Service {
             }
             let output = storage.outputPath(job: job, fileType: plan.export.fileType.rawValue)
             let (report, digest) = try await offload { [chunks, audio] in
-                let report = try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
+                let report = plan.export.ladder != nil
+                    ? try Self.finaliseLadder(plan, chunks: chunks, audio: audio, to: output)
+                    : try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
                 return (report, try FileDigest.sha256(path: output))
             }
             let outputKey = BlobKey.output(job: job, fileType: plan.export.fileType.rawValue)

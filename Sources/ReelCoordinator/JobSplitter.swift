@@ -88,10 +88,6 @@ struct JobSplitter: Sendable {
             let plan = try await offload { [composition] in
                 try CompositionLoader.plan(composition, directory: root, outputFileType: outputFileType)
             }
-            if plan.export.ladder != nil {
-                throw CompositionError(problems: [Problem(path: "export.fileType", message: "HLS ladders render with "
-                    + "reel render --in-process so far: the farm's agents and wire do not carry renditions yet")])
-            }
             let finaliser = configuration.finaliserAgentName
             let liveAgents = try await pool.run { store in
                 try store.agents.list().filter { $0.state == .online && $0.name != finaliser }.count

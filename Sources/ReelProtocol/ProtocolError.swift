@@ -31,6 +31,9 @@ public struct ReelProtocolError: Error, Hashable, Sendable, CustomStringConverti
         public static let shuttingDown = Code("shutting_down")
         public static let tooManyConnections = Code("too_many_connections")
         public static let `internal` = Code("internal")
+        /// The storage hands out no presigned URLs (a local directory): move the bytes over
+        /// `reel/1` (`FETCH`, `RESULTPART`, `PUT`, `OUTPUT`) instead (§4.5).
+        public static let noDirect = Code("no_direct")
 
         /// Codes after which the server closes the connection (§6 "closes").
         public var closesConnection: Bool {
@@ -67,5 +70,14 @@ extension ReelProtocolError {
         guard code == .badRange, message.hasPrefix("have=") else { return nil }
         let digits = message.dropFirst(5).prefix { $0 != " " }
         return ProtocolLine.canonicalInteger(String(digits))
+    }
+}
+
+extension ReelProtocolError {
+    /// Whether this answer to a direct-transfer request (`SOURCEURL`, `RESULTURL`, `ASSETURL`,
+    /// `OUTPUTURL`) means "no presigned URLs here; use `reel/1`'s own transfers": `no_direct`,
+    /// or `malformed` naming the verb as unknown (a coordinator that predates them).
+    public var meansNoDirectTransfers: Bool {
+        code == .noDirect || (code == .malformed && message.hasPrefix("unknown verb"))
     }
 }

@@ -43,6 +43,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --storage s3://…: the local folder for uploads in progress and copies of what the coordinator reads (default: $REEL_LOCAL_STORAGE, else reel-storage).",
                                valueName: "dir"))
     var localStorage: String?
+    @Option(help: ArgumentHelp("With --storage s3://…: seconds the presigned URLs handed to agents and clients stay valid (60 to 604800).",
+                               valueName: "seconds"))
+    var presignExpiry: Int = 900
     @Option(help: "The shared secret file, at least 16 bytes (default: $REEL_SECRET_FILE, else ./reel.secret).")
     var secretFile: String?
     @Option(help: "Lease length in seconds; agents heartbeat every third of it.") var leaseSeconds: Double = 30
@@ -121,6 +124,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             if let database { configuration.database = database }
             if let objectStore = try objectStoreSettings() {
                 configuration.objectStore = objectStore
+                guard (60...604_800).contains(presignExpiry) else {
+                    throw ValidationError("--presign-expiry is 60 to 604800 seconds (7 days, S3's limit), not \(presignExpiry)")
+                }
+                configuration.presignExpirySeconds = presignExpiry
                 configuration.storageDirectory = localStorage
                     ?? ProcessInfo.processInfo.environment["REEL_LOCAL_STORAGE"].flatMap { $0.isEmpty ? nil : $0 } ?? "reel-storage"
             } else {

@@ -15,7 +15,9 @@ struct LoudnessCommand: ParsableCommand {
             in dBTP (4× oversampling). A media file is measured from its first audio stream at its own sample \
             rate and channels. A composition (a JSON file) is validated and its audio mix is rendered and \
             measured without rendering any picture; when it sets export.audio.loudness, the line after it \
-            gives what normalisation makes of the mix (gain and true-peak limiter, before AAC encoding).
+            gives what normalisation makes of the mix (gain and true-peak limiter, before AAC encoding). \
+            With export.audioOutputs each output's mix is measured (and normalised) on its own, one after \
+            the other; the JSON's top-level figures are the first output's, and audioOutputs lists them all.
             """)
 
     @Argument(help: "A media file, or a composition JSON file.") var input: String
@@ -29,6 +31,10 @@ struct LoudnessCommand: ParsableCommand {
         var loudnessRangeLU: Double
         var truePeakDBTP: Double?
         var normalised: Normalised?
+        /// With `export.audioOutputs`: which output this is (`en "English"`).
+        var audioOutput: String?
+        /// With `export.audioOutputs`: every output's figures, in order (the first is the top level's).
+        var audioOutputs: [Output]?
 
         struct Normalised: Encodable {
             var target: String
@@ -49,18 +55,10 @@ struct LoudnessCommand: ParsableCommand {
             let output: Output
             if try Self.isComposition(input) {
                 let plan = try CompositionLoader.load(path: input)
-                let mixer = AudioMixer(plan: plan)
-                guard mixer.hasAudio else { throw UserError("\(input) has no audio track: there is no mix to measure") }
-                let mix = try LoudnessAnalysis.measure(mixer)
-                var out = Output(input: input, kind: "composition", integratedLUFS: mix.integrated, loudnessRangeLU: mix.range,
-                                 truePeakDBTP: mix.truePeak)
-                if let target = plan.export.audio.loudness {
-                    let report = try LoudnessAnalysis.preview(plan, target: target)
-                    out.normalised = .init(target: target.description, integratedTargetLUFS: target.integrated, truePeakTargetDBTP: target.truePeak,
-                                           gainDB: report.gain, limiterCeilingDBTP: report.ceiling, integratedLUFS: report.after.integrated,
-                                           loudnessRangeLU: report.after.range, truePeakDBTP: report.after.truePeak)
-                }
-                output = out
+                guard !plan.audioTracks.isEmpty else { throw UserError("\(input) has no audio track: there is no mix to measure") }
+                let labels = plan.export.audioOutputs?.map { output in output.language.tag + (output.title.map { " \"\($0)\"" } ?? "") }
+                let mixes = try plan.audioMixPlans.enumerated().map { i, mix in try measure(mix, label: labels?[i]) }
+                output = labels == nil ? mixes[0] : { var first = mixes[0]; first.audioOutputs = mixes; return first }()
             } else {
                 let measured: LoudnessMeasurement
                 do { measured = try LoudnessAnalysis.measure(path: input) } catch {
@@ -79,6 +77,20 @@ struct LoudnessCommand: ParsableCommand {
         }
     }
 
+    /// The figures of one mix (`RenderPlan.audioMixPlans`), and what normalisation makes of it.
+    func measure(_ plan: RenderPlan, label: String?) throws -> Output {
+        let mix = try LoudnessAnalysis.measure(AudioMixer(plan: plan))
+        var out = Output(input: input, kind: "composition", integratedLUFS: mix.integrated, loudnessRangeLU: mix.range,
+                         truePeakDBTP: mix.truePeak, audioOutput: label)
+        if let target = plan.export.audio.loudness {
+            let report = try LoudnessAnalysis.preview(plan, target: target)
+            out.normalised = .init(target: target.description, integratedTargetLUFS: target.integrated, truePeakTargetDBTP: target.truePeak,
+                                   gainDB: report.gain, limiterCeilingDBTP: report.ceiling, integratedLUFS: report.after.integrated,
+                                   loudnessRangeLU: report.after.range, truePeakDBTP: report.after.truePeak)
+        }
+        return out
+    }
+
     /// A composition is a JSON object: the file's first non-blank byte is `{`.
     static func isComposition(_ path: String) throws -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw UserError("cannot read \(path)") }
@@ -88,12 +100,14 @@ struct LoudnessCommand: ParsableCommand {
     }
 
     static func text(_ o: Output) -> String {
+        if let outputs = o.audioOutputs { return outputs.map { Self.text($0) }.joined() }
         func figures(_ integrated: Double?, _ range: Double, _ peak: Double?) -> String {
             "integrated \(integrated.map { String(format: "%.1f LUFS", $0) } ?? "silence (below the −70 LUFS gate)"), "
                 + "loudness range \(String(format: "%.1f LU", range)), "
                 + "true peak \(peak.map { String(format: "%.1f dBTP", $0) } ?? "none (digital silence)")"
         }
-        var text = "\(o.input)\(o.kind == "composition" ? " (mix)" : ""): \(figures(o.integratedLUFS, o.loudnessRangeLU, o.truePeakDBTP))\n"
+        let what = o.audioOutput.map { " (audio output \($0))" } ?? (o.kind == "composition" ? " (mix)" : "")
+        var text = "\(o.input)\(what): \(figures(o.integratedLUFS, o.loudnessRangeLU, o.truePeakDBTP))\n"
         if let n = o.normalised {
             text += "normalised to \(n.target): gain \(String(format: "%+.1f dB", n.gainDB)), limiter ceiling \(String(format: "%.1f dBTP", n.limiterCeilingDBTP)): "
                 + figures(n.integratedLUFS, n.loudnessRangeLU, n.truePeakDBTP) + " (before AAC encoding)\n"

@@ -44,12 +44,8 @@ struct RenderCommand: AsyncParsableCommand {
             let input = try CompositionInput.load(composition, timeline: timeline)
             let seconds = Rational(parsing: chunkSeconds)!
             let fileType = try OutputContainer.fileType(forOutput: output, export: input.composition.export).mapError { UserError($0.message) }.get()
-            if fileType == .hls {
-                // An HLS output is a folder: -o DIR/master.m3u8 makes DIR when it is missing.
-                guard inProcess else { throw UserError(LadderSupport.farmNotYet) }
-                try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: output).deletingLastPathComponent().path,
-                                                        withIntermediateDirectories: true)
-            }
+            // An HLS output is a folder: -o DIR/master.m3u8 makes DIR when it is missing.
+            if fileType == .hls { try HLSOutput.makeFolder(for: output) }
             try requireWritableOutput(output)
             if inProcess {
                 let plan = try input.plan(outputFileType: fileType)
@@ -106,10 +102,4 @@ extension RenderPlan {
         guard hasPicture else { return "sound only (\(export.fileType.displayName), \(export.audio.codec)), \(seconds) s" }
         return "\(outputSize) \(frameCount) frames, \(seconds) s"
     }
-}
-
-/// What HLS ladders can and cannot do yet, in the words the commands print.
-enum LadderSupport {
-    static let farmNotYet = "HLS ladders render in this process so far (reel render --in-process -o DIR/master.m3u8): "
-        + "the farm's agents and wire do not carry renditions yet"
 }

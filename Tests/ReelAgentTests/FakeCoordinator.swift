@@ -3,6 +3,7 @@ import NIOCore
 import NIOSSL
 import ReelCore
 import ReelMedia
+import ReelObjectStore
 import ReelProtocol
 import Synchronization
 
@@ -45,6 +46,21 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         var dropConnectionAfterPart: Int?
         var staleEpochAtPart: Int?
         var onPart: (@Sendable () -> Void)?
+        var direct: DirectStore?
+        var spoilSourceURLs = 0
+        var spoilResultURLs = 0
+        var directURLs: [String] = []
+        var resultDones = 0
+    }
+
+    /// An object store the fake hands out presigned URLs of (proto/PROTOCOL.md §4.5), as a
+    /// coordinator storing in S3 does; `spoiled` signs URLs that the store must refuse.
+    struct DirectStore: Sendable {
+        let client: S3Client
+        /// Signs URLs that are already past their expiry, or with a changed signature.
+        let spoiled: @Sendable (PresignedOperation) throws -> (PresignedRequest, url: String)
+        let prefix: String
+        func key(_ kind: String, _ sha256: String) -> String { "\(prefix)/\(kind)/sha256/\(sha256.prefix(2))/\(sha256)" }
     }
 
     private let state = Mutex(State())
@@ -73,6 +89,14 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
     /// Called as each `RESULTPART` arrives, before it is handled: a test moves `clock` here to
     /// make the link as slow as it likes, in the time leases are read by.
     var onPart: (@Sendable () -> Void)? { get { self[\.onPart] } set { self[\.onPart] = newValue } }
+    /// Hand out presigned URLs of this store (`nil`: answer `ERR no_direct`, as over a local directory).
+    var direct: DirectStore? { get { self[\.direct] } set { self[\.direct] = newValue } }
+    /// Answer the next `SOURCEURL`s / `RESULTURL`s with URLs the store refuses (`DirectStore.spoiled`).
+    var spoilSourceURLs: Int { get { self[\.spoilSourceURLs] } set { self[\.spoilSourceURLs] = newValue } }
+    var spoilResultURLs: Int { get { self[\.spoilResultURLs] } set { self[\.spoilResultURLs] = newValue } }
+    /// The verbs of the presigned URLs handed out, in order (`SOURCEURL`, `SOURCEURL-spoiled`, …).
+    var directURLs: [String] { self[\.directURLs] }
+    var resultDones: Int { self[\.resultDones] }
     /// Lease length handed out with `TASK` and `LEASE`.
     let leaseMillis: Int64
     /// The clock lease expiries are read by; `RunningAgent` gives the agent the same one. It
@@ -211,6 +235,33 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
                 s.results.append(result)
                 return .accepted(task: task)
             }
+        case .sourceURL(let sha256):
+            guard let direct else { throw ReelProtocolError(.noDirect, "the fake coordinator stores in a local directory") }
+            guard let info = try await direct.client.headObject(key: direct.key("assets", sha256)) else {
+                throw ReelProtocolError(.notFound, "no asset \(sha256) in the store")
+            }
+            return .url(try presigned(.getObject(key: direct.key("assets", sha256)), total: info.size, verb: "SOURCEURL",
+                                      spoil: \.spoilSourceURLs))
+        case .resultURL(_, _, let sha256, let total):
+            guard let direct else { throw ReelProtocolError(.noDirect, "the fake coordinator stores in a local directory") }
+            if self[\.loseLeases] { throw ReelProtocolError(.staleEpoch, "lease lost") }
+            return .url(try presigned(.putObject(key: direct.key("results", sha256), sha256: sha256), total: total, verb: "RESULTURL",
+                                      spoil: \.spoilResultURLs))
+        case .resultDone(let task, let epoch, let sha256, let total):
+            guard let direct else { throw ReelProtocolError(.noDirect, "the fake coordinator stores in a local directory") }
+            self[\.resultDones] += 1
+            guard let info = try await direct.client.headObject(key: direct.key("results", sha256)) else {
+                throw ReelProtocolError(.notFound, "no result \(sha256) in the store")
+            }
+            guard info.size == total, info.sha256 == nil || info.sha256 == sha256 else {
+                throw ReelProtocolError(.checksumMismatch, "the store holds \(info.size) bytes with SHA-256 \(info.sha256 ?? "?")")
+            }
+            // The test's own check of the bytes (a coordinator reads none of them).
+            let bytes = Array(try await direct.client.getObject(key: direct.key("results", sha256)).bytes.readableBytesView)
+            state.withLock { s in
+                s.results.append(Result(task: task, epoch: epoch, sha256: sha256, bytes: bytes, connection: peer.connectionID))
+            }
+            return .accepted(task: task)
         case .fail(let task, let epoch, let reason):
             state.withLock { s in s.fails.append(Failure(task: task, epoch: epoch, reason: reason)) }
             return .ok
@@ -241,6 +292,26 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         default:
             throw ReelProtocolError(.forbidden, "the fake coordinator does not serve \(request.verb)")
         }
+    }
+
+    private func presigned(_ operation: PresignedOperation, total: Int64, verb: String,
+                           spoil: WritableKeyPath<State, Int>) throws -> DirectURL {
+        guard let direct else { throw ReelProtocolError(.noDirect, "no store") }
+        let spoiled = state.withLock { s -> Bool in
+            guard s[keyPath: spoil] > 0 else { s.directURLs.append(verb); return false }
+            s[keyPath: spoil] -= 1
+            s.directURLs.append(verb + "-spoiled")
+            return true
+        }
+        let request: PresignedRequest, url: String
+        if spoiled {
+            (request, url) = try direct.spoiled(operation)
+        } else {
+            request = try direct.client.presign(operation)
+            url = request.url
+        }
+        return DirectURL(method: request.method, url: url, headers: request.headers,
+                         expiresAtMillis: request.expiresAt.epochSeconds * 1000, total: total)
     }
 
     func connectionClosed(_ peer: Peer) async { state.withLock { s in s.closedConnections += 1 } }

@@ -6,6 +6,7 @@ import ReelMedia
 import ReelObjectStore
 import ReelProtocol
 import ReelStoreTesting
+import ReelThreadTesting
 import Testing
 
 /// The real S3-compatible server of the coordinator's S3 tests: SeaweedFS from ops/s3.sh, named
@@ -103,6 +104,80 @@ struct S3StorageTests {
         }
     }
 
+    /// proto/PROTOCOL.md §4.5 end to end against the real server: sources, results and the output
+    /// move through presigned URLs; the coordinator counts a result only once the store holds it
+    /// whole, and the store refuses bytes other than those a URL was bound to.
+    @Test func directTransfersRenderAJobAndOnlyVerifiedUploadsCount() async throws {
+        let settings = try await CoordinatorS3.settings("direct")
+        try await withCoordinator(configure: { $0.objectStore = settings }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let agentClient = try await harness.agent("render-01")
+            let agent = RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory())
+            var rendered = 0, checkedRefusals = false
+            while case .task(let assignment, let payload) = try await agentClient.send(.claim(waitSeconds: rendered == 0 ? 60 : 5)) {
+                let (path, sha256) = try await agent.renderDirect(assignment, payload)
+                let size = Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count)
+                let (task, epoch) = (assignment.task, assignment.epoch)
+                if !checkedRefusals {
+                    // Said done before any upload: nothing in the store, nothing counted.
+                    await expectRefusal(.notFound) { _ = try await agentClient.send(.resultDone(task: task, epoch: epoch, sha256: sha256, total: size)) }
+                    guard case .url(let url) = try await agentClient.send(.resultURL(task: task, epoch: epoch, sha256: sha256, total: size)) else {
+                        Issue.record("RESULTURL gave no URL"); return
+                    }
+                    #expect(url.method == "PUT" && url.total == size && url.headers["x-amz-checksum-sha256"] != nil)
+                    // Other bytes of the same length under the URL: the store refuses them (BadDigest).
+                    let other = path + ".other"
+                    try Data(repeating: 7, count: Int(size)).write(to: URL(fileURLWithPath: other))
+                    do {
+                        try await PresignedTransfer().put(url: url.url, headers: url.headers, file: other)
+                        Issue.record("the store took bytes the URL was not bound to")
+                    } catch let error as ObjectStoreError {
+                        #expect(error.status == 400 && error.s3Code == "BadDigest", "\(error)")
+                        #expect(!"\(error)".contains("X-Amz-Signature"), "the error shows the signed query")
+                    }
+                    // The URL without its checksum header: refused by the signature.
+                    do {
+                        try await PresignedTransfer().put(url: url.url, headers: [:], file: path)
+                        Issue.record("the store took an upload without the signed checksum header")
+                    } catch let error as ObjectStoreError {
+                        #expect(error.code == .accessDenied, "\(error)")
+                    }
+                    try await PresignedTransfer().put(url: url.url, headers: url.headers, file: path)
+                    // A wrong size is refused; the right one counts.
+                    await expectRefusal(.checksumMismatch) {
+                        _ = try await agentClient.send(.resultDone(task: task, epoch: epoch, sha256: sha256, total: size + 1))
+                    }
+                    // Another epoch of the task is fenced off.
+                    await expectRefusal(.staleEpoch) { _ = try await agentClient.send(.resultDone(task: task, epoch: epoch + 1, sha256: sha256, total: size)) }
+                    checkedRefusals = true
+                } else {
+                    guard case .url(let url) = try await agentClient.send(.resultURL(task: task, epoch: epoch, sha256: sha256, total: size)) else {
+                        Issue.record("RESULTURL gave no URL"); return
+                    }
+                    try await PresignedTransfer().put(url: url.url, headers: url.headers, file: path)
+                }
+                #expect(try await agentClient.send(.resultDone(task: task, epoch: epoch, sha256: sha256, total: size)) == .accepted(task: task))
+                rendered += 1
+            }
+            #expect(rendered == 6)
+            let done = try await client.waitForState(job: job, "done", seconds: 60)
+            #expect(done.tasks.done == 6 && done.framesDone == 50)
+
+            // The output through OUTPUTURL: 50 frames, the bytes the bucket holds.
+            guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+            let output = media.directory.appendingPathComponent("direct-output.mp4").path
+            let got = try await PresignedTransfer().download(url: url.url, to: output)
+            #expect(got.size == url.total)
+            #expect(try await countFrames(output) == 50)
+            // An asset already in the store is answered STORED at once.
+            let manifest = try media.manifest()
+            let source = try #require(manifest.values.first)
+            #expect(try await client.send(.assetURL(sha256: source.sha256, total: source.size))
+                    == .stored(sha256: source.sha256, have: source.size, total: source.size))
+            await agentClient.close()
+        }
+    }
+
     @Test func noSecretAndNoSignatureIsLoggedAtAnyLevel() async throws {
         let settings = try await CoordinatorS3.settings("logs")
         let capture = LogCapture()
@@ -115,6 +190,10 @@ struct S3StorageTests {
         try await RenderingAgent(client: agentClient, harness: harness, workDirectory: try makeWorkDirectory()).work()
         _ = try await client.waitForState(job: job, "done", seconds: 60)
         try await client.download(job: job, to: media.directory.appendingPathComponent("output.mp4").path)
+        // Presigned URLs handed out (they are in the replies, never in the log).
+        guard case .url = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+        let source = try #require(try media.manifest().values.first)
+        guard case .url = try await agentClient.send(.sourceURL(sha256: source.sha256)) else { Issue.record("SOURCEURL gave no URL"); return }
         await agentClient.close()
         await client.close()
         try await harness.stop()
@@ -122,7 +201,7 @@ struct S3StorageTests {
         let secret = try CoordinatorS3.credentials().secretAccessKey.revealed
         let lines = capture.records.map { "\($0.message) \($0.metadata)" }
         #expect(lines.contains { $0.contains("HeadObject") || $0.contains("PutObject") }, "the S3 client's requests were logged (at debug)")
-        for forbidden in [secret, "X-Amz-Signature", "Signature=", "Credential="] {
+        for forbidden in [secret, "X-Amz-Signature", "Signature=", "Credential=", "X-Amz-Credential"] {
             #expect(!lines.contains { $0.contains(forbidden) }, "\(forbidden == secret ? "the secret" : forbidden) in the log")
         }
     }
@@ -178,5 +257,50 @@ struct S3StorageTests {
             await expectRefusal(.notFound) { _ = try await client.send(.output(job: job, offset: 0, length: 1)) }
             await agentClient.close()
         }
+    }
+}
+
+/// With the local directory there are no presigned URLs: every direct-transfer request is
+/// answered `no_direct`, and the bytes go over reel/1 as before (proto/PROTOCOL.md §4.5).
+struct LocalStorageDirectTransferTests {
+    @Test func aCoordinatorOnALocalDirectoryAnswersNoDirect() async throws {
+        try await withCoordinator { media, harness, client in
+            let manifest = try media.manifest()
+            let source = try #require(manifest.values.first)
+            let agentClient = try await harness.agent("render-01")
+            await expectRefusal(.noDirect) { _ = try await agentClient.send(.sourceURL(sha256: source.sha256)) }
+            await expectRefusal(.noDirect) { _ = try await client.send(.assetURL(sha256: source.sha256, total: source.size)) }
+            await expectRefusal(.noDirect) { _ = try await client.send(.outputURL(job: 1)) }
+            await expectRefusal(.noDirect) {
+                _ = try await agentClient.send(.resultURL(task: 1, epoch: 1, sha256: source.sha256, total: source.size))
+            }
+            await agentClient.close()
+        }
+    }
+}
+
+extension RenderingAgent {
+    /// Renders a claimed task reading its plan document through a presigned GET (`SOURCEURL`);
+    /// returns the rendered file and its SHA-256, for the test to upload.
+    func renderDirect(_ assignment: TaskAssignment, _ payload: [UInt8]) async throws -> (path: String, sha256: String) {
+        let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))
+        guard case .url(let url) = try await client.send(.sourceURL(sha256: spec.planDocument.sha256)) else {
+            throw TestFailure(description: "SOURCEURL of the plan document gave no URL")
+        }
+        #expect(url.method == "GET" && url.total == spec.planDocument.size)
+        let documentBytes = try await PresignedTransfer().get(url: url.url, range: 0..<spec.planDocument.size)
+        let document = try JSONDecoder().decode(RenderPlanDocument.self, from: Data(documentBytes))
+        var plan = document.plan
+        for (id, asset) in plan.assets {
+            plan.assets[id]?.url = harness.assetPath(String(asset.url.dropFirst("reel-asset:".count)))
+        }
+        let path = "\(workDirectory)/task-\(assignment.task)-\(assignment.epoch).mp4"
+        let plan_ = plan, threads = document.encoderThreads
+        let artifact = try await offThePool {
+            spec.kind == .audio
+                ? try ChunkRenderer.renderAudio(plan_, to: path)
+                : try ChunkRenderer.renderVideo(plan_, frames: spec.frames, to: path, encoderThreads: threads)
+        }
+        return (path, artifact.sha256)
     }
 }

@@ -247,6 +247,7 @@ private enum ReferenceKey {
         out += field("bitRate", v.bitRate.map(String.init) ?? "none")
         if let s = v.vp9Speed { out += field("vp9Speed", String(s)) }
         if let s = v.svtav1Preset { out += field("svtav1Preset", String(s)) }
+        if v.alpha == true { out += field("alpha", "true") }
         out += field("encoderThreads", String(encoderThreads))
         out += field("renderSize", "\(plan.renderSize.width)x\(plan.renderSize.height)")
         out += field("outputSize", "\(plan.outputSize.width)x\(plan.outputSize.height)")

@@ -131,6 +131,17 @@ struct ContentKeyTests {
         #expect(Self.keys(plan, threads: 2).video.enumerated().allSatisfy { $0.element != Self.keys(plan).video[$0.offset] })
     }
 
+    /// Issue 23.6: writing alpha changes every video chunk (the frames differ), and only the video.
+    @Test func alphaChangesEveryVideoChunk() throws {
+        var withAlpha = try Self.plan(), without = try Self.plan()
+        withAlpha.export.video.alpha = true
+        without.export.video.alpha = nil
+        let a = Self.keys(withAlpha), b = Self.keys(without)
+        #expect(a.video.count == b.video.count && a.video.indices.allSatisfy { a.video[$0] != nil && a.video[$0] != b.video[$0] })
+        #expect(a.audio == b.audio)
+        #expect(b.video == Self.keys(try Self.plan()).video)
+    }
+
     @Test func musicChangesOnlyTheAudio() throws {
         var edit = Edit(); edit.musicStart = "5"
         let changed = try Self.changedChunks(edit)

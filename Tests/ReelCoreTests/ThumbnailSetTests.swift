@@ -49,4 +49,19 @@ import Testing
         #expect(WebVTTThumbnails.timestamp(Rational(1, 3)) == "00:00:00.333")
         #expect(WebVTTThumbnails.timestamp(Rational(100 * 3600)) == "100:00:00.000")
     }
+
+    @Test func aSeriesSplitsTilesOverFullSheetsAndTheTrackNamesEachTilesSheet() {
+        let series = SheetSeries(tile: PixelSize(width: 16, height: 9), count: 7, columns: 2, rowsPerSheet: 1)
+        #expect(series.sheets.map(\.count) == [2, 2, 2, 1])
+        #expect(series.sheets.last!.size == PixelSize(width: 16, height: 9))
+        #expect(series.location(of: 0).sheet == 0 && series.location(of: 0).frame == (0, 0, 16, 9))
+        #expect(series.location(of: 5).sheet == 2 && series.location(of: 5).frame == (16, 0, 16, 9))
+        #expect(series.location(of: 6).sheet == 3 && series.location(of: 6).frame == (0, 0, 16, 9))
+        let times = (0..<7).map { Rational($0 * 2) }
+        let vtt = WebVTTThumbnails.document(times: times, end: 13, series: series) { "t-\($0 + 1).jpg" }
+        let cues = vtt.split(separator: "\n").filter { $0.contains("#xywh=") }
+        #expect(cues == ["t-1.jpg#xywh=0,0,16,9", "t-1.jpg#xywh=16,0,16,9", "t-2.jpg#xywh=0,0,16,9", "t-2.jpg#xywh=16,0,16,9",
+                         "t-3.jpg#xywh=0,0,16,9", "t-3.jpg#xywh=16,0,16,9", "t-4.jpg#xywh=0,0,16,9"])
+        #expect(vtt.hasSuffix("00:00:12.000 --> 00:00:13.000\nt-4.jpg#xywh=0,0,16,9\n"))
+    }
 }

@@ -20,6 +20,19 @@ import Testing
         #expect(resolved(ExportOptions(preset: .prores4444)).video.profile == "4444")
     }
 
+    /// Issue 23.6: alpha is written by default where the output can hold it, and only there.
+    @Test func alphaDefaultsOnForProRes4444Only() {
+        #expect(resolved(ExportOptions(preset: .prores4444)).video.alpha == true)
+        let xq = resolved(ExportOptions(preset: .highest, video: VideoExportOverrides(codec: "prores", proresProfile: "4444xq")))
+        #expect(xq.video.alpha == true && xq.video.profile == "4444xq" && xq.video.writesAlpha)
+        let off = resolved(ExportOptions(preset: .prores4444, video: VideoExportOverrides(alpha: false)))
+        #expect(off.video.alpha == nil && !off.video.writesAlpha)
+        // Opaque outputs keep nil (not false), so their plans and chunk keys are what they were.
+        for options in [ExportOptions(preset: .prores422), ExportOptions(preset: .highest), ExportOptions(preset: .hevcHighest)] {
+            #expect(resolved(options).video.alpha == nil)
+        }
+    }
+
     @Test func codecOverrideKeepsThePresetsQualityStep() {
         let medium = resolved(ExportOptions(preset: .medium, video: VideoExportOverrides(codec: "hevc")))
         #expect(medium.video.codec == "hevc" && medium.video.crf == 28 && medium.audio.bitRate == 128_000)

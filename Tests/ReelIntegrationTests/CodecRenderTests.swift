@@ -182,6 +182,6 @@ import ReelThreadTesting
             .write(toFile: profile, atomically: true, encoding: .utf8)
         let p = try Media.run(Media.reel, ["validate", profile], allowFailure: true)
         #expect(p.status == 1)
-        #expect(p.stderr.contains(#"export.video.proresProfile: must be one of "proxy", "lt", "422", "hq", "4444", not "xq""#), "\(p.stderr)")
+        #expect(p.stderr.contains(#"export.video.proresProfile: must be one of "proxy", "lt", "422", "hq", "4444", "4444xq", not "xq""#), "\(p.stderr)")
     }
 }

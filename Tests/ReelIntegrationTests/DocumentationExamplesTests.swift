@@ -80,6 +80,7 @@ import ReelThreadTesting
         try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=220:sample_rate=48000:duration=30"] + aac + [path("music.m4a")])
         // 4 s of a voice-over (a tone will do).
         try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=4"] + aac + [path("voice.m4a")])
+        try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1500:sample_rate=48000:duration=4"] + aac + [path("voice-fr.m4a")])
         // A 256x256 RGBA logo, half transparent.
         try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=red@0.5:size=256x256,format=rgba", "-frames:v", "1", path("logo.png")])
         // A 1920x1080 photo.

@@ -149,4 +149,62 @@ import ReelThreadTesting
             #expect(r.status == 0 && r.stderr.isEmpty, "\(input): \(r.stderr)")
         }
     }
+
+    /// Scrubbing thumbnails beside the master playlist: a cue per 2 s segment in
+    /// `thumbnails.vtt`, each pointing at a tile that is the segment's first frame as ffmpeg
+    /// decodes the `low` rendition (160×90, the tile size) — and clearly not the next one's.
+    @Test func thumbnailsBesideTheMasterShowEachSegmentsFirstFrame() throws {
+        let (dir, _, _) = try Self.rendered.get()
+        let folder = dir.appendingPathComponent("ladder")
+        let vtt = try Self.lines(folder.appendingPathComponent("thumbnails.vtt").path)
+        #expect(vtt.first == "WEBVTT")
+        let starts = vtt.filter { $0.contains(" --> ") }.map { String($0.prefix(12)) }
+        let targets = vtt.filter { $0.contains("#xywh=") }
+        let segments = Self.seconds / 2
+        #expect(starts == (0..<segments).map { String(format: "00:00:%02d.000", $0 * 2) })
+        try #require(targets.count == segments)
+
+        let (width, height) = (160, 90), frameBytes = 160 * 90 * 3
+        let reference = [UInt8](try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", folder.appendingPathComponent("low/index.m3u8").path,
+                                                         "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout)
+        try #require(reference.count == Self.seconds * Self.rate * frameBytes)
+        var sheets: [String: (width: Int, pixels: [UInt8])] = [:]
+        for (index, target) in targets.enumerated() {
+            let parts = target.split(separator: "#")
+            let name = String(parts[0])
+            let xywh = parts[1].dropFirst("xywh=".count).split(separator: ",").compactMap { Int($0) }
+            try #require(xywh.count == 4 && xywh[2] == width && xywh[3] == height, "\(target)")
+            if sheets[name] == nil {
+                let path = folder.appendingPathComponent(name).path
+                let probe = try Media.probe(path)
+                let sheetWidth = (probe["streams"] as? [[String: Any]])?.first?["width"] as? Int ?? 0
+                let pixels = [UInt8](try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout)
+                sheets[name] = (sheetWidth, pixels)
+            }
+            let sheet = sheets[name]!
+            var tile: [UInt8] = []
+            for y in 0..<height {
+                let row = ((xywh[1] + y) * sheet.width + xywh[0]) * 3
+                tile += sheet.pixels[row..<(row + width * 3)]
+            }
+            // Compared on luma (BT.601 weights): the two RGB conversions upsample 4:2:0 chroma
+            // differently, which moves saturated edges' colours by a few levels (about 30 dB in
+            // RGB) but not their brightness.
+            func luma(_ rgb: some Collection<UInt8>) -> [UInt8] {
+                let v = Array(rgb)
+                return stride(from: 0, to: v.count, by: 3).map { (i: Int) -> UInt8 in
+                    let r = 0.299 * Double(v[i]), g = 0.587 * Double(v[i + 1]), b = 0.114 * Double(v[i + 2])
+                    return UInt8((r + g + b).rounded())
+                }
+            }
+            func frame(_ k: Int) -> [UInt8] { luma(reference[(k * frameBytes)..<((k + 1) * frameBytes)]) }
+            let first = index * 2 * Self.rate
+            let right = Media.psnr(luma(tile), frame(first))
+            let wrong = Media.psnr(luma(tile), frame(min(first + 2 * Self.rate, Self.seconds * Self.rate - 1)))
+            #expect(right >= 38, "tile \(index) (\(target)): \(right) dB against the segment's first frame")
+            if index + 1 < targets.count {
+                #expect(right > wrong + 3, "tile \(index): \(right) dB against its frame, \(wrong) dB against the next segment's")
+            }
+        }
+    }
 }

@@ -84,6 +84,27 @@ import ReelThreadTesting
         #expect(try Media.decodeErrors(output).isEmpty)
     }
 
+    /// Opus (WebM) and PCM (WAV) outputs are normalised in their own codec: ffmpeg measures the
+    /// delivered file at the target, and the figures the result carries agree with it.
+    @Test(arguments: [("webm", #""video": {"vp9Speed": 8}"#, "opus"), ("wav", #""video": {}"#, "pcm_s16le")])
+    func opusAndPCMOutputsMeetTheTarget(fileType: String, video: String, codec: String) throws {
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let json = try Self.composition(in: dir, loudness: #""ebuR128""#)
+        let text = try String(contentsOfFile: json, encoding: .utf8)
+            .replacingOccurrences(of: #""fileType": "mov", "video": {"x264Preset": "ultrafast"}"#, with: #""fileType": "\#(fileType)", \#(video)"#)
+        try text.write(toFile: json, atomically: true, encoding: .utf8)
+        let output = dir.appendingPathComponent("out.\(fileType)").path
+        let report = try Self.render(json, to: output)
+        let streams = (try Media.probe(output)["streams"] as? [[String: Any]] ?? []).filter { $0["codec_type"] as? String == "audio" }
+        #expect(streams.map { $0["codec_name"] as? String } == [codec])
+        let measured = try Self.ffmpegLoudness(output)
+        #expect(abs(measured.integrated - -23) <= 0.5, "\(fileType): ffmpeg measures \(measured.integrated) LUFS")
+        #expect(measured.truePeak <= -1, "\(fileType): ffmpeg measures a true peak of \(measured.truePeak) dBTP")
+        let figures = try #require(report.loudness, "\(fileType): the result carries no loudness figures")
+        #expect(abs((figures.after.integrated ?? 0) - measured.integrated) <= 0.3, "\(figures.after) against ffmpeg's \(measured)")
+    }
+
     /// A quiet programme (−34 LUFS) with short loud clicks: normalising it to −14 LUFS lifts the
     /// clicks far above full scale, and the limiter must hold them under −1 dBTP as ffmpeg measures it.
     @Test func theLimiterHoldsTheCeilingOfAHeavilyLiftedProgramme() throws {

@@ -156,6 +156,31 @@ import ReelThreadTesting
         Self.expectCues(try Self.extract(output, stream: 0), Self.expectedEnglish, "German track")
     }
 
+    /// WebM carries WebVTT streams: Matroska's language codes (bibliographic: `fre`), track
+    /// names, the default flag, and the same cues as the MP4's, with `&` escaped and read back.
+    @Test func webMCarriesWebVTTStreams() throws {
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let json = try Self.writeComposition(in: dir, fileType: "webm")
+        let text = try String(contentsOfFile: json, encoding: .utf8)
+            .replacingOccurrences(of: #""video": {"x264Preset": "ultrafast"}"#, with: #""video": {"vp9Speed": 8}"#)
+        try text.write(toFile: json, atomically: true, encoding: .utf8)
+        let plan = try CompositionLoader.load(path: json)
+        let output = dir.appendingPathComponent("out.webm").path
+        try LocalRender.render(plan, to: output, options: .init(workers: 2, chunkSeconds: 2, encoderThreads: 1))
+
+        let probe = try Media.probe(output)
+        let subtitles = (probe["streams"] as? [[String: Any]] ?? []).filter { $0["codec_type"] as? String == "subtitle" }
+        #expect(subtitles.map { $0["codec_name"] as? String } == ["webvtt", "webvtt"])
+        let tags = subtitles.map { $0["tags"] as? [String: String] ?? [:] }
+        #expect(tags.map { $0["language"] } == ["eng", "fre"])
+        #expect(tags.map { $0["title"] } == ["English (SDH)", "Français"])
+        #expect(subtitles.map { ($0["disposition"] as? [String: Int])?["default"] } == [0, 1])
+        Self.expectCues(try Self.extract(output, stream: 0), Self.expectedEnglish, "English")
+        Self.expectCues(try Self.extract(output, stream: 1), Self.expectedFrench, "French")
+        #expect(try Media.decodeErrors(output).isEmpty)
+    }
+
     @Test func aMalformedSubtitleFileIsAValidationErrorNamingLineAndCue() throws {
         let dir = try Media.tempDirectory()
         let json = try Self.writeComposition(in: dir)

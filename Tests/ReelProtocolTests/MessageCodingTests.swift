@@ -24,7 +24,7 @@ struct MessageCodingTests {
     @Test("every verb is covered by the samples")
     func coverage() {
         let verbs = Set(Samples.messages.map(\.verb))
-        #expect(verbs.count == 40)
+        #expect(verbs.count == 47)
     }
 
     @Test("malformed lines are refused with a typed error", arguments: [
@@ -45,6 +45,12 @@ struct MessageCodingTests {
         "EVENTS job=1", "EVENTS job=1 after=-1", "EVENTS after=0",
         "STORED task=1 sha256=\(Samples.hashA) have=1 total=2 expires=3", "STORED task=0 have=1 total=2 expires=3",
         "STORED task=1 have=1 total=2", "STORED task=1 have=1 expires=3",
+        "SOURCEURL", "SOURCEURL sha256=abc", "RESULTURL task=1 epoch=1 sha256=\(Samples.hashA)",
+        "RESULTDONE task=1 epoch=0 sha256=\(Samples.hashA) total=1", "ASSETURL sha256=\(Samples.hashA)",
+        "ASSETDONE sha256=\(Samples.hashA) total=-1", "OUTPUTURL job=0",
+        "URL method=DELETE url=http://h/b/k headers= expires=0 total=0", "URL method=GET url=ftp://h/b/k headers= expires=0 total=0",
+        "URL method=GET url= headers= expires=0 total=0", "URL method=GET url=http://h/b/k headers=nocolon expires=0 total=0",
+        "URL method=GET url=http://h/b/k headers=a:1,A:2 expires=0 total=0", "URL method=GET url=http://h/b/k expires=0 total=0",
     ])
     func malformed(_ line: String) {
         #expect(throws: ReelProtocolError.self) { try Message.parse(line: line) }
@@ -53,6 +59,21 @@ struct MessageCodingTests {
         } catch {
             #expect(error.code == .malformed)
         }
+    }
+
+    @Test("a presigned URL crosses the wire whole but never shows its signature when printed")
+    func presignedURLRedaction() throws {
+        let direct = DirectURL(method: "GET", url: Samples.presignedGET, headers: [:], expiresAtMillis: 1, total: 2)
+        let line = Message.url(direct).headerLine
+        #expect(line.hasPrefix("URL method=GET url=http://127.0.0.1:8333/reel/farm/assets/sha256/ab/\(Samples.hashA)%3FX-Amz-Algorithm%3D"))
+        #expect(try Message.parse(line: line) == .url(direct))
+        for printed in ["\(direct)", String(reflecting: direct), "\(Message.url(direct))"] {
+            #expect(!printed.contains(Samples.hashB), "the signature leaked: \(printed)")
+            #expect(!printed.contains("X-Amz-Credential"))
+        }
+        #expect(ReelProtocolError(.noDirect, "local directory").meansNoDirectTransfers)
+        #expect(ReelProtocolError(.malformed, "unknown verb 'SOURCEURL'").meansNoDirectTransfers)
+        #expect(!ReelProtocolError(.malformed, "SOURCEURL: missing sha256=").meansNoDirectTransfers)
     }
 
     @Test("payload presence and length must match size=")

@@ -53,5 +53,21 @@ enum Samples {
         .pause(job: 42), .resume(job: 42), .priority(job: 42, priority: 1000), .priority(job: 42, priority: -1000),
         .priority(job: 42, priority: 0), .events(job: 42, after: 0), .events(job: 42, after: 1234),
         .output(job: 42, offset: 67_108_864, length: 67_108_864),
+        .sourceURL(sha256: hashA),
+        .resultURL(task: 17, epoch: 2, sha256: hashA, total: 70 << 20), .resultURL(task: 17, epoch: 2, sha256: hashB, total: 0),
+        .resultDone(task: 17, epoch: 2, sha256: hashA, total: 812_345),
+        .assetURL(sha256: hashB, total: 0), .assetDone(sha256: hashA, total: 524_288),
+        .outputURL(job: 42),
+        .url(DirectURL(method: "GET", url: presignedGET, headers: [:], expiresAtMillis: 1_763_780_460_000, total: 524_288)),
+        .url(DirectURL(method: "PUT", url: presignedPUT,
+                       headers: ["x-amz-checksum-sha256": "LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=", "x-amz-meta-note": "a:b"],
+                       expiresAtMillis: 0, total: 0)),
     ]
+
+    /// Presigned URLs as S3BlobStore makes them (the signatures are made up).
+    static let presignedGET = "http://127.0.0.1:8333/reel/farm/assets/sha256/ab/\(hashA)?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+        + "&X-Amz-Credential=reel%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T051500Z&X-Amz-Expires=900"
+        + "&X-Amz-SignedHeaders=host&X-Amz-Signature=\(hashB)"
+    static let presignedPUT = "https://s3.example.net/reel/results/sha256/ab/\(hashA)?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+        + "&X-Amz-Expires=900&X-Amz-SignedHeaders=host%3Bx-amz-checksum-sha256&X-Amz-Signature=\(hashA)"
 }

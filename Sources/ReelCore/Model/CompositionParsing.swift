@@ -258,7 +258,7 @@ struct CompositionDecoding {
     func exportOptions(_ value: JSONValue, at path: String) -> ExportOptions? {
         let r = reader
         guard let o = r.object(value, at: path, keys: ["preset", "fileType", "optimizeForNetworkUse", "video", "audio",
-                                                       "renditions", "segmentDuration"]) else { return nil }
+                                                       "renditions", "segmentDuration", "audioOutputs"]) else { return nil }
         let preset = r.optional(o, "preset", at: path) { r.choice($0, at: $1, ExportPreset.self) }
         let fileType = r.optional(o, "fileType", at: path) { r.choice($0, at: $1, FileType.self) }
         let fast = r.optional(o, "optimizeForNetworkUse", at: path, r.bool)
@@ -266,9 +266,21 @@ struct CompositionDecoding {
         let audio = r.optional(o, "audio", at: path, audioOverrides)
         let renditions = r.optional(o, "renditions", at: path) { value, path in r.array(value, at: path, rendition) }
         let segmentDuration = r.optional(o, "segmentDuration", at: path, r.time)
+        let audioOutputs = r.optional(o, "audioOutputs", at: path) { value, path in r.array(value, at: path, audioOutput) }
         return ExportOptions(preset: preset ?? .highest, fileType: fileType, optimizeForNetworkUse: fast ?? false,
                              video: video ?? .init(), audio: audio ?? .init(),
-                             renditions: renditions, segmentDuration: segmentDuration)
+                             renditions: renditions, segmentDuration: segmentDuration, audioOutputs: audioOutputs)
+    }
+
+    /// `{"language", "title", "tracks": [ids]}`.
+    func audioOutput(_ value: JSONValue, at path: String) -> AudioOutputOptions? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["language", "title", "tracks"]) else { return nil }
+        let language = r.required(o, "language", at: path, r.string)
+        let title = r.optional(o, "title", at: path, r.string)
+        let tracks = r.required(o, "tracks", at: path) { value, path in r.array(value, at: path, r.int) }
+        guard let language, let tracks else { return nil }
+        return AudioOutputOptions(language: language, title: title, tracks: tracks)
     }
 
     func rendition(_ value: JSONValue, at path: String) -> RenditionOptions? {
@@ -290,7 +302,7 @@ struct CompositionDecoding {
     func videoOverrides(_ value: JSONValue, at path: String) -> VideoExportOverrides? {
         let r = reader
         guard let o = r.object(value, at: path, keys: ["codec", "crf", "x264Preset", "x265Preset", "proresProfile", "vp9Speed", "svtav1Preset",
-                                                       "gopDuration", "bitRate"])
+                                                       "gopDuration", "bitRate", "alpha"])
         else { return nil }
         return VideoExportOverrides(codec: r.optional(o, "codec", at: path, r.string),
                                     crf: r.optional(o, "crf", at: path, r.int),
@@ -300,7 +312,8 @@ struct CompositionDecoding {
                                     x265Preset: r.optional(o, "x265Preset", at: path, r.string),
                                     proresProfile: r.optional(o, "proresProfile", at: path, r.string),
                                     vp9Speed: r.optional(o, "vp9Speed", at: path, r.int),
-                                    svtav1Preset: r.optional(o, "svtav1Preset", at: path, r.int))
+                                    svtav1Preset: r.optional(o, "svtav1Preset", at: path, r.int),
+                                    alpha: r.optional(o, "alpha", at: path, r.bool))
     }
 
     func audioOverrides(_ value: JSONValue, at path: String) -> AudioExportOverrides? {

@@ -48,13 +48,17 @@ public struct ExportOptions: Hashable, Sendable, Codable {
     public var renditions: [RenditionOptions]?
     /// `export.segmentDuration`, seconds per HLS segment (nil: `RenditionLadder.defaultSegmentDuration`). HLS only.
     public var segmentDuration: Rational?
+    /// `export.audioOutputs` as written: one audio stream per entry, each its own mix (nil: one
+    /// mix of every audio track).
+    public var audioOutputs: [AudioOutputOptions]?
 
     public init(preset: ExportPreset = .highest, fileType: FileType? = nil, optimizeForNetworkUse: Bool = false,
                 video: VideoExportOverrides = .init(), audio: AudioExportOverrides = .init(),
-                renditions: [RenditionOptions]? = nil, segmentDuration: Rational? = nil) {
+                renditions: [RenditionOptions]? = nil, segmentDuration: Rational? = nil, audioOutputs: [AudioOutputOptions]? = nil) {
         self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
         self.video = video; self.audio = audio
         self.renditions = renditions; self.segmentDuration = segmentDuration
+        self.audioOutputs = audioOutputs
     }
 }
 
@@ -63,6 +67,18 @@ extension ExportOptions {
     /// `renditions` or `segmentDuration` written (keys that only a ladder has).
     public var isLadder: Bool {
         fileType == .hls || (fileType == nil && (renditions != nil || segmentDuration != nil))
+    }
+}
+
+/// One entry of `export.audioOutputs` as written: a BCP 47 language, an optional title, and the
+/// ids of the audio tracks mixed into it.
+public struct AudioOutputOptions: Hashable, Sendable, Codable {
+    public var language: String
+    public var title: String?
+    public var tracks: [Int]
+
+    public init(language: String, title: String? = nil, tracks: [Int]) {
+        self.language = language; self.title = title; self.tracks = tracks
     }
 }
 
@@ -104,7 +120,7 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
     public var x264Preset: String?
     /// One of x265's preset names (the same names as x264's); codec `hevc` only.
     public var x265Preset: String?
-    /// A `ProResProfile` name (`proxy`, `lt`, `422`, `hq`, `4444`); codec `prores` only.
+    /// A `ProResProfile` name (`proxy`, `lt`, `422`, `hq`, `4444`, `4444xq`); codec `prores` only.
     public var proresProfile: String?
     /// libvpx's speed, 0 (slowest, best) … 8 (`VideoCodec.vp9SpeedRange`); codec `vp9` only.
     public var vp9Speed: Int?
@@ -114,11 +130,14 @@ public struct VideoExportOverrides: Hashable, Sendable, Codable {
     public var gopDuration: Rational?
     /// Bits per second; when set the encoder targets this rate instead of CRF quality (not for ProRes).
     public var bitRate: Int?
+    /// Write the composited alpha (`ExportSettings`: default true for outputs that can hold it).
+    public var alpha: Bool?
 
     public init(codec: String? = nil, crf: Int? = nil, x264Preset: String? = nil, gopDuration: Rational? = nil, bitRate: Int? = nil,
-                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil) {
+                x265Preset: String? = nil, proresProfile: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil, alpha: Bool? = nil) {
         self.codec = codec; self.crf = crf; self.x264Preset = x264Preset; self.gopDuration = gopDuration; self.bitRate = bitRate
         self.x265Preset = x265Preset; self.proresProfile = proresProfile; self.vp9Speed = vp9Speed; self.svtav1Preset = svtav1Preset
+        self.alpha = alpha
     }
 }
 

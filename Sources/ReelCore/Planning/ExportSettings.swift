@@ -23,11 +23,15 @@ public struct ExportSettings: Codable, Sendable, Hashable {
     /// The renditions and segment grid of an HLS output (`fileType` `.hls`); nil for every
     /// other container (and in plans made before ladders existed).
     public var ladder: RenditionLadder?
+    /// `export.audioOutputs`: one audio stream per entry, in this order, each its own mix of
+    /// its tracks; nil: one mix of every audio track (and in plans made before audio outputs existed).
+    public var audioOutputs: [AudioOutput]?
 
     public init(preset: ExportPreset, fileType: FileType, optimizeForNetworkUse: Bool,
-                video: VideoExportSettings, audio: AudioExportSettings, ladder: RenditionLadder? = nil) {
+                video: VideoExportSettings, audio: AudioExportSettings, ladder: RenditionLadder? = nil,
+                audioOutputs: [AudioOutput]? = nil) {
         self.preset = preset; self.fileType = fileType; self.optimizeForNetworkUse = optimizeForNetworkUse
-        self.video = video; self.audio = audio; self.ladder = ladder
+        self.video = video; self.audio = audio; self.ladder = ladder; self.audioOutputs = audioOutputs
     }
 
     /// x264's CRF for each quality step of the preset table.
@@ -88,6 +92,10 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             video.x264Preset = ""
             video.svtav1Preset = o.svtav1Preset ?? Self.defaultSVTAV1Preset
         }
+        // Alpha is written where the output can hold it, unless `alpha: false` (nil, not false,
+        // otherwise: plans and chunk keys of opaque outputs stay as they were).
+        let canHoldAlpha = codec == .prores && (ProResProfile(rawValue: video.profile)?.hasAlpha ?? false)
+        if canHoldAlpha && (o.alpha ?? true) { video.alpha = true }
         let fileType = options.fileType ?? (!hasPicture ? .m4a : options.isLadder ? .hls : codec.defaultFileType)
         let a = options.audio
         let audioCodec = a.codec ?? AudioCodec.default(for: fileType).rawValue
@@ -113,7 +121,7 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// `"h264"`, `"hevc"`, `"prores"`, `"vp9"` or `"av1"` (`VideoCodec`).
     public var codec: String
     /// The codec's profile: H.264 `"high"` or `"main"`; HEVC `"main"`; ProRes a `ProResProfile`
-    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`); VP9 `"0"`, AV1 `"main"` (both 8-bit 4:2:0).
+    /// name (`"proxy"`, `"lt"`, `"422"`, `"hq"`, `"4444"`, `"4444xq"`); VP9 `"0"`, AV1 `"main"` (both 8-bit 4:2:0).
     public var profile: String
     /// x264's, x265's, libvpx's or SVT-AV1's constant rate factor; 0 (unused) for ProRes.
     public var crf: Int
@@ -135,6 +143,9 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     public var vp9Speed: Int?
     /// SVT-AV1's preset (0…13) for AV1; nil for the other codecs.
     public var svtav1Preset: Int?
+    /// True: frames are composited with an alpha plane and the encoder writes it (ProRes
+    /// `4444`/`4444xq`). Nil (never false) for opaque outputs, and in plans made before alpha.
+    public var alpha: Bool?
 
     public init(codec: String, profile: String, crf: Int, x264Preset: String, gopDuration: Rational, gopFrames: Int, bitRate: Int?,
                 x265Preset: String? = nil, vp9Speed: Int? = nil, svtav1Preset: Int? = nil) {
@@ -145,6 +156,9 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
 
     /// The codec, if Reel knows it (validated compositions always give one it knows).
     public var videoCodec: VideoCodec? { VideoCodec(rawValue: codec) }
+
+    /// Whether frames carry alpha to the output.
+    public var writesAlpha: Bool { alpha == true }
 }
 
 /// Audio encoder settings (AAC, or PCM for WAV).

@@ -83,15 +83,17 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
 }
 
 /// Apple ProRes profiles (`export.video.proresProfile`), lightest first. All are intra-only
-/// 10-bit; `4444` is 4:4:4 with an alpha channel, the others 4:2:2.
+/// 10-bit; `4444` and `4444xq` (prores_ks profile 5, higher data rate) are 4:4:4 with an alpha
+/// channel, the others 4:2:2.
 public enum ProResProfile: String, Hashable, Sendable, Codable, CaseIterable {
     case proxy, lt
     case standard = "422"
     case hq
     case fourFourFourFour = "4444"
+    case fourFourFourFourXQ = "4444xq"
 
     /// Whether frames carry an alpha plane (and full-resolution chroma).
-    public var hasAlpha: Bool { self == .fourFourFourFour }
+    public var hasAlpha: Bool { self == .fourFourFourFour || self == .fourFourFourFourXQ }
 }
 
 extension ExportPreset {

@@ -74,6 +74,9 @@ public enum ContentKey {
             // Written only when set, so the keys of H.264, HEVC and ProRes chunks stay as they were.
             if let speed = video.vp9Speed { out.write("vp9Speed", speed) }
             if let preset = video.svtav1Preset { out.write("svtav1Preset", preset) }
+            // Only when the output writes alpha: the frames differ (their alpha, and the colour
+            // of transparent pixels), and opaque outputs keep their keys.
+            if video.writesAlpha { out.write("alpha", "true") }
             // Written only for an HLS ladder, so the keys of single-file chunks stay as they were.
             if let ladder = plan.export.ladder { plan.write(ladder: ladder, to: &out) }
             out.write("encoderThreads", encoderThreads)
@@ -100,6 +103,7 @@ public enum ContentKey {
         out.write("sampleRate", audio.sampleRate)
         out.write("channels", audio.channels)
         if let loudness = audio.loudness { plan.write(loudness: loudness, to: &out) }
+        if let outputs = plan.export.audioOutputs { plan.write(audioOutputs: outputs, to: &out) }
         // An HLS ladder's audio is cut into segments on the ladder's grid.
         if let ladder = plan.export.ladder { out.write("segmentFrames", ladder.segmentFrames) }
         out.write("duration", plan.duration)

@@ -60,18 +60,64 @@ public struct ContactSheet: Sendable, Hashable {
     }
 }
 
-/// A WebVTT thumbnails track for a contact sheet: one cue per tile, from its time to the next
+/// Tiles split in order over several contact sheets of at most `columns × rowsPerSheet` tiles
+/// each, so that a long programme's thumbnails never make one picture too large for players
+/// and image decoders. Every sheet but the last is full.
+public struct SheetSeries: Sendable, Hashable {
+    public var tile: PixelSize
+    public var count: Int
+    public var columns: Int
+    public var rowsPerSheet: Int
+
+    public init(tile: PixelSize, count: Int, columns: Int, rowsPerSheet: Int) {
+        precondition(count > 0 && columns > 0 && rowsPerSheet > 0, "a sheet series needs tiles, columns and rows")
+        self.tile = tile; self.count = count; self.columns = columns; self.rowsPerSheet = rowsPerSheet
+    }
+
+    public var tilesPerSheet: Int { columns * rowsPerSheet }
+
+    /// The sheets in order (the last may hold fewer tiles, and fewer columns if it holds fewer
+    /// than one row).
+    public var sheets: [ContactSheet] {
+        stride(from: 0, to: count, by: tilesPerSheet).map {
+            ContactSheet(tile: tile, count: min(tilesPerSheet, count - $0), columns: columns)
+        }
+    }
+
+    /// Which sheet tile `index` (0-based, over all sheets) is on, and where on it.
+    public func location(of index: Int) -> (sheet: Int, frame: (x: Int, y: Int, width: Int, height: Int)) {
+        let sheet = index / tilesPerSheet
+        return (sheet, sheets[sheet].frame(of: index % tilesPerSheet))
+    }
+}
+
+/// A WebVTT thumbnails track for contact sheets: one cue per tile, from its time to the next
 /// tile's (the last to the end of the media), whose text is the sheet's name with a
 /// `#xywh=x,y,w,h` media fragment — what video.js, Plyr, JW Player and others read for
 /// scrubbing previews.
 public enum WebVTTThumbnails {
     public static func document(times: [Rational], end: Rational, sheet: ContactSheet, imageName: String) -> String {
         precondition(times.count == sheet.count, "one time per tile")
+        return document(times: times, end: end) { index in (imageName, sheet.frame(of: index)) }
+    }
+
+    /// Tiles over several sheets: tile `i` is on the sheet named `imageName(sheet)`.
+    public static func document(times: [Rational], end: Rational, series: SheetSeries, imageName: (Int) -> String) -> String {
+        precondition(times.count == series.count, "one time per tile")
+        let sheets = series.sheets
+        return document(times: times, end: end) { index in
+            let sheet = index / series.tilesPerSheet
+            return (imageName(sheet), sheets[sheet].frame(of: index % series.tilesPerSheet))
+        }
+    }
+
+    private static func document(times: [Rational], end: Rational,
+                                 tile: (Int) -> (image: String, frame: (x: Int, y: Int, width: Int, height: Int))) -> String {
         var text = "WEBVTT\n"
         for (index, start) in times.enumerated() {
             let stop = index + 1 < times.count ? times[index + 1] : max(end, start)
-            let f = sheet.frame(of: index)
-            text += "\n\(timestamp(start)) --> \(timestamp(stop))\n\(imageName)#xywh=\(f.x),\(f.y),\(f.width),\(f.height)\n"
+            let (image, f) = tile(index)
+            text += "\n\(timestamp(start)) --> \(timestamp(stop))\n\(image)#xywh=\(f.x),\(f.y),\(f.width),\(f.height)\n"
         }
         return text
     }

@@ -63,6 +63,7 @@ final class ValidationRun {
         let subtitleTracks = checkSubtitleTracks(tracks.subtitle, duration: duration)
         let captions = checkCaptions(duration: duration, renderSize: video?.renderSize)
         let export = checkExport()
+        let audioOutputs = checkAudioOutputs(export, tracks: tracks)
         if export.fileType?.isAudioOnly == true, audioTracks.isEmpty, composition.tracks.contains(where: { !$0.segments.isEmpty }) {
             report("tracks", "an \(export.fileType!.displayName) output holds sound only, but no track is an audio track: add one, "
                    + "or write a video container (mp4, mov)")
@@ -77,6 +78,11 @@ final class ValidationRun {
             return nil
         }
         var settings = ExportSettings(resolving: export, frameDuration: video.frameDuration, hasPicture: composition.hasPicture)
+        if let audioOutputs {
+            checkAudioOutputs(audioOutputs, fileType: settings.fileType)
+            guard problems.isEmpty else { return nil }
+            settings.audioOutputs = audioOutputs
+        }
         if settings.fileType == .hls {
             let ladder = RenditionLadder(resolving: export, renderSize: video.renderSize, frameDuration: video.frameDuration, base: settings.video)
             guard checkLadder(ladder, export: export, renderSize: video.renderSize, frameDuration: video.frameDuration,

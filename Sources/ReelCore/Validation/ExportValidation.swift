@@ -135,12 +135,6 @@ extension ValidationRun {
         if !codec.hasBitRate, export.audio.bitRate != nil {
             report("export.audio.bitRate", "\(origin) is \(codec.displayName), uncompressed 16-bit samples with no bit rate: remove bitRate")
         }
-        // NormalisedAudio measures what it delivers by encoding AAC; Opus and PCM outputs are not
-        // normalised yet, and refusing is better than delivering another codec than asked for.
-        if codec != .aac, export.audio.loudness != nil {
-            report("export.audio.loudness", "loudness normalisation is written for AAC audio so far, and \(origin) is \(codec.displayName): "
-                   + "remove loudness, or export to MP4, MOV or M4A with AAC")
-        }
         if let fileType = export.fileType, !codec.canBeWritten(in: fileType) {
             report("export.audio.codec", "is \"\(codec.rawValue)\", but export.fileType \"\(fileType.rawValue)\" cannot hold \(codec.displayName) "
                    + "(Reel writes it only in \(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))): remove codec to get "
@@ -165,6 +159,16 @@ extension ValidationRun {
         if v.proresProfile != nil && codec != .prores {
             report("export.video.proresProfile", "applies only to codec \"prores\", but \(origin) encodes \(codec.displayName): remove it, "
                    + "or set \"codec\": \"prores\"")
+        }
+        if v.alpha == true {
+            let profile = v.proresProfile.flatMap(ProResProfile.init(rawValue:)) ?? export.preset.proresProfile
+            if codec != .prores {
+                report("export.video.alpha", "is true, but \(origin) encodes \(codec.displayName), which Reel writes without alpha: "
+                       + "set \"codec\": \"prores\" with \"proresProfile\": \"4444\" (or \"4444xq\"), or remove alpha")
+            } else if !profile.hasAlpha {
+                report("export.video.alpha", "is true, but ProRes profile \"\(profile.rawValue)\" has no alpha channel: "
+                       + "set \"proresProfile\": \"4444\" (or \"4444xq\"), or remove alpha")
+            }
         }
         if !codec.hasRateControl {
             for (key, given) in [("crf", v.crf != nil), ("bitRate", v.bitRate != nil)] where given {

@@ -5,17 +5,58 @@ import ReelCore
 /// Conventions: pixel `(i, j)` covers `[i, i+1) × [j, j+1)` and is sampled at its centre;
 /// transforms map source pixel coordinates to dest pixel coordinates (CGAffineTransform
 /// semantics). Colour is blended in Y'CbCr directly (no round trip through RGB), 8-bit,
-/// source-over with straight alpha. The dest's alpha plane, if it has one, is left unchanged:
-/// frames being composited are opaque.
+/// source-over with straight alpha.
+///
+/// A dest with an alpha plane (a frame whose output keeps alpha) holds its colour
+/// premultiplied over black — the colour the frame has composited over a black backdrop — and
+/// its coverage in the alpha plane: source-over (Porter-Duff over) is then the same blend on the
+/// colour as on an opaque dest, plus `αd' = αs + αd·(1 − αs)` on the alpha plane, which is the
+/// colour formula applied to a source of value 255. `unpremultiply` turns such a frame into
+/// straight alpha for the encoder. A dest without an alpha plane is opaque: its pixels are
+/// exactly what they were before alpha existed.
 ///
 /// Single-threaded and allocation-free per pixel; parallelism belongs to the caller (one frame
 /// per thread). Not thread-safe for the same `dest`.
 public enum Compositor {
-    /// Fills `dest` with an opaque colour (BT.601 limited-range conversion of the RGB colour).
-    /// The colour's alpha is ignored; an alpha plane, if present, becomes fully opaque.
+    /// Fills `dest` with `color` over black (BT.601 limited-range conversion of the RGB colour
+    /// multiplied by its alpha, which is the colour itself when it is opaque); an alpha plane,
+    /// if present, takes the colour's alpha. Without an alpha plane a transparent colour is
+    /// thus drawn over black.
     public static func fill(_ dest: YUVImage, color: RGBAColor) {
-        let c = ColorConversion.yuv(color)
-        dest.fill(y: c.y, u: c.u, v: c.v, alpha: 255)
+        let a = Int(color.a)
+        func times(_ v: UInt8) -> UInt8 { UInt8(truncatingIfNeeded: BlendKernels.div255(Int(v) * a)) }
+        let c = ColorConversion.yuv(RGBAColor(r: times(color.r), g: times(color.g), b: times(color.b)))
+        dest.fill(y: c.y, u: c.u, v: c.v, alpha: color.a)
+    }
+
+    /// Turns a frame composited with an alpha plane (colour premultiplied over black, see the
+    /// type's notes) into straight alpha in place: `C = black + (C − black)·255/α`, rounded and
+    /// clamped, with chroma divided by the mean alpha of its 2×2 block. Where α is 0 the colour
+    /// becomes black. A frame without an alpha plane is left as it is.
+    public static func unpremultiply(_ image: YUVImage) {
+        guard let a = image.a else { return }
+        // reciprocal[α] = 255·65536/α (16.16 fixed point); index 0 unused.
+        let reciprocal = (0...255).map { $0 == 0 ? 0 : (255 << 16 + $0 / 2) / $0 }
+        @inline(__always) func straight(_ c: UInt8, _ black: Int, _ alpha: Int) -> UInt8 {
+            if alpha >= 255 { return c }
+            if alpha == 0 { return UInt8(truncatingIfNeeded: black) }
+            let v = black + ((Int(c) - black) * reciprocal[alpha] + 32768) >> 16
+            return UInt8(truncatingIfNeeded: min(max(v, 0), 255))
+        }
+        for y in 0..<image.height {
+            let yr = image.y.row(y), ar = a.row(y)
+            for x in 0..<image.width { yr[x] = straight(yr[x], 16, Int(ar[x])) }
+        }
+        for y in 0..<image.u.height {
+            let r0 = a.row(2 * y), r1 = 2 * y + 1 < a.height ? a.row(2 * y + 1) : r0
+            let ur = image.u.row(y), vr = image.v.row(y)
+            for x in 0..<image.u.width {
+                let x1 = min(2 * x + 1, a.width - 1)
+                let mean = (Int(r0[2 * x]) + Int(r0[x1]) + Int(r1[2 * x]) + Int(r1[x1]) + 2) >> 2
+                ur[x] = straight(ur[x], 128, mean)
+                vr[x] = straight(vr[x], 128, mean)
+            }
+        }
     }
 
     /// Source-over draws `source` onto `dest`.
@@ -25,6 +66,7 @@ public enum Compositor {
     ///   - opacity: 0…1, multiplies the source alpha; ≤ 0 (or NaN) draws nothing.
     ///   - crop: the part of the source to draw, in source pixel coordinates; nil = all of it.
     ///   - dest: modified in place; pixels the drawn rectangle does not touch stay unchanged.
+    ///   - coverage: false leaves `dest`'s alpha plane alone (for a caller that writes it itself).
     ///
     /// Sampling is bilinear with taps clamped to the crop. The crop rectangle's edges are
     /// antialiased: coverage ramps from 1 to 0 over one DEST pixel centred on the edge (so an
@@ -35,7 +77,8 @@ public enum Compositor {
     /// Fast paths: integer translations blend rows directly (or copy them at full opacity);
     /// axis-aligned scales and 90°/180°/270° rotations use row kernels with fixed rows or
     /// columns; anything else steps 16.16 fixed-point source coordinates per pixel.
-    public static func draw(_ source: YUVImage, transform: AffineTransform, opacity: Double, crop: Rect?, onto dest: YUVImage) {
+    public static func draw(_ source: YUVImage, transform: AffineTransform, opacity: Double, crop: Rect?, onto dest: YUVImage,
+                            coverage writesCoverage: Bool = true) {
         guard opacity > 0, let inverse = transform.inverted else { return }
         let op = Int((min(opacity, 1) * 255).rounded())
         guard op > 0 else { return }
@@ -45,12 +88,28 @@ public enum Compositor {
 
         if let offset = integerOffset(transform), isIntegral(region) {
             drawTranslated(source, offset: offset, region: region, opacity: op, onto: dest)
+            if writesCoverage, let coverage = dest.a { drawCoverageTranslated(source, offset: offset, region: region, opacity: op, onto: coverage) }
             return
         }
         guard let luma = PlaneMapping(inverse: inverse, planeScale: 1, crop: region, lumaWidth: source.width, lumaHeight: source.height,
                                       sourceWidth: source.y.width, sourceHeight: source.y.height) else { return }
         composite(source.y, alpha: source.a, onto: dest.y, mapping: luma, opacity: op)
         drawChroma(source, inverse: inverse, region: region, opacity: op, onto: dest)
+        if writesCoverage, let coverage = dest.a {
+            withOpaquePlane(width: source.y.width, height: source.y.height) { ones in
+                composite(ones, alpha: source.a, onto: coverage, mapping: luma, opacity: op)
+            }
+        }
+    }
+
+    /// Source-over of `source`'s alpha (× `opacity`) onto a dest alpha plane, as an identity
+    /// draw at full size would do it: what a blend-mode layer adds to the frame's coverage.
+    public static func accumulateCoverage(of source: YUVImage, opacity: Double, onto dest: YUVImage) {
+        guard let coverage = dest.a, opacity > 0 else { return }
+        let op = Int((min(opacity, 1) * 255).rounded())
+        guard op > 0 else { return }
+        let region = Rect(x: 0, y: 0, width: Double(min(source.width, dest.width)), height: Double(min(source.height, dest.height)))
+        drawCoverageTranslated(source, offset: (0, 0), region: region, opacity: op, onto: coverage)
     }
 
     // MARK: - Paths
@@ -142,6 +201,33 @@ public enum Compositor {
                 x += 1
             }
         }
+    }
+
+    /// The alpha-plane half of `drawTranslated`: the colour formula with a source of 255.
+    private static func drawCoverageTranslated(_ source: YUVImage, offset: (x: Int, y: Int), region: Rect, opacity op: Int, onto coverage: Plane) {
+        let sx0 = Int(region.x), sy0 = Int(region.y), sx1 = Int(region.maxX), sy1 = Int(region.maxY)
+        let dx0 = max(0, sx0 + offset.x), dy0 = max(0, sy0 + offset.y)
+        let dx1 = min(coverage.width, sx1 + offset.x), dy1 = min(coverage.height, sy1 + offset.y)
+        guard dx1 > dx0, dy1 > dy0 else { return }
+        withOpaquePlane(width: dx1 - dx0, height: 1) { ones in
+            let s = UnsafePointer(ones.base)
+            for y in dy0..<dy1 {
+                let d = coverage.row(y) + dx0
+                if let a = source.a {
+                    BlendKernels.blendRow(s, alpha: UnsafePointer(a.row(y - offset.y) + (dx0 - offset.x)), d, count: dx1 - dx0, opacity: op)
+                } else {
+                    BlendKernels.blendRow(s, d, count: dx1 - dx0, alpha: op)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` with a scratch plane of 255s (a source whose "colour" is full coverage).
+    private static func withOpaquePlane(width: Int, height: Int, _ body: (Plane) -> Void) {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: width * height)
+        defer { buffer.deallocate() }
+        buffer.update(repeating: 255, count: width * height)
+        body(Plane(base: buffer, width: width, height: height, stride: width))
     }
 
     // MARK: - Helpers

@@ -132,6 +132,7 @@ extension Compositor {
             draw(layer, transform: .identity, opacity: opacity, crop: nil, onto: frame)
         } else {
             BlendModeKernel.blend(layer, onto: frame, mode: mode, opacity: opacity)
+            Compositor.accumulateCoverage(of: layer, opacity: opacity, onto: frame)
         }
     }
 }

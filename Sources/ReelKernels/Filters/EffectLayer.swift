@@ -30,13 +30,13 @@ public final class EffectLayer {
     /// Draws `source` as the layer `draw` says (transform and crop; not opacity) into `buffer`.
     public func render(_ source: YUVImage, transform: AffineTransform, crop: Rect?) {
         if source.a == nil, Self.covers(width: width, height: height, source: source, transform: transform, crop: crop) {
-            Compositor.draw(source, transform: transform, opacity: 1, crop: crop, onto: buffer)
+            Compositor.draw(source, transform: transform, opacity: 1, crop: crop, onto: buffer, coverage: false)
             let a = buffer.a!
             for y in 0..<height { a.row(y).update(repeating: 255, count: width) }
             return
         }
         buffer.fill(y: 0, u: 0, v: 0, alpha: 0)
-        Compositor.draw(source, transform: transform, opacity: 1, crop: crop, onto: buffer)
+        Compositor.draw(source, transform: transform, opacity: 1, crop: crop, onto: buffer, coverage: false)
         weights.fill(y: 0, u: 0, v: 0)
         Compositor.draw(mask(of: source), transform: transform, opacity: 1, crop: crop, onto: weights)
         unpremultiply()

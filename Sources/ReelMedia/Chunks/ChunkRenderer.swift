@@ -41,7 +41,10 @@ public enum ChunkRenderer {
     /// over the mix means no encoder restarts, so no gap, click or repeated block can appear at
     /// a video chunk join; AAC's priming is signalled by the muxer.
     /// With `export.audio.loudness` the mix is measured first and normalised (`NormalisedAudio`).
+    /// With `export.audioOutputs` each output is its own mix (and normalised on its own), and
+    /// the result holds one audio stream per output, in order (`AudioOutputStreams`).
     public static func renderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
+        if plan.export.audioOutputs != nil { return try AudioOutputStreams.render(plan, to: path, media: media) }
         if let target = plan.export.audio.loudness { return try NormalisedAudio.render(plan, target: target, to: path, media: media) }
         let mixer = AudioMixer(plan: plan, media: media)
         precondition(mixer.hasAudio, "renderAudio on a plan without audio tracks")

@@ -46,22 +46,29 @@ public enum Finaliser {
         let firstReader = try ordered.first.map { try PacketReader(path: $0.path, kind: "video") }
         let fd = plan.frameDuration
         let videoParameters = try firstReader.map { try $0.parameters.retimed(timeBase: fd, frameDuration: fd) }
-        let audioReader = try audio.map { try PacketReader(path: $0.path, kind: "audio") }
+        // One audio stream per audio output (`export.audioOutputs`), each tagged; a single mix as it is.
+        let audioReaders = try audio.map { audio in
+            try (0..<max(1, plan.audioStreamCount)).map { try PacketReader(path: audio.path, kind: "audio", ordinal: $0) }
+        } ?? []
         let partial = AtomicFile.temporaryPath(for: outputPath)
         defer { unlink(partial) }
         var subtitles = SubtitleMux(plan)
-        let writer = try MovieWriter(path: partial, fileType: plan.export.fileType.rawValue, faststart: plan.export.optimizeForNetworkUse,
-                                     video: videoParameters, audio: audioReader?.parameters, subtitles: subtitles.streams)
+        let fileType = plan.export.fileType.rawValue
+        let outputs = plan.export.audioOutputs
+        let audioStreams = audioReaders.enumerated().map { i, reader in
+            AudioStreamDescription(parameters: reader.parameters, language: outputs?[i].language.code(for: fileType),
+                                   title: outputs?[i].title, isDefault: outputs.map { _ in i == 0 })
+        }
+        let writer = try MovieWriter(path: partial, fileType: fileType, faststart: plan.export.optimizeForNetworkUse,
+                                     video: videoParameters, audio: nil, audioStreams: audioStreams, subtitles: subtitles.streams)
 
         var audioPackets = 0
-        var pendingAudio = try audioReader?.next()
-        let audioTimeBase = audioReader?.parameters.timeBase ?? .one
+        var pendingAudio = try AudioStreamMerge(audioReaders)
         /// Writes audio and subtitle packets that start before `time` (seconds), keeping the file interleaved.
         func writeAudio(before time: Rational?) throws {
-            while let packet = pendingAudio, time.map({ Rational(packet.dts) * audioTimeBase < $0 }) ?? true {
-                try writer.write(audio: packet)
+            while let next = pendingAudio.nextTime, time.map({ next < $0 }) ?? true, let (stream, packet) = try pendingAudio.next() {
+                try writer.write(audio: packet, stream: stream)
                 audioPackets += 1
-                pendingAudio = try audioReader?.next()
             }
             try subtitles.write(before: time, to: writer)
         }

@@ -7,7 +7,8 @@ import ReelCore
 ///
 /// The output folder (the master playlist's directory) receives, for each rendition,
 /// `NAME/init.mp4`, `NAME/seg-00001.m4s …` and `NAME/index.m3u8`; the sound in `audio/`; the
-/// master playlist under the output's name; and `manifest.mpd`. Every file is written in a
+/// master playlist under the output's name; `manifest.mpd`; and scrubbing thumbnails
+/// (`thumbnails.vtt` and its contact sheets, `LadderThumbnails.swift`). Every file is written in a
 /// work folder first and moved into place once all are checked, the master playlist last.
 ///
 /// Checks: every rendition's chunks tile the frames, match their planned size and SHA-256,
@@ -76,9 +77,11 @@ extension Finaliser {
         if let sound { try write(mediaPlaylist(sound), to: work.appendingPathComponent("\(Self.audioFolder)/index.m3u8")) }
         try write(masterPlaylist(plan, ladder: ladder, tracks: tracks, sound: sound), to: work.appendingPathComponent(master.lastPathComponent))
         try write(dashManifest(plan, ladder: ladder, tracks: tracks, sound: sound), to: work.appendingPathComponent(Self.dashManifestName))
+        let thumbnails = try writeThumbnails(plan, ladder: ladder, tracks: tracks, into: work)
 
-        // Into place: the folders and the manifest, then the master playlist.
-        let names = ladder.renditions.map(\.name) + (sound == nil ? [] : [Self.audioFolder]) + [Self.dashManifestName, master.lastPathComponent]
+        // Into place: the folders, the thumbnails and the manifest, then the master playlist.
+        let names = ladder.renditions.map(\.name) + (sound == nil ? [] : [Self.audioFolder]) + thumbnails
+            + [Self.dashManifestName, master.lastPathComponent]
         for name in names {
             let destination = folder.appendingPathComponent(name)
             try? FileManager.default.removeItem(at: destination)

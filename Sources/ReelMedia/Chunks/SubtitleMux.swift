@@ -14,7 +14,7 @@ struct SubtitleMux {
         streams = tracks.map {
             SubtitleStreamDescription(language: $0.language.code(for: fileType), title: $0.title, isDefault: $0.isDefault)
         }
-        pending = tracks.map { SubtitleStreamDescription.packets(SubtitleCue.flattened($0.cues)) }
+        pending = tracks.map { SubtitleStreamDescription.packets(SubtitleCue.flattened($0.cues), webVTT: fileType == FileType.webm.rawValue) }
     }
 
     /// Writes every pending sample that starts before `time` (seconds; nil: all of them).

@@ -15,8 +15,8 @@ public final class MovieWriter: @unchecked Sendable {
     private let context: UnsafeMutablePointer<AVFormatContext>
     private let packet = Packet()
     private var videoStream: (index: Int32, timeBase: Rational)?
-    /// `offset` is added to every audio timestamp (see `blockTimeOffset`).
-    private var audioStream: (index: Int32, timeBase: Rational, offset: Int64)?
+    /// In order; `offset` is added to every audio timestamp (see `blockTimeOffset`).
+    private var audioStreams: [(index: Int32, timeBase: Rational, offset: Int64)] = []
     /// One per `SubtitleStreamDescription`, in order.
     private var subtitleStreams: [Int32] = []
     private var finished = false
@@ -31,10 +31,12 @@ public final class MovieWriter: @unchecked Sendable {
     }
 
     /// Creates the file with a video and/or an audio stream described by `video` / `audio`,
-    /// then one timed-text stream per entry of `subtitles`; `metadata` goes into the file's
-    /// own tags (the MP4 muxer keeps the keys it knows, such as `comment`).
+    /// then one audio stream per entry of `audioStreams` (with its language, title and
+    /// disposition), then one timed-text stream per entry of `subtitles`; `metadata` goes into
+    /// the file's own tags (the MP4 muxer keeps the keys it knows, such as `comment`).
+    /// Audio streams are numbered in that order (`write(audio:stream:)`).
     public init(path: String, fileType: String, faststart: Bool,
-                video: CodecParameters?, audio: CodecParameters?,
+                video: CodecParameters?, audio: CodecParameters?, audioStreams: [AudioStreamDescription] = [],
                 subtitles: [SubtitleStreamDescription] = [], metadata: [String: String] = [:], fragmented: Bool = false) throws {
         self.path = path
         let what = "creating \(path)"
@@ -45,7 +47,7 @@ public final class MovieWriter: @unchecked Sendable {
         if container.holdsSoundOnly, video != nil {
             throw MediaError(code: .invalidArgument, message: "\(fileType) holds sound only, not video", context: what)
         }
-        guard video != nil || audio != nil else {
+        guard video != nil || audio != nil || !audioStreams.isEmpty else {
             throw MediaError(code: .invalidArgument, message: "no stream to write", context: what)
         }
         if fileType == "mp4", video?.isProRes == true {
@@ -59,8 +61,23 @@ public final class MovieWriter: @unchecked Sendable {
         // unless asked to be bit-exact: the same render must give the same bytes.
         if container == .output(.webm) || container == .ogg { context.pointee.flags |= reel_fmt_flag_bitexact() }
         if let video { videoStream = (try addStream(video), video.timeBase) }
-        if let audio { audioStream = (try addStream(audio), audio.timeBase, container == .output(.webm) ? audio.blockTimeOffset : 0) }
-        for subtitle in subtitles { subtitleStreams.append(try addStream(subtitle)) }
+        let audioDescriptions = (audio.map { [AudioStreamDescription(parameters: $0)] } ?? []) + audioStreams
+        for description in audioDescriptions {
+            let audio = description.parameters
+            let index = try addStream(audio)
+            let stream = context.pointee.streams[Int(index)]!
+            if let language = description.language { av_dict_set(&stream.pointee.metadata, "language", language, 0) }
+            // MP4 and QuickTime keep a track's name in its handler; Matroska has a Name element.
+            if let title = description.title {
+                av_dict_set(&stream.pointee.metadata, container == .output(.webm) ? "title" : "handler_name", title, 0)
+            }
+            if let isDefault = description.isDefault {
+                stream.pointee.disposition = isDefault ? stream.pointee.disposition | reel_disposition_default()
+                    : stream.pointee.disposition & ~reel_disposition_default()
+            }
+            self.audioStreams.append((index, audio.timeBase, container == .output(.webm) ? audio.blockTimeOffset : 0))
+        }
+        for subtitle in subtitles { subtitleStreams.append(try addStream(subtitle, webVTT: container == .output(.webm))) }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { av_dict_set(&context.pointee.metadata, key, value, 0) }
         try check(avio_open(&context.pointee.pb, path, reel_io_flag_write()), "opening \(path) for writing")
         var options: OpaquePointer?
@@ -110,12 +127,22 @@ public final class MovieWriter: @unchecked Sendable {
         return stream.pointee.index
     }
 
-    private func addStream(_ subtitle: SubtitleStreamDescription) throws -> Int32 {
+    /// A timed-text stream: `mov_text` (MP4, QuickTime), or WebVTT (`webVTT`: WebM, whose
+    /// blocks hold a cue's text alone, with its title as the track's name).
+    private func addStream(_ subtitle: SubtitleStreamDescription, webVTT: Bool) throws -> Int32 {
         guard let stream = avformat_new_stream(context, nil) else {
             throw MediaError(code: .noData, message: "cannot add a stream", context: "creating \(path)")
         }
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_SUBTITLE
+        stream.pointee.time_base = SubtitleStreamDescription.timeBase.avRational
+        av_dict_set(&stream.pointee.metadata, "language", subtitle.language, 0)
+        if subtitle.isDefault { stream.pointee.disposition |= reel_disposition_default() }
+        if webVTT {
+            parameters.pointee.codec_id = AV_CODEC_ID_WEBVTT
+            if let title = subtitle.title { av_dict_set(&stream.pointee.metadata, "title", title, 0) }
+            return stream.pointee.index
+        }
         parameters.pointee.codec_id = AV_CODEC_ID_MOV_TEXT
         let description = SubtitleStreamDescription.sampleDescription
         guard let extradata = av_mallocz(description.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) else {
@@ -124,10 +151,7 @@ public final class MovieWriter: @unchecked Sendable {
         extradata.update(from: description, count: description.count)
         parameters.pointee.extradata = extradata   // freed with the stream
         parameters.pointee.extradata_size = Int32(description.count)
-        stream.pointee.time_base = SubtitleStreamDescription.timeBase.avRational
-        av_dict_set(&stream.pointee.metadata, "language", subtitle.language, 0)
         if let title = subtitle.title { av_dict_set(&stream.pointee.metadata, "handler_name", title, 0) }
-        if subtitle.isDefault { stream.pointee.disposition |= reel_disposition_default() }
         return stream.pointee.index
     }
 
@@ -149,9 +173,18 @@ public final class MovieWriter: @unchecked Sendable {
         try write(video, stream: videoStream.index, timeBase: videoStream.timeBase)
     }
 
+    /// A packet of the first audio stream.
     public func write(audio: EncodedPacket) throws {
-        guard let audioStream else { throw MediaError(code: .invalidArgument, message: "no audio stream", context: "writing \(path)") }
-        try write(audio, stream: audioStream.index, timeBase: audioStream.timeBase, offset: audioStream.offset)
+        try write(audio: audio, stream: 0)
+    }
+
+    /// A packet of audio stream `index` (in the order the streams were given).
+    public func write(audio: EncodedPacket, stream index: Int) throws {
+        guard audioStreams.indices.contains(index) else {
+            throw MediaError(code: .invalidArgument, message: "no audio stream \(index)", context: "writing \(path)")
+        }
+        let stream = audioStreams[index]
+        try write(audio, stream: stream.index, timeBase: stream.timeBase, offset: stream.offset)
     }
 
     /// A sample of subtitle stream `index` (the position of its description), timed in
@@ -203,6 +236,20 @@ public final class MovieWriter: @unchecked Sendable {
         finished = true
         try check(av_write_trailer(context), "finishing \(path)")
         try check(avio_closep(&context.pointee.pb), "closing \(path)")
+    }
+}
+
+/// An audio stream to write: its codec parameters and, for an output with several audio
+/// streams, its tags. `language` is the container's code (ISO 639-2); `isDefault` nil leaves
+/// the disposition to the muxer.
+public struct AudioStreamDescription {
+    public var parameters: CodecParameters
+    public var language: String?
+    public var title: String?
+    public var isDefault: Bool?
+
+    public init(parameters: CodecParameters, language: String? = nil, title: String? = nil, isDefault: Bool? = nil) {
+        self.parameters = parameters; self.language = language; self.title = title; self.isDefault = isDefault
     }
 }
 

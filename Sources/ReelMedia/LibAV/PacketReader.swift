@@ -14,18 +14,25 @@ public final class PacketReader: @unchecked Sendable {
     private let input: InputFile
     private let packet = Packet()
 
-    /// Opens `path` and selects its first stream of `kind` ("video" or "audio"). The
-    /// container's header describes the streams (no frames are decoded to probe them).
-    public convenience init(path: String, kind: String) throws {
-        try self.init(try MediaSources.local.location(of: path), kind: kind)
+    /// Opens `path` and selects its first stream of `kind` ("video" or "audio"), or with
+    /// `ordinal` its stream of that kind numbered `ordinal` from 0. The container's header
+    /// describes the streams (no frames are decoded to probe them).
+    public convenience init(path: String, kind: String, ordinal: Int = 0) throws {
+        try self.init(try MediaSources.local.location(of: path), kind: kind, ordinal: ordinal)
     }
 
-    /// Opens `location` (see `init(path:kind:)`).
-    public init(_ location: MediaLocation, kind: String) throws {
-        input = try InputFile(location, findStreamInfo: false)
+    /// Opens `location` (see `init(path:kind:ordinal:)`).
+    public init(_ location: MediaLocation, kind: String, ordinal: Int = 0) throws {
+        let input = try InputFile(location, findStreamInfo: false)
+        self.input = input
         let type = kind == "audio" ? AVMEDIA_TYPE_AUDIO : AVMEDIA_TYPE_VIDEO
-        guard kind == "audio" || kind == "video", let index = input.firstStream(of: type) else {
-            throw MediaError(code: .noStream, message: "no \(kind) stream", context: "opening \(location)")
+        let first = input.firstStream(of: type)
+        let index = ordinal == 0 ? first : first.flatMap { first in
+            (first..<input.streamCount).filter { input.stream($0).pointee.codecpar.pointee.codec_type == type }.dropFirst(ordinal).first
+        }
+        guard kind == "audio" || kind == "video", let index else {
+            throw MediaError(code: .noStream, message: ordinal == 0 ? "no \(kind) stream" : "no \(kind) stream number \(ordinal + 1)",
+                             context: "opening \(location)")
         }
         streamIndex = index
         let stream = input.stream(index)

@@ -1,8 +1,8 @@
 import CFFmpeg
 import ReelCore
 
-/// A timed-text stream of an MP4 or QuickTime file (3GPP timed text, `mov_text`/`tx3g`): its
-/// label in the container and its samples.
+/// A timed-text stream of an MP4 or QuickTime file (3GPP timed text, `mov_text`/`tx3g`), or
+/// of a WebM file (WebVTT): its label in the container and its samples.
 ///
 /// Each sample is a 16-bit big-endian byte count and the UTF-8 text (3GPP TS 26.245), in a
 /// millisecond time base. The sample description is the one FFmpeg's own mov_text encoder
@@ -52,11 +52,19 @@ public struct SubtitleStreamDescription: Sendable, Hashable {
     /// The samples of `cues` (already one at a time: see `SubtitleCue.flattened`), in the
     /// stream's time base. Times are rounded to the millisecond, the precision of SubRip and
     /// WebVTT; a cue shorter than that after rounding is left out.
-    public static func packets(_ cues: [SubtitleCue]) -> [EncodedPacket] {
+    static func webVTTText(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// With `webVTT` (a WebM stream) a sample is the cue's UTF-8 text alone, as Matroska's
+    /// WebVTT blocks hold it, with `&`, `<` and `>` escaped as WebVTT cue text requires (the
+    /// text is plain: markup was taken out when the file was read).
+    public static func packets(_ cues: [SubtitleCue], webVTT: Bool = false) -> [EncodedPacket] {
         cues.compactMap { cue in
             let start = cue.start.scaled(to: 1000), end = cue.end.scaled(to: 1000)
             guard end > start else { return nil }
-            return EncodedPacket(data: sample(cue.text), pts: start, dts: start, duration: end - start, isKeyframe: true)
+            let data = webVTT ? Array(webVTTText(cue.text).utf8) : sample(cue.text)
+            return EncodedPacket(data: data, pts: start, dts: start, duration: end - start, isKeyframe: true)
         }
     }
 }
@@ -66,7 +74,9 @@ extension LanguageTag {
     /// QuickTime, as libavformat writes it, keeps only the classic QuickTime language codes
     /// (`quickTimeLanguages`), so the bibliographic form is used where only it is one of them
     /// (`ger` for German). Any other language is written to QuickTime as unspecified.
+    /// Matroska (WebM) takes the bibliographic form (`fre`), as its specification asks.
     public func code(for fileType: String) -> String {
+        if fileType == "webm" { return iso639_2B ?? iso639_2T }
         guard fileType == "mov" else { return iso639_2T }
         if Self.quickTimeLanguages.contains(iso639_2T) { return iso639_2T }
         if let b = iso639_2B, Self.quickTimeLanguages.contains(b) { return b }

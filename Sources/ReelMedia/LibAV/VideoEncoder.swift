@@ -10,8 +10,9 @@ import ReelKernels
 /// H.264 and HEVC: closed GOPs of exactly `gopFrames`, no scene-cut keyframes, global headers
 /// (parameter sets in extradata, none repeated in the stream), 8-bit 4:2:0 as composited.
 /// ProRes: intra-only (every frame a keyframe), 10-bit 4:2:2 (`yuv422p10le`), or 4:4:4 with
-/// alpha (`yuva444p10le`) for profile 4444, converted from the composited 4:2:0 frame by
-/// swscale (bit-exact mode); composited frames are opaque, so 4444's alpha is opaque.
+/// alpha (`yuva444p10le`) for profiles 4444 and 4444xq, converted from the composited 4:2:0
+/// frame by swscale (bit-exact mode); the alpha is the frame's alpha plane, or opaque when the
+/// frame has none (`"alpha": false`).
 /// pts = frame index in time base `frameDuration`. The first frame given to an encoder is
 /// always an IDR.
 ///
@@ -186,7 +187,7 @@ public final class VideoEncoder: @unchecked Sendable {
     }
 
     /// Converts the composited 4:2:0 frame to the encoder's format (ProRes: 10-bit 4:2:2 or
-    /// 4:4:4 with opaque alpha) in the frame's own buffer. The padding of each row is zeroed
+    /// 4:4:4 with the frame's alpha) in the frame's own buffer. The padding of each row is zeroed
     /// first, so the whole buffer is a function of the image.
     private func convert(_ image: YUVImage, into f: UnsafeMutablePointer<AVFrame>, frameIndex: Int64) throws {
         let destination = PixelConverter.Planes(frame: f)
@@ -219,6 +220,7 @@ extension ProResProfile {
         case .standard: "standard"
         case .hq: "hq"
         case .fourFourFourFour: "4444"
+        case .fourFourFourFourXQ: "4444xq"
         }
     }
 }

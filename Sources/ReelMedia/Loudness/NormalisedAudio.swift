@@ -8,8 +8,9 @@ import ReelCore
 ///    with EBU R128 gating, loudness range, true peak).
 /// 2. **Encode** the mix times one gain (target − measured), through a `TruePeakLimiter`
 ///    whose ceiling starts `ceilingMargin` below the target's true peak.
-/// 3. **Check** the encoded audio as it will be delivered (decoded and measured). AAC changes
-///    a programme a little: it drops the top octave at lower bit rates (K-weighting counts it,
+/// 3. **Check** the encoded audio as it will be delivered (decoded and measured), in the
+///    export's codec: AAC, Opus or PCM (which changes nothing but the rounding to 16 bits, so
+///    it meets the target at the first encoding). AAC and Opus change a programme a little: it drops the top octave at lower bit rates (K-weighting counts it,
 ///    so noisy material measures up to about half a LU quieter) and can put inter-sample peaks
 ///    above what went in. When the delivered loudness misses the target by more than
 ///    `loudnessTolerance`, the gain is corrected by the miss (scaled by
@@ -35,7 +36,8 @@ enum NormalisedAudio {
         let measuring = AudioMixer(plan: plan, media: media)
         precondition(measuring.hasAudio, "renderAudio on a plan without audio tracks")
         let before = try LoudnessAnalysis.measure(measuring)
-        let encoded = AtomicFile.temporaryPath(for: path) + ".encoded.m4a"
+        let container = plan.audioTaskContainer
+        let encoded = AtomicFile.temporaryPath(for: path) + ".encoded.\(container)"
         defer { unlink(encoded) }
 
         var gain = LoudnessReport.gain(for: before, target: target)
@@ -45,7 +47,8 @@ enum NormalisedAudio {
         var previous: (gain: Double, loudness: Double)?
         while true {
             let mixer = AudioMixer(plan: plan, media: media)
-            try encode(mixer, gain: gain, ceiling: ceiling, bitRate: plan.export.audio.bitRate, to: encoded)
+            try encode(mixer, codec: plan.export.audio.audioCodec ?? .aac, bitRate: plan.export.audio.bitRate, container: container,
+                       gain: gain, ceiling: ceiling, to: encoded)
             encodings += 1
             after = try LoudnessAnalysis.measure(path: encoded, sampleRate: mixer.sampleRate, channels: mixer.channels, duration: plan.duration)
             let loudnessMiss = after.integrated.map { target.integrated - $0 } ?? 0
@@ -66,15 +69,17 @@ enum NormalisedAudio {
         let report = LoudnessReport(target: target, before: before, gain: gain, ceiling: ceiling, after: after)
         let partial = AtomicFile.temporaryPath(for: path)
         defer { unlink(partial) }
-        try remux(encoded, to: partial, tags: ["comment": LoudnessTag.text(report)])
+        try remux(encoded, to: partial, fileType: container, tags: ["comment": LoudnessTag.text(report)])
         try AtomicFile.commit(partial, to: path)
         return try ChunkArtifact.measuring(kind: .audio, frames: FrameRange(start: 0, end: plan.frameCount), path: path)
     }
 
-    /// One pass over the mix: × `gain` dB, limited to `ceiling` dBTP, encoded as AAC into an M4A.
-    static func encode(_ mixer: AudioMixer, gain: Double, ceiling: Double, bitRate: Int, to path: String) throws {
-        let encoder = try AudioEncoder(sampleRate: mixer.sampleRate, channels: mixer.channels, bitRate: bitRate)
-        let writer = try MovieWriter(path: path, fileType: "mp4", faststart: false, video: nil, audio: encoder)
+    /// One pass over the mix: × `gain` dB, limited to `ceiling` dBTP, encoded in `codec` into a
+    /// `container` file (`RenderPlan.audioTaskContainer`: AAC in MP4, Opus in Ogg, PCM in WAV).
+    static func encode(_ mixer: AudioMixer, codec: AudioCodec, bitRate: Int, container: String,
+                       gain: Double, ceiling: Double, to path: String) throws {
+        let encoder = try AudioEncoder(codec: codec, sampleRate: mixer.sampleRate, channels: mixer.channels, bitRate: bitRate)
+        let writer = try MovieWriter(path: path, fileType: container, faststart: false, video: nil, audio: encoder)
         try process(mixer, gain: gain, ceiling: ceiling) { planes, count in
             for packet in try encoder.encode(planar: planes, count: count) { try writer.write(audio: packet) }
         }
@@ -111,10 +116,10 @@ enum NormalisedAudio {
         }
     }
 
-    /// Copies the audio of `source` into a new file at `path` with `tags`.
-    static func remux(_ source: String, to path: String, tags: [String: String]) throws {
+    /// Copies the audio of `source` into a new `fileType` file at `path` with `tags`.
+    static func remux(_ source: String, to path: String, fileType: String, tags: [String: String]) throws {
         let reader = try PacketReader(path: source, kind: "audio")
-        let writer = try MovieWriter(path: path, fileType: "mp4", faststart: false, video: nil, audio: reader.parameters, metadata: tags)
+        let writer = try MovieWriter(path: path, fileType: fileType, faststart: false, video: nil, audio: reader.parameters, metadata: tags)
         while let packet = try reader.next() { try writer.write(audio: packet) }
         try writer.finish()
     }

@@ -2,6 +2,8 @@ import ReelCore
 import ReelKernels
 
 /// Draws frames of a `RenderPlan`: background, video layers bottom-up, overlays, then burned-in captions on top.
+/// When the export writes alpha (`VideoExportSettings.writesAlpha`) the frame has an alpha plane:
+/// everything is composited source-over on it, and the frame returned has straight alpha.
 ///
 /// Rendering frame `k` depends only on the plan and `k` (sources are sought, not replayed),
 /// so any range of frames can be rendered on its own — the unit of work of a chunk.
@@ -24,7 +26,8 @@ public final class FrameRenderer {
     public init(plan: RenderPlan, media: MediaSources = .local, decoderThreads: Int = 1) {
         self.plan = plan
         self.sources = SourcePool(plan: plan, media: media, decoderThreads: decoderThreads)
-        self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height)
+        // An alpha plane only when the output writes alpha: opaque renders do no alpha work.
+        self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height, hasAlpha: plan.export.video.writesAlpha)
         self.cursor = FrameCursor(plan: plan)
         self.captions = plan.captions == nil ? nil : CaptionPainter(plan: plan)
     }
@@ -49,6 +52,8 @@ public final class FrameRenderer {
             Compositor.draw(bitmap, transform: overlay.transform, opacity: overlay.opacity, crop: nil, onto: canvas)
         }
         try captions?.paint(at: description.time, onto: canvas)
+        // Composited premultiplied over black (Compositor); the encoder takes straight alpha.
+        Compositor.unpremultiply(canvas)
         sources.endFrame()
         return canvas
     }

@@ -78,6 +78,24 @@ extension Message {
             line.add("length", length)
         case let .data(offset, total, bytes):
             line.addRange(offset: offset, total: total, size: bytes.count)
+        case let .sourceURL(sha256):
+            line.add("sha256", sha256)
+        case let .resultURL(task, epoch, sha256, total), let .resultDone(task, epoch, sha256, total):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("sha256", sha256)
+            line.add("total", total)
+        case let .assetURL(sha256, total), let .assetDone(sha256, total):
+            line.add("sha256", sha256)
+            line.add("total", total)
+        case let .outputURL(job):
+            line.add("job", job)
+        case let .url(direct):
+            line.add("method", direct.method)
+            line.add("url", direct.url)
+            line.add("headers", list: direct.headers.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" })
+            line.add("expires", direct.expiresAtMillis)
+            line.add("total", direct.total)
         case let .submit(document):
             line.add("size", document.count)
         case let .job(id, missing):

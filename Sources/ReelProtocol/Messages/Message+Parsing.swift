@@ -125,6 +125,37 @@ extension Message {
         case "DATA":
             let data = try range(&line)
             return .data(offset: data.offset, total: data.total, bytes: data.bytes)
+        case "SOURCEURL": return .sourceURL(sha256: try line.hex256("sha256"))
+        case "RESULTURL", "RESULTDONE":
+            let task = try line.integer("task", in: id)
+            let epoch = try line.integer("epoch", in: id)
+            let sha = try line.hex256("sha256")
+            let total = try line.integer("total")
+            return line.verb == "RESULTURL" ? .resultURL(task: task, epoch: epoch, sha256: sha, total: total)
+                : .resultDone(task: task, epoch: epoch, sha256: sha, total: total)
+        case "ASSETURL", "ASSETDONE":
+            let sha = try line.hex256("sha256")
+            let total = try line.integer("total")
+            return line.verb == "ASSETURL" ? .assetURL(sha256: sha, total: total) : .assetDone(sha256: sha, total: total)
+        case "OUTPUTURL": return .outputURL(job: try line.integer("job", in: id))
+        case "URL":
+            let method = try line.string("method")
+            guard DirectURL.methods.contains(method) else { throw ReelProtocolError(.malformed, "URL: method=\(method) is not GET or PUT") }
+            let url = try line.name("url")
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw ReelProtocolError(.malformed, "URL: url= must be an http or https URL")
+            }
+            var headers: [String: String] = [:]
+            for item in try line.list("headers") {
+                guard let colon = item.firstIndex(of: ":"), colon != item.startIndex else {
+                    throw ReelProtocolError(.malformed, "URL: headers= takes NAME:VALUE items")
+                }
+                let name = item[..<colon].lowercased()
+                guard headers[name] == nil else { throw ReelProtocolError(.malformed, "URL: header \(name) given twice") }
+                headers[name] = String(item[item.index(after: colon)...])
+            }
+            return .url(DirectURL(method: method, url: url, headers: headers, expiresAtMillis: try line.integer("expires"),
+                                  total: try line.integer("total")))
         case "SUBMIT": return .submit(document: try body(&line))
         case "JOB":
             let job = try line.integer("job", in: id)

@@ -72,6 +72,23 @@ public enum Message: Hashable, Sendable {
     /// `DATA offset= total= size=` + bytes — a range of a source or an output.
     case data(offset: Int64, total: Int64, bytes: [UInt8])
 
+    // Direct transfers with an object store (§4.5): presigned URLs instead of bytes.
+    /// `SOURCEURL sha256=` — a presigned `GET` for a source (or plan document) by content hash.
+    case sourceURL(sha256: String)
+    /// `RESULTURL task= epoch= sha256= total=` — a presigned `PUT` for the task's result, bound to its SHA-256.
+    case resultURL(task: Int64, epoch: Int64, sha256: String, total: Int64)
+    /// `RESULTDONE task= epoch= sha256= total=` — the result was uploaded; verify it and count it.
+    case resultDone(task: Int64, epoch: Int64, sha256: String, total: Int64)
+    /// `ASSETURL sha256= total=` — a presigned `PUT` for a missing asset, bound to its SHA-256.
+    case assetURL(sha256: String, total: Int64)
+    /// `ASSETDONE sha256= total=` — the asset was uploaded; verify it (answered `STORED`).
+    case assetDone(sha256: String, total: Int64)
+    /// `OUTPUTURL job=` — a presigned `GET` for a finished job's output.
+    case outputURL(job: Int64)
+    /// `URL method= url= headers= expires= total=` — a presigned request (a bearer credential:
+    /// never logged; `DirectURL`'s description hides its query).
+    case url(DirectURL)
+
     // Operator clients (§4.3).
     /// `SUBMIT size=` + the submission JSON.
     case submit(document: [UInt8])
@@ -179,6 +196,13 @@ extension Message {
         case .release: "RELEASE"
         case .fetch: "FETCH"
         case .data: "DATA"
+        case .sourceURL: "SOURCEURL"
+        case .resultURL: "RESULTURL"
+        case .resultDone: "RESULTDONE"
+        case .assetURL: "ASSETURL"
+        case .assetDone: "ASSETDONE"
+        case .outputURL: "OUTPUTURL"
+        case .url: "URL"
         case .submit: "SUBMIT"
         case .job: "JOB"
         case .put: "PUT"
@@ -202,11 +226,42 @@ extension Message {
     public var requestRoles: Set<PeerRole>? {
         switch self {
         case .ping, .quit: [.agent, .client]
-        case .capabilities, .claim, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch: [.agent]
-        case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events: [.client]
+        case .capabilities, .claim, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
+             .sourceURL, .resultURL, .resultDone: [.agent]
+        case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
+             .assetURL, .assetDone, .outputURL: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,
-             .accepted, .data, .job, .stored, .resultStored, .report:
+             .accepted, .data, .job, .stored, .resultStored, .report, .url:
             nil
         }
     }
+}
+
+/// A presigned request handed out in `URL` (proto/PROTOCOL.md §4.5): whoever holds it may do
+/// `method` on one object until `expiresAtMillis`, sending exactly `headers` (for a `PUT`, the
+/// `x-amz-checksum-sha256` the coordinator bound it to). A bearer credential: its description
+/// shows the URL without its query (where the signature is), so it can be logged by mistake
+/// without leaking.
+public struct DirectURL: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `GET` or `PUT`.
+    public var method: String
+    public var url: String
+    /// Header names (lower case) and values to send as they are.
+    public var headers: [String: String]
+    public var expiresAtMillis: Int64
+    /// The object's size (`GET`), or the bytes to send (`PUT`).
+    public var total: Int64
+
+    public init(method: String, url: String, headers: [String: String], expiresAtMillis: Int64, total: Int64) {
+        self.method = method; self.url = url; self.headers = headers; self.expiresAtMillis = expiresAtMillis; self.total = total
+    }
+
+    /// The URL without its query: what may appear in a message or a log line.
+    public var redactedURL: String { url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url }
+    public var description: String { "\(method) \(redactedURL)?<signed query redacted>" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["method": method, "url": redactedURL], displayStyle: .struct) }
+
+    /// Methods a `URL` may carry.
+    public static let methods: Set<String> = ["GET", "PUT"]
 }

@@ -93,7 +93,8 @@ struct FetchCommand: AsyncParsableCommand {
         discussion: """
             The file is written under a temporary name, flushed and renamed: OUT appears only when complete. \
             If the coordinator restarts meanwhile, fetch says so once, reconnects for up to 5 minutes and \
-            continues at the byte it reached.
+            continues at the byte it reached. With the farm's storage in S3 the output comes straight from the \
+            bucket through a presigned URL the coordinator hands out (a failed download starts again from its first byte).
             """)
 
     @Argument(help: "The job id.") var job: Int64
@@ -105,6 +106,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrorsAsync {
+            try HLSOutput.makeFolder(for: output)
             try requireWritableOutput(output)
             let client = ReconnectingClient(try await OperatorClient.connect(connection), options: connection)
             client.giveUpHint = "run the same `reel fetch` again once the coordinator is back"
@@ -112,7 +114,8 @@ struct FetchCommand: AsyncParsableCommand {
             let report = try await client.perform { try await $0.status(job: job).report }
             if let type = report.jobs.first(where: { $0.id == job })?.outputFileType.flatMap(FileType.init(rawValue:)) {
                 if case .failure(let problem) = OutputContainer.fileType(forOutput: output, written: type, writtenBy: .jobOutput) {
-                    throw UserError("job \(job)'s output is \(type.withArticle) .\(type.rawValue) file: " + problem.message)
+                    let what = type == .hls ? "an HLS folder (-o DIR/master.m3u8)" : "\(type.withArticle) .\(type.rawValue) file"
+                    throw UserError("job \(job)'s output is \(what): " + problem.message)
                 }
             }
             try await OutputDownload.run(job: job, to: output, via: client, quiet: quiet)

@@ -1,4 +1,5 @@
 import Foundation
+import ReelObjectStore
 import ReelProtocol
 
 /// Follows one job until it is done, failed or cancelled (`submit --wait`, `reel render`) with
@@ -95,6 +96,23 @@ final class JobWaiter {
 /// continues at the first byte it does not hold, and the partial file keeps what it has.
 enum OutputDownload {
     static func run(job: Int64, to path: String, via client: ReconnectingClient<OperatorClient>, quiet: Bool) async throws {
+        guard !HLSOutput.isFolder(path) else {
+            // An HLS job's output is an archive of its folder (proto/PROTOCOL.md §4.6): downloaded
+            // beside the folder like any output, then unpacked into place, master playlist last.
+            let url = URL(fileURLWithPath: path)
+            let archive = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).reel-archive-\(getpid())").path
+            defer { unlink(archive) }
+            try await download(job: job, to: archive, via: client, quiet: quiet)
+            do { try LadderArchive.installFolder(archive: archive, masterPath: path) } catch {
+                throw UserError("cannot write job \(job)'s HLS folder beside \(path): \(error)")
+            }
+            return
+        }
+        try await download(job: job, to: path, via: client, quiet: quiet)
+    }
+
+    private static func download(job: Int64, to path: String, via client: ReconnectingClient<OperatorClient>, quiet: Bool) async throws {
+        if try await direct(job: job, to: path, via: client, quiet: quiet) { return }
         let file = try OutputFile(path: path)
         var cursor = DownloadCursor()
         var progress: TransferProgress?
@@ -107,5 +125,45 @@ enum OutputDownload {
             progress?.update(cursor.offset)
         } while !cursor.isComplete
         try file.commit()
+    }
+
+    /// With an object store: downloads the output through a presigned GET (`OUTPUTURL`, asked for
+    /// again once if refused as expired), written aside, checked for size and renamed into place.
+    /// - Returns: `false` when the coordinator hands out no URLs (download with `OUTPUT` instead).
+    static func direct(job: Int64, to path: String, via client: ReconnectingClient<OperatorClient>, quiet: Bool) async throws -> Bool {
+        for attempt in 0..<2 {
+            guard let url = try await client.perform({ try await $0.outputURL(job: job) }) else { return false }
+            let progress = TransferProgress(label: "download", total: url.total, quiet: quiet)
+            do {
+                let got = try await OperatorClient.transfer.download(url: url.url, headers: url.headers, to: path)
+                guard got.size == url.total else {
+                    unlink(path)
+                    throw UserError("job \(job)'s output came down as \(got.size) bytes, not \(url.total); fetch it again")
+                }
+                progress.update(got.size)
+                return true
+            } catch let error as ObjectStoreError where error.code == .accessDenied && attempt == 0 {
+                continue
+            } catch let error as ObjectStoreError {
+                throw UserError("cannot download job \(job)'s output from the object store: \(error.message)")
+            }
+        }
+        throw UserError("the object store refused two presigned downloads of job \(job)'s output in a row; fetch it again")
+    }
+}
+
+/// An HLS output (`-o DIR/master.m3u8`) is a folder of files rather than one file.
+enum HLSOutput {
+    static func isFolder(_ path: String) -> Bool { path.lowercased().hasSuffix(".m3u8") }
+
+    /// Makes DIR of `-o DIR/master.m3u8` when it is missing (any other output: nothing).
+    static func makeFolder(for path: String) throws {
+        guard isFolder(path) else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+                                                    withIntermediateDirectories: true)
+        } catch {
+            throw UserError("cannot make the folder of \(path): \(error.localizedDescription)")
+        }
     }
 }

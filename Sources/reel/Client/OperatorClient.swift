@@ -1,4 +1,5 @@
 import Foundation
+import ReelObjectStore
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -15,6 +16,9 @@ final class OperatorClient: CoordinatorConnection, Sendable {
     let secretPath: String
     private let client: ReelClient
     private let closed = ConnectionClosedFlag()
+    /// Set once the coordinator answered a direct-transfer request `no_direct`: this connection
+    /// then moves bytes over reel/1 without asking again.
+    private let noDirect = ConnectionClosedFlag()
 
     /// Timeout for small requests (SUBMIT, STATUS, CANCEL, …).
     static let requestTimeout: TimeAmount = .seconds(60)
@@ -152,23 +156,41 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         do {
             return try await client.request(request, timeout: timeout)
         } catch let error as ReelProtocolError {
+            throw userError(error, request, timeout: timeout)
+        }
+    }
+
+    /// Sends a direct-transfer request (proto/PROTOCOL.md §4.5); `nil` when the coordinator hands
+    /// out no presigned URLs (a local directory, or a coordinator that predates them).
+    func directCall(_ request: Message) async throws -> Message? {
+        if noDirect.isSet { return nil }
+        do {
+            return try await client.request(request, timeout: Self.requestTimeout)
+        } catch let error as ReelProtocolError where error.meansNoDirectTransfers {
+            noDirect.set()
+            return nil
+        } catch let error as ReelProtocolError {
+            throw userError(error, request, timeout: Self.requestTimeout)
+        }
+    }
+
+    private func userError(_ error: ReelProtocolError, _ request: Message, timeout: TimeAmount) -> UserError {
             switch error.code {
             case .timeout:
                 // ReelClient closes the connection on a timeout (a late reply would desynchronise it).
-                throw UserError("no reply from the coordinator at \(endpoint) to \(request.verb) within \(timeout.nanoseconds / 1_000_000_000) s",
+                return UserError("no reply from the coordinator at \(endpoint) to \(request.verb) within \(timeout.nanoseconds / 1_000_000_000) s",
                                 transient: .connectionLost)
             case .internal where error.message.hasPrefix("connection closed") || isClosed:
-                throw UserError("lost the connection to the coordinator at \(endpoint) (\(error.message))", transient: .connectionLost)
+                return UserError("lost the connection to the coordinator at \(endpoint) (\(error.message))", transient: .connectionLost)
             case .internal:
                 // The coordinator's own trouble, most often its database restarting; it recovers by itself.
-                throw UserError("the coordinator at \(endpoint) failed to handle \(request.verb): \(error.message) (\(error.code))",
+                return UserError("the coordinator at \(endpoint) failed to handle \(request.verb): \(error.message) (\(error.code))",
                                 transient: .internalError)
             case .shuttingDown:
-                throw UserError("the coordinator at \(endpoint) is shutting down; try again when it is back", transient: .connectionLost)
+                return UserError("the coordinator at \(endpoint) is shutting down; try again when it is back", transient: .connectionLost)
             default:
-                throw UserError("\(error.message) (\(error.code))")
+                return UserError("\(error.message) (\(error.code))")
             }
-        }
     }
 
     /// `SUBMIT`: queues a job; returns its id and the asset hashes the coordinator lacks.
@@ -185,6 +207,10 @@ final class OperatorClient: CoordinatorConnection, Sendable {
     /// coordinator already holds is answered `have = total` at once, and the upload ends there.
     /// - Parameter progress: called after every range with the bytes sent so far.
     func upload(sha256: String, path: String, size: Int64, progress: (Int64) -> Void) async throws {
+        if try await uploadDirectly(sha256: sha256, path: path, size: size) {
+            progress(size)
+            return
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw UserError("cannot read the asset \(path)") }
         defer { try? handle.close() }
         var offset: Int64 = 0
@@ -209,6 +235,45 @@ final class OperatorClient: CoordinatorConnection, Sendable {
             progress(offset)
         } while offset < size
     }
+
+    /// With an object store: `ASSETURL`, one presigned `PUT` bound to the asset's SHA-256 straight
+    /// to the store (asked for again once if it is refused as expired), then `ASSETDONE`.
+    /// - Returns: `false` when the coordinator hands out no URLs (upload with `PUT` instead).
+    private func uploadDirectly(sha256: String, path: String, size: Int64) async throws -> Bool {
+        for attempt in 0..<2 {
+            try Task.checkCancellation()
+            guard let reply = try await directCall(.assetURL(sha256: sha256, total: size)) else { return false }
+            switch reply {
+            case .stored(_, let have, _) where have == size:
+                return true
+            case .url(let url) where url.method == "PUT" && url.total == size:
+                do {
+                    try await Self.transfer.put(url: url.url, headers: url.headers, file: path)
+                } catch let error as ObjectStoreError where error.code == .accessDenied && attempt == 0 {
+                    continue
+                } catch let error as ObjectStoreError {
+                    throw UserError("cannot upload the asset \(path) to the object store: \(error.message)", transient: .internalError)
+                }
+                let done = try await call(.assetDone(sha256: sha256, total: size))
+                guard case .stored(_, let have, _) = done, have == size else { throw unexpected(done, to: "ASSETDONE") }
+                return true
+            default:
+                throw unexpected(reply, to: "ASSETURL")
+            }
+        }
+        throw UserError("the object store refused two presigned uploads of \(path) in a row; submit again")
+    }
+
+    /// `OUTPUTURL`: a presigned GET of the job's output, or `nil` when the coordinator hands out
+    /// none (read it with `OUTPUT` instead).
+    func outputURL(job: Int64) async throws -> DirectURL? {
+        guard let reply = try await directCall(.outputURL(job: job)) else { return nil }
+        guard case .url(let url) = reply, url.method == "GET" else { throw unexpected(reply, to: "OUTPUTURL") }
+        return url
+    }
+
+    /// Moves bytes through the presigned URLs the coordinator hands out.
+    static let transfer = PresignedTransfer()
 
     /// `STATUS [job= [wait=]]`: the decoded report and its raw JSON. With `waitSeconds` the
     /// coordinator holds the reply until the job has ended or that long has passed.

@@ -51,7 +51,7 @@ struct SubmitCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrorsAsync {
             try requireReadableFile(composition, what: "the composition")
-            if let output { try requireWritableOutput(output) }
+            if let output { try HLSOutput.makeFolder(for: output); try requireWritableOutput(output) }
             // Before reading or parsing it: one SUBMIT carries at most 64 MiB.
             var info = stat()
             if stat(composition, &info) == 0 { try SubmissionSize.checkComposition(composition, bytes: Int64(info.st_size)) }
@@ -65,7 +65,6 @@ struct SubmitCommand: AsyncParsableCommand {
             }
             // The same validation the coordinator will run, but here every problem is listed at once.
             let plan = try input.plan(outputFileType: fileType)
-            if plan.export.ladder != nil { throw UserError(LadderSupport.farmNotYet) }
             let manifest = try AssetManifest(composition: parsed, directory: input.directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
                                        name: name ?? input.name, fileType: fileType,

@@ -55,7 +55,8 @@ struct CodecEncoderTests {
     }
 
     @Test("ProRes: every frame a keyframe, the profile's tag and pixel format, byte-identical re-encodes",
-          arguments: [(ProResProfile.proxy, "apco"), (.lt, "apcs"), (.standard, "apcn"), (.hq, "apch"), (.fourFourFourFour, "ap4h")])
+          arguments: [(ProResProfile.proxy, "apco"), (.lt, "apcs"), (.standard, "apcn"), (.hq, "apch"), (.fourFourFourFour, "ap4h"),
+                      (.fourFourFourFourXQ, "ap4x")])
     func prores(_ profile: ProResProfile, _ tag: String) throws {
         let settings = VideoEncoderSettings.prores(width: 64, height: 48, frameDuration: Rational(1, 25), profile: profile, gopFrames: 5, threads: 2)
         let a = try EncoderTests.encodeAll(settings, frames: 6)

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+/// Issue 20.1 through the farm: an HLS/DASH ladder rendered by a coordinator and two agents
+/// (each video chunk's result a ladder archive of its renditions, proto/PROTOCOL.md §4.6),
+/// fetched as a folder, and checked with ffprobe and ffmpeg as LadderRenderTests checks the
+/// in-process render: exact frame counts, IDRs at the same times in every rendition, clean
+/// decodes of the master playlist and the DASH manifest — and every segment byte for byte the
+/// in-process render's. Then incremental re-rendering: the same job again reuses every chunk;
+/// one rendition changed renders the chunks again and leaves the other renditions' segments
+/// as they were. Short and small: 6 s, three renditions of at most 320x180.
+extension FarmTests {
+    static let ladderSeconds = 6, ladderRate = 25
+    static let ladderRenditions = [("top", 320, 180, 600_000), ("mid", 256, 144, 350_000), ("low", 160, 90, 150_000)]
+
+    static func ladderComposition(source: String, lowBitRate: Int = 150_000) -> String {
+        let rungs = ladderRenditions.map { name, w, h, rate in
+            let bits = name == "low" ? lowBitRate : rate
+            return #"{"name": "\#(name)", "renderSize": {"width": \#(w), "height": \#(h)}, "video": {"bitRate": \#(bits), "maxBitRate": \#(bits * 3 / 2)}}"#
+        }
+        return """
+            {"formatVersion": 1, "assets": {"src": {"url": "\(source)"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "src", "at": 0}]},
+                        {"id": 2, "mediaType": "audio", "segments": [{"asset": "src", "at": 0}]}],
+             "export": {"fileType": "hls", "segmentDuration": 2, "video": {"x264Preset": "veryfast"},
+                        "renditions": [\(rungs.joined(separator: ", "))]}}
+            """
+    }
+
+    /// Every file of an HLS folder (relative name → bytes), playlists included.
+    static func folderFiles(_ master: String) throws -> [String: Data] {
+        let folder = URL(fileURLWithPath: master).deletingLastPathComponent()
+        var files: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: folder.path)
+        while let name = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            let path = folder.appendingPathComponent(name).path
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files[name] = try Data(contentsOf: URL(fileURLWithPath: path))
+            }
+        }
+        return files
+    }
+
+    /// The media segments (`*.m4s`) and init segments of `rendition`, by name.
+    static func segments(_ files: [String: Data], rendition: String) -> [String: Data] {
+        files.filter { $0.key.hasPrefix("\(rendition)/") && ($0.key.hasSuffix(".m4s") || $0.key.hasSuffix("init.mp4")) }
+    }
+
+    @Test func anHLSLadderRendersThroughTheFarmAsItDoesInProcess() throws {
+        let farm = try LocalFarm(agents: 2)
+        let source = farm.dir.appendingPathComponent("src.mov").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x180:r=\(Self.ladderRate):d=\(Self.ladderSeconds)",
+                          "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=48000:duration=\(Self.ladderSeconds)",
+                          "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", source])
+        let composition = farm.dir.appendingPathComponent("ladder.json").path
+        try Self.ladderComposition(source: source).write(toFile: composition, atomically: true, encoding: .utf8)
+
+        // The reference: the same composition rendered in this process, one chunk per segment.
+        let reference = farm.dir.appendingPathComponent("in-process/master.m3u8").path
+        let local = try Media.run(Media.reel, ["render", composition, "--in-process", "--agents", "2", "--chunk-seconds", "2",
+                                               "--encoder-threads", "2", "-o", reference, "--quiet"], allowFailure: true)
+        #expect(local.status == 0, "\(local.stderr)")
+
+        let master = farm.dir.appendingPathComponent("farm/master.m3u8").path
+        let submitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
+                                       "--wait", "-o", master, "--quiet"], allowFailure: true)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let job = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let kinds = try farm.query("SELECT kind, count(*) FROM tasks WHERE job_id = \(job) GROUP BY kind ORDER BY kind").map { $0.joined(separator: "=") }
+        #expect(kinds == ["audio=1", "finalise=1", "video_chunk=3"], "one chunk task per 2 s segment, all renditions in each: \(kinds)")
+
+        // As a player reads it: every rendition's frames, aligned IDRs, clean decodes.
+        var keyframeTimes: [[Double]] = []
+        for (name, width, height, _) in Self.ladderRenditions {
+            let playlist = URL(fileURLWithPath: master).deletingLastPathComponent().appendingPathComponent("\(name)/index.m3u8").path
+            let counted = try Media.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                    "-show_entries", "stream=nb_read_frames,width,height", "-of", "csv=p=0", playlist])
+            let first = String(decoding: counted.stdout, as: UTF8.self).split(separator: "\n").first ?? ""
+            #expect(first.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+                    == ["\(width)", "\(height)", "\(Self.ladderSeconds * Self.ladderRate)"], "\(name): width, height, frames")
+            let packets = try Media.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
+                                                    "-of", "csv=p=0", playlist])
+            keyframeTimes.append(String(decoding: packets.stdout, as: UTF8.self).split(separator: "\n").filter { $0.contains(",K") }
+                .compactMap { Double($0.split(separator: ",")[0]) }.sorted())
+        }
+        #expect(keyframeTimes[0].count == Self.ladderSeconds / 2, "one IDR per 2 s segment: \(keyframeTimes[0])")
+        #expect(keyframeTimes.allSatisfy { $0 == keyframeTimes[0] }, "the IDR times differ between renditions: \(keyframeTimes)")
+        let manifest = URL(fileURLWithPath: master).deletingLastPathComponent().appendingPathComponent("manifest.mpd").path
+        for input in [master, manifest] {
+            let r = try Media.run("ffmpeg", ["-v", "error", "-i", input, "-map", "0", "-f", "null", "-"], allowFailure: true)
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(input): \(r.stderr)")
+        }
+
+        // Byte for byte the in-process render: segments, init segments and playlists alike.
+        let farmFiles = try Self.folderFiles(master), localFiles = try Self.folderFiles(reference)
+        #expect(farmFiles.keys.sorted() == localFiles.keys.sorted())
+        #expect(farmFiles.count >= 3 * (Self.ladderSeconds / 2 + 2) + 2, "\(farmFiles.keys.sorted())")
+        for (name, bytes) in localFiles { #expect(farmFiles[name] == bytes, "\(name) differs from the in-process render's") }
+
+        // fetch writes the same folder, under the master playlist name it is given.
+        let fetched = farm.dir.appendingPathComponent("fetched/stream.m3u8").path
+        let fetch = try farm.reel(["fetch", job, "-o", fetched, "--quiet"], allowFailure: true)
+        #expect(fetch.status == 0, "\(fetch.stderr)")
+        var fetchedFiles = try Self.folderFiles(fetched)
+        fetchedFiles["master.m3u8"] = fetchedFiles.removeValue(forKey: "stream.m3u8")
+        #expect(fetchedFiles == farmFiles)
+        let wrong = try farm.reel(["fetch", job, "-o", farm.dir.appendingPathComponent("ladder.mp4").path], allowFailure: true)
+        #expect(wrong.status == 1 && wrong.stderr.contains("job \(job)'s output is an HLS folder (-o DIR/master.m3u8)"), "\(wrong.stderr)")
+        let hidden = try FileManager.default.contentsOfDirectory(atPath: URL(fileURLWithPath: fetched).deletingLastPathComponent().path)
+            .filter { $0.hasPrefix(".") }
+        #expect(hidden.isEmpty, "nothing left behind: \(hidden)")
+
+        // The same job again: every chunk and the audio reused, the same folder.
+        let again = farm.dir.appendingPathComponent("again/master.m3u8").path
+        let resubmitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
+                                         "--wait", "-o", again, "--quiet"], allowFailure: true)
+        #expect(resubmitted.status == 0, "\(resubmitted.stderr)")
+        let job2 = resubmitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let reused = try farm.query("SELECT kind, reused FROM tasks WHERE job_id = \(job2) AND kind <> 'finalise' ORDER BY kind, ordinal")
+        #expect(reused.allSatisfy { $0[1] == "t" } && reused.count == 4, "\(reused)")
+        #expect(try Self.folderFiles(again) == farmFiles)
+
+        // One rendition changed: the chunks render again (they hold every rendition), the audio
+        // is reused, and the renditions that did not change come out byte for byte as before.
+        try Self.ladderComposition(source: source, lowBitRate: 120_000).write(toFile: composition, atomically: true, encoding: .utf8)
+        let changed = farm.dir.appendingPathComponent("changed/master.m3u8").path
+        let third = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
+                                   "--wait", "-o", changed, "--quiet"], allowFailure: true)
+        #expect(third.status == 0, "\(third.stderr)")
+        let job3 = third.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let reused3 = try farm.query("SELECT kind, reused FROM tasks WHERE job_id = \(job3) AND kind <> 'finalise' ORDER BY kind, ordinal")
+        #expect(reused3.map { $0.joined(separator: "=") } == ["audio=t", "video_chunk=f", "video_chunk=f", "video_chunk=f"], "\(reused3)")
+        let changedFiles = try Self.folderFiles(changed)
+        for name in ["top", "mid"] {
+            #expect(Self.segments(changedFiles, rendition: name) == Self.segments(farmFiles, rendition: name), "\(name) changed")
+        }
+        #expect(Self.segments(changedFiles, rendition: "low") != Self.segments(farmFiles, rendition: "low"), "low was re-encoded")
+        #expect(Self.segments(changedFiles, rendition: "low").count == Self.ladderSeconds / 2 + 1)
+    }
+
+    /// `reel render` all in one (a private coordinator and agents on a database of its own)
+    /// renders a ladder too, into a folder.
+    @Test func reelRenderAllInOneRendersALadder() throws {
+        guard let base = ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else { return }
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = dir.appendingPathComponent("src.mov").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x180:r=\(Self.ladderRate):d=4", "-f", "lavfi", "-i",
+                          "sine=frequency=500:sample_rate=48000:duration=4", "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast",
+                          "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", source])
+        let composition = dir.appendingPathComponent("ladder.json").path
+        try Self.ladderComposition(source: source).write(toFile: composition, atomically: true, encoding: .utf8)
+        let database = "render_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        try Media.run("psql", [base, "-qc", "CREATE DATABASE \(database)"])
+        let url = base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(database)$1", options: .regularExpression)
+        let master = dir.appendingPathComponent("out/master.m3u8").path
+        let render = try Media.run(Media.reel, ["render", composition, "-o", master, "--database", url, "--agents", "2",
+                                                "--chunk-seconds", "2", "--quiet"],
+                                   allowFailure: true)
+        #expect(render.status == 0, "\(render.stderr)")
+        for (name, _, _, _) in Self.ladderRenditions {
+            let playlist = dir.appendingPathComponent("out/\(name)/index.m3u8").path
+            let counted = try Media.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                    "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", playlist])
+            #expect(String(decoding: counted.stdout, as: UTF8.self).split(separator: "\n").first.map(String.init) == "\(4 * Self.ladderRate)", "\(name)")
+        }
+        let r = try Media.run("ffmpeg", ["-v", "error", "-i", master, "-map", "0", "-f", "null", "-"], allowFailure: true)
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
+    }
+}
