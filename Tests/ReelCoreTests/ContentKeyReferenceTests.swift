@@ -132,6 +132,63 @@ struct ContentKeyReferenceTests {
         }
     }
 
+    /// Held pictures: stills on two tracks with gaps, a background that changes inside a still,
+    /// overlays that appear, fade and stop in the middle of a still, an opacity ramp and a
+    /// filter that start and end there, and captions. Most frames write what the frame before
+    /// wrote after their time — the bytes the encoder copies instead of writing again
+    /// (`FrameKeyMemo`) — and each change must still be written out.
+    static let heldStills = ##"""
+    {"formatVersion": 1,
+     "assets": {"logo": {"url": "l.png"}, "clip": {"url": "c.mp4"}, "words": {"url": "w.vtt"}},
+     "tracks": [
+       {"id": 1, "mediaType": "video", "segments": [
+         {"asset": "logo", "at": 0, "duration": 3}, {"asset": "logo", "at": 3, "duration": 2},
+         {"asset": "clip", "at": 5, "sourceRange": {"start": 0, "duration": 1}}, {"asset": "logo", "at": 7, "duration": 5}]},
+       {"id": 2, "mediaType": "video", "segments": [{"asset": "logo", "at": 2, "duration": 6}]}],
+     "videoComposition": {
+       "renderSize": {"width": 1280, "height": 720}, "frameDuration": "1/25",
+       "instructions": [
+         {"timeRange": {"start": 0, "duration": 4}, "backgroundColor": "#102040",
+          "layerInstructions": [{"track": 2, "transform": {"a": 1, "b": 0, "c": 0, "d": 1, "tx": 300, "ty": -0.0}},
+                                {"track": 1, "transform": "fit"}]},
+         {"timeRange": {"start": 4, "duration": 8},
+          "layerInstructions": [
+            {"track": 2, "transform": "fill", "filters": [{"type": "sepia", "intensity": 0.5}]},
+            {"track": 1, "transform": "fit", "opacity": 0.5,
+             "opacityRamps": [{"from": 0.5, "to": 1, "timeRange": {"start": 8.5, "duration": 1}}]}]}],
+       "overlays": [
+         {"image": "logo", "frame": {"x": 40, "y": 40, "width": 128, "height": 64}, "timeRange": {"start": 1.5, "duration": 2}},
+         {"text": "Held", "fontSize": 48, "color": "#FFEEDD", "frame": {"x": 60, "y": 300, "width": 400, "height": 90},
+          "timeRange": {"start": 6, "duration": 4},
+          "animations": [{"property": "opacity", "from": 0, "to": 1, "duration": 0.5}]}],
+       "captions": [{"asset": "words"}]},
+     "export": {"preset": "low"}}
+    """##
+
+    @Test func heldFramesHaveTheReferenceBytes() throws {
+        let plan = try Fixtures.plan(Self.heldStills, assets: Self.assets)
+        #expect(plan.frameCount == 300)
+        // Most frames repeat the one before apart from their time, so the copy is what is tested.
+        let frames = (0..<plan.frameCount).map { plan.frame($0) }
+        let repeats = zip(frames, frames.dropFirst()).filter { a, b in
+            a.background == b.background && a.layers == b.layers && a.overlays == b.overlays && b.layers.allSatisfy(\.filters.isEmpty)
+        }.count
+        #expect(repeats > 120)
+        for chunks in Self.chunkings(plan) {
+            let fast = ContentKey.canonicalVideoChunks(plan, chunks: chunks, encoderThreads: 1, assetContent: Self.content)
+            for (chunk, bytes) in zip(chunks, fast) {
+                let reference = ReferenceKey.videoChunk(plan, frames: chunk, encoderThreads: 1, assetContent: Self.content)
+                guard let bytes else { Issue.record("no key for \(chunk)"); continue }
+                if bytes != Array(reference.utf8) {
+                    let at = zip(bytes, reference.utf8).prefix { $0 == $1 }.count
+                    let got = String(decoding: bytes[at...].prefix(80), as: UTF8.self)
+                    let expected = String(decoding: Array(reference.utf8.dropFirst(at).prefix(80)), as: UTF8.self)
+                    Issue.record("chunk \(chunk): bytes differ at offset \(at): \(got) instead of \(expected)")
+                }
+            }
+        }
+    }
+
     /// A missing content hash (of a layer's source, an overlay's image or a LUT) means no key,
     /// exactly for the chunks that draw it.
     @Test func aMissingHashGivesNoKeyWhereItIsDrawn() throws {

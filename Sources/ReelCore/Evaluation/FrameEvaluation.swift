@@ -51,6 +51,8 @@ public struct FrameCursor {
     private var opacityRampHints: [Int?] = []
     /// Per layer of the instruction last evaluated: its segment and what follows from it alone.
     private var layerSources: [LayerSource?] = []
+    /// Per layer of the instruction last evaluated: its track's index into `plan.videoTracks`.
+    private var layerTracks: [Int?] = []
     private var hintedInstruction: Int?
     private let renderToOutput: AffineTransform
 
@@ -89,14 +91,15 @@ public struct FrameCursor {
             transformRampHints = Array(repeating: nil, count: count)
             opacityRampHints = Array(repeating: nil, count: count)
             layerSources = Array(repeating: nil, count: count)
+            layerTracks = instruction.map { $0.layers.map { trackPositions[$0.trackID] } } ?? []
         }
         let toOutput = renderToOutput
         var layers: [LayerDraw] = []
         if let instruction {
             layers.reserveCapacity(instruction.layers.count)
             for l in instruction.layers.indices.reversed() {
+                guard let position = layerTracks[l] else { continue }
                 let layer = instruction.layers[l]
-                guard let position = trackPositions[layer.trackID] else { continue }
                 let segments = plan.videoTracks[position].segments
                 guard let s = segments.index(containing: time, hint: segmentHints[position]) else { continue }
                 segmentHints[position] = s

@@ -169,6 +169,13 @@ extension RenderPlan {
     fileprivate func write(frame: FrameDescription, to out: inout CanonicalEncoder, memo: inout FrameKeyMemo,
                            assetContent: [String: String]) -> Bool {
         out.write("time", frame.time)
+        // Everything after the time is often what the previous frame wrote (a still held for
+        // seconds): copied then, and only written out when something in it changed.
+        if memo.repeatsLastFrame(frame) {
+            memo.appendLastFrame(to: &out)
+            return true
+        }
+        let recordStart = out.byteCount
         out.write("background", frame.background)
         out.write("layers", frame.layers.count)
         for (l, layer) in frame.layers.enumerated() {
@@ -206,6 +213,7 @@ extension RenderPlan {
             out.write("transform", draw.transform)
             out.write("opacity", draw.opacity)
         }
+        memo.remember(frame, record: out.bytes(from: recordStart))
         return true
     }
 
@@ -232,13 +240,64 @@ extension RenderPlan {
 /// format it again: the last source's content hash and each layer position's last transform
 /// field (six hexadecimal doubles, the longest field of a frame). Only an optimisation: the
 /// bytes written are the same with or without it.
+///
+/// The bytes of a frame after its `time` field depend only on the frame's background, its
+/// layers (track, asset — whose content hash is fixed for one walk —, source time, transform,
+/// opacity, crop, filters, blend mode), its overlays (index into the plan's fixed list,
+/// transform, opacity) and its picture filters. When all of those are the same as the last
+/// frame's — doubles compared bit for bit, since the bytes are bit patterns — the last frame's
+/// bytes are copied instead of written again. Frames with filters are always written out (their
+/// parameters are not compared).
 struct FrameKeyMemo {
     private var asset: String?
     private var content: String?
     private var transforms: [(bits: TransformBits?, field: [UInt8])] = []
+    /// The last frame written in full, when it has no filters, and its bytes after `time`.
+    private var lastFrame: FrameDescription?
+    private var lastRecord: [UInt8] = []
 
     private struct TransformBits: Equatable {
         var a, b, c, d, tx, ty: UInt64
+    }
+
+    /// Whether `frame` writes the same bytes after its time as the frame `remember` was last given.
+    func repeatsLastFrame(_ frame: FrameDescription) -> Bool {
+        guard let last = lastFrame, frame.filters.isEmpty, last.background == frame.background,
+              last.layers.count == frame.layers.count, last.overlays.count == frame.overlays.count else { return false }
+        for (a, b) in zip(last.layers, frame.layers) {
+            guard a.trackID == b.trackID, a.asset == b.asset, a.sourceTime == b.sourceTime,
+                  Self.sameBits(a.transform, b.transform), a.opacity.bitPattern == b.opacity.bitPattern,
+                  Self.sameBits(a.crop, b.crop), b.filters.isEmpty, a.blendMode == b.blendMode else { return false }
+        }
+        for (a, b) in zip(last.overlays, frame.overlays) {
+            guard a.index == b.index, Self.sameBits(a.transform, b.transform),
+                  a.opacity.bitPattern == b.opacity.bitPattern else { return false }
+        }
+        return true
+    }
+
+    /// Appends the bytes of the last frame remembered, after its time field.
+    func appendLastFrame(to out: inout CanonicalEncoder) { out.append(lastRecord) }
+
+    /// Remembers `frame` and the bytes written for it after its time (not for a frame with filters).
+    mutating func remember(_ frame: FrameDescription, record: [UInt8]) {
+        guard frame.filters.isEmpty, frame.layers.allSatisfy({ $0.filters.isEmpty }) else {
+            lastFrame = nil
+            return
+        }
+        lastFrame = frame
+        lastRecord = record
+    }
+
+    private static func sameBits(_ a: AffineTransform, _ b: AffineTransform) -> Bool {
+        a.a.bitPattern == b.a.bitPattern && a.b.bitPattern == b.b.bitPattern && a.c.bitPattern == b.c.bitPattern
+            && a.d.bitPattern == b.d.bitPattern && a.tx.bitPattern == b.tx.bitPattern && a.ty.bitPattern == b.ty.bitPattern
+    }
+
+    private static func sameBits(_ a: Rect?, _ b: Rect?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        return a.x.bitPattern == b.x.bitPattern && a.y.bitPattern == b.y.bitPattern
+            && a.width.bitPattern == b.width.bitPattern && a.height.bitPattern == b.height.bitPattern
     }
 
     /// `assetContent[asset]`, remembered for the next call with the same asset.

@@ -52,12 +52,26 @@ enum EdgeFilters {
                     var g = RGBGroup.load(image, x: x, cy: cy, count: count)
                     g.clamp()
                     var keep0 = Lanes8(), keep1 = Lanes8()
-                    for i in 0..<count {
-                        keep0[i] = m[2 * cy * w + x + i] < threshold ? 1 : 0
-                        keep1[i] = m[(2 * cy + 1) * w + x + i] < threshold ? 1 : 0
+                    let m0 = m + 2 * cy * w + x, m1 = m0 + w
+                    if count == 8 {
+                        let one = Lanes8(repeating: 1)
+                        keep0.replace(with: one, where: UnsafeRawPointer(m0).loadUnaligned(as: Lanes8.self) .< threshold)
+                        keep1.replace(with: one, where: UnsafeRawPointer(m1).loadUnaligned(as: Lanes8.self) .< threshold)
+                    } else {
+                        for i in 0..<count {
+                            keep0[i] = m0[i] < threshold ? 1 : 0
+                            keep1[i] = m1[i] < threshold ? 1 : 0
+                        }
                     }
+                    // floor(c·levels + 0.5) without `rounded(.down)` (a libm call per lane
+                    // without SSE4.1): round to the nearest integer by adding and subtracting
+                    // 1.5·2²³ (exact for 0 ≤ v < 2²²; c is clamped to 0…1), then step down
+                    // where that rounded up.
                     @inline(__always) func posterize(_ c: Lanes8, _ keep: Lanes8) -> Lanes8 {
-                        (c * levels + 0.5).rounded(.down) / levels * keep
+                        let v = c * levels + 0.5
+                        var t = (v + 12_582_912) - 12_582_912
+                        t.replace(with: t - 1, where: t .> v)
+                        return t / levels * keep
                     }
                     g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
                     g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)

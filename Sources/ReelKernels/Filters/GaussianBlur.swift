@@ -71,8 +71,11 @@ enum GaussianBlur {
         let w = plane.width, h = plane.height
         temp.resize(width: w, height: h)
         row.resize(width: w + 2 * r + 8, height: 1)
+        // The kernel is symmetric (w[r − i] = w[r + i], bit for bit): each pair of taps is added
+        // first and multiplied once, so a pass costs r + 1 multiplies per sample, not 2r + 1.
         k.withUnsafeBufferPointer { kp in
             let kw = kp.baseAddress!
+            @inline(__always) func lanes(_ p: UnsafePointer<Float>) -> Lanes8 { UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self) }
             plane.withSamples { src in
                 temp.withSamples { dst in
                     row.withSamples { pad in
@@ -85,8 +88,9 @@ enum GaussianBlur {
                             let d = dst + y * w
                             var x = 0
                             while x < w {
-                                var acc = Lanes8()
-                                for i in 0...(2 * r) { acc += UnsafeRawPointer(pad + x + i).loadUnaligned(as: Lanes8.self) * kw[i] }
+                                let p = UnsafePointer(pad + x)
+                                var acc = lanes(p + r) * kw[r]
+                                for i in 0..<r { acc += (lanes(p + i) + lanes(p + 2 * r - i)) * kw[i] }
                                 if x + 8 <= w {
                                     UnsafeMutableRawPointer(d + x).storeBytes(of: acc, as: Lanes8.self)
                                 } else {
@@ -96,28 +100,24 @@ enum GaussianBlur {
                             }
                         }
                     }
-                    // Vertical: rows clamped at the top and bottom.
+                    // Vertical: rows clamped at the top and bottom, looked up once per output row.
+                    let taps = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 2 * r + 1)
+                    defer { taps.deallocate() }
                     for y in 0..<h {
+                        for i in 0...(2 * r) { taps[i] = UnsafePointer(dst + min(max(y + i - r, 0), h - 1) * w) }
                         let d = src + y * w
                         var x = 0
-                        while x < w {
-                            var acc = Lanes8()
-                            let n = min(8, w - x)
-                            for i in 0...(2 * r) {
-                                let sy = min(max(y + i - r, 0), h - 1)
-                                let p = dst + sy * w + x
-                                let v: Lanes8
-                                if n == 8 { v = UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self) } else {
-                                    var t = Lanes8(); for j in 0..<n { t[j] = p[j] }; v = t
-                                }
-                                acc += v * kw[i]
-                            }
-                            if n == 8 {
-                                UnsafeMutableRawPointer(d + x).storeBytes(of: acc, as: Lanes8.self)
-                            } else {
-                                for j in 0..<n { d[x + j] = acc[j] }
-                            }
+                        while x + 8 <= w {
+                            var acc = lanes(taps[r] + x) * kw[r]
+                            for i in 0..<r { acc += (lanes(taps[i] + x) + lanes(taps[2 * r - i] + x)) * kw[i] }
+                            UnsafeMutableRawPointer(d + x).storeBytes(of: acc, as: Lanes8.self)
                             x += 8
+                        }
+                        while x < w {
+                            var acc = taps[r][x] * kw[r]
+                            for i in 0..<r { acc += (taps[i][x] + taps[2 * r - i][x]) * kw[i] }
+                            d[x] = acc
+                            x += 1
                         }
                     }
                 }
