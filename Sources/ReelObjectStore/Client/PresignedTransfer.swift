@@ -54,28 +54,13 @@ public struct PresignedTransfer: Sendable {
     @discardableResult
     public func download(url: String, headers: [String: String] = [:], to path: String,
                          expectedSHA256: String? = nil) async throws -> (size: Int64, sha256: String) {
-        let temporary = path + ".download-" + UUID().uuidString
+        let temporary = VerifiedDownload.temporaryPath(for: path)
         defer { unlink(temporary) }
-        let result = try await send("GET", url, headers, body: nil) { response in
-            let file = try LocalFile.create(temporary)
-            var hasher = SHA256()
-            var offset: Int64 = 0
-            for try await chunk in response.body {
-                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-                try await file.write(chunk, at: offset)
-                offset += Int64(chunk.readableBytes)
-            }
-            if let length = response.headers.first(name: "content-length").flatMap(Int64.init), length != offset {
-                throw ObjectStoreError(.integrity, "GET \(Self.redacted(url)): received \(offset) of \(length) bytes")
-            }
-            try await file.sync()
-            return (offset, SigV4Signer.hex(hasher.finalize()))
+        let what = "GET \(Self.redacted(url))"
+        let received = try await send("GET", url, headers, body: nil) { response in
+            try await VerifiedDownload.receive(response, into: temporary, what: what)
         }
-        if let expectedSHA256, result.1 != expectedSHA256 {
-            throw ObjectStoreError(.integrity, "GET \(Self.redacted(url)): the object has SHA-256 \(result.1), not \(expectedSHA256)")
-        }
-        guard rename(temporary, path) == 0 else { throw LocalFile.error("cannot rename the download to \(path)") }
-        return result
+        return try VerifiedDownload.commit(received, temporary: temporary, to: path, expectedSHA256: expectedSHA256, what: what)
     }
 
     /// `url` without its query (where the signature is): what errors may show.

@@ -124,29 +124,14 @@ extension S3Client {
     /// - Returns: the object's size and SHA-256 (hex), computed from the bytes received.
     @discardableResult
     public func download(key: String, to path: String, expectedSHA256: String? = nil) async throws -> (size: Int64, sha256: String) {
-        let temporary = path + ".download-" + UUID().uuidString
+        let temporary = VerifiedDownload.temporaryPath(for: path)
         defer { unlink(temporary) }
         let call = Call(operation: "GetObject", method: .GET, key: key)
-        let result = try await send(call) { response in
-            let file = try LocalFile.create(temporary)
-            var hasher = SHA256()
-            var offset: Int64 = 0
-            for try await chunk in response.body {
-                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-                try await file.write(chunk, at: offset)
-                offset += Int64(chunk.readableBytes)
-            }
-            if let length = response.headers.first(name: "content-length").flatMap(Int64.init), length != offset {
-                throw ObjectStoreError(.integrity, "GetObject \(call.target(self.configuration.bucket)): received \(offset) of \(length) bytes")
-            }
-            try await file.sync()
-            return (offset, SigV4Signer.hex(hasher.finalize()))
+        let what = "GetObject \(call.target(configuration.bucket))"
+        let received = try await send(call) { response in
+            try await VerifiedDownload.receive(response, into: temporary, what: what)
         }
-        if let expectedSHA256, result.1 != expectedSHA256 {
-            throw ObjectStoreError(.integrity, "GetObject \(configuration.bucket)/\(key): the object has SHA-256 \(result.1), not \(expectedSHA256)")
-        }
-        guard rename(temporary, path) == 0 else { throw LocalFile.error("cannot rename the download to \(path)") }
-        return result
+        return try VerifiedDownload.commit(received, temporary: temporary, to: path, expectedSHA256: expectedSHA256, what: what)
     }
 
     /// Deletes the object. Deleting an object that does not exist succeeds (as S3 answers it).
