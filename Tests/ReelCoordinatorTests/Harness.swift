@@ -310,6 +310,17 @@ struct RenderingAgent {
                                                                                 length: spec.planDocument.size)) else {
             throw TestFailure(description: "FETCH of the plan document failed")
         }
+        let (path, sha256) = try await renderChunk(spec, planDocument: documentBytes, assignment)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let reply = try await client.send(.result(task: assignment.task, epoch: assignment.epoch, sha256: sha256, data: bytes))
+        guard reply == .accepted(task: assignment.task) else { throw TestFailure(description: "RESULT got \(reply)") }
+    }
+
+    /// Renders `spec` from its plan document's bytes (however they were read: over reel/1 or
+    /// through a presigned GET) into the work directory, with the assets at their local paths.
+    /// - Returns: the rendered file and its SHA-256.
+    func renderChunk(_ spec: TaskSpecification, planDocument documentBytes: [UInt8],
+                     _ assignment: TaskAssignment) async throws -> (path: String, sha256: String) {
         let document = try JSONDecoder().decode(RenderPlanDocument.self, from: Data(documentBytes))
         var plan = document.plan
         for (id, asset) in plan.assets {
@@ -322,9 +333,7 @@ struct RenderingAgent {
                 ? try ChunkRenderer.renderAudio(plan_, to: path)
                 : try ChunkRenderer.renderVideo(plan_, frames: spec.frames, to: path, encoderThreads: threads)
         }
-        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let reply = try await client.send(.result(task: assignment.task, epoch: assignment.epoch, sha256: artifact.sha256, data: bytes))
-        guard reply == .accepted(task: assignment.task) else { throw TestFailure(description: "RESULT got \(reply)") }
+        return (path, artifact.sha256)
     }
 }
 

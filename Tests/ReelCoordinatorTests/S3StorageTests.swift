@@ -289,18 +289,6 @@ extension RenderingAgent {
         }
         #expect(url.method == "GET" && url.total == spec.planDocument.size)
         let documentBytes = try await PresignedTransfer().get(url: url.url, range: 0..<spec.planDocument.size)
-        let document = try JSONDecoder().decode(RenderPlanDocument.self, from: Data(documentBytes))
-        var plan = document.plan
-        for (id, asset) in plan.assets {
-            plan.assets[id]?.url = harness.assetPath(String(asset.url.dropFirst("reel-asset:".count)))
-        }
-        let path = "\(workDirectory)/task-\(assignment.task)-\(assignment.epoch).mp4"
-        let plan_ = plan, threads = document.encoderThreads
-        let artifact = try await offThePool {
-            spec.kind == .audio
-                ? try ChunkRenderer.renderAudio(plan_, to: path)
-                : try ChunkRenderer.renderVideo(plan_, frames: spec.frames, to: path, encoderThreads: threads)
-        }
-        return (path, artifact.sha256)
+        return try await renderChunk(spec, planDocument: documentBytes, assignment)
     }
 }
