@@ -89,6 +89,7 @@ let package = Package(
         // loop, the storage sweeper, /metrics and the console; splitting jobs into tasks.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole", "ReelObjectStore",
+            "ReelFinalising",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -116,9 +117,12 @@ let package = Package(
         ], resources: [
             .embedInCode("Dashboard/console.html"), .embedInCode("Dashboard/console.css"), .embedInCode("Dashboard/console.js"),
         ]),
+        // Joining a job's results into its output: shared by the coordinator's finaliser and
+        // agents that run finalise tasks (object storage).
+        .target(name: "ReelFinalising", dependencies: ["ReelCore", "ReelMedia", "ReelProtocol", "ReelScheduling"]),
         // The agent service: claims tasks, renders them with ReelMedia, uploads results.
         .target(name: "ReelAgent", dependencies: [
-            "ReelCore", "ReelMedia", "ReelAssetCache", "ReelProtocol", "ReelObjectStore",
+            "ReelCore", "ReelMedia", "ReelAssetCache", "ReelProtocol", "ReelObjectStore", "ReelFinalising",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -188,7 +192,7 @@ let package = Package(
         ]),
         .testTarget(name: "ReelCoordinatorTests", dependencies: ["ReelStoreTesting", "ReelThreadTesting",
             "ReelCoordinator", "ReelStore", "ReelScheduling", "ReelProtocol", "ReelCore", "ReelKernels", "ReelMedia", "ReelConsole", "ReelHTTPTesting", "ReelLogTesting",
-            "ReelObjectStore",
+            "ReelObjectStore", "ReelAgent",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -33,6 +33,9 @@ public struct AgentConfiguration: Sendable {
     public var slots: Int
     /// Encoder names advertised in `CAPS encoders=`.
     public var encoders: [String]
+    /// `CAPS finalise=1`: this agent runs finalise tasks when the coordinator stores in an
+    /// object store (proto/PROTOCOL.md §4.5.1). Default true.
+    public var finalise: Bool = true
     /// `CLAIM wait=`: how long the coordinator may hold a claim open (long poll). Default 20 s.
     public var claimWaitSeconds: Int
     /// First reconnect delay; doubles after every failed attempt up to `reconnectMaximum`, jittered.

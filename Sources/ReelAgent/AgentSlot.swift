@@ -84,7 +84,7 @@ struct AgentSlot {
 
     private var capabilities: AgentCapabilities {
         AgentCapabilities(threads: configuration.slots, encoders: configuration.encoders,
-                          cacheBytes: configuration.cacheByteLimit, host: configuration.host)
+                          cacheBytes: configuration.cacheByteLimit, host: configuration.host, finalise: configuration.finalise)
     }
 
     /// The claim loop on one live connection, after delivering `pending` (a result the previous

@@ -145,7 +145,7 @@ final class CoordinatorSession: Sendable {
     /// `QUIT` (best effort) and close.
     func close() async { await client.close() }
 
-    private func leaseReply(_ reply: Message, _ verb: String) throws -> LeaseReply {
+    func leaseReply(_ reply: Message, _ verb: String) throws -> LeaseReply {
         switch reply {
         case .ok: return .held(expiresAtMillis: nil)
         case .lost: return .lost

@@ -41,6 +41,7 @@ struct TaskExecution {
         logger[metadataKey: "epoch"] = "\(assignment.epoch)"
         logger.info("claimed", metadata: ["job": "\(assignment.job)", "kind": "\(assignment.kind.rawValue)",
                                           "frames": "\(assignment.frameStart)..<\(assignment.frameEnd)"])
+        if assignment.kind == .finalise { return await runFinalise(assignment, specification: bytes, logger: logger) }
         let control = RenderControl()
         let job: RenderJob
         do {
@@ -97,7 +98,6 @@ struct TaskExecution {
     }
 
     private func prepare(_ assignment: TaskAssignment, _ bytes: [UInt8], control: RenderControl) async throws -> RenderJob {
-        guard assignment.kind != .finalise else { throw AgentError.protocolViolation("agents do not run finalise tasks") }
         let specification = try JSONDecoder().decode(TaskSpecification.self, from: Data(bytes))
         guard specification.kind == assignment.kind else {
             throw AgentError.protocolViolation("TASK kind \(assignment.kind.rawValue) carries a \(specification.kind.rawValue) specification")
@@ -143,7 +143,7 @@ struct TaskExecution {
     /// fetched whole on this connection (`FETCH`, in ranges) and checked against its hash.
     /// Async, on the task's own connection: never through the cache's blocking reads, which
     /// belong to render threads.
-    private func planDocument(_ reference: AssetManifestEntry) async throws -> RenderPlanDocument {
+    func planDocument(_ reference: AssetManifestEntry) async throws -> RenderPlanDocument {
         if let known = plans.document(reference.sha256) { return known }
         guard reference.size > 0, reference.size <= 256 << 20 else {
             throw AgentError.protocolViolation("plan document size \(reference.size) is out of range")
@@ -210,7 +210,7 @@ struct TaskExecution {
             try control.checkCancelled()
             return artifact
         case .finalise:
-            throw AgentError.protocolViolation("agents do not run finalise tasks")
+            throw AgentError.protocolViolation("a finalise task is not rendered (runFinalise runs it)")
         }
     }
 
@@ -229,7 +229,7 @@ struct TaskExecution {
 
     /// Heartbeats every lease/3 and sends `PROGRESS` every `progressInterval` until cancelled
     /// (the render finished) or until the task must be abandoned, which it returns.
-    private func supervise(_ assignment: TaskAssignment, control: RenderControl, lease: LeaseExpiry, logger: Logger) async -> Outcome {
+    func supervise(_ assignment: TaskAssignment, control: RenderControl, lease: LeaseExpiry, logger: Logger) async -> Outcome {
         let clock = ContinuousClock()
         var nextHeartbeat = clock.now + heartbeatInterval(expiresAtMillis: assignment.expiresAtMillis)
         var nextProgress = clock.now + configuration.progressInterval
@@ -347,7 +347,7 @@ struct TaskExecution {
         }
     }
 
-    private func fail(_ assignment: TaskAssignment, reason: String, logger: Logger) async -> Ending {
+    func fail(_ assignment: TaskAssignment, reason: String, logger: Logger) async -> Ending {
         do {
             if try await session.fail(assignment, reason: reason) == .lost { logger.warning("FAIL answered LOST") }
             return drain.isDraining ? .released : .finished
@@ -357,7 +357,7 @@ struct TaskExecution {
         }
     }
 
-    private func release(_ assignment: TaskAssignment, logger: Logger) async -> Ending {
+    func release(_ assignment: TaskAssignment, logger: Logger) async -> Ending {
         do {
             _ = try await session.release(assignment)
             logger.notice("task released")

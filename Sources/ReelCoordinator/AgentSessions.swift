@@ -8,9 +8,14 @@ final class AgentSessions: Sendable {
     private let sessions = Mutex<[UInt64: Session]>([:])
 
     /// `CAPS` on `connection` registered `agent` with `encoders`.
-    func register(connection: UInt64, agent: Int64, encoders: [String]) {
-        sessions.withLock { $0[connection] = Session(agent: agent, encoders: Set(encoders)) }
+    /// An agent that runs finalise tasks (`finalise=1`) also has `TaskKind.finaliseCapability`.
+    func register(connection: UInt64, agent: Int64, encoders: [String], finalise: Bool = false) {
+        let capabilities = Set(encoders.filter { $0 != TaskKind.finaliseCapability } + (finalise ? [TaskKind.finaliseCapability] : []))
+        sessions.withLock { $0[connection] = Session(agent: agent, encoders: capabilities) }
     }
+
+    /// Whether an agent connected now runs finalise tasks.
+    var anyCanFinalise: Bool { sessions.withLock { $0.values.contains { $0.encoders.contains(TaskKind.finaliseCapability) } } }
 
     /// The connection closed: its agent, and whether that agent has no other connection left.
     func remove(connection: UInt64) -> (agent: Int64, lastConnection: Bool)? {

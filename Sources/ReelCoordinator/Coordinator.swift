@@ -95,13 +95,14 @@ public final class Coordinator: Sendable {
 
         let sessions = AgentSessions()
         let finaliserBell = Doorbell()
-        let dispatcher = Dispatcher(worker: dispatchWorker, leaseSeconds: configuration.leaseSeconds, logger: logger, agents: sessions)
+        let dispatcher = Dispatcher(worker: dispatchWorker, leaseSeconds: configuration.leaseSeconds, logger: logger, agents: sessions,
+                                    agentsFinalise: storage.isRemote)
         let jobWatchers = JobWatchers()
         let splitter = JobSplitter(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher,
                                    jobWatchers: jobWatchers)
         let handler = CoordinatorHandler(pool: pool, storage: storage, splitter: splitter, metrics: metrics,
                                          configuration: configuration, logger: logger, dispatcher: dispatcher,
-                                         completer: Completer(worker: resultsWorker, logger: logger, onJobRendered: { finaliserBell.ring() }),
+                                         completer: Completer(worker: resultsWorker, logger: logger, onJobRendered: { finaliserBell.ring(); dispatcher.wake() }),
                                          sessions: sessions, jobWatchers: jobWatchers)
         let tls = try Self.makeTLSConfiguration(configuration)
         let server = try await ReelServer.start(
@@ -161,7 +162,7 @@ public final class Coordinator: Sendable {
         services.append(LeaseReaper(worker: worker, splitter: splitter, dispatcher: dispatcher, jobWatchers: jobWatchers,
                                     metrics: metrics, interval: configuration.reaperInterval, logger: logger))
         services.append(FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
-                                      bell: finaliserBell, jobWatchers: jobWatchers))
+                                      bell: finaliserBell, jobWatchers: jobWatchers, sessions: sessions))
         services.append(StorageSweeper(worker: sweepWorker, storage: storage, configuration: configuration, logger: logger,
                                        now: { StorageSweeper.wallClockMillis() }))
         services.append(Notifier(pool: pool, authenticator: authenticator, policy: configuration.notificationRetry, clock: configuration.clock,

@@ -10,14 +10,15 @@ extension CoordinatorHandler {
     func capabilities(_ caps: AgentCapabilities, peer: Peer) async throws -> Message {
         let json = try CoordinatorJSON.encode(caps)
         let id = try await pool.run { try $0.agents.register(name: peer.name, host: caps.host, capabilities: json) }
-        agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders)
+        agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders, finalise: caps.finalise)
         logger.info("agent registered", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "host": "\(caps.host.escapingControlCharacters)",
                                                    "threads": "\(caps.threads)", "encoders": "\(caps.encoders.joined(separator: ","))"])
         return .ok
     }
 
-    /// Long poll: waits in the dispatcher's queue for a render task (never a finalise task —
-    /// the coordinator runs those) until `wait` runs out, the connection closes or shutdown.
+    /// Long poll: waits in the dispatcher's queue for a task until `wait` runs out, the
+    /// connection closes or shutdown. Finalise tasks go only to agents that said `finalise=1`,
+    /// and only with an object store (§4.5.1); else the coordinator runs them.
     func claim(waitSeconds: Int, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { throw ReelProtocolError(.noCapabilities, "send CAPS before CLAIM") }
         let wait = Duration.seconds(max(0, min(waitSeconds, configuration.maxClaimWaitSeconds)))
@@ -26,6 +27,9 @@ extension CoordinatorHandler {
         let payload: [UInt8]
         do {
             payload = try await specification(for: claimed)
+        } catch is FinaliseRequeued {
+            // Its inputs go back to be rendered (a fresh attempt of the finalise follows).
+            return .noTask
         } catch {
             // The task cannot be described (its plan document is missing): hand it back
             // un-attempted rather than burn an attempt on an agent that cannot run it.
@@ -55,8 +59,10 @@ extension CoordinatorHandler {
         if claimed.kind == .audio, frames.count == 0, let count = try? await RenderPlanDocuments.frameCount(of: reference, storage: storage) {
             frames = FrameRange(start: 0, end: count)
         }
-        let specification = TaskSpecification(job: claimed.jobID, task: claimed.id, kind: claimed.kind, frames: frames,
-                                              planDocument: AssetManifestEntry(sha256: reference.sha256, size: reference.size))
+        let specification = claimed.kind == .finalise
+            ? try await finaliseSpecification(for: claimed, planDocument: reference)
+            : TaskSpecification(job: claimed.jobID, task: claimed.id, kind: claimed.kind, frames: frames,
+                                planDocument: AssetManifestEntry(sha256: reference.sha256, size: reference.size))
         return Array(try CoordinatorJSON.encode(specification).utf8)
     }
 

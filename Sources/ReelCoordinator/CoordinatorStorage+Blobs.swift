@@ -23,11 +23,15 @@ extension CoordinatorStorage {
     }
 
     /// Why the stored blob `key` is not `size` bytes with SHA-256 `sha256` (when given: its bytes
-    /// are read and hashed), or `nil` when it is.
-    func problem(_ key: BlobKey, size: Int64, sha256: String?) async -> String? {
+    /// are read and hashed), or `nil` when it is. `storedSHA256`: compared with the SHA-256 the
+    /// store reports on a HEAD, where it reports one (no bytes read).
+    func problem(_ key: BlobKey, size: Int64, sha256: String?, storedSHA256: String? = nil) async -> String? {
         do {
             guard let info = try await blobs.info(key) else { return "missing" }
             guard info.size == size else { return "\(info.size) bytes instead of \(size)" }
+            if let storedSHA256, let reported = info.sha256, reported != storedSHA256 {
+                return "the store reports SHA-256 \(reported) instead of \(storedSHA256)"
+            }
             guard let sha256 else { return nil }
             let path: String
             do {

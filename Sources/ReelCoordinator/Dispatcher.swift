@@ -67,9 +67,15 @@ final class Dispatcher: Sendable {
 
     /// - Parameter agents: the agents connected now and their encoders (for `ClaimPolicy`: who
     ///   may take what, and the "another agent could take it" rule).
-    init(worker: StoreWorker, leaseSeconds: Double, maxBatch: Int = 256, logger: Logger, agents: AgentSessions) {
+    /// The kinds agents claim: render tasks, and finalise tasks too when the storage is an
+    /// object store (only agents with `TaskKind.finaliseCapability` get those).
+    private let kinds: Set<TaskKind>
+
+    init(worker: StoreWorker, leaseSeconds: Double, maxBatch: Int = 256, logger: Logger, agents: AgentSessions,
+         agentsFinalise: Bool = false) {
         self.worker = worker; self.leaseSeconds = leaseSeconds; self.maxBatch = max(1, maxBatch)
         self.logger = logger; self.agents = agents
+        self.kinds = agentsFinalise ? Set(TaskKind.allCases) : TaskKind.renderKinds
     }
 
     /// Number of claims waiting (metrics, tests).
@@ -180,11 +186,11 @@ final class Dispatcher: Sendable {
 
             let requests = batch.map { ClaimRequest(agent: $0.agent) }
             // One snapshot: the agents connected now are those whose encoders it lists.
-            let leaseSeconds = leaseSeconds, encoders = agents.encoders, live = Set(encoders.byAgent.keys)
+            let leaseSeconds = leaseSeconds, encoders = agents.encoders, live = Set(encoders.byAgent.keys), kinds = kinds
             let results: [ClaimedTask?]
             var failed = false
             do {
-                results = try await worker.run { try $0.lifecycle.claimTasks(for: requests, leaseSeconds: leaseSeconds, kinds: [.videoChunk, .audio],
+                results = try await worker.run { try $0.lifecycle.claimTasks(for: requests, leaseSeconds: leaseSeconds, kinds: kinds,
                                                                     liveAgents: live, encoders: encoders) }
             } catch {
                 logger.error("claim batch failed", metadata: ["claims": "\(batch.count)", "error": "\(error)"])

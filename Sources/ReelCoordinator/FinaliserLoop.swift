@@ -7,18 +7,17 @@ import ReelMedia
 import ReelProtocol
 import ReelStore
 import ReelScheduling
+import ReelFinalising
 
-/// Why a job's results cannot be finalised (besides `Finaliser`'s own failures).
-struct FinaliseError: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// The coordinator runs finalise tasks itself (agents never get them): claim one under the
-/// coordinator's own agent row, gather the job's verified chunk and audio results from
-/// storage, `Finaliser.finalise` into `outputs/<job>.<fileType>` (atomic), and complete the task,
-/// which completes the job. A failed finalise fails the task with the message (attempt limits
-/// apply). The lease is renewed while finalising, so a slow finalise never loses it; after a
-/// crash the lease simply expires and the next coordinator finalises again.
+/// The coordinator runs finalise tasks itself when agents do not: always with local-directory
+/// storage, and with an object store while no agent connected to this coordinator runs them
+/// (`CAPS … finalise=1`; with one connected, agents claim them: proto/PROTOCOL.md §4.5.1).
+/// It claims one under the coordinator's own agent row, gathers the job's verified chunk and
+/// audio results from storage, joins them (`JobFinalising`) into `outputs/<job>.<fileType>`
+/// (atomic), and completes the task, which completes the job. A failed finalise fails the task
+/// with the message (attempt limits apply). The lease is renewed while finalising, so a slow
+/// finalise never loses it; after a crash the lease simply expires and the next coordinator
+/// (or a capable agent) finalises again.
 struct FinaliserLoop: Service {
     /// The event kind of a normalised job's loudness figures (`LoudnessReport.summary`).
     static let loudnessEvent = "loudness"
@@ -32,6 +31,8 @@ struct FinaliserLoop: Service {
     let bell: Doorbell
     /// Rung when a finalise ends (the job is done, or its finalise failed).
     let jobWatchers: JobWatchers
+    /// The agents connected now: with an object store, finalising is theirs when one can.
+    let sessions: AgentSessions
 
     /// Finalises jobs as they become ready until graceful shutdown, which cancels a finalise
     /// in flight (its lease expires, and the next coordinator finalises the job again).
@@ -53,14 +54,32 @@ struct FinaliserLoop: Service {
     /// epochs), the damaged files removed, and the finalise task handed back to wait for them.
     /// - Returns: whether anything was re-queued (then this finalise attempt is over).
     func requeueDamagedResults(_ tasks: [TaskRecord], job: Int64, lease: Lease) async throws -> Bool {
+        try await Self.requeueDamagedResults(tasks, job: job, lease: lease, readingBytes: true, storage: storage, worker: worker, logger: logger)
+    }
+
+    /// `requeueDamagedResults` for whoever holds a finalise lease. `readingBytes`: hash each
+    /// result (downloading it from an object store); without, only what a HEAD tells (present,
+    /// size, and the SHA-256 the store checked where it reports one), which is what the
+    /// coordinator checks before handing a finalise to an agent, which then hashes each input
+    /// itself and reports a wrong one (`INPUTBAD`).
+    static func requeueDamagedResults(_ tasks: [TaskRecord], job: Int64, lease: Lease, readingBytes: Bool,
+                                      storage: CoordinatorStorage, worker: some StoreRunning, logger: Logger) async throws -> Bool {
         var damaged: [(TaskRecord, String)] = []
         for task in tasks {
             guard task.kind != .finalise, task.state == .done, let result = task.result else { continue }
             guard CoordinatorStorage.isValidHash(result.sha256) else { damaged.append((task, "not a content hash")); continue }
-            if let problem = await storage.problem(.result(sha256: result.sha256), size: result.size, sha256: result.sha256) {
+            if let problem = await storage.problem(.result(sha256: result.sha256), size: result.size, sha256: readingBytes ? result.sha256 : nil,
+                                                   storedSHA256: result.sha256) {
                 damaged.append((task, problem))
             }
         }
+        return try await requeue(damaged, job: job, lease: lease, storage: storage, worker: worker, logger: logger)
+    }
+
+    /// Renders `damaged` tasks again (their stored results deleted) and hands the finalise
+    /// task back to wait for them. - Returns: whether there was anything to re-queue.
+    static func requeue(_ damaged: [(TaskRecord, String)], job: Int64, lease: Lease,
+                        storage: CoordinatorStorage, worker: some StoreRunning, logger: Logger) async throws -> Bool {
         guard !damaged.isEmpty else { return false }
         for (task, problem) in damaged {
             logger.warning("stored result is missing or damaged; rendering the task again",
@@ -79,54 +98,20 @@ struct FinaliserLoop: Service {
     private func posterFromOutputIfNone(job: Int64, output: String, plan: RenderPlan) async {
         let storage = storage
         do {
-            guard plan.hasPicture, plan.export.ladder == nil, plan.frameCount > 0, try await storage.blobs.info(.poster(job: job)) == nil else { return }
-            let jpeg = try await offload {
-                try PosterFrame.jpeg(try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1)))
-            }
+            guard plan.hasPicture, plan.export.ladder == nil, try await storage.blobs.info(.poster(job: job)) == nil else { return }
+            guard let jpeg = try await offload({ try JobFinalising.posterFromOutput(output, plan: plan) }) else { return }
             try await storage.storePoster(job: job, jpeg: jpeg)
         } catch {
             logger.debug("no poster made from the output", metadata: ["job": "\(job)", "error": "\(error)"])
         }
     }
 
-    /// An HLS ladder's finalise (proto/PROTOCOL.md §4.6): each video result is a ladder
-    /// archive holding every rendition of its chunk; they are unpacked into a work folder beside
-    /// the output, `Finaliser.finaliseLadder` writes the output folder there, and that folder is
-    /// packed into one ladder archive at `output` (atomically), which `OUTPUT` serves.
-    static func finaliseLadder(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to output: String) throws -> Finaliser.Report {
-        guard let ladder = plan.export.ladder else { throw FinaliseError(description: "not an HLS ladder") }
-        let work = URL(fileURLWithPath: output + ".work")
-        try? FileManager.default.removeItem(at: work)
-        defer { try? FileManager.default.removeItem(at: work) }
-        let results = work.appendingPathComponent("results"), folder = work.appendingPathComponent("output")
-        try FileManager.default.createDirectory(at: results, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let expected = ladder.renditions.map { "\($0.name).mp4" }
-        var renditions: [ChunkArtifact] = []
-        for chunk in chunks {
-            let members = try LadderArchive.members(of: chunk.path)
-            guard members.map(\.name) == expected else {
-                throw FinaliseError(description: "the result of chunk \(chunk.frames) holds \(members.map(\.name)), "
-                                    + "not the ladder's renditions \(expected); render it again")
-            }
-            for (rendition, member) in zip(ladder.renditions, members) {
-                let path = results.appendingPathComponent(String(format: "%08d-", chunk.frames.start) + member.name).path
-                try LadderArchive.extract(member, from: chunk.path, to: path)
-                renditions.append(try ChunkArtifact.measuring(kind: .video, frames: chunk.frames, path: path, rendition: rendition.name))
-            }
-        }
-        let report = try Finaliser.finaliseLadder(plan, chunks: renditions, audio: audio,
-                                                  to: folder.appendingPathComponent(LadderArchive.masterPlaylistName).path)
-        let partial = output + ".partial"
-        defer { unlink(partial) }
-        try LadderArchive.write(try LadderArchive.files(under: folder.path), to: partial)
-        guard rename(partial, output) == 0 else { throw FinaliseError(description: "cannot move \(partial) to \(output): \(String(cString: strerror(errno)))") }
-        return report
-    }
-
     /// Finalises one claimable job; `false` when there was none.
     func finaliseNext() async throws -> Bool {
         let agent = agent, leaseSeconds = configuration.leaseSeconds
+        // With an object store a connected agent that can finalise takes the task (no result
+        // bytes through this process); this loop finalises only while none is connected.
+        if storage.isRemote && sessions.anyCanFinalise { return false }
         guard let claimed = try await worker.run({ try $0.lifecycle.claimTask(agent: agent, leaseSeconds: leaseSeconds, kinds: [.finalise]) }) else {
             return false
         }
@@ -148,25 +133,17 @@ struct FinaliserLoop: Service {
             }
             if try await requeueDamagedResults(tasks, job: job, lease: lease) { return true }
             let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
-            var chunks: [ChunkArtifact] = []
-            var audio: ChunkArtifact?
+            var inputs: [JobFinalising.Input] = []
             for task in tasks where task.kind != .finalise {
                 guard task.state == .done, let result = task.result else {
                     throw FinaliseError(description: "task \(task.id) is \(task.state.rawValue), not done")
                 }
-                let artifact = ChunkArtifact(kind: task.kind == .audio ? .audio : .video,
-                                             frames: task.kind == .audio ? FrameRange(start: 0, end: plan.frameCount)
-                                                                         : FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
-                                             path: storage.resultPath(result.sha256), byteCount: Int(result.size), sha256: result.sha256)
-                if task.kind == .audio { audio = artifact } else { chunks.append(artifact) }
+                inputs.append(JobFinalising.Input(kind: task.kind, frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
+                                                  path: storage.resultPath(result.sha256), size: result.size, sha256: result.sha256))
             }
             let output = storage.outputPath(job: job, fileType: plan.export.fileType.rawValue)
-            let (report, digest) = try await offload { [chunks, audio] in
-                let report = plan.export.ladder != nil
-                    ? try Self.finaliseLadder(plan, chunks: chunks, audio: audio, to: output)
-                    : try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
-                return (report, try FileDigest.sha256(path: output))
-            }
+            let outcome = try await offload { [inputs] in try JobFinalising.finalise(plan, inputs: inputs, to: output) }
+            let (report, digest) = (outcome.report, (hex: outcome.sha256, byteCount: outcome.size))
             let outputKey = BlobKey.output(job: job, fileType: plan.export.fileType.rawValue)
             try await storage.publish(outputKey, sha256: digest.hex)
             // Before completing: a job seen done has its poster, and its loudness figures.

@@ -52,3 +52,10 @@ final class StorePool: Sendable {
         return try await workers[Int(next % UInt64(workers.count))].run(body)
     }
 }
+
+/// What runs store work off the cooperative pool: one worker, or the pool of them.
+protocol StoreRunning: Sendable {
+    func run<T: Sendable>(_ body: @escaping @Sendable (FarmStore) throws -> T) async throws -> T
+}
+extension StoreWorker: StoreRunning {}
+extension StorePool: StoreRunning {}

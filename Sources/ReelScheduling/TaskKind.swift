@@ -41,15 +41,22 @@ public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable, Compara
         }
     }
 
-    /// The encoder (libavcodec's name) a task of this kind needs, given its job's video
-    /// encoder (nil for jobs planned before jobs recorded it: any agent may take them).
+    /// What an agent must have to take a task of this kind (`AgentEncoders`): for render tasks
+    /// the encoder (libavcodec's name), given its job's video encoder (nil for jobs planned
+    /// before jobs recorded it: any agent may take them); for a finalise task
+    /// `finaliseCapability`, which only agents that said `CAPS … finalise=1` have (the
+    /// coordinator's own finaliser claims with no capability list, so it may take any).
     public func encoder(videoEncoder: String?) -> String? {
         switch self {
         case .videoChunk: videoEncoder
         case .audio: "aac"
-        case .finalise: nil
+        case .finalise: Self.finaliseCapability
         }
     }
+
+    /// The pseudo-encoder an agent that runs finalise tasks has in its capability set (never a
+    /// libavcodec name).
+    public static let finaliseCapability = "reel:finalise"
 
     /// "chunk 3", "audio", "finalise": how messages name a task.
     public func label(ordinal: Int) -> String {
@@ -60,7 +67,8 @@ public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable, Compara
         }
     }
 
-    /// The kinds render agents claim (`CLAIM`); the coordinator's finaliser claims the others.
+    /// The kinds every render agent claims (`CLAIM`). Finalise tasks go to agents that can run
+    /// them only when the coordinator stores in an object store; else its finaliser runs them.
     public static var renderKinds: Set<TaskKind> { Set(allCases.filter { !$0.completesJob }) }
 
     public static func < (l: TaskKind, r: TaskKind) -> Bool { l.claimRank < r.claimRank }

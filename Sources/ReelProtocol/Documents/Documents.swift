@@ -66,8 +66,48 @@ public struct TaskSpecification: Codable, Sendable, Hashable {
     public var frames: FrameRange
     /// The job's `RenderPlanDocument` (JSON) by content: `FETCH sha256=…` reads it.
     public var planDocument: AssetManifestEntry
-    public init(job: Int64, task: Int64, kind: TaskKind, frames: FrameRange, planDocument: AssetManifestEntry) {
+    /// A finalise task's input results (proto/PROTOCOL.md §4.5.1), each with a presigned `GET`;
+    /// nil for render tasks.
+    public var inputs: [FinaliseInput]?
+    /// A finalise task's: the job has no poster yet, so the agent sends one of the output's last
+    /// frame (`POSTER`, under the finalise lease) before `FINALDONE`.
+    public var wantsPoster: Bool?
+    public init(job: Int64, task: Int64, kind: TaskKind, frames: FrameRange, planDocument: AssetManifestEntry,
+                inputs: [FinaliseInput]? = nil, wantsPoster: Bool? = nil) {
         self.job = job; self.task = task; self.kind = kind; self.frames = frames; self.planDocument = planDocument
+        self.inputs = inputs; self.wantsPoster = wantsPoster
+    }
+}
+
+/// One verified result a finalise task joins (a video chunk or the audio track): what the
+/// render task stored, by content, and a presigned `GET` for it. The URL is a bearer
+/// credential: the description shows it without its query.
+public struct FinaliseInput: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The render task's kind (`video_chunk` or `audio`).
+    public var kind: TaskKind
+    /// Its ordinal within the job.
+    public var ordinal: Int
+    /// The frames it covers (a video chunk's; the whole composition for audio).
+    public var frames: FrameRange
+    public var size: Int64
+    public var sha256: String
+    /// A presigned `GET` of the stored result.
+    public var url: String
+    /// Headers to send with the `GET`, as they are.
+    public var headers: [String: String]
+    /// When the URL stops working (ms since the Unix epoch): past it, `INPUTBAD` is wrong —
+    /// the agent fails the task instead, and the next attempt gets fresh URLs.
+    public var expiresAtMillis: Int64
+
+    public init(kind: TaskKind, ordinal: Int, frames: FrameRange, size: Int64, sha256: String, url: String,
+                headers: [String: String], expiresAtMillis: Int64) {
+        self.kind = kind; self.ordinal = ordinal; self.frames = frames; self.size = size; self.sha256 = sha256
+        self.url = url; self.headers = headers; self.expiresAtMillis = expiresAtMillis
+    }
+
+    public var description: String {
+        let bare = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        return "\(kind.rawValue) \(ordinal) (\(size) bytes, \(sha256)) at \(bare)?<signed query redacted>"
     }
 }
 

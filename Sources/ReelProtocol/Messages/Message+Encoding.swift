@@ -25,6 +25,7 @@ extension Message {
             line.add("encoders", list: caps.encoders)
             line.add("cache", caps.cacheBytes)
             line.add("host", caps.host)
+            if caps.finalise { line.add("finalise", 1) }
         case let .claim(wait):
             line.add("wait", wait)
         case let .task(assignment, specification):
@@ -90,6 +91,21 @@ extension Message {
             line.add("total", total)
         case let .outputURL(job):
             line.add("job", job)
+        case let .finalURL(task, epoch, sha256, total):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("sha256", sha256)
+            line.add("total", total)
+        case let .finalDone(task, epoch, sha256, total, loudness):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("sha256", sha256)
+            line.add("total", total)
+            if let loudness { line.add("loudness", loudness) }
+        case let .inputBad(task, epoch, sha256):
+            line.add("task", task)
+            line.add("epoch", epoch)
+            line.add("sha256", sha256)
         case let .url(direct):
             line.add("method", direct.method)
             line.add("url", direct.url)

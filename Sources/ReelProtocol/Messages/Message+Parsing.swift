@@ -78,7 +78,8 @@ extension Message {
                 threads: Int(try line.integer("threads", in: 1...4096)),
                 encoders: try line.list("encoders"),
                 cacheBytes: try line.integer("cache"),
-                host: try line.name("host")))
+                host: try line.name("host"),
+                finalise: try line.optionalInteger("finalise", in: 0...1) == 1))
         case "CLAIM":
             return .claim(waitSeconds: Int(try line.integer("wait", in: 0...Int64(ProtocolLimits.maxClaimWait))))
         case "TASK":
@@ -138,6 +139,15 @@ extension Message {
             let total = try line.integer("total")
             return line.verb == "ASSETURL" ? .assetURL(sha256: sha, total: total) : .assetDone(sha256: sha, total: total)
         case "OUTPUTURL": return .outputURL(job: try line.integer("job", in: id))
+        case "FINALURL", "FINALDONE":
+            let task = try line.integer("task", in: id)
+            let epoch = try line.integer("epoch", in: id)
+            let sha = try line.hex256("sha256")
+            let total = try line.integer("total")
+            return line.verb == "FINALURL" ? .finalURL(task: task, epoch: epoch, sha256: sha, total: total)
+                : .finalDone(task: task, epoch: epoch, sha256: sha, total: total, loudness: line.optionalString("loudness"))
+        case "INPUTBAD":
+            return .inputBad(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id), sha256: try line.hex256("sha256"))
         case "URL":
             let method = try line.string("method")
             guard DirectURL.methods.contains(method) else { throw ReelProtocolError(.malformed, "URL: method=\(method) is not GET or PUT") }

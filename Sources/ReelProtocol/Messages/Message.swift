@@ -35,7 +35,7 @@ public enum Message: Hashable, Sendable {
     case error(code: ReelProtocolError.Code, message: String)
 
     // Agents (§4.2).
-    /// `CAPS threads= encoders= cache= host=`.
+    /// `CAPS threads= encoders= cache= host= [finalise=1]`.
     case capabilities(AgentCapabilities)
     /// `CLAIM wait=` — long-poll for one task, `0...60` s.
     case claim(waitSeconds: Int)
@@ -85,6 +85,15 @@ public enum Message: Hashable, Sendable {
     case assetDone(sha256: String, total: Int64)
     /// `OUTPUTURL job=` — a presigned `GET` for a finished job's output.
     case outputURL(job: Int64)
+    /// `FINALURL task= epoch= sha256= total=` — a presigned `PUT` for the output of the finalise
+    /// task an agent holds, bound to the output's SHA-256 (§4.5.1).
+    case finalURL(task: Int64, epoch: Int64, sha256: String, total: Int64)
+    /// `FINALDONE task= epoch= sha256= total= [loudness=]` — the output was uploaded; verify it
+    /// and complete the finalise (so the job), recording the loudness figures when given.
+    case finalDone(task: Int64, epoch: Int64, sha256: String, total: Int64, loudness: String?)
+    /// `INPUTBAD task= epoch= sha256=` — an input result of the held finalise task did not hash
+    /// to `sha256`: the coordinator renders the task(s) of that result again.
+    case inputBad(task: Int64, epoch: Int64, sha256: String)
     /// `URL method= url= headers= expires= total=` — a presigned request (a bearer credential:
     /// never logged; `DirectURL`'s description hides its query).
     case url(DirectURL)
@@ -140,9 +149,23 @@ public struct AgentCapabilities: Hashable, Sendable, Codable {
     public var cacheBytes: Int64
     /// The agent's host name.
     public var host: String
+    /// Whether the agent runs finalise tasks (`finalise=1`; §4.5.1). An agent that does not say
+    /// so is never handed one.
+    public var finalise: Bool
 
-    public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String) {
+    public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String, finalise: Bool = false) {
         self.threads = threads; self.encoders = encoders; self.cacheBytes = cacheBytes; self.host = host
+        self.finalise = finalise
+    }
+
+    private enum CodingKeys: String, CodingKey { case threads, encoders, cacheBytes, host, finalise }
+
+    /// Capabilities stored before agents could finalise have no `finalise`: false.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(threads: try c.decode(Int.self, forKey: .threads), encoders: try c.decode([String].self, forKey: .encoders),
+                  cacheBytes: try c.decode(Int64.self, forKey: .cacheBytes), host: try c.decode(String.self, forKey: .host),
+                  finalise: try c.decodeIfPresent(Bool.self, forKey: .finalise) ?? false)
     }
 }
 
@@ -202,6 +225,9 @@ extension Message {
         case .assetURL: "ASSETURL"
         case .assetDone: "ASSETDONE"
         case .outputURL: "OUTPUTURL"
+        case .finalURL: "FINALURL"
+        case .finalDone: "FINALDONE"
+        case .inputBad: "INPUTBAD"
         case .url: "URL"
         case .submit: "SUBMIT"
         case .job: "JOB"
@@ -227,7 +253,7 @@ extension Message {
         switch self {
         case .ping, .quit: [.agent, .client]
         case .capabilities, .claim, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
-             .sourceURL, .resultURL, .resultDone: [.agent]
+             .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad: [.agent]
         case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
              .assetURL, .assetDone, .outputURL: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,

@@ -1,0 +1,195 @@
+import Foundation
+import ReelAgent
+import ReelCoordinator
+import ReelCore
+import ReelObjectStore
+import ReelProtocol
+import ReelStoreTesting
+import ReelThreadTesting
+import ServiceLifecycle
+import Testing
+
+/// Finalise tasks on agents with S3 storage (proto/PROTOCOL.md §4.5.1), against the real
+/// SeaweedFS of ops/s3.sh, with Reel's own agents running in this process.
+@Suite(.blocking, .serialized, .enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
+struct AgentFinaliseTests {
+    /// Reel's agent (`ReelAgent.Agent`) connected to `harness`, running until `stop()`.
+    struct RunningAgent {
+        let agent: Agent
+        let task: Task<Void, any Error>
+        let cache: URL
+
+        static func start(_ harness: CoordinatorHarness, name: String, finalise: Bool = true) throws -> RunningAgent {
+            let cache = FileManager.default.temporaryDirectory.appendingPathComponent("reel-agent-\(UUID().uuidString)")
+            var configuration = AgentConfiguration(coordinatorHost: "127.0.0.1", coordinatorPort: harness.port, name: name,
+                                                   cacheDirectory: cache, claimWaitSeconds: 2, progressInterval: .milliseconds(500))
+            configuration.finalise = finalise
+            let agent = try Agent(configuration: configuration, authenticator: try Authenticator(secret: Array(CoordinatorHarness.secret.utf8)))
+            return RunningAgent(agent: agent, task: Task { try await agent.run() }, cache: cache)
+        }
+
+        func stop() async {
+            agent.shutdownGracefully()
+            _ = try? await task.value
+            try? FileManager.default.removeItem(at: cache)
+        }
+    }
+
+    /// The video packets of a file (pts, dts, size, flags, hash of the data), as ffprobe lists them.
+    static func videoPackets(_ path: String) async throws -> [String] {
+        let r = try await offThePool {
+            try runProgram(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_packets", "-show_data_hash", "sha256",
+                            "-show_entries", "packet=pts,dts,size,flags,data_hash", "-of", "csv=p=0", path])
+        }
+        return r.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// The agent named in the `claimed` events of the job's finalise task.
+    static func finaliseClaimers(_ client: ReelClient, job: Int64) async throws -> [String] {
+        guard case .report(let json) = try await client.send(.events(job: job, after: 0)) else { throw TestFailure(description: "EVENTS did not REPORT") }
+        let report = try JSONDecoder().decode(EventsReport.self, from: Data(json))
+        return report.events.filter { $0.kind == "claimed" && ($0.taskLabel ?? "") == "finalise" }.compactMap(\.agent)
+    }
+
+    /// The job's video packets rendered by two agents on a coordinator storing in a local
+    /// directory (which finalises itself): what every S3 render here must equal. Once per process.
+    static let reference = Task { () async throws -> [String] in
+        let media = try await TestMedia()
+        defer { media.cleanUp() }
+        return try await localReference(media)
+    }
+
+    static func localReference(_ media: TestMedia) async throws -> [String] {
+        let harness = try await CoordinatorHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+        let agents = [try RunningAgent.start(harness, name: "local-1"), try RunningAgent.start(harness, name: "local-2")]
+        _ = try await client.waitForState(job: job, "done", seconds: 120)
+        let output = media.directory.appendingPathComponent("local-\(UUID().uuidString).mp4").path
+        try await client.download(job: job, to: output)
+        #expect(try await finaliseClaimers(client, job: job).allSatisfy { $0 != "local-1" && $0 != "local-2" },
+                "with local storage the coordinator finalises")
+        for agent in agents { await agent.stop() }
+        await client.close()
+        try await harness.stop()
+        return try await videoPackets(output)
+    }
+
+    @Test func twoAgentsOnS3AndOneFinalisesWithNoResultByteThroughTheCoordinator() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise")
+        try await withCoordinator(configure: { $0.objectStore = settings }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let agents = [try RunningAgent.start(harness, name: "render-1"), try RunningAgent.start(harness, name: "render-2")]
+            let done = try await client.waitForState(job: job, "done", seconds: 120)
+            for agent in agents { await agent.stop() }
+            #expect(done.tasks.done == 6 && done.framesDone == 50)
+            let claimers = try await Self.finaliseClaimers(client, job: job)
+            #expect(claimers.count == 1 && ["render-1", "render-2"].contains(claimers.first ?? ""), "finalised by \(claimers)")
+            // The coordinator read no result and wrote no output: with an object store its local
+            // directory holds copies of what it downloaded (`CoordinatorStorage.localCopy`), and it
+            // has none; and reel/1 carried no result bytes (agents used presigned URLs).
+            let local = harness.storage
+            let copies = FileManager.default.fileExists(atPath: local + "/results/sha256") ? try harness.storedResults() : []
+            #expect(copies.isEmpty, "the coordinator downloaded results: \(copies)")
+            #expect(!FileManager.default.fileExists(atPath: local + "/outputs/\(job).mp4"))
+            #expect(try await CoordinatorS3.objects(settings)["outputs/\(job).mp4"] != nil)
+            #expect(try await CoordinatorS3.objects(settings)["posters/\(job).jpg"] != nil)
+
+            guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+            let output = media.directory.appendingPathComponent("agent-finalised.mp4").path
+            try await PresignedTransfer().download(url: url.url, to: output)
+            let packets = try await Self.videoPackets(output)
+            #expect(packets.count == 50)
+            let reference = try await Self.reference.value
+            #expect(packets == reference, "the agent's output has the video packets of a local-storage render")
+        }
+    }
+
+    static let finaliseCaps = AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 1 << 20, host: "localhost", finalise: true)
+
+    /// A chunk's result damaged in the bucket after it was rendered (other bytes, same size):
+    /// that chunk alone is rendered again, the agent finalises, and the output is identical.
+    @Test func aResultDamagedInTheBucketIsRenderedAgainAndTheAgentFinalisesTheSameOutput() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-damage")
+        try await withCoordinator(configure: { $0.objectStore = settings }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            // A capable agent connected (it never claims): the coordinator leaves finalising to agents.
+            let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
+            let renderer = try await harness.agent("renderer")
+            let rendered = try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            #expect(rendered.count == 5 && rendered.allSatisfy { $0.kind != .finalise })
+            await renderer.close()
+            let status = try await client.status(job: job)
+            #expect(status.state != "done", "nobody finalised yet")
+
+            let results = try await CoordinatorS3.objects(settings).filter { $0.key.hasPrefix("results/") }.sorted { $0.key < $1.key }
+            #expect(results.count == 5)
+            let (key, size) = try #require(results.first)
+            _ = try await CoordinatorS3.client().putObject(key: settings.location.objectKey(key), bytes: [UInt8](repeating: 7, count: Int(size)))
+            unlink(harness.storage + "/" + key)
+
+            let rescuer = try RunningAgent.start(harness, name: "rescuer")
+            let done = try await client.waitForState(job: job, "done", seconds: 120)
+            await rescuer.stop()
+            #expect(done.tasks.done == 5 && done.framesDone == 50)
+            #expect(try await Self.finaliseClaimers(client, job: job).last == "rescuer")
+            guard case .report(let json) = try await client.send(.events(job: job, after: 0)) else { Issue.record("no EVENTS"); return }
+            let events = try JSONDecoder().decode(EventsReport.self, from: Data(json)).events
+            let rerendered = events.filter { $0.kind == "claimed" && $0.agent == "rescuer" && ($0.taskLabel ?? "") != "finalise" }
+            #expect(rerendered.count == 1, "the damaged result's task alone again: \(rerendered.map { $0.taskLabel ?? "" })")
+            guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+            let output = media.directory.appendingPathComponent("damaged-then-finalised.mp4").path
+            try await PresignedTransfer().download(url: url.url, to: output)
+            #expect(try await Self.videoPackets(output) == (try await Self.reference.value))
+            await holder.close()
+        }
+    }
+
+    /// An agent gone mid-finalise (it holds the finalise task and sends nothing more): its lease
+    /// expires on the coordinator's clock, and another agent finalises. No sleeping: the test
+    /// moves the farm clock past the lease.
+    @Test func anAgentLostMidFinaliseLeavesTheFinaliseToAnother() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-lost")
+        try await withCoordinator(leaseSeconds: 30, configure: { $0.objectStore = settings }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let doomed = try await harness.agent("doomed", caps: Self.finaliseCaps)
+            let renderer = try await harness.agent("renderer")
+            try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            await renderer.close()
+
+            guard case .task(let assignment, let payload) = try await doomed.send(.claim(waitSeconds: 60)) else {
+                Issue.record("the capable agent got no TASK"); return
+            }
+            #expect(assignment.kind == .finalise)
+            let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))
+            let inputs = try #require(spec.inputs)
+            #expect(inputs.count == 5 && inputs.filter { $0.kind == .audio }.count == 1)
+            #expect(inputs.filter { $0.kind == .videoChunk }.map(\.frames.count).reduce(0, +) == 50)
+            // Each URL reads exactly the bytes named.
+            let first = try #require(inputs.first)
+            let path = media.directory.appendingPathComponent("input-0").path
+            let got = try await PresignedTransfer().download(url: first.url, headers: first.headers, to: path, expectedSHA256: first.sha256)
+            #expect(got.size == first.size)
+            #expect(!"\(first)".contains("X-Amz-Signature"), "an input's description hides its signature")
+            await expectRefusal(.notFound) {
+                _ = try await doomed.send(.inputBad(task: assignment.task, epoch: assignment.epoch, sha256: String(repeating: "0", count: 64)))
+            }
+            // The agent dies here. Its lease runs out on the farm clock; the reaper queues the task again.
+            harness.clock.advance(seconds: 31)
+            let rescuer = try RunningAgent.start(harness, name: "rescuer")
+            let done = try await client.waitForState(job: job, "done", seconds: 120)
+            await rescuer.stop()
+            #expect(done.tasks.done == 5)
+            #expect(try await Self.finaliseClaimers(client, job: job) == ["doomed", "rescuer"])
+            // The dead agent's lease is gone: what it says now is fenced off.
+            await expectRefusal(.staleEpoch) {
+                _ = try await doomed.send(.finalURL(task: assignment.task, epoch: assignment.epoch, sha256: first.sha256, total: 1))
+            }
+            guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+            let output = media.directory.appendingPathComponent("rescued.mp4").path
+            try await PresignedTransfer().download(url: url.url, to: output)
+            #expect(try await Self.videoPackets(output) == (try await Self.reference.value))
+            await doomed.close()
+        }
+    }
+}
