@@ -107,9 +107,43 @@ struct AgentFinaliseTests {
 
     static let finaliseCaps = AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 1 << 20, host: "localhost", finalise: true)
 
+    /// How a test damages a result in the bucket (other bytes, same size) behind the
+    /// coordinator's back, and who notices.
+    enum Damage: String, CaseIterable, Sendable {
+        /// Stored with its own `x-amz-checksum-sha256`: the coordinator's HEAD before handing
+        /// out the finalise sees a SHA-256 other than the result's.
+        case withItsChecksum
+        /// Stored by botocore with no SHA-256 (its default CRC32): a HEAD cannot tell, the
+        /// finalising agent's hash does (`INPUTBAD`).
+        case withoutSHA256
+
+        var noticedBy: String { self == .withItsChecksum ? "the store reports SHA-256" : "read by rescuer do not have SHA-256" }
+
+        func plant(_ key: String, size: Int64) async throws {
+            switch self {
+            case .withItsChecksum:
+                _ = try await CoordinatorS3.client().putObject(key: key, bytes: [UInt8](repeating: 7, count: Int(size)))
+            case .withoutSHA256:
+                let environment = ProcessInfo.processInfo.environment
+                let r = try await offThePool {
+                    try runProgram(["python3", "-c", """
+                        import botocore.session, sys
+                        s = botocore.session.get_session()
+                        s.set_config_variable('credentials_file', sys.argv[3])
+                        c = s.create_client('s3', endpoint_url=sys.argv[1], region_name='us-east-1')
+                        c.put_object(Bucket=sys.argv[2], Key=sys.argv[4], Body=bytes([7]) * int(sys.argv[5]))
+                        """, environment["REEL_TEST_S3_ENDPOINT"] ?? "", CoordinatorS3.bucket,
+                        environment["REEL_TEST_S3_CREDENTIALS"] ?? "", key, "\(size)"])
+                }
+                #expect(r.status == 0, "\(r.stderr)")
+            }
+        }
+    }
+
     /// A chunk's result damaged in the bucket after it was rendered (other bytes, same size):
     /// that chunk alone is rendered again, the agent finalises, and the output is identical.
-    @Test func aResultDamagedInTheBucketIsRenderedAgainAndTheAgentFinalisesTheSameOutput() async throws {
+    @Test(arguments: Damage.allCases)
+    func aResultDamagedInTheBucketIsRenderedAgainAndTheAgentFinalisesTheSameOutput(_ damage: Damage) async throws {
         let settings = try await CoordinatorS3.settings("agent-finalise-damage")
         try await withCoordinator(configure: { $0.objectStore = settings }) { media, harness, client in
             let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
@@ -117,26 +151,28 @@ struct AgentFinaliseTests {
             let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
             let renderer = try await harness.agent("renderer")
             let rendered = try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
-            #expect(rendered.count == 5 && rendered.allSatisfy { $0.kind != .finalise })
+            #expect(rendered.count == 6 && rendered.allSatisfy { $0.kind != .finalise })
             await renderer.close()
             let status = try await client.status(job: job)
             #expect(status.state != "done", "nobody finalised yet")
 
             let results = try await CoordinatorS3.objects(settings).filter { $0.key.hasPrefix("results/") }.sorted { $0.key < $1.key }
-            #expect(results.count == 5)
+            #expect(results.count == 6)
             let (key, size) = try #require(results.first)
-            _ = try await CoordinatorS3.client().putObject(key: settings.location.objectKey(key), bytes: [UInt8](repeating: 7, count: Int(size)))
+            try await damage.plant(settings.location.objectKey(key), size: size)
             unlink(harness.storage + "/" + key)
 
             let rescuer = try RunningAgent.start(harness, name: "rescuer")
             let done = try await client.waitForState(job: job, "done", seconds: 120)
             await rescuer.stop()
-            #expect(done.tasks.done == 5 && done.framesDone == 50)
+            #expect(done.tasks.done == 6 && done.framesDone == 50)
             #expect(try await Self.finaliseClaimers(client, job: job).last == "rescuer")
             guard case .report(let json) = try await client.send(.events(job: job, after: 0)) else { Issue.record("no EVENTS"); return }
             let events = try JSONDecoder().decode(EventsReport.self, from: Data(json)).events
             let rerendered = events.filter { $0.kind == "claimed" && $0.agent == "rescuer" && ($0.taskLabel ?? "") != "finalise" }
             #expect(rerendered.count == 1, "the damaged result's task alone again: \(rerendered.map { $0.taskLabel ?? "" })")
+            let requeued = events.filter { $0.kind == "requeued" }.map(\.message)
+            #expect(requeued.count == 1 && requeued.allSatisfy { $0.contains(damage.noticedBy) }, "\(requeued)")
             guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
             let output = media.directory.appendingPathComponent("damaged-then-finalised.mp4").path
             try await PresignedTransfer().download(url: url.url, to: output)
@@ -163,7 +199,7 @@ struct AgentFinaliseTests {
             #expect(assignment.kind == .finalise)
             let spec = try JSONDecoder().decode(TaskSpecification.self, from: Data(payload))
             let inputs = try #require(spec.inputs)
-            #expect(inputs.count == 5 && inputs.filter { $0.kind == .audio }.count == 1)
+            #expect(inputs.count == 6 && inputs.filter { $0.kind == .audio }.count == 1)
             #expect(inputs.filter { $0.kind == .videoChunk }.map(\.frames.count).reduce(0, +) == 50)
             // Each URL reads exactly the bytes named.
             let first = try #require(inputs.first)
@@ -179,7 +215,7 @@ struct AgentFinaliseTests {
             let rescuer = try RunningAgent.start(harness, name: "rescuer")
             let done = try await client.waitForState(job: job, "done", seconds: 120)
             await rescuer.stop()
-            #expect(done.tasks.done == 5)
+            #expect(done.tasks.done == 6)
             #expect(try await Self.finaliseClaimers(client, job: job) == ["doomed", "rescuer"])
             // The dead agent's lease is gone: what it says now is fenced off.
             await expectRefusal(.staleEpoch) {
