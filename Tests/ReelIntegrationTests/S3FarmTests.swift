@@ -41,6 +41,12 @@ struct S3FarmTests {
             packets.append(try ReuseTests.videoPackets(output))
         }
         #expect(packets[0].count == 150 && ReuseTests.firstDifference(packets[0], packets[1]) == nil)
+        // Where each farm finalised (proto/PROTOCOL.md §4.5.1): on S3 one of the render agents,
+        // on the local directory the coordinator itself.
+        let finaliser = "SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.kind = 'finalise'"
+        let s3Finaliser = try s3.query(finaliser).map { $0.joined() }
+        #expect(s3Finaliser.count == 1 && s3Finaliser.allSatisfy { $0.hasPrefix("agent-") }, "\(s3Finaliser)")
+        #expect(try local.query(finaliser).map { $0.joined() } == ["@coordinator"])
         // The coordinator's log at the default level: no secret, no signature.
         let secret = try String(contentsOfFile: Self.environment["REEL_TEST_S3_CREDENTIALS"] ?? "", encoding: .utf8)
             .split(separator: "\n").first { $0.contains("aws_secret_access_key") }?.split(separator: "=").last?
@@ -49,6 +55,34 @@ struct S3FarmTests {
         let log = s3.coordinator.output
         #expect(log.contains("coordinator listening") && log.contains("s3://"))
         for forbidden in [secret, "X-Amz-Signature", "Signature="] { #expect(!log.contains(forbidden)) }
+    }
+
+    /// An HLS ladder on S3: an agent finalises it (the ladder archive of proto/PROTOCOL.md §4.6
+    /// made on the agent and uploaded to the bucket) and the fetched folder is byte for byte the
+    /// in-process render's.
+    @Test func anHLSLadderOnS3IsFinalisedByAnAgentAsItRendersInProcess() throws {
+        let farm = try FarmTests.LocalFarm(agents: 2, storage: try Self.bucketStorage("ladder"))
+        let source = farm.dir.appendingPathComponent("src.mov").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x180:r=\(FarmTests.ladderRate):d=\(FarmTests.ladderSeconds)",
+                          "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=48000:duration=\(FarmTests.ladderSeconds)",
+                          "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", source])
+        let composition = farm.dir.appendingPathComponent("ladder.json").path
+        try FarmTests.ladderComposition(source: source).write(toFile: composition, atomically: true, encoding: .utf8)
+        let reference = farm.dir.appendingPathComponent("in-process/master.m3u8").path
+        let local = try Media.run(Media.reel, ["render", composition, "--in-process", "--agents", "2", "--chunk-seconds", "2",
+                                               "--encoder-threads", "2", "-o", reference, "--quiet"], allowFailure: true)
+        #expect(local.status == 0, "\(local.stderr)")
+        let master = farm.dir.appendingPathComponent("farm/master.m3u8").path
+        let submitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
+                                       "--wait", "-o", master, "--quiet"], allowFailure: true)
+        #expect(submitted.status == 0, "\(submitted.stderr); coordinator log: \(farm.coordinator.output)")
+        let job = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let finaliser = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.job_id = \(job) AND t.kind = 'finalise'")
+        #expect(finaliser.map { $0.joined() }.allSatisfy { $0.hasPrefix("agent-") } && finaliser.count == 1, "\(finaliser)")
+        let farmFiles = try FarmTests.folderFiles(master), localFiles = try FarmTests.folderFiles(reference)
+        #expect(farmFiles.keys.sorted() == localFiles.keys.sorted())
+        #expect(farmFiles.count >= 3 * (FarmTests.ladderSeconds / 2 + 2) + 2, "\(farmFiles.keys.sorted())")
+        for (name, bytes) in localFiles { #expect(farmFiles[name] == bytes, "\(name) differs from the in-process render's") }
     }
 
     /// The S3 server killed (SIGKILL, as a crash) and started again on its data while a job
