@@ -66,4 +66,27 @@ struct EncoderClaimTests {
                                           liveAgents: [agent, other], encoders: AgentEncoders([agent: ["libx264"]]))
         #expect(unsaid[0]?.jobID == hevc, "an agent missing from the encoders is not held back")
     }
+
+    @Test("a finalise task goes only to an agent with the finalise capability (or to a claimer with no capability list)")
+    func finaliseNeedsTheFinaliseCapability() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let renderer = try store.agents.register(name: "renders-only", host: "a", capabilities: "{}")
+        let finaliser = try store.agents.register(name: "finalises", host: "b", capabilities: "{}")
+        let encoders = AgentEncoders([renderer: ["libx264", "aac"], finaliser: ["libx264", "aac", TaskKind.finaliseCapability]])
+        let job = try Self.plannedJob(store, chunks: 1, encoder: "libx264")
+        let all = Set(TaskKind.allCases)
+        let chunk = try #require(try store.lifecycle.claimTasks(for: [ClaimRequest(agent: renderer)], leaseSeconds: 60, kinds: all,
+                                                                liveAgents: [renderer, finaliser], encoders: encoders)[0])
+        #expect(chunk.kind == .videoChunk)
+        try store.lifecycle.complete(chunk.lease, result: JobStoreTests.result(1))
+        let refused = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: renderer)], leaseSeconds: 60, kinds: all,
+                                                     liveAgents: [renderer, finaliser], encoders: encoders)
+        #expect(refused[0] == nil, "the job's finalise is claimable, but not for an agent that did not say finalise=1")
+        let finalise = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: renderer), ClaimRequest(agent: finaliser)], leaseSeconds: 60,
+                                                      kinds: all, liveAgents: [renderer, finaliser], encoders: encoders)
+        #expect(finalise[0] == nil && finalise[1]?.kind == .finalise && finalise[1]?.jobID == job)
+        #expect(try store.jobs.summary(job)?.state == .finalising)
+    }
 }
+
