@@ -94,6 +94,13 @@ struct AgentFinaliseTests {
             #expect(!FileManager.default.fileExists(atPath: local + "/outputs/\(job).mp4"))
             #expect(try await CoordinatorS3.objects(settings)["outputs/\(job).mp4"] != nil)
             #expect(try await CoordinatorS3.objects(settings)["posters/\(job).jpg"] != nil)
+            // reel/1 served no byte out (no FETCH of a source or plan, no OUTPUT).
+            let port = try #require(harness.coordinator.metricsAddress?.port)
+            let http = try RawConnection(port: port)
+            try http.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            var metrics: [String] = []
+            while let line = try? http.readLine() { metrics.append(line) }
+            #expect(metrics.contains("reel_bytes_out_total 0"), "\(metrics.filter { $0.hasPrefix("reel_bytes") })")
 
             guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
             let output = media.directory.appendingPathComponent("agent-finalised.mp4").path
