@@ -29,6 +29,8 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "Host name to verify in the coordinator's certificate (default: the coordinator host).") var tlsServerName: String?
     @Option(help: "Seconds a task in flight may take to finish on shutdown before it is released.") var grace: Int = 30
     @Option(help: "Seconds the coordinator may hold a claim open (0…60).") var claimWait: Int = 20
+    @Flag(help: "Never run finalise tasks (joining a job's chunks into its output), which agents take only when the coordinator stores in S3.")
+    var noFinalise = false
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
@@ -74,6 +76,7 @@ struct AgentCommand: AsyncParsableCommand {
                 encoders: EncoderCatalog.available, claimWaitSeconds: claimWait, shutdownGracePeriod: .seconds(grace),
                 tls: tlsContext, tlsServerHostname: tlsServerName)
             configuration.otherCoordinators = Array(endpoints.dropFirst())
+            configuration.finalise = !noFinalise
 
             let level: Logger.Level = verbose ? .debug : .info
             LoggingSystem.bootstrap { label in

@@ -235,4 +235,22 @@ struct AgentFinaliseTests {
             await doomed.close()
         }
     }
+
+    /// With S3 and no connected agent that can finalise (old agents, or `--no-finalise`), the
+    /// coordinator finalises itself at once, as with a local directory: the job never waits.
+    @Test func withNoCapableAgentTheCoordinatorFinalises() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-fallback")
+        try await withCoordinator(configure: { $0.objectStore = settings }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let agent = try RunningAgent.start(harness, name: "no-finalise", finalise: false)
+            _ = try await client.waitForState(job: job, "done", seconds: 120)
+            await agent.stop()
+            #expect(try await Self.finaliseClaimers(client, job: job) == [harness.configuration.finaliserAgentName])
+            guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+            let output = media.directory.appendingPathComponent("coordinator-finalised.mp4").path
+            try await PresignedTransfer().download(url: url.url, to: output)
+            #expect(try await Self.videoPackets(output) == (try await Self.reference.value))
+        }
+    }
 }
+
