@@ -182,9 +182,22 @@ import ReelThreadTesting
 
     /// The figures reach the job's history and `reel status JOB`, through the farm.
     @Test func theFiguresGoIntoTheJobsEventsAndStatus() throws {
+        try Self.checkFiguresThroughTheFarm(try FarmTests.LocalFarm(agents: 1))
+    }
+
+    /// The same with S3 storage, where an agent finalises and reports the figures with
+    /// `FINALDONE` (proto/PROTOCOL.md §4.5.1).
+    @Test(.enabled(if: FarmS3.isConfigured, FarmS3.skipReason))
+    func theFiguresGoIntoTheJobsEventsWhenAnAgentFinalisesOnS3() throws {
+        let farm = try FarmTests.LocalFarm(agents: 1, storage: try S3FarmTests.bucketStorage("loudness"))
+        try Self.checkFiguresThroughTheFarm(farm)
+        let finaliser = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.kind = 'finalise'")
+        #expect(finaliser.map { $0.joined() } == ["agent-1"], "\(finaliser)")
+    }
+
+    static func checkFiguresThroughTheFarm(_ farm: FarmTests.LocalFarm) throws {
         let dir = try Media.tempDirectory()
         let json = try Self.composition(in: dir, loudness: #""ebuR128""#)
-        let farm = try FarmTests.LocalFarm(agents: 1)
         let output = dir.appendingPathComponent("farm.mov").path
         let submit = try farm.reel(["submit", json, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
         try #require(submit.status == 0, "submit failed: \(submit.stderr)")
