@@ -126,6 +126,14 @@ import Testing
             "export.renditions[3].renderSize: must be even and at least 2 in both dimensions (4:2:0 video), not 641x360",
             "export.renditions[3].video.bitRate: must be > 0",
         ]),
+        // Loudness applies to a ladder's audio renditions, as to an MP4's streams.
+        (#"{"fileType": "hls", "audio": {"loudness": "ebuR128"}}"#, []),
+        // The folders of the sound and subtitles are not rendition names; look-alikes are.
+        (#"{"fileType": "hls", "renditions": [{"name": "audio", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "audio-2", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "subtitles-10", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "audio-en", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "subtitles-", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}]}"#, [
+            #"export.renditions[0].name: "audio" is the folder of the ladder's sound: choose another name"#,
+            #"export.renditions[1].name: "audio-2" is the name of a folder of the ladder's audio outputs or subtitles (audio-N, subtitles-N): choose another name"#,
+            #"export.renditions[2].name: "subtitles-10" is the name of a folder of the ladder's audio outputs or subtitles (audio-N, subtitles-N): choose another name"#,
+        ]),
         (#"{"preset": "hevcHighest", "segmentDuration": 6}"#, [
             #"export.preset: export.preset "hevcHighest" encodes HEVC, but HLS ladders are H.264 only so far: choose codec "h264""#,
         ]),
