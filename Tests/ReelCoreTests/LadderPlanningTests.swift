@@ -149,6 +149,25 @@ import Testing
         ])
     }
 
+    /// Subtitle tracks are written by a ladder's finaliser, from the plan: no chunk's or audio
+    /// task's key covers them, so editing them renders nothing again.
+    @Test func subtitlesAreInNoTaskKey() throws {
+        var plan = try Fixtures.plan(Fixtures.composition(extra: #""export": {"fileType": "hls", "renditions": [\#(Self.rendition)]}"#),
+                                     assets: Fixtures.ruleAssets)
+        let content = Dictionary(uniqueKeysWithValues: plan.assets.keys.map { ($0, "sha-\($0)") })
+        func keys() -> [String?] {
+            [ContentKey.videoChunk(plan, frames: FrameRange(start: 0, end: 60), encoderThreads: 2, assetContent: content),
+             ContentKey.audio(plan, assetContent: content)]
+        }
+        let without = keys()
+        let english = try #require(try LanguageTag.parse("en").get())
+        plan.subtitleTracks = [PlannedSubtitleTrack(id: 3, language: english, title: "English", isDefault: true,
+                                                    cues: [SubtitleCue(start: Rational(1), end: Rational(2), text: "Hello")])]
+        let with = keys()
+        plan.subtitleTracks![0].cues[0].text = "Hello again"
+        #expect(without.allSatisfy { $0 != nil } && with == without && keys() == without)
+    }
+
     @Test func contentKeysFollowEveryRendition() throws {
         func key(_ export: String) throws -> (video: String?, audio: String?) {
             let plan = try Fixtures.plan(Fixtures.composition(extra: #""export": \#(export)"#), assets: Fixtures.ruleAssets)
