@@ -17,7 +17,8 @@ extension ChunkRenderer {
     /// `paths` (in the ladder's order; each written atomically). `progress` as in `renderVideo`.
     public static func renderLadder(_ plan: RenderPlan, frames: FrameRange, to paths: [String], encoderThreads: Int,
                                     media: MediaSources = .local,
-                                    progress: ((Int) throws -> Void)? = nil) throws -> [ChunkArtifact] {
+                                    progress: ((Int) throws -> Void)? = nil,
+                                    lastFrame: ((YUVImage) throws -> Void)? = nil) throws -> [ChunkArtifact] {
         guard let ladder = plan.export.ladder else { throw RenderError.io("renderLadder on a plan without an HLS ladder") }
         precondition(paths.count == ladder.renditions.count, "one path per rendition")
         precondition(frames.start % ladder.segmentFrames == 0, "a ladder chunk starts on a segment boundary")
@@ -43,6 +44,7 @@ extension ChunkRenderer {
                 let scaled = try scalers[index].scale(image, context: "scaling frame \(k) to rendition \(ladder.renditions[index].name)")
                 try write(try encoders[index].encode(scaled, frameIndex: Int64(k - frames.start)), to: writers[index])
             }
+            if k == frames.end - 1 { try lastFrame?(image) }
             try progress?(k - frames.start + 1)
         }
         var artifacts: [ChunkArtifact] = []
