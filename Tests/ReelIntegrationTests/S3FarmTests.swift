@@ -100,6 +100,11 @@ struct S3FarmTests {
         #expect(farm.coordinator.hasExited == false, "the coordinator rides out its object store's restart")
     }
 
+    /// A `.cube` LUT planned from the bucket (told from media by its content) and rendered.
+    @Test func aLUTFilterRendersWithS3Storage() throws {
+        try FarmTests.checkLUTJob(try FarmTests.LocalFarm(agents: 2, storage: try Self.bucketStorage("lut")))
+    }
+
     /// Two coordinators on one database and one bucket, agents on both: the first is killed
     /// with SIGKILL mid-job and the job still ends as a fault-free render would.
     @Test func submitWaitSurvivesOneOfTwoCoordinatorsKilled() throws {
