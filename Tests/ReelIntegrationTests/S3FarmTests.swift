@@ -119,6 +119,46 @@ struct S3FarmTests {
         #expect(resumed.count == 1 && resumed.first?.contains("held=1") == true, "\(resumed)")
     }
 
+    /// Agents' chunk results larger than the part size (ProRes 4444 XQ of noise, about 10 MB a
+    /// 2-second chunk) go to the bucket in parts (`RESULTPARTS`): every stored result is a
+    /// multipart object (ETag `…-N`, N ≥ 2), and the output has every frame.
+    @Test func agentsUploadLargeResultsInParts() throws {
+        var storage = try Self.bucketStorage("results")
+        storage.arguments += ["--direct-part-size", "5242880"]
+        let bucket = String(storage.arguments[1].dropFirst("s3://".count).prefix { $0 != "/" })
+        let farm = try FarmTests.LocalFarm(agents: 2, storage: storage)
+        let media = farm.dir.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=4,noise=alls=40:allf=t", "-c:v", "libx264", "-preset", "ultrafast",
+                          "-crf", "18", "-pix_fmt", "yuv420p", media.appendingPathComponent("clip.mp4").path])
+        let composition = media.appendingPathComponent("comp.json").path
+        try """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "at": 0}]}],
+             "export": {"preset": "prores4444", "fileType": "mov", "video": {"proresProfile": "4444xq"}}}
+            """.write(toFile: composition, atomically: true, encoding: .utf8)
+        let output = farm.dir.appendingPathComponent("out.mov").path
+        let r = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
+        #expect(r.status == 0, "\(r.stderr); coordinator log: \(farm.coordinator.output)")
+        #expect(try Media.framePTS(output).count == 100)
+        let listed = try Media.run("env", ["python3", "-c", """
+            import botocore.session, sys, json
+            s = botocore.session.get_session()
+            s.set_config_variable('credentials_file', sys.argv[2])
+            c = s.create_client('s3', endpoint_url=sys.argv[1], region_name='us-east-1')
+            objects = c.list_objects_v2(Bucket=sys.argv[3], Prefix='farm/results/').get('Contents', [])
+            print(json.dumps([{'size': o['Size'], 'etag': c.head_object(Bucket=sys.argv[3], Key=o['Key'])['ETag']} for o in objects]))
+            """, Self.environment["REEL_TEST_S3_ENDPOINT"] ?? "", Self.environment["REEL_TEST_S3_CREDENTIALS"] ?? "", bucket])
+        let results = try #require(try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]])
+        let large = results.filter { ($0["size"] as? Int ?? 0) > 5_242_880 }
+        #expect(large.count >= 2, "the video chunks are larger than one part: \(results)")
+        for result in large {
+            let etag = (result["etag"] as? String ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let parts = etag.split(separator: "-").last.flatMap { Int($0) } ?? 0
+            #expect(etag.contains("-") && parts >= 2, "a result of \(result["size"] ?? 0) bytes stored in parts: \(etag)")
+        }
+    }
+
     /// The S3 server killed (SIGKILL, as a crash) and started again on its data while a job
     /// renders: the coordinator's requests to it are retried until it is back, `submit --wait`
     /// exits 0 and the video packets are a fault-free render's, each chunk accepted once. The
