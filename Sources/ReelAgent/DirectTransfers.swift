@@ -93,9 +93,45 @@ extension CoordinatorSession {
         }
     }
 
-    /// `RESULTDONE`: the coordinator checks the uploaded result and counts it (`ERR` thrown).
-    func resultDone(_ task: TaskAssignment, sha256: String, total: Int64) async throws {
-        let reply = try await client.request(.resultDone(task: task.task, epoch: task.epoch, sha256: sha256, total: total),
+    /// What the coordinator said to `RESULTPARTS`.
+    enum ResultPartsReply: Equatable { case parts(BlobUpload), upload(DirectURL), accepted, unknownVerb, unsupported }
+
+    /// `RESULTPARTS`: a multipart upload to send the parts of (`PARTS`), a single PUT, `accepted`,
+    /// `unknownVerb` from a coordinator that predates it (ask `RESULTURL`), or `unsupported`.
+    func resultParts(_ task: TaskAssignment, sha256: String, total: Int64) async throws -> ResultPartsReply {
+        guard !direct.unsupported else { return .unsupported }
+        do {
+            let reply = try await client.request(.resultParts(task: task.task, epoch: task.epoch, sha256: sha256, total: total),
+                                                 timeout: requestTimeout)
+            switch reply {
+            case .parts(let hash, let upload, let partSize, let size, let have) where hash == sha256 && size == total:
+                return .parts(BlobUpload(id: upload, total: total, partSize: partSize, held: have))
+            case .url(let url) where url.method == "PUT" && url.total == total: return .upload(url)
+            case .accepted(let id) where id == task.task: return .accepted
+            default: throw unexpected(reply, "RESULTPARTS")
+            }
+        } catch let error as ReelProtocolError where error.code == .malformed && error.message.hasPrefix("unknown verb") {
+            return .unknownVerb
+        } catch let error as ReelProtocolError where error.meansNoDirectTransfers {
+            direct.markUnsupported()
+            return .unsupported
+        }
+    }
+
+    /// `PARTURL` for part `part` of the result's upload, under the task's lease.
+    func resultPartURL(_ task: TaskAssignment, sha256: String, upload: String, part: Int, partSHA256: String,
+                       length: Int64) async throws -> DirectPartUpload.PartURL {
+        let request = PartURLRequest(sha256: sha256, upload: upload, part: part, partSHA256: partSHA256, length: length,
+                                     task: task.task, epoch: task.epoch)
+        let reply = try await client.request(.partURL(request), timeout: requestTimeout)
+        guard case .url(let url) = reply, url.method == "PUT", url.total == length else { throw unexpected(reply, "PARTURL") }
+        return DirectPartUpload.PartURL(url: url.url, headers: url.headers)
+    }
+
+    /// `RESULTDONE`: the coordinator checks the uploaded result (completing its multipart
+    /// `upload` first, if any) and counts it (`ERR` thrown).
+    func resultDone(_ task: TaskAssignment, sha256: String, total: Int64, upload: UploadedParts? = nil) async throws {
+        let reply = try await client.request(.resultDone(task: task.task, epoch: task.epoch, sha256: sha256, total: total, upload: upload),
                                              timeout: requestTimeout)
         guard case .accepted(let id) = reply, id == task.task else { throw unexpected(reply, "RESULTDONE") }
     }
@@ -115,12 +151,49 @@ struct DirectResultUpload {
     ///   the transfer's retries as `ERR internal`, which the delivery retries like the
     ///   coordinator's own trouble.
     func send(_ pending: PendingResult) async throws -> Bool {
+        switch try await session.resultParts(pending.assignment, sha256: pending.sha256, total: pending.byteCount) {
+        case .unsupported: return false
+        case .accepted: return true
+        case .unknownVerb: return try await sendWhole(pending, first: nil)
+        case .upload(let url): return try await sendWhole(pending, first: url)
+        case .parts(let upload):
+            try await sendParts(pending, upload)
+            return true
+        }
+    }
+
+    /// A large result in parts (proto/PROTOCOL.md §4.5, "Uploads in parts"): the parts the store
+    /// lacks, then `RESULTDONE upload=`. A failure here is thrown as `ERR internal`, which the
+    /// delivery retries: its `RESULTPARTS` then finds the upload again and sends only the
+    /// parts still missing.
+    func sendParts(_ pending: PendingResult, _ upload: BlobUpload) async throws {
+        let session = self.session, assignment = pending.assignment, sha256 = pending.sha256
+        let report: DirectPartUpload.Report
+        do {
+            report = try await DirectPartUpload(transfer: session.transfer).send(file: pending.path, upload: upload) { part, partSHA256, length, _ in
+                try await session.resultPartURL(assignment, sha256: sha256, upload: upload.id, part: part, partSHA256: partSHA256, length: length)
+            }
+        } catch let error as ObjectStoreError {
+            throw ReelProtocolError(.internal, "the result's upload in parts to the object store failed: \(error.message)")
+        }
+        try await session.resultDone(assignment, sha256: sha256, total: pending.byteCount,
+                                     upload: UploadedParts(id: upload.id, partSHA256s: report.partSHA256s))
+    }
+
+    /// The result with one presigned `PUT` (`first`, or asked for with `RESULTURL`).
+    private func sendWhole(_ pending: PendingResult, first: DirectURL?) async throws -> Bool {
+        var given = first
         for attempt in 0..<2 {
             let url: DirectURL
-            switch try await session.resultURL(pending.assignment, sha256: pending.sha256, total: pending.byteCount) {
-            case .unsupported: return false
-            case .accepted: return true
-            case .upload(let given): url = given
+            if let known = given {
+                url = known
+                given = nil
+            } else {
+                switch try await session.resultURL(pending.assignment, sha256: pending.sha256, total: pending.byteCount) {
+                case .unsupported: return false
+                case .accepted: return true
+                case .upload(let fresh): url = fresh
+                }
             }
             do {
                 try await session.transfer.put(url: url.url, headers: url.headers, file: pending.path)

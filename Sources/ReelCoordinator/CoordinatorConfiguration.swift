@@ -28,6 +28,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var leaseSeconds: Double = 30
     /// Lifetime of the presigned URLs handed out with an object store (proto/PROTOCOL.md §4.5), seconds.
     public var presignExpirySeconds: Int = 900
+    /// With an object store: direct uploads (`ASSETPARTS`, `RESULTPARTS`) larger than this go up
+    /// in parts of this size (at least S3's 5 MiB; raised to keep within 10,000 parts), bytes.
+    public var directPartSize: Int64 = 16 << 20
     /// What time it is for leases (grant, renewal, expiry, reconnect grace). The wall clock;
     /// tests move a clock of their own forward instead of sleeping through a lease.
     public var clock: FarmClock = .wall

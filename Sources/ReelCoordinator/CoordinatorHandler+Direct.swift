@@ -30,11 +30,12 @@ extension CoordinatorHandler {
 
     /// `RESULTDONE`: counts the result only when the store holds `total` bytes under its content
     /// key (and the SHA-256 the store checked, where it reports one), under the lease.
-    func resultDone(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message {
+    func resultDone(task: Int64, epoch: Int64, sha256: String, total: Int64, upload: UploadedParts?, peer: Peer) async throws -> Message {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
         guard storage.isRemote else { throw noDirect("upload results with RESULTPART") }
         let lease = try await renewedLease(task: task, epoch: epoch, peer: peer)
         let key = BlobKey.result(sha256: sha256)
+        if let upload { try await completeParts(key, upload: upload, total: total, hashing: false) }
         try await verifyUploaded(key, sha256: sha256, total: total)
         return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: storage.storedKey(key)), peer: peer)
     }
@@ -52,11 +53,74 @@ extension CoordinatorHandler {
 
     /// `ASSETDONE`: checks the uploaded asset as `RESULTDONE` checks a result, then records it
     /// and releases the jobs that waited for it, as the `PUT` that completes an asset does.
-    func assetDone(sha256: String, total: Int64) async throws -> Message {
+    func assetDone(sha256: String, total: Int64, upload: UploadedParts?) async throws -> Message {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.badRange, "sha256 must be 64 lower-case hex digits") }
         guard storage.isRemote else { throw noDirect("upload assets with PUT") }
+        if let upload { try await completeParts(.asset(sha256: sha256), upload: upload, total: total, hashing: true) }
         try await verifyUploaded(.asset(sha256: sha256), sha256: sha256, total: total)
         return try await assetStored(sha256: sha256, total: total)
+    }
+
+    /// `ASSETPARTS`: as `ASSETURL`, but an asset larger than the part size is uploaded in parts
+    /// (`PARTS`: the upload, found again if one is in progress, and the parts it holds).
+    func assetParts(sha256: String, total: Int64) async throws -> Message {
+        guard total > configuration.directPartSize else { return try await assetURL(sha256: sha256, total: total) }
+        guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.badRange, "sha256 must be 64 lower-case hex digits") }
+        guard storage.isRemote else { throw noDirect("upload assets with PUT") }
+        let key = BlobKey.asset(sha256: sha256)
+        if let info = try await storage.blobs.info(key), info.size == total, info.sha256 == nil || info.sha256 == sha256 {
+            return try await assetStored(sha256: sha256, total: total)
+        }
+        return try await openParts(key, sha256: sha256, total: total, readWith: "upload assets with PUT")
+    }
+
+    /// `RESULTPARTS`: as `RESULTURL` (fenced, renewing, `ACCEPTED` for a stored result), but a
+    /// result larger than the part size is uploaded in parts (`PARTS`).
+    func resultParts(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message {
+        guard total > configuration.directPartSize else { return try await resultURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) }
+        guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
+        guard storage.isRemote else { throw noDirect("upload results with RESULTPART") }
+        let lease = try await renewedLease(task: task, epoch: epoch, peer: peer)
+        let key = BlobKey.result(sha256: sha256)
+        if let info = try await storage.blobs.info(key), info.size == total, info.sha256 == nil || info.sha256 == sha256 {
+            return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: storage.storedKey(key)), peer: peer)
+        }
+        return try await openParts(key, sha256: sha256, total: total, readWith: "upload results with RESULTPART")
+    }
+
+    /// `PARTURL`: a presigned PUT of one part of an upload, bound to the part's SHA-256. An
+    /// agent's (a result's) is fenced by its lease and renews it; a client's is an asset's.
+    func partURL(_ request: PartURLRequest, peer: Peer) async throws -> Message {
+        guard CoordinatorStorage.isValidHash(request.sha256) else { throw ReelProtocolError(.badRange, "sha256 must be 64 lower-case hex digits") }
+        let key: BlobKey
+        switch (peer.role, request.task, request.epoch) {
+        case (.agent, let task?, let epoch?):
+            guard storage.isRemote else { throw noDirect("upload results with RESULTPART") }
+            _ = try await renewedLease(task: task, epoch: epoch, peer: peer)
+            key = .result(sha256: request.sha256)
+        case (.client, nil, nil):
+            guard storage.isRemote else { throw noDirect("upload assets with PUT") }
+            key = .asset(sha256: request.sha256)
+        case (.agent, _, _):
+            throw ReelProtocolError(.malformed, "PARTURL from an agent names its result's lease (task= and epoch=)")
+        default:
+            throw ReelProtocolError(.malformed, "PARTURL from a client names an asset, without task= or epoch=")
+        }
+        guard request.length > 0, request.length <= Int64(5) << 30 else {
+            throw ReelProtocolError(.badRange, "PARTURL: a part is 1 byte to 5 GiB, not \(request.length)")
+        }
+        let upload = BlobUpload(id: request.upload, total: request.length, partSize: request.length, held: [])
+        let presigned: PresignedRequest?
+        do {
+            presigned = try storage.blobs.presignPart(key, upload: upload, part: request.part, sha256: request.partSHA256,
+                                                      expires: configuration.presignExpirySeconds)
+        } catch let error as ObjectStoreError {
+            throw ReelProtocolError(.internal, "cannot presign part \(request.part) of \(key): \(error.message)")
+        }
+        guard let presigned else { throw noDirect("upload with PUT or RESULTPART") }
+        metrics.presignedURLs.increment()
+        return .url(DirectURL(method: presigned.method, url: presigned.url, headers: presigned.headers,
+                              expiresAtMillis: presigned.expiresAt.epochSeconds * 1000, total: request.length))
     }
 
     /// `OUTPUTURL`: a presigned GET of a done job's output.
@@ -68,6 +132,43 @@ extension CoordinatorHandler {
     }
 
     // MARK: Helpers
+
+    /// The multipart upload of `key` (found again, or started) as a `PARTS` reply.
+    private func openParts(_ key: BlobKey, sha256: String, total: Int64, readWith fallback: String) async throws -> Message {
+        let partSize = BlobUpload.partSize(total: total, preferred: configuration.directPartSize)
+        let upload: BlobUpload?
+        do {
+            upload = try await storage.blobs.openUpload(key, total: total, partSize: partSize)
+        } catch let error as ObjectStoreError {
+            throw ReelProtocolError(.internal, "cannot start an upload of \(key) in the object store: \(error.message)")
+        }
+        guard let upload else { throw noDirect(fallback) }
+        if !upload.held.isEmpty {
+            logger.info("resuming a multipart upload", metadata: [
+                "key": "\(key)", "parts": "\(upload.partCount)", "held": "\(upload.held.count)"])
+        }
+        return .parts(sha256: sha256, upload: upload.id, partSize: upload.partSize, total: total, have: upload.held)
+    }
+
+    /// Completes the multipart upload `upload` of `key` (`total` bytes, in the part size
+    /// `openParts` chose); with `hashing`, reads the object back to check its SHA-256.
+    private func completeParts(_ key: BlobKey, upload: UploadedParts, total: Int64, hashing: Bool) async throws {
+        let layout = BlobUpload(id: upload.id, total: total, partSize: BlobUpload.partSize(total: total, preferred: configuration.directPartSize),
+                                held: [])
+        do {
+            guard upload.partSHA256s.count == layout.partCount else {
+                throw ReelProtocolError(.malformed, "\(key) is \(layout.partCount) parts of \(layout.partSize) bytes, "
+                                        + "not the \(upload.partSHA256s.count) whose SHA-256s were sent")
+            }
+            try await storage.blobs.completeUpload(key, upload: layout, partSHA256s: upload.partSHA256s, hashing: hashing)
+        } catch let error as ObjectStoreError where error.code == .notFound {
+            throw ReelProtocolError(.notFound, error.message)
+        } catch let error as ObjectStoreError where error.code == .integrity {
+            throw ReelProtocolError(.checksumMismatch, error.message)
+        } catch let error as ObjectStoreError {
+            throw ReelProtocolError(.internal, "cannot complete the upload of \(key) in the object store: \(error.message)")
+        }
+    }
 
     private func assetStored(sha256: String, total: Int64) async throws -> Message {
         let path = storage.storedKey(.asset(sha256: sha256))

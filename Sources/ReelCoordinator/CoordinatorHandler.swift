@@ -60,10 +60,14 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .sourceURL(let sha256): return try await sourceURL(sha256: sha256)
             case .resultURL(let task, let epoch, let sha256, let total):
                 return try await resultURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)
-            case .resultDone(let task, let epoch, let sha256, let total):
-                return try await resultDone(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)
+            case .resultDone(let task, let epoch, let sha256, let total, let upload):
+                return try await resultDone(task: task, epoch: epoch, sha256: sha256, total: total, upload: upload, peer: peer)
+            case .resultParts(let task, let epoch, let sha256, let total):
+                return try await resultParts(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)
             case .assetURL(let sha256, let total): return try await assetURL(sha256: sha256, total: total)
-            case .assetDone(let sha256, let total): return try await assetDone(sha256: sha256, total: total)
+            case .assetParts(let sha256, let total): return try await assetParts(sha256: sha256, total: total)
+            case .assetDone(let sha256, let total, let upload): return try await assetDone(sha256: sha256, total: total, upload: upload)
+            case .partURL(let request): return try await partURL(request, peer: peer)
             case .outputURL(let job): return try await outputURL(job: job)
             case .finalURL(let task, let epoch, let sha256, let total):
                 return try await finalURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)

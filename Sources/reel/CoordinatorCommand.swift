@@ -46,6 +46,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --storage s3://…: seconds the presigned URLs handed to agents and clients stay valid (60 to 604800).",
                                valueName: "seconds"))
     var presignExpiry: Int = 900
+    @Option(help: ArgumentHelp("With --storage s3://…: direct uploads (assets, results) larger than this go to the store in parts "
+                               + "of this size, resumable part by part (at least 5242880, S3's minimum part).", valueName: "bytes"))
+    var directPartSize: Int64 = 16 << 20
     @Option(help: "The shared secret file, at least 16 bytes (default: $REEL_SECRET_FILE, else ./reel.secret).")
     var secretFile: String?
     @Option(help: "Lease length in seconds; agents heartbeat every third of it.") var leaseSeconds: Double = 30
@@ -128,6 +131,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
                     throw ValidationError("--presign-expiry is 60 to 604800 seconds (7 days, S3's limit), not \(presignExpiry)")
                 }
                 configuration.presignExpirySeconds = presignExpiry
+                guard (Int64(S3ClientConfiguration.minimumPartSize)...(Int64(5) << 30)).contains(directPartSize) else {
+                    throw ValidationError("--direct-part-size is 5242880 (5 MiB, S3's minimum part) to 5368709120 (5 GiB), not \(directPartSize)")
+                }
+                configuration.directPartSize = directPartSize
                 configuration.storageDirectory = localStorage
                     ?? ProcessInfo.processInfo.environment["REEL_LOCAL_STORAGE"].flatMap { $0.isEmpty ? nil : $0 } ?? "reel-storage"
             } else {

@@ -242,12 +242,12 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
             }
             return .url(try presigned(.getObject(key: direct.key("assets", sha256)), total: info.size, verb: "SOURCEURL",
                                       spoil: \.spoilSourceURLs))
-        case .resultURL(_, _, let sha256, let total):
+        case .resultURL(_, _, let sha256, let total), .resultParts(_, _, let sha256, let total):
             guard let direct else { throw ReelProtocolError(.noDirect, "the fake coordinator stores in a local directory") }
             if self[\.loseLeases] { throw ReelProtocolError(.staleEpoch, "lease lost") }
             return .url(try presigned(.putObject(key: direct.key("results", sha256), sha256: sha256), total: total, verb: "RESULTURL",
                                       spoil: \.spoilResultURLs))
-        case .resultDone(let task, let epoch, let sha256, let total):
+        case .resultDone(let task, let epoch, let sha256, let total, _):
             guard let direct else { throw ReelProtocolError(.noDirect, "the fake coordinator stores in a local directory") }
             self[\.resultDones] += 1
             guard let info = try await direct.client.headObject(key: direct.key("results", sha256)) else {

@@ -67,8 +67,8 @@ import ReelThreadTesting
         let musicBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: comp.music)))
         #expect(farm.handler.stored(music.hash) == musicBytes)
         #expect(farm.handler.stored(logo.hash) != nil)
-        // One ASSETURL learns that this coordinator hands out no presigned URLs (no_direct).
-        #expect(farm.handler.requests == ["SUBMIT", "ASSETURL", "PUT", "PUT", "PUT"])
+        // One ASSETPARTS learns that this coordinator hands out no presigned URLs (no_direct).
+        #expect(farm.handler.requests == ["SUBMIT", "ASSETPARTS", "PUT", "PUT", "PUT"])
     }
 
     @Test func anOverLargeCompositionIsRefusedInPlainWordsBeforeAnythingIsSent() async throws {

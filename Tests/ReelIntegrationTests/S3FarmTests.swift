@@ -85,6 +85,114 @@ struct S3FarmTests {
         for (name, bytes) in localFiles { #expect(farmFiles[name] == bytes, "\(name) differs from the in-process render's") }
     }
 
+    /// `reel submit` of a source larger than the coordinator's part size (lowered to S3's 5 MiB
+    /// minimum): it goes to the bucket as a multipart upload of 5 MiB parts through presigned
+    /// part URLs, resuming an upload that an earlier, interrupted submit left with part 1 (made
+    /// here with botocore, as that submit would have); the object is the file (SHA-256 read back
+    /// through botocore) and a 3-part object (ETag `…-3`: the coordinator's own client, had the
+    /// bytes gone through it over reel/1, would have sent one 13 MB `PUT`), and the job renders.
+    @Test func submitUploadsALargeSourceInPartsResumingAnEarlierUpload() throws {
+        var storage = try Self.bucketStorage("parts")
+        storage.arguments += ["--direct-part-size", "5242880"]
+        let bucket = String(storage.arguments[1].dropFirst("s3://".count).prefix { $0 != "/" })
+        let farm = try FarmTests.LocalFarm(agents: 2, storage: storage)
+        let media = farm.dir.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        let clip = media.appendingPathComponent("clip.mp4").path
+        // Lossless H.264 of noise: about 13 MB for 4 s, so three 5 MiB parts.
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=4,noise=alls=40:allf=t", "-f", "lavfi", "-i",
+                          "sine=frequency=500:sample_rate=44100:duration=4", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0",
+                          "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", clip])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: clip))
+        #expect(bytes.count > 2 * 5_242_880 && bytes.count <= 3 * 5_242_880, "\(bytes.count) bytes")
+        let composition = media.appendingPathComponent("comp.json").path
+        try """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "at": 0}]},
+                        {"id": 2, "mediaType": "audio", "segments": [{"asset": "clip", "at": 0}]}],
+             "export": {"preset": "medium", "video": {"x264Preset": "veryfast"}}}
+            """.write(toFile: composition, atomically: true, encoding: .utf8)
+
+        let script = """
+            import botocore.session, hashlib, base64, sys, json
+            endpoint, credentials, bucket, path, action = sys.argv[1:6]
+            s = botocore.session.get_session()
+            s.set_config_variable('credentials_file', credentials)
+            c = s.create_client('s3', endpoint_url=endpoint, region_name='us-east-1')
+            data = open(path, 'rb').read()
+            digest = hashlib.sha256(data).hexdigest()
+            key = 'farm/assets/sha256/%s/%s' % (digest[:2], digest)
+            if action == 'start':
+                upload = c.create_multipart_upload(Bucket=bucket, Key=key, ChecksumAlgorithm='SHA256')['UploadId']
+                part = data[:5242880]
+                c.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=1, Body=part,
+                              ChecksumSHA256=base64.b64encode(hashlib.sha256(part).digest()).decode())
+                print(json.dumps({'upload': upload}))
+            else:
+                head = c.head_object(Bucket=bucket, Key=key)
+                body = c.get_object(Bucket=bucket, Key=key)['Body'].read()
+                uploads = c.list_multipart_uploads(Bucket=bucket, Prefix=key).get('Uploads', [])
+                print(json.dumps({'etag': head['ETag'], 'size': len(body), 'same': hashlib.sha256(body).hexdigest() == digest,
+                                  'uploads': len(uploads)}))
+            """
+        let endpoint = Self.environment["REEL_TEST_S3_ENDPOINT"] ?? "", credentials = Self.environment["REEL_TEST_S3_CREDENTIALS"] ?? ""
+        _ = try Media.run("env", ["python3", "-c", script, endpoint, credentials, bucket, clip, "start"])
+
+        let output = farm.dir.appendingPathComponent("out.mp4").path
+        let r = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
+        #expect(r.status == 0, "\(r.stderr); coordinator log: \(farm.coordinator.output)")
+        #expect(try Media.framePTS(output).count == 100)
+
+        let checked = try Media.run("env", ["python3", "-c", script, endpoint, credentials, bucket, clip, "check"])
+        let report = try #require(try JSONSerialization.jsonObject(with: checked.stdout) as? [String: Any])
+        #expect(report["size"] as? Int == bytes.count && report["same"] as? Bool == true, "\(report)")
+        #expect((report["etag"] as? String)?.hasSuffix("-3\"") == true, "\(report)")
+        #expect(report["uploads"] as? Int == 0, "no upload left in progress: \(report)")
+        // The coordinator resumed the upload the earlier submit left: part 1 was held.
+        let resumed = farm.coordinator.output.split(separator: "\n").filter { $0.contains("resuming a multipart upload") }
+        #expect(resumed.count == 1 && resumed.first?.contains("held=1") == true, "\(resumed)")
+    }
+
+    /// Agents' chunk results larger than the part size (ProRes 4444 XQ of noise, about 10 MB a
+    /// 2-second chunk) go to the bucket in parts (`RESULTPARTS`): every stored result is a
+    /// multipart object (ETag `…-N`, N ≥ 2), and the output has every frame.
+    @Test func agentsUploadLargeResultsInParts() throws {
+        var storage = try Self.bucketStorage("results")
+        storage.arguments += ["--direct-part-size", "5242880"]
+        let bucket = String(storage.arguments[1].dropFirst("s3://".count).prefix { $0 != "/" })
+        let farm = try FarmTests.LocalFarm(agents: 2, storage: storage)
+        let media = farm.dir.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=4,noise=alls=40:allf=t", "-c:v", "libx264", "-preset", "ultrafast",
+                          "-crf", "18", "-pix_fmt", "yuv420p", media.appendingPathComponent("clip.mp4").path])
+        let composition = media.appendingPathComponent("comp.json").path
+        try """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "at": 0}]}],
+             "export": {"preset": "prores4444", "fileType": "mov", "video": {"proresProfile": "4444xq"}}}
+            """.write(toFile: composition, atomically: true, encoding: .utf8)
+        let output = farm.dir.appendingPathComponent("out.mov").path
+        let r = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
+        #expect(r.status == 0, "\(r.stderr); coordinator log: \(farm.coordinator.output)")
+        #expect(try Media.framePTS(output).count == 100)
+        let listed = try Media.run("env", ["python3", "-c", """
+            import botocore.session, sys, json
+            s = botocore.session.get_session()
+            s.set_config_variable('credentials_file', sys.argv[2])
+            c = s.create_client('s3', endpoint_url=sys.argv[1], region_name='us-east-1')
+            objects = c.list_objects_v2(Bucket=sys.argv[3], Prefix='farm/results/').get('Contents', [])
+            print(json.dumps([{'size': o['Size'], 'etag': c.head_object(Bucket=sys.argv[3], Key=o['Key'])['ETag']} for o in objects]))
+            """, Self.environment["REEL_TEST_S3_ENDPOINT"] ?? "", Self.environment["REEL_TEST_S3_CREDENTIALS"] ?? "", bucket])
+        let results = try #require(try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]])
+        let large = results.filter { ($0["size"] as? Int ?? 0) > 5_242_880 }
+        #expect(large.count >= 2, "the video chunks are larger than one part: \(results)")
+        for result in large {
+            let etag = (result["etag"] as? String ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let parts = etag.split(separator: "-").last.flatMap { Int($0) } ?? 0
+            #expect(etag.contains("-") && parts >= 2, "a result of \(result["size"] ?? 0) bytes stored in parts: \(etag)")
+        }
+    }
+
     /// The S3 server killed (SIGKILL, as a crash) and started again on its data while a job
     /// renders: the coordinator's requests to it are retried until it is back, `submit --wait`
     /// exits 0 and the video packets are a fault-free render's, each chunk accepted once. The

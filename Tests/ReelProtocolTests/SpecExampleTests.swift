@@ -40,7 +40,7 @@ struct SpecExampleTests {
     @Test("the spec has the expected examples")
     func inventory() throws {
         let names = try Self.examples().map(\.name)
-        #expect(names == ["direct-transfers", "agent-finalise", "agent-session", "stale-lease", "ranged-result", "ranged-result-stale", "client-submit", "auth-vector", "refused"])
+        #expect(names == ["direct-transfers", "upload-in-parts", "agent-finalise", "agent-session", "stale-lease", "ranged-result", "ranged-result-stale", "client-submit", "auth-vector", "refused"])
     }
 
     @Test("every example line parses, round-trips and is sent by the right side",

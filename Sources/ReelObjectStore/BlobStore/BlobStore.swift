@@ -80,4 +80,25 @@ public protocol BlobStore: Sendable {
     /// `expires` seconds from now; `nil` when the store has no such thing (a local directory:
     /// bytes then travel over the farm's own protocol, through the coordinator).
     func presign(_ key: BlobKey, _ access: BlobAccess, expires: Int) throws -> PresignedRequest?
+
+    // Uploads in parts through presigned URLs (docs/object-storage.md, "Multipart direct
+    // uploads"); a store without them (a local directory) answers `nil` and throws.
+
+    /// The multipart upload of `key` in progress (the newest, when several are) with the parts
+    /// it holds that fit `total` cut in `partSize` parts, or a new one; `nil` when the store
+    /// has no multipart uploads.
+    func openUpload(_ key: BlobKey, total: Int64, partSize: Int64) async throws -> BlobUpload?
+
+    /// A presigned `PUT` of part `part` of `upload`, bound to the part's SHA-256 (hex).
+    func presignPart(_ key: BlobKey, upload: BlobUpload, part: Int, sha256: String, expires: Int) throws -> PresignedRequest?
+
+    /// Completes `upload` from the parts the store holds (each of the layout's size; their
+    /// SHA-256s, hex, part 1 first, as the uploader hashed them) and checks
+    /// the object: `total` bytes, and, with `hashing`, its SHA-256 read back whole against the
+    /// key's (a mismatched object is deleted). An upload already completed (its object there
+    /// with `total` bytes) is not an error.
+    /// - Throws: `.notFound` when the upload is gone and the object not there, `.integrity`
+    ///   when parts are missing or the bytes are not the key's.
+    @discardableResult
+    func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String], hashing: Bool) async throws -> BlobInfo
 }

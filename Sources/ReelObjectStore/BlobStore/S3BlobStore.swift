@@ -134,6 +134,92 @@ public struct S3BlobStore: BlobStore {
         }
     }
 
+    public func openUpload(_ key: BlobKey, total: Int64, partSize: Int64) async throws -> BlobUpload? {
+        let name = objectKey(key)
+        let existing = try await client.listMultipartUploads(prefix: name).filter { $0.key == name }
+            .max { ($0.initiated ?? .distantPast) < ($1.initiated ?? .distantPast) }
+        guard let existing else {
+            return BlobUpload(id: try await client.createMultipartUpload(key: name), total: total, partSize: partSize, held: [])
+        }
+        var upload = BlobUpload(id: existing.uploadID, total: total, partSize: partSize, held: [])
+        let parts: [UploadedPart]
+        do {
+            parts = try await client.listParts(key: name, uploadID: existing.uploadID)
+        } catch let error as ObjectStoreError where error.code == .notFound {
+            // Completed or aborted between the two calls: start another.
+            return BlobUpload(id: try await client.createMultipartUpload(key: name), total: total, partSize: partSize, held: [])
+        }
+        // Parts of another layout (another part size) are not reported: they are sent again,
+        // which replaces them.
+        upload.held = parts.filter { $0.number <= upload.partCount && $0.size == Int64(upload.range(ofPart: $0.number).count) }
+            .map(\.number)
+        return upload
+    }
+
+    public func presignPart(_ key: BlobKey, upload: BlobUpload, part: Int, sha256: String, expires: Int) throws -> PresignedRequest? {
+        try client.presign(.uploadPart(key: objectKey(key), uploadID: upload.id, partNumber: part, sha256: sha256), expires: expires)
+    }
+
+    @discardableResult
+    public func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String], hashing: Bool) async throws -> BlobInfo {
+        let name = objectKey(key)
+        guard partSHA256s.count == upload.partCount else {
+            throw ObjectStoreError(.invalidArgument, "\(key): \(partSHA256s.count) part SHA-256s for an upload of \(upload.partCount) parts")
+        }
+        let parts: [UploadedPart]
+        do {
+            parts = try await client.listParts(key: name, uploadID: upload.id)
+        } catch let error as ObjectStoreError where error.code == .notFound {
+            // Completed already (by another request for the same content), or aborted.
+            if let object = try await client.headObject(key: name), object.size == upload.total {
+                return BlobInfo(size: object.size, sha256: object.sha256, modified: object.lastModified)
+            }
+            throw ObjectStoreError(.notFound, "\(key): the multipart upload is gone and the object is not stored; upload it again")
+        }
+        let byNumber = Dictionary(parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 })
+        let missing = (1...upload.partCount).filter { byNumber[$0]?.size != Int64(upload.range(ofPart: $0).count) }
+        guard missing.isEmpty else {
+            throw ObjectStoreError(.notFound, "\(key): the store holds no part \(Self.ranges(missing)) of \(upload.partCount) "
+                                   + "(\(upload.partSize)-byte parts of \(upload.total) bytes); upload them before completing")
+        }
+        // The parts' checksums go with the completion (the upload was started with SHA-256 part
+        // checksums); a store that lists them (AWS) is taken at its word, one that does not
+        // (SeaweedFS) gets the uploader's, which it checks against those it stored.
+        let completed = (1...upload.partCount).compactMap { number -> UploadedPart? in
+            guard var part = byNumber[number] else { return nil }
+            if part.sha256 == nil { part.sha256 = partSHA256s[number - 1] }
+            return part
+        }
+        try await client.completeMultipartUpload(key: name, uploadID: upload.id, parts: completed)
+        guard let object = try await client.headObject(key: name), object.size == upload.total else {
+            throw ObjectStoreError(.integrity, "\(key): the completed object is not \(upload.total) bytes")
+        }
+        guard hashing, let named = key.contentSHA256 else {
+            return BlobInfo(size: object.size, sha256: object.sha256, modified: object.lastModified)
+        }
+        let read = try await client.sha256(ofObject: name)
+        guard read.size == upload.total, read.sha256 == named else {
+            try? await client.deleteObject(key: name)
+            throw ObjectStoreError(.integrity, "\(key): the uploaded parts make \(read.size) bytes with SHA-256 \(read.sha256), "
+                                   + "not the key's; the object was deleted")
+        }
+        return BlobInfo(size: read.size, sha256: named, modified: object.lastModified)
+    }
+
+    /// Part numbers as ranges (`1-3,5`), for messages and the protocol's `have=`.
+    public static func ranges(_ numbers: [Int]) -> String {
+        var out: [String] = []
+        var index = 0
+        let sorted = numbers.sorted()
+        while index < sorted.count {
+            var end = index
+            while end + 1 < sorted.count && sorted[end + 1] == sorted[end] + 1 { end += 1 }
+            out.append(end == index ? "\(sorted[index])" : "\(sorted[index])-\(sorted[end])")
+            index = end + 1
+        }
+        return out.joined(separator: ",")
+    }
+
     /// The stored blob if `key` is content-addressed and already held with `size` bytes, and
     /// with the key's SHA-256 if the server keeps a full-object checksum (the write is then
     /// skipped: same key, same bytes). A damaged object, whose checksum differs, is written anew.

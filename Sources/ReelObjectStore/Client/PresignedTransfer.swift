@@ -66,7 +66,13 @@ public struct PresignedTransfer: Sendable {
     /// `url` without its query (where the signature is): what errors may show.
     public static func redacted(_ url: String) -> String { url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url }
 
+    /// Sends `bytes` through a presigned `PUT` (a part of a multipart upload).
+    public func put(url: String, headers: [String: String], bytes: ByteBuffer) async throws {
+        try await send("PUT", url, headers, body: nil, bytes: bytes) { _ in }
+    }
+
     private func send<T: Sendable>(_ method: String, _ url: String, _ headers: [String: String], body path: String?,
+                                   bytes: ByteBuffer? = nil,
                                    _ handle: @Sendable (HTTPClientResponse) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
@@ -79,6 +85,8 @@ public struct PresignedTransfer: Sendable {
                     let file = try LocalFile.openForReading(path)
                     let size = try file.size
                     request.body = .stream(FileBodyStream(file: file, range: 0..<size, expectedSHA256: nil), length: .known(size))
+                } else if let bytes {
+                    request.body = .bytes(bytes)
                 } else if method == "PUT" {
                     request.headers.replaceOrAdd(name: "content-length", value: "0")
                 }

@@ -185,3 +185,25 @@ extension S3Client {
         return SigV4Signer.hex(hasher.finalize())
     }
 }
+
+extension S3Client {
+    /// Reads the whole object, streamed, and hashes it without keeping it: what the coordinator
+    /// does to learn a multipart object's SHA-256, which S3 reports only as a checksum of its
+    /// parts' checksums.
+    /// - Returns: the bytes read and their SHA-256 (hex).
+    public func sha256(ofObject key: String) async throws -> (size: Int64, sha256: String) {
+        let call = Call(operation: "GetObject", method: .GET, key: key)
+        return try await send(call) { response in
+            var hasher = SHA256()
+            var size: Int64 = 0
+            for try await chunk in response.body {
+                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                size += Int64(chunk.readableBytes)
+            }
+            if let length = response.headers.first(name: "content-length").flatMap(Int64.init), length != size {
+                throw ObjectStoreError(.integrity, "GetObject \(call.target(self.configuration.bucket)): received \(size) of \(length) bytes")
+            }
+            return (size, SigV4Signer.hex(hasher.finalize()))
+        }
+    }
+}

@@ -81,14 +81,44 @@ extension Message {
             line.addRange(offset: offset, total: total, size: bytes.count)
         case let .sourceURL(sha256):
             line.add("sha256", sha256)
-        case let .resultURL(task, epoch, sha256, total), let .resultDone(task, epoch, sha256, total):
+        case let .resultURL(task, epoch, sha256, total), let .resultParts(task, epoch, sha256, total):
             line.add("task", task)
             line.add("epoch", epoch)
             line.add("sha256", sha256)
             line.add("total", total)
-        case let .assetURL(sha256, total), let .assetDone(sha256, total):
+        case let .resultDone(task, epoch, sha256, total, upload):
+            line.add("task", task)
+            line.add("epoch", epoch)
             line.add("sha256", sha256)
             line.add("total", total)
+            if let upload {
+                line.add("upload", upload.id)
+                line.add("size", upload.payload.count)
+            }
+        case let .assetURL(sha256, total), let .assetParts(sha256, total):
+            line.add("sha256", sha256)
+            line.add("total", total)
+        case let .assetDone(sha256, total, upload):
+            line.add("sha256", sha256)
+            line.add("total", total)
+            if let upload {
+                line.add("upload", upload.id)
+                line.add("size", upload.payload.count)
+            }
+        case let .parts(sha256, upload, partSize, total, have):
+            line.add("sha256", sha256)
+            line.add("upload", upload)
+            line.add("part_size", partSize)
+            line.add("total", total)
+            line.add("have", list: PartNumbers.encode(have))
+        case let .partURL(request):
+            line.add("sha256", request.sha256)
+            line.add("upload", request.upload)
+            line.add("part", Int64(request.part))
+            line.add("part_sha256", request.partSHA256)
+            line.add("length", request.length)
+            if let task = request.task { line.add("task", task) }
+            if let epoch = request.epoch { line.add("epoch", epoch) }
         case let .outputURL(job):
             line.add("job", job)
         case let .finalURL(task, epoch, sha256, total):
@@ -151,6 +181,8 @@ extension Message {
         case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .poster(_, _, bytes), let .data(_, _, bytes),
              let .submit(bytes), let .put(_, _, _, bytes), let .report(bytes):
             bytes
+        case let .assetDone(_, _, upload?), let .resultDone(_, _, _, _, upload?):
+            upload.payload
         default:
             nil
         }

@@ -53,7 +53,7 @@ extension Message {
             }
             return (offset, total, bytes)
         }
-        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "PUT", "REPORT"].contains(line.verb) {
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "PUT", "REPORT", "ASSETDONE", "RESULTDONE"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
@@ -127,17 +127,48 @@ extension Message {
             let data = try range(&line)
             return .data(offset: data.offset, total: data.total, bytes: data.bytes)
         case "SOURCEURL": return .sourceURL(sha256: try line.hex256("sha256"))
-        case "RESULTURL", "RESULTDONE":
+        case "RESULTURL", "RESULTDONE", "RESULTPARTS":
             let task = try line.integer("task", in: id)
             let epoch = try line.integer("epoch", in: id)
             let sha = try line.hex256("sha256")
             let total = try line.integer("total")
-            return line.verb == "RESULTURL" ? .resultURL(task: task, epoch: epoch, sha256: sha, total: total)
-                : .resultDone(task: task, epoch: epoch, sha256: sha, total: total)
-        case "ASSETURL", "ASSETDONE":
+            switch line.verb {
+            case "RESULTURL": return .resultURL(task: task, epoch: epoch, sha256: sha, total: total)
+            case "RESULTPARTS": return .resultParts(task: task, epoch: epoch, sha256: sha, total: total)
+            default:
+                guard let upload = try line.optionalUpload() else { return .resultDone(task: task, epoch: epoch, sha256: sha, total: total) }
+                return .resultDone(task: task, epoch: epoch, sha256: sha, total: total,
+                                   upload: try UploadedParts.decode(id: upload, payload: try body(&line), verb: line.verb))
+            }
+        case "ASSETURL", "ASSETDONE", "ASSETPARTS":
             let sha = try line.hex256("sha256")
             let total = try line.integer("total")
-            return line.verb == "ASSETURL" ? .assetURL(sha256: sha, total: total) : .assetDone(sha256: sha, total: total)
+            switch line.verb {
+            case "ASSETURL": return .assetURL(sha256: sha, total: total)
+            case "ASSETPARTS": return .assetParts(sha256: sha, total: total)
+            default:
+                guard let upload = try line.optionalUpload() else { return .assetDone(sha256: sha, total: total) }
+                return .assetDone(sha256: sha, total: total, upload: try UploadedParts.decode(id: upload, payload: try body(&line), verb: line.verb))
+            }
+        case "PARTS":
+            let sha = try line.hex256("sha256")
+            let upload = try line.upload()
+            let partSize = try line.integer("part_size", in: 1...Int64.max)
+            let total = try line.integer("total")
+            guard let have = PartNumbers.decode(try line.list("have")) else {
+                throw ReelProtocolError(.malformed, "PARTS: have= takes ascending part numbers and ranges of 1 to 10000 (1-3,5)")
+            }
+            return .parts(sha256: sha, upload: upload, partSize: partSize, total: total, have: have)
+        case "PARTURL":
+            let sha = try line.hex256("sha256")
+            let upload = try line.upload()
+            let part = Int(try line.integer("part", in: 1...10_000))
+            let partSHA = try line.hex256("part_sha256")
+            let length = try line.integer("length")
+            let task = try line.optionalInteger("task", in: id)
+            let epoch = try line.optionalInteger("epoch", in: id)
+            guard (task == nil) == (epoch == nil) else { throw ReelProtocolError(.malformed, "PARTURL: task= and epoch= go together") }
+            return .partURL(PartURLRequest(sha256: sha, upload: upload, part: part, partSHA256: partSHA, length: length, task: task, epoch: epoch))
         case "OUTPUTURL": return .outputURL(job: try line.integer("job", in: id))
         case "FINALURL", "FINALDONE":
             let task = try line.integer("task", in: id)

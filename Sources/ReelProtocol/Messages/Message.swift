@@ -77,12 +77,28 @@ public enum Message: Hashable, Sendable {
     case sourceURL(sha256: String)
     /// `RESULTURL task= epoch= sha256= total=` — a presigned `PUT` for the task's result, bound to its SHA-256.
     case resultURL(task: Int64, epoch: Int64, sha256: String, total: Int64)
-    /// `RESULTDONE task= epoch= sha256= total=` — the result was uploaded; verify it and count it.
-    case resultDone(task: Int64, epoch: Int64, sha256: String, total: Int64)
+    /// `RESULTDONE task= epoch= sha256= total= [upload= size=]` — the result was uploaded (with
+    /// `upload=`, as the parts of that multipart upload, whose SHA-256s are the payload:
+    /// complete it first); verify it and count it.
+    case resultDone(task: Int64, epoch: Int64, sha256: String, total: Int64, upload: UploadedParts? = nil)
     /// `ASSETURL sha256= total=` — a presigned `PUT` for a missing asset, bound to its SHA-256.
     case assetURL(sha256: String, total: Int64)
-    /// `ASSETDONE sha256= total=` — the asset was uploaded; verify it (answered `STORED`).
-    case assetDone(sha256: String, total: Int64)
+    /// `ASSETDONE sha256= total= [upload= size=]` — the asset was uploaded (with `upload=`, as
+    /// the parts of that multipart upload, whose SHA-256s are the payload: complete it first);
+    /// verify it (answered `STORED`).
+    case assetDone(sha256: String, total: Int64, upload: UploadedParts? = nil)
+    /// `ASSETPARTS sha256= total=` — like `ASSETURL`, but a large asset is uploaded in parts
+    /// (answered `PARTS`); a small one gets `URL` (one `PUT`) and a stored one `STORED`.
+    case assetParts(sha256: String, total: Int64)
+    /// `RESULTPARTS task= epoch= sha256= total=` — like `RESULTURL`, in parts when large
+    /// (answered `PARTS`, `URL` or `ACCEPTED`).
+    case resultParts(task: Int64, epoch: Int64, sha256: String, total: Int64)
+    /// `PARTS sha256= upload= part_size= total= have=` — upload the blob in `part_size` parts
+    /// (the last smaller) to multipart upload `upload`; the store holds the parts `have` already.
+    case parts(sha256: String, upload: String, partSize: Int64, total: Int64, have: [Int])
+    /// `PARTURL sha256= upload= part= part_sha256= length= [task= epoch=]` — a presigned `PUT`
+    /// of one part, bound to its SHA-256 (an agent's result part names its lease).
+    case partURL(PartURLRequest)
     /// `OUTPUTURL job=` — a presigned `GET` for a finished job's output.
     case outputURL(job: Int64)
     /// `FINALURL task= epoch= sha256= total=` — a presigned `PUT` for the output of the finalise
@@ -224,6 +240,10 @@ extension Message {
         case .resultDone: "RESULTDONE"
         case .assetURL: "ASSETURL"
         case .assetDone: "ASSETDONE"
+        case .assetParts: "ASSETPARTS"
+        case .resultParts: "RESULTPARTS"
+        case .parts: "PARTS"
+        case .partURL: "PARTURL"
         case .outputURL: "OUTPUTURL"
         case .finalURL: "FINALURL"
         case .finalDone: "FINALDONE"
@@ -251,15 +271,86 @@ extension Message {
     /// messages and replies (which a ready server never accepts).
     public var requestRoles: Set<PeerRole>? {
         switch self {
-        case .ping, .quit: [.agent, .client]
+        case .ping, .quit, .partURL: [.agent, .client]
         case .capabilities, .claim, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
-             .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad: [.agent]
+             .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad, .resultParts: [.agent]
         case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
-             .assetURL, .assetDone, .outputURL: [.client]
+             .assetURL, .assetDone, .outputURL, .assetParts: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,
-             .accepted, .data, .job, .stored, .resultStored, .report, .url:
+             .accepted, .data, .job, .stored, .resultStored, .report, .url, .parts:
             nil
         }
+    }
+}
+
+/// `PARTURL`: which part of which upload, with the part's SHA-256 and length; `task`/`epoch`
+/// for an agent's result (fenced by the lease), `nil` for a client's asset.
+public struct PartURLRequest: Hashable, Sendable {
+    public var sha256: String
+    public var upload: String
+    public var part: Int
+    public var partSHA256: String
+    public var length: Int64
+    public var task: Int64?
+    public var epoch: Int64?
+
+    public init(sha256: String, upload: String, part: Int, partSHA256: String, length: Int64, task: Int64? = nil, epoch: Int64? = nil) {
+        self.sha256 = sha256; self.upload = upload; self.part = part; self.partSHA256 = partSHA256; self.length = length
+        self.task = task; self.epoch = epoch
+    }
+}
+
+/// A multipart upload said done: its id and every part's SHA-256 (hex), part 1 first. The
+/// payload of `ASSETDONE`/`RESULTDONE … upload=` is the digests, 64 hex digits each, back to back.
+public struct UploadedParts: Hashable, Sendable {
+    public var id: String
+    public var partSHA256s: [String]
+
+    public init(id: String, partSHA256s: [String]) { self.id = id; self.partSHA256s = partSHA256s }
+
+    var payload: [UInt8] { Array(partSHA256s.joined().utf8) }
+
+    static func decode(id: String, payload: [UInt8], verb: String) throws(ReelProtocolError) -> UploadedParts {
+        guard !payload.isEmpty, payload.count % 64 == 0, payload.count / 64 <= 10_000 else {
+            throw ReelProtocolError(.malformed, "\(verb): the payload is 1 to 10000 part SHA-256s of 64 hex digits each")
+        }
+        var digests: [String] = []
+        for start in stride(from: 0, to: payload.count, by: 64) {
+            let digest = String(decoding: payload[start..<(start + 64)], as: UTF8.self)
+            guard ProtocolLine.isHex256(digest) else {
+                throw ReelProtocolError(.malformed, "\(verb): part \(start / 64 + 1)'s SHA-256 is not 64 lower-case hex digits")
+            }
+            digests.append(digest)
+        }
+        return UploadedParts(id: id, partSHA256s: digests)
+    }
+}
+
+/// Part numbers written as ascending ranges, `1-3,5` (`PARTS have=`).
+public enum PartNumbers {
+    public static func encode(_ numbers: [Int]) -> [String] {
+        var out: [String] = []
+        let sorted = Set(numbers).sorted()
+        var index = 0
+        while index < sorted.count {
+            var end = index
+            while end + 1 < sorted.count && sorted[end + 1] == sorted[end] + 1 { end += 1 }
+            out.append(end == index ? "\(sorted[index])" : "\(sorted[index])-\(sorted[end])")
+            index = end + 1
+        }
+        return out
+    }
+
+    /// - Returns: `nil` for anything but ascending, non-overlapping ranges of 1...10000.
+    public static func decode(_ items: [String]) -> [Int]? {
+        var numbers: [Int] = []
+        for item in items {
+            let bounds = item.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+            guard (1...2).contains(bounds.count), let low = bounds.first ?? nil, let high = bounds.last ?? nil,
+                  1 <= low, low <= high, high <= 10_000, low > (numbers.last ?? 0) else { return nil }
+            numbers += Array(low...high)
+        }
+        return numbers
     }
 }
 

@@ -116,6 +116,19 @@ struct ProtocolLine {
         return value
     }
 
+    /// `upload=`: a multipart upload's id as the store made it (1 to 1024 printable characters).
+    mutating func upload() throws(ReelProtocolError) -> String {
+        let value = try name("upload")
+        guard value.utf8.count <= 1024, value.utf8.allSatisfy({ (33...126).contains($0) }) else {
+            throw ReelProtocolError(.malformed, "\(verb): upload= must be 1 to 1024 printable characters")
+        }
+        return value
+    }
+
+    mutating func optionalUpload() throws(ReelProtocolError) -> String? {
+        fields["upload"] == nil ? nil : try upload()
+    }
+
     mutating func list(_ key: String) throws(ReelProtocolError) -> [String] {
         let value = try string(key)
         return value.isEmpty ? [] : value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)

@@ -236,13 +236,92 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         } while offset < size
     }
 
-    /// With an object store: `ASSETURL`, one presigned `PUT` bound to the asset's SHA-256 straight
-    /// to the store (asked for again once if it is refused as expired), then `ASSETDONE`.
+    /// With an object store: `ASSETPARTS`, then a large asset in parts straight to the store
+    /// (`uploadParts`), a small one with one presigned `PUT` (`uploadWhole`); a coordinator that
+    /// predates `ASSETPARTS` is asked `ASSETURL`.
     /// - Returns: `false` when the coordinator hands out no URLs (upload with `PUT` instead).
     private func uploadDirectly(sha256: String, path: String, size: Int64) async throws -> Bool {
+        if noDirect.isSet { return false }
+        let reply: Message
+        do {
+            reply = try await client.request(.assetParts(sha256: sha256, total: size), timeout: Self.requestTimeout)
+        } catch let error as ReelProtocolError where error.code == .malformed && error.message.hasPrefix("unknown verb") {
+            return try await uploadWhole(sha256: sha256, path: path, size: size, first: nil)
+        } catch let error as ReelProtocolError where error.meansNoDirectTransfers {
+            noDirect.set()
+            return false
+        } catch let error as ReelProtocolError {
+            throw userError(error, .assetParts(sha256: sha256, total: size), timeout: Self.requestTimeout)
+        }
+        switch reply {
+        case .stored(_, let have, _) where have == size:
+            return true
+        case .url(let url) where url.method == "PUT" && url.total == size:
+            return try await uploadWhole(sha256: sha256, path: path, size: size, first: url)
+        case .parts(let hash, let upload, let partSize, let total, let have) where hash == sha256 && total == size:
+            try await uploadParts(sha256: sha256, path: path, BlobUpload(id: upload, total: size, partSize: partSize, held: have))
+            return true
+        default:
+            throw unexpected(reply, to: "ASSETPARTS")
+        }
+    }
+
+    /// A large asset in parts (proto/PROTOCOL.md §4.5, "Uploads in parts"): the parts the store
+    /// lacks, each through its own `PARTURL`, then `ASSETDONE upload=`, which the coordinator
+    /// answers once it has completed the upload and read the object back to check its SHA-256.
+    /// When parts fail (past the transfer's own retries) or the coordinator finds parts missing,
+    /// it asks `ASSETPARTS` again once and sends only what is still missing; a later `reel
+    /// submit` of the same file resumes the same way.
+    private func uploadParts(sha256: String, path: String, _ first: BlobUpload) async throws {
+        var upload = first
         for attempt in 0..<2 {
             try Task.checkCancellation()
-            guard let reply = try await directCall(.assetURL(sha256: sha256, total: size)) else { return false }
+            do {
+                let client = self.client
+                let report = try await DirectPartUpload(transfer: Self.transfer).send(file: path, upload: upload) { part, partSHA256, length, _ in
+                    let request = PartURLRequest(sha256: sha256, upload: upload.id, part: part, partSHA256: partSHA256, length: length)
+                    let reply = try await client.request(.partURL(request), timeout: Self.requestTimeout)
+                    guard case .url(let url) = reply, url.method == "PUT", url.total == length else { throw self.unexpected(reply, to: "PARTURL") }
+                    return DirectPartUpload.PartURL(url: url.url, headers: url.headers)
+                }
+                let parts = UploadedParts(id: upload.id, partSHA256s: report.partSHA256s)
+                let done = try await client.request(.assetDone(sha256: sha256, total: upload.total, upload: parts), timeout: Self.transferTimeout)
+                guard case .stored(_, let have, _) = done, have == upload.total else { throw unexpected(done, to: "ASSETDONE") }
+                return
+            } catch let error as ObjectStoreError where attempt == 0 && error.code != .localFile {
+                // A part failed for good, or the upload is gone: ask again below.
+            } catch let error as ReelProtocolError where attempt == 0 && error.code == .notFound {
+                // The coordinator found parts missing: ask again below.
+            } catch let error as ObjectStoreError {
+                throw UserError("cannot upload the asset \(path) to the object store: \(error.message)", transient: .internalError)
+            } catch let error as ReelProtocolError {
+                throw userError(error, .assetDone(sha256: sha256, total: upload.total), timeout: Self.transferTimeout)
+            }
+            let again = try await call(.assetParts(sha256: sha256, total: upload.total))
+            switch again {
+            case .stored(_, let have, _) where have == upload.total: return
+            case .parts(let hash, let id, let partSize, let total, let have) where hash == sha256 && total == upload.total:
+                upload = BlobUpload(id: id, total: total, partSize: partSize, held: have)
+            default: throw unexpected(again, to: "ASSETPARTS")
+            }
+        }
+        throw UserError("the upload of \(path) in parts failed twice; submit again to resume it", transient: .internalError)
+    }
+
+    /// One presigned `PUT` bound to the asset's SHA-256 straight to the store (`first`, or asked
+    /// with `ASSETURL`; asked for again once if it is refused as expired), then `ASSETDONE`.
+    private func uploadWhole(sha256: String, path: String, size: Int64, first: DirectURL?) async throws -> Bool {
+        var given = first
+        for attempt in 0..<2 {
+            try Task.checkCancellation()
+            let reply: Message
+            if let known = given {
+                reply = .url(known)
+                given = nil
+            } else {
+                guard let asked = try await directCall(.assetURL(sha256: sha256, total: size)) else { return false }
+                reply = asked
+            }
             switch reply {
             case .stored(_, let have, _) where have == size:
                 return true

@@ -163,7 +163,7 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
                 guard offset <= bytes.count else { throw ReelProtocolError(.badRange, "offset \(offset) beyond \(bytes.count)") }
                 let end = min(bytes.count, Int(offset + length))
                 return .data(offset: offset, total: Int64(bytes.count), bytes: Array(bytes[Int(offset)..<end]))
-            case .assetURL, .assetDone, .outputURL:
+            case .assetURL, .assetDone, .assetParts, .outputURL:
                 // A coordinator on a local directory: no presigned URLs (proto/PROTOCOL.md §4.5).
                 throw ReelProtocolError(.noDirect, "the fake coordinator stores in a local directory")
             default:
