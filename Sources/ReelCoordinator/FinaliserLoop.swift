@@ -79,7 +79,7 @@ struct FinaliserLoop: Service {
     private func posterFromOutputIfNone(job: Int64, output: String, plan: RenderPlan) async {
         let storage = storage
         do {
-            guard plan.hasPicture, plan.export.ladder == nil, plan.frameCount > 0, try await storage.blobs.info(.poster(job: job)) == nil else { return }
+            guard plan.hasPicture, plan.export.ladder == nil, plan.export.fileType != .png, plan.frameCount > 0, try await storage.blobs.info(.poster(job: job)) == nil else { return }
             let jpeg = try await offload {
                 try PosterFrame.jpeg(try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1)))
             }
@@ -124,6 +124,23 @@ struct FinaliserLoop: Service {
         return report
     }
 
+    /// A PNG sequence's finalise (proto/PROTOCOL.md §4.7): the finaliser writes the frames into a
+    /// work folder beside the output, named `FrameSequenceName.archive`, and they are packed in
+    /// frame order into one archive at `output` (atomically), which `OUTPUT` serves.
+    static func finaliseFrameSequence(_ plan: RenderPlan, chunks: [ChunkArtifact], to output: String) throws -> Finaliser.Report {
+        let folder = URL(fileURLWithPath: output + ".work")
+        try? FileManager.default.removeItem(at: folder)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = FrameSequenceName.archive
+        let report = try Finaliser.finalise(plan, chunks: chunks, audio: nil, to: folder.appendingPathComponent("\(name.prefix)%0\(name.digits)d\(name.suffix)").path)
+        let partial = output + ".partial"
+        defer { unlink(partial) }
+        try LadderArchive.write((1...max(1, report.frames)).map { (name: name.fileName(number: $0), path: folder.appendingPathComponent(name.fileName(number: $0)).path) },
+                                to: partial)
+        guard rename(partial, output) == 0 else { throw FinaliseError(description: "cannot move \(partial) to \(output): \(String(cString: strerror(errno)))") }
+        return report
+    }
+
     /// Finalises one claimable job; `false` when there was none.
     func finaliseNext() async throws -> Bool {
         let agent = agent, leaseSeconds = configuration.leaseSeconds
@@ -164,6 +181,7 @@ struct FinaliserLoop: Service {
             let (report, digest) = try await offload { [chunks, audio] in
                 let report = plan.export.ladder != nil
                     ? try Self.finaliseLadder(plan, chunks: chunks, audio: audio, to: output)
+                    : plan.export.fileType == .png ? try Self.finaliseFrameSequence(plan, chunks: chunks, to: output)
                     : try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
                 return (report, try FileDigest.sha256(path: output))
             }
