@@ -45,14 +45,6 @@ pids=()
 
 log() { printf 'netns-farm: %s\n' "$*" >&2; }
 
-stop_process() {  # SIGTERM (an agent releases its task and says QUIT), SIGKILL after 10 s
-  kill -TERM "$1" 2>/dev/null || true
-  kill -CONT "$1" 2>/dev/null || true  # one stopped by a fault run would not see the TERM
-  for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-
 cleanup() {
   status=$?
   set +e
@@ -73,16 +65,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 log "hosts: $ns_a ($addr_a) and $ns_b ($addr_b); work dir $work"
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "$veth_a" type veth peer name "$veth_b"
-ip link set "$veth_a" netns "$ns_a"
-ip link set "$veth_b" netns "$ns_b"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
-ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
-for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
-ip -n "$ns_a" link set "$veth_a" up
-ip -n "$ns_b" link set "$veth_b" up
+two_hosts "$ns_a" "$ns_b" "$veth_a" "$veth_b" "$addr_a" "$addr_b"
 # Reachability without ping (not always installed): a closed port on A must answer "refused".
 reach=$(ip netns exec "$ns_b" timeout 3 bash -c "exec 3<>/dev/tcp/$addr_a/9" 2>&1 || true)
 case $reach in

@@ -197,10 +197,7 @@ struct TaskExecution {
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
                                                  encoderThreads: job.encoderThreads, media: job.media, progress: { done in
                 try control.report(framesDone: done)
-            }, lastFrame: { frame in
-                // A poster is for people: one that cannot be made never fails the chunk.
-                if let jpeg = try? PosterFrame.jpeg(frame) { _ = FileManager.default.createFile(atPath: job.posterPath, contents: Data(jpeg)) }
-            })
+            }, lastFrame: { frame in PosterFrame.writeBestEffort(frame, to: job.posterPath) })
         case .audio:
             try control.checkCancelled()
             // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
@@ -216,13 +213,15 @@ struct TaskExecution {
 
     /// A chunk of an HLS ladder: every rendition from one render of the frames
     /// (`ChunkRenderer.renderLadder`), packed in rendition order into one ladder archive, the
-    /// task's one result (proto/PROTOCOL.md §4.6). No poster: the ladder renderer keeps no frame.
+    /// task's one result (proto/PROTOCOL.md §4.6). The poster is the chunk's last frame at the
+    /// composition's size, as for any chunk.
     private static func renderLadderChunk(_ job: RenderJob, control: RenderControl) throws -> ChunkArtifact {
         guard let ladder = job.plan.export.ladder else { throw AgentError.protocolViolation("not a ladder plan") }
         let paths = ladder.renditions.map { job.outputPath + ".\($0.name).mp4" }
         defer { for path in paths { unlink(path) } }
         _ = try ChunkRenderer.renderLadder(job.plan, frames: job.specification.frames, to: paths, encoderThreads: job.encoderThreads,
-                                           media: job.media, progress: { done in try control.report(framesDone: done) })
+                                           media: job.media, progress: { done in try control.report(framesDone: done) },
+                                           lastFrame: { frame in PosterFrame.writeBestEffort(frame, to: job.posterPath) })
         try LadderArchive.write(zip(ladder.renditions, paths).map { (name: "\($0.name).mp4", path: $1) }, to: job.outputPath)
         return try ChunkArtifact.measuring(kind: .video, frames: job.specification.frames, path: job.outputPath)
     }

@@ -39,7 +39,18 @@ extension CoordinatorStorage {
         guard Self.fileSize(source) != nil else {
             throw ReelProtocolError(.notFound, "the result of chunk \(frames) is no longer stored (its retention ended)")
         }
-        let pieces = try PreviewRemuxer.remux(chunk: source, frames: frames, frameDuration: frameDuration,
+        // A ladder chunk's result is an archive of its renditions (proto/PROTOCOL.md §4.6): the
+        // preview plays the smallest, the lightest to watch in a browser.
+        var chunk = source
+        if LadderArchive.isArchive(source) {
+            guard let smallest = try LadderArchive.members(of: source).min(by: { $0.size < $1.size }) else {
+                throw ReelProtocolError(.internal, "the ladder result of chunk \(frames) holds no rendition")
+            }
+            chunk = "\(root)/tmp/preview-\(UUID().uuidString)-rendition.mp4"
+            try LadderArchive.extract(smallest, from: source, to: chunk)
+        }
+        defer { if chunk != source { unlink(chunk) } }
+        let pieces = try PreviewRemuxer.remux(chunk: chunk, frames: frames, frameDuration: frameDuration,
                                               scratch: "\(root)/tmp/preview-\(UUID().uuidString).mp4")
         try writeWhole(pieces.initSegment, to: initPath, what: "the preview init segment of \(sha256)")
         try writeWhole(pieces.mediaSegment, to: mediaPath, what: "the preview segment of \(sha256)")

@@ -328,9 +328,18 @@ struct RenderingAgent {
         }
         let path = "\(workDirectory)/task-\(assignment.task)-\(assignment.epoch).mp4"
         let plan_ = plan, threads = document.encoderThreads
+        if let ladder = plan_.export.ladder, spec.kind == .videoChunk {
+            // A ladder chunk's result: its renditions in one archive, as agents send it (proto/PROTOCOL.md §4.6).
+            let renditions = ladder.renditions.map { (name: "\($0.name).mp4", path: "\(path).\($0.name).mp4") }
+            try await offThePool {
+                _ = try ChunkRenderer.renderLadder(plan_, frames: spec.frames, to: renditions.map(\.path), encoderThreads: threads)
+                try LadderArchive.write(renditions, to: path)
+            }
+            return (path, try FileDigest.sha256(path: path).hex)
+        }
         let artifact = try await offThePool {
             spec.kind == .audio
-                ? try ChunkRenderer.renderAudio(plan_, to: path)
+                ? (plan_.export.ladder != nil ? try ChunkRenderer.renderLadderAudio(plan_, to: path) : try ChunkRenderer.renderAudio(plan_, to: path))
                 : try ChunkRenderer.renderVideo(plan_, frames: spec.frames, to: path, encoderThreads: threads)
         }
         return (path, artifact.sha256)

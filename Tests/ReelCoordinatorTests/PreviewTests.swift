@@ -138,4 +138,59 @@ import Testing
         await agentClient.close(); await client.close()
         try await harness.stop()
     }
+
+    /// An HLS ladder's preview and posters: each chunk's result is an archive of its renditions
+    /// (proto/PROTOCOL.md §4.6), so the preview plays the smallest rendition of each chunk, as
+    /// one clean stream that ffmpeg decodes to every frame at that rendition's size.
+    @Test func aLadderJobsPreviewPlaysItsSmallestRendition() async throws {
+        let media = try await TestMedia()
+        defer { media.cleanUp() }
+        let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        try await client.upload(media.video)
+        let composition = """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}],
+             "export": {"fileType": "hls", "segmentDuration": 0.4, "video": {"gopDuration": 0.4, "x264Preset": "veryfast"},
+                        "renditions": [{"name": "big", "renderSize": {"width": 160, "height": 120}, "video": {"bitRate": 300000}},
+                                       {"name": "small", "renderSize": {"width": 96, "height": 72}, "video": {"bitRate": 60000}}]}}
+            """
+        var manifest = try media.manifest()
+        manifest["tone"] = nil
+        let request = SubmitRequest(composition: composition, assets: manifest,
+                                    settings: JobSettings(chunkSeconds: Rational(4, 5), encoderThreads: 1, name: "ladder preview"))
+        guard case .job(let job, let missing) = try await client.send(.submit(document: Array(try JSONEncoder().encode(request)))) else {
+            throw TestFailure(description: "SUBMIT did not answer JOB")
+        }
+        #expect(missing.isEmpty)
+        let agentClient = try await harness.agent("render-ladder")
+        let work = try makeWorkDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try await RenderingAgent(client: agentClient, harness: harness, workDirectory: work).work()
+        _ = try await client.waitForState(job: job, "done")
+
+        let token = try await ConsoleHTTPTests.token(.readOnly)
+        let whole = try await http.request("GET", "/api/v1/jobs/\(job)/preview.m3u8?token=\(token)")
+        #expect(whole.status == 200 && whole.body.hasSuffix("#EXT-X-ENDLIST\n"), "\(whole.body)")
+        let uris = Self.segmentURIs(whole.body)
+        #expect(uris.count == 3, "2 s in 0.8 s chunks: \(whole.body)")
+        var bytes = Data()
+        for (index, path) in (["preview/init.mp4?token=\(token)"] + uris).enumerated() {
+            let file = work + "/piece-\(index)"
+            try await Self.download(http.port, "/api/v1/jobs/\(job)/" + path, to: file)
+            bytes += try Data(contentsOf: URL(fileURLWithPath: file))
+        }
+        let joined = work + "/preview.mp4"
+        try bytes.write(to: URL(fileURLWithPath: joined))
+        #expect(try await countFrames(joined) == 50)
+        let size = try await offThePool {
+            try runProgram(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0", joined]).stdout
+        }
+        #expect(size.trimmingCharacters(in: .whitespacesAndNewlines) == "96,72", "the smallest rendition: \(size)")
+        let errors = try await offThePool { try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-i", joined, "-f", "null", "-"]).stderr }
+        #expect(errors.isEmpty, "the preview decodes cleanly: \(errors)")
+
+        await agentClient.close(); await client.close()
+        try await harness.stop()
+    }
 }

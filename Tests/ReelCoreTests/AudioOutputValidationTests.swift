@@ -63,6 +63,8 @@ import Testing
                 == ["export.audioOutputs: has 2 outputs, but a WAV file holds one audio stream: keep one output, or write M4A, MP4, MOV or WebM"])
         #expect(Fixtures.problems(Self.text(#"[{"language": "en", "tracks": [1]}]"#, fileType: "wav")).isEmpty)
         #expect(Fixtures.problems(Self.text(Self.two, fileType: "m4a")).isEmpty)
+        // An HLS ladder writes each output as a rendition of its AUDIO group.
+        #expect(Fixtures.problems(Self.text(Self.two, fileType: "hls")).isEmpty)
     }
 
     /// Which tracks each output mixes is in the audio key; languages and titles (tags the

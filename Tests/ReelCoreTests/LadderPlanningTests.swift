@@ -126,6 +126,14 @@ import Testing
             "export.renditions[3].renderSize: must be even and at least 2 in both dimensions (4:2:0 video), not 641x360",
             "export.renditions[3].video.bitRate: must be > 0",
         ]),
+        // Loudness applies to a ladder's audio renditions, as to an MP4's streams.
+        (#"{"fileType": "hls", "audio": {"loudness": "ebuR128"}}"#, []),
+        // The folders of the sound and subtitles are not rendition names; look-alikes are.
+        (#"{"fileType": "hls", "renditions": [{"name": "audio", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "audio-2", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "subtitles-10", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "audio-en", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}, {"name": "subtitles-", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 500000}}]}"#, [
+            #"export.renditions[0].name: "audio" is the folder of the ladder's sound: choose another name"#,
+            #"export.renditions[1].name: "audio-2" is the name of a folder of the ladder's audio outputs or subtitles (audio-N, subtitles-N): choose another name"#,
+            #"export.renditions[2].name: "subtitles-10" is the name of a folder of the ladder's audio outputs or subtitles (audio-N, subtitles-N): choose another name"#,
+        ]),
         (#"{"preset": "hevcHighest", "segmentDuration": 6}"#, [
             #"export.preset: export.preset "hevcHighest" encodes HEVC, but HLS ladders are H.264 only so far: choose codec "h264""#,
         ]),
@@ -139,6 +147,25 @@ import Testing
         #expect(Fixtures.problems(Fixtures.composition(tracks: tracks, extra: #""export": {"fileType": "hls"}"#)) == [
             #"export.fileType: an HLS ladder is a ladder of pictures, but the composition has no video track and no overlay: write a sound-only container ("m4a", "wav") instead"#,
         ])
+    }
+
+    /// Subtitle tracks are written by a ladder's finaliser, from the plan: no chunk's or audio
+    /// task's key covers them, so editing them renders nothing again.
+    @Test func subtitlesAreInNoTaskKey() throws {
+        var plan = try Fixtures.plan(Fixtures.composition(extra: #""export": {"fileType": "hls", "renditions": [\#(Self.rendition)]}"#),
+                                     assets: Fixtures.ruleAssets)
+        let content = Dictionary(uniqueKeysWithValues: plan.assets.keys.map { ($0, "sha-\($0)") })
+        func keys() -> [String?] {
+            [ContentKey.videoChunk(plan, frames: FrameRange(start: 0, end: 60), encoderThreads: 2, assetContent: content),
+             ContentKey.audio(plan, assetContent: content)]
+        }
+        let without = keys()
+        let english = try #require(try LanguageTag.parse("en").get())
+        plan.subtitleTracks = [PlannedSubtitleTrack(id: 3, language: english, title: "English", isDefault: true,
+                                                    cues: [SubtitleCue(start: Rational(1), end: Rational(2), text: "Hello")])]
+        let with = keys()
+        plan.subtitleTracks![0].cues[0].text = "Hello again"
+        #expect(without.allSatisfy { $0 != nil } && with == without && keys() == without)
     }
 
     @Test func contentKeysFollowEveryRendition() throws {

@@ -203,6 +203,46 @@ import ReelThreadTesting
         return path
     }
 
+    /// A `.cube` LUT through the farm: the coordinator stores assets under their content hash,
+    /// with no name, so it must tell the LUT from media by its content when it plans (it did by
+    /// name only, and refused the job). The farm's video packets equal an in-process render's,
+    /// and the grade (an inverting 2³ LUT) shows: each frame's mean luma and the source's add
+    /// up to 16 + 235. S3FarmTests runs it with the storage in S3.
+    static func checkLUTJob(_ farm: LocalFarm) throws {
+        let dir = farm.dir.appendingPathComponent("lut")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2", "-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p",
+                          dir.appendingPathComponent("clip.mp4").path])
+        var cube = ["TITLE \"invert\"", "LUT_3D_SIZE 2"]
+        for b in 0...1 { for g in 0...1 { for r in 0...1 { cube.append("\(1 - r).0 \(1 - g).0 \(1 - b).0") } } }
+        try cube.joined(separator: "\n").write(to: dir.appendingPathComponent("grade.cube"), atomically: true, encoding: .utf8)
+        let composition = dir.appendingPathComponent("comp.json").path
+        try """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}, "grade": {"url": "grade.cube"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "at": 0}]}],
+             "videoComposition": {"filters": [{"type": "lut", "asset": "grade"}]},
+             "export": {"preset": "highest", "video": {"x264Preset": "veryfast"}}}
+            """.write(toFile: composition, atomically: true, encoding: .utf8)
+        let output = dir.appendingPathComponent("farm.mp4").path, reference = dir.appendingPathComponent("local.mp4").path
+        let submitted = try farm.reel(["submit", composition, "--chunk-seconds", "1", "--wait", "-o", output, "--quiet"], allowFailure: true)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let local = try Media.run(Media.reel, ["render", composition, "--in-process", "--chunk-seconds", "1", "-o", reference, "--quiet"],
+                                  allowFailure: true)
+        #expect(local.status == 0, "\(local.stderr)")
+        let packets = try ReuseTests.videoPackets(output), referencePackets = try ReuseTests.videoPackets(reference)
+        #expect(packets.count == 50 && ReuseTests.firstDifference(packets, referencePackets) == nil)
+        func meanLuma(_ path: String) throws -> Double {
+            let y = try Media.run("ffmpeg", ["-v", "error", "-i", path, "-frames:v", "1", "-vf", "format=gray", "-f", "rawvideo", "-"]).stdout
+            return Double(y.reduce(0) { $0 + Int($1) }) / Double(max(1, y.count))
+        }
+        let sum = try meanLuma(output) + meanLuma(dir.appendingPathComponent("clip.mp4").path)
+        #expect(abs(sum - 251) < 4, "the inverted picture's mean luma and the source's add up to \(sum), not 251")
+    }
+
+    @Test func aLUTFilterRendersOnTheFarmAsInProcess() throws {
+        try Self.checkLUTJob(try LocalFarm(agents: 2))
+    }
+
     /// Issue 8.1's reproduction through the farm: a slideshow whose stills are longer than a
     /// chunk gives identical chunks, stored once by content hash; the job must still finish
     /// with every frame (it failed with "chunk [300, 600) holds 0 frames").

@@ -98,6 +98,19 @@ extension FarmTests {
         #expect(farmFiles.count >= 3 * (Self.ladderSeconds / 2 + 2) + 2, "\(farmFiles.keys.sorted())")
         for (name, bytes) in localFiles { #expect(farmFiles[name] == bytes, "\(name) differs from the in-process render's") }
 
+        // The console's poster: agents send one with every ladder chunk, as with any chunk (its
+        // last frame). It shows the picture: one of the chunks' last frames, by 32x18 luma.
+        func luma(_ input: String, _ filter: String) throws -> [UInt8] {
+            [UInt8](try Media.run("ffmpeg", ["-v", "error", "-i", input, "-vf", filter + "scale=32:18:flags=area,format=gray",
+                                            "-fps_mode", "passthrough", "-f", "rawvideo", "-"]).stdout)
+        }
+        let poster = try luma(farm.dir.appendingPathComponent("storage/posters/\(job).jpg").path, "")
+        let chunkEnds = try luma(URL(fileURLWithPath: reference).deletingLastPathComponent().appendingPathComponent("top/index.m3u8").path,
+                                 "select='eq(n\\,49)+eq(n\\,99)+eq(n\\,149)',")
+        #expect(poster.count == 32 * 18 && chunkEnds.count == 3 * 32 * 18)
+        let posterPSNR = poster.count != 32 * 18 || chunkEnds.count != 3 * 32 * 18 ? 0 : stride(from: 0, to: chunkEnds.count, by: 32 * 18).map { Media.psnr(poster, Array(chunkEnds[$0..<$0 + 32 * 18])) }.max() ?? 0
+        #expect(posterPSNR >= 25, "the poster is a chunk's last frame: \(posterPSNR) dB")
+
         // fetch writes the same folder, under the master playlist name it is given.
         let fetched = farm.dir.appendingPathComponent("fetched/stream.m3u8").path
         let fetch = try farm.reel(["fetch", job, "-o", fetched, "--quiet"], allowFailure: true)

@@ -65,6 +65,18 @@ struct S3FarmTests {
         try RestartFaultTests.checkOutcome(farm, run, composition: composition)
         #expect(farm.coordinator.hasExited == false, "the coordinator rides out its object store's restart")
     }
+
+    /// A `.cube` LUT planned from the bucket (told from media by its content) and rendered.
+    @Test func aLUTFilterRendersWithS3Storage() throws {
+        try FarmTests.checkLUTJob(try FarmTests.LocalFarm(agents: 2, storage: try Self.bucketStorage("lut")))
+    }
+
+    /// Two coordinators on one database and one bucket, agents on both: the first is killed
+    /// with SIGKILL mid-job and the job still ends as a fault-free render would.
+    @Test func submitWaitSurvivesOneOfTwoCoordinatorsKilled() throws {
+        try SeveralCoordinatorsFaultTests.killOneOfTwoCoordinatorsMidJob(
+            try FarmTests.LocalFarm(agents: 2, leaseSeconds: 5, storage: try Self.bucketStorage("twocoordinators"), coordinators: 2))
+    }
 }
 
 /// An S3 server of one test's own (ops/s3.sh), so the test can crash it.

@@ -9,7 +9,14 @@ import ReelThreadTesting
 /// accepted twice (RestartFaultTests' checks). Needs `REEL_TEST_DATABASE_URL` (ops/test.sh).
 @Suite(.blocking, .serialized) struct SeveralCoordinatorsFaultTests {
     @Test func submitWaitSurvivesOneOfTwoCoordinatorsKilled() throws {
-        let farm = try FarmTests.LocalFarm(agents: 2, leaseSeconds: 5, coordinators: 2)
+        try Self.killOneOfTwoCoordinatorsMidJob(try FarmTests.LocalFarm(agents: 2, leaseSeconds: 5, coordinators: 2))
+    }
+
+    /// Starts a job on `farm` (two coordinators, two agents), kills the first coordinator with
+    /// SIGKILL mid-job and checks that the job ends as a fault-free render would, that agents
+    /// were on both coordinators and all end on the survivor, and that the registry lists both.
+    /// S3FarmTests runs it with the farm's storage in S3.
+    static func killOneOfTwoCoordinatorsMidJob(_ farm: FarmTests.LocalFarm) throws {
         let composition = try FarmTests.makeComposition(in: farm.dir, size: "320x240", seconds: RestartFaultTests.seconds)
         let run = try RestartFaultTests.submitAndInjectMidJob(farm, composition: composition) { farm.killCoordinator() }
         try RestartFaultTests.checkOutcome(farm, run, composition: composition)

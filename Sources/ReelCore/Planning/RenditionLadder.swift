@@ -42,6 +42,23 @@ public struct RenditionLadder: Codable, Sendable, Hashable {
     /// The folder of the audio rendition group in the output; no rendition may take its name.
     public static let audioFolder = "audio"
 
+    /// The folder of audio output `index` (counted from 0) of `export.audioOutputs`: `audio-1`, `audio-2` …
+    public static func audioFolder(output index: Int) -> String { "audio-\(index + 1)" }
+
+    /// The folder of subtitle track `index` (counted from 0, in the plan's order): `subtitles-1` …
+    public static func subtitleFolder(track index: Int) -> String { "subtitles-\(index + 1)" }
+
+    /// Whether `name` is one of the folders the ladder's sound and subtitles use, which no
+    /// rendition may take: `audio`, `audio-N`, `subtitles-N`.
+    public static func isReservedFolder(_ name: String) -> Bool {
+        if name == audioFolder { return true }
+        for prefix in ["audio-", "subtitles-"] where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            if !rest.isEmpty, rest.allSatisfy(\.isASCII), rest.allSatisfy(\.isNumber) { return true }
+        }
+        return false
+    }
+
     /// The characters a rendition name may use (it names the rendition's folder).
     public static let nameCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 

@@ -37,15 +37,12 @@ extension ValidationRun {
         return problems.count == before ? outputs : nil
     }
 
-    /// Audio outputs against the resolved container: WAV holds one audio stream, and HLS
-    /// ladders write one mix so far.
+    /// Audio outputs against the resolved container: WAV holds one audio stream (an HLS
+    /// ladder writes each output as a rendition of its AUDIO group).
     func checkAudioOutputs(_ outputs: [AudioOutput], fileType: FileType) {
         if fileType == .wav, outputs.count > 1 {
             report("export.audioOutputs", "has \(outputs.count) outputs, but a WAV file holds one audio stream: keep one output, "
                    + "or write M4A, MP4, MOV or WebM")
-        }
-        if fileType == .hls {
-            report("export.audioOutputs", "audio outputs are not written to HLS ladders yet: remove audioOutputs, or export an MP4")
         }
     }
 }

@@ -88,7 +88,7 @@ final class ValidationRun {
         if settings.fileType == .hls {
             let ladder = RenditionLadder(resolving: export, renderSize: video.renderSize, frameDuration: video.frameDuration, base: settings.video)
             guard checkLadder(ladder, export: export, renderSize: video.renderSize, frameDuration: video.frameDuration,
-                              gopFrames: settings.video.gopFrames, subtitleTracks: subtitleTracks.count) else { return nil }
+                              gopFrames: settings.video.gopFrames) else { return nil }
             settings.ladder = ladder
         }
         var used = Set(tracks.video.flatMap { $0.segments.map(\.asset) } + audioTracks.flatMap { $0.segments.map(\.asset) })

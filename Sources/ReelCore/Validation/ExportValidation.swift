@@ -55,9 +55,6 @@ extension ValidationRun {
             return
         }
         guard export.isLadder else { return }
-        if export.audio.loudness != nil {
-            report("export.audio.loudness", "loudness normalisation is not written to HLS ladders yet: remove loudness, or export an MP4")
-        }
         let at = export.fileType != nil ? "export.fileType" : export.renditions != nil ? "export.renditions" : "export.segmentDuration"
         if !composition.hasPicture {
             report(at, "an HLS ladder is a ladder of pictures, but the composition has no video track and no overlay: "
@@ -79,11 +76,8 @@ extension ValidationRun {
     /// The resolved ladder against the render size and frame grid: names, sizes, bit rates and
     /// the segment grid, each reported at the key to change. True when it is sound.
     func checkLadder(_ ladder: RenditionLadder, export: ExportOptions, renderSize: PixelSize, frameDuration: Rational,
-                     gopFrames: Int, subtitleTracks: Int) -> Bool {
+                     gopFrames: Int) -> Bool {
         let before = problems.count
-        if subtitleTracks > 0 {
-            report("tracks", "subtitle tracks are not written to HLS ladders yet: burn them in as captions, or export an MP4")
-        }
         if let written = export.segmentDuration, written > .zero {
             let frames = written / frameDuration
             if frames.den != 1 {
@@ -104,6 +98,9 @@ extension ValidationRun {
                 report("\(path).name", "must be 1…64 characters of a-z, 0-9, _ and - (it names the rendition's folder), not \"\(rendition.name)\"")
             } else if rendition.name == RenditionLadder.audioFolder {
                 report("\(path).name", "\"\(RenditionLadder.audioFolder)\" is the folder of the ladder's sound: choose another name")
+            } else if RenditionLadder.isReservedFolder(rendition.name) {
+                report("\(path).name", "\"\(rendition.name)\" is the name of a folder of the ladder's audio outputs or subtitles (audio-N, subtitles-N): "
+                       + "choose another name")
             } else if let first = names[rendition.name] {
                 report("\(path).name", "\"\(rendition.name)\" is also the name of export.renditions[\(first)]: names must be unique")
             } else {

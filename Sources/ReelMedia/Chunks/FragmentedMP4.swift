@@ -57,6 +57,14 @@ public enum FragmentedMP4 {
         public var fragments: [[UInt8]]
     }
 
+    /// Fragmented MP4 files written one after another (a ladder's audio outputs,
+    /// `ChunkRenderer.renderLadderAudio`), parted at each top-level `ftyp` box.
+    public static func files(_ bytes: [UInt8]) throws -> [[UInt8]] {
+        let starts = try boxes(bytes).filter { $0.type == "ftyp" }.map(\.range.lowerBound)
+        guard starts.first == 0 else { throw Failure(description: "does not start with an ftyp box: not an MP4 file") }
+        return starts.indices.map { i in Array(bytes[starts[i]..<(i + 1 < starts.count ? starts[i + 1] : bytes.count)]) }
+    }
+
     public static func split(_ bytes: [UInt8]) throws -> Split {
         let top = try boxes(bytes)
         guard let firstMoof = top.firstIndex(where: { $0.type == "moof" }) else {

@@ -17,7 +17,8 @@ extension ChunkRenderer {
     /// `paths` (in the ladder's order; each written atomically). `progress` as in `renderVideo`.
     public static func renderLadder(_ plan: RenderPlan, frames: FrameRange, to paths: [String], encoderThreads: Int,
                                     media: MediaSources = .local,
-                                    progress: ((Int) throws -> Void)? = nil) throws -> [ChunkArtifact] {
+                                    progress: ((Int) throws -> Void)? = nil,
+                                    lastFrame: ((YUVImage) throws -> Void)? = nil) throws -> [ChunkArtifact] {
         guard let ladder = plan.export.ladder else { throw RenderError.io("renderLadder on a plan without an HLS ladder") }
         precondition(paths.count == ladder.renditions.count, "one path per rendition")
         precondition(frames.start % ladder.segmentFrames == 0, "a ladder chunk starts on a segment boundary")
@@ -43,6 +44,7 @@ extension ChunkRenderer {
                 let scaled = try scalers[index].scale(image, context: "scaling frame \(k) to rendition \(ladder.renditions[index].name)")
                 try write(try encoders[index].encode(scaled, frameIndex: Int64(k - frames.start)), to: writers[index])
             }
+            if k == frames.end - 1 { try lastFrame?(image) }
             try progress?(k - frames.start + 1)
         }
         var artifacts: [ChunkArtifact] = []
@@ -76,17 +78,50 @@ extension ChunkRenderer {
         try Data(out).write(to: URL(fileURLWithPath: path))
     }
 
-    /// Renders a ladder's sound: the whole mix, AAC, as a fragmented MP4 at `path` whose
-    /// fragments end at the AAC frame nearest each segment boundary.
+    /// Renders a ladder's sound as fragmented MP4 (AAC) at `path`, whose fragments end at the
+    /// AAC frame nearest each segment boundary: the whole mix, or with `export.audioOutputs`
+    /// each output's own mix (`RenderPlan.audioMixPlans`), their files one after another in
+    /// output order (each starts with its own `ftyp`; `FragmentedMP4.files` parts them). With
+    /// `export.audio.loudness` every mix is normalised on its own, as for a single file
+    /// (`NormalisedAudio` finds the gain and ceiling; the same encoding is then cut into
+    /// fragments), and the first mix's figures go into the result's `comment` tag.
     public static func renderLadderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
+        guard plan.export.ladder != nil else { throw RenderError.io("renderLadderAudio on a plan without an HLS ladder") }
+        let partial = AtomicFile.temporaryPath(for: path)
+        let mixes = plan.audioMixPlans
+        let parts = mixes.indices.map { "\(partial).output\($0).mp4" }
+        defer {
+            unlink(partial)
+            parts.forEach { unlink($0) }
+        }
+        var bytes = Data()
+        for (index, (mix, part)) in zip(mixes, parts).enumerated() {
+            try renderLadderMix(mix, to: part, media: media, tagged: index == 0)
+            bytes += try Data(contentsOf: URL(fileURLWithPath: part))
+        }
+        try bytes.write(to: URL(fileURLWithPath: partial))
+        try AtomicFile.commit(partial, to: path)
+        return try ChunkArtifact.measuring(kind: .audio, frames: FrameRange(start: 0, end: plan.frameCount), path: path)
+    }
+
+    /// One mix of a ladder's sound (see `renderLadderAudio`), normalised when the plan asks.
+    static func renderLadderMix(_ plan: RenderPlan, to path: String, media: MediaSources, tagged: Bool) throws {
         guard let ladder = plan.export.ladder else { throw RenderError.io("renderLadderAudio on a plan without an HLS ladder") }
         let mixer = AudioMixer(plan: plan, media: media)
         precondition(mixer.hasAudio, "renderLadderAudio on a plan without audio tracks")
-        let partial = AtomicFile.temporaryPath(for: path)
-        defer { unlink(partial) }
+        // Loudness: the gain and limiter ceiling that meet the target, found on a plain file.
+        var report: LoudnessReport?
+        if let target = plan.export.audio.loudness {
+            let measured = path + ".loudness.\(plan.audioTaskContainer)"
+            defer { unlink(measured) }
+            _ = try NormalisedAudio.render(plan, target: target, to: measured, media: media)
+            guard let found = try LoudnessTag.read(path: measured) else { throw RenderError.io("the normalised mix carries no loudness report") }
+            report = found
+        }
         let encoder = try AudioEncoder(codec: .aac, sampleRate: mixer.sampleRate, channels: mixer.channels, bitRate: plan.export.audio.bitRate)
-        let writer = try MovieWriter(path: partial, fileType: FileType.mp4.rawValue, faststart: false, video: nil, audio: encoder, fragmented: true)
-        let feed = AudioFeed(mixer: mixer, encoder: encoder)
+        let metadata = tagged ? report.map { ["comment": LoudnessTag.text($0)] } ?? [:] : [:]
+        let writer = try MovieWriter(path: path, fileType: FileType.mp4.rawValue, faststart: false, video: nil, audio: encoder.codecParameters,
+                                     metadata: metadata, fragmented: true)
         let segment = ladder.segmentDuration * Rational(Int64(mixer.sampleRate))
         var nextCut = 1
         /// A packet of `n` samples starting at `pts` opens a new fragment when the boundary is nearer its start than its end.
@@ -100,11 +135,16 @@ extension ChunkRenderer {
                 try writer.write(audio: packet)
             }
         }
-        try write(try feed.advance(to: mixer.sampleCount))
+        if let report {
+            try NormalisedAudio.process(mixer, gain: report.gain, ceiling: report.ceiling) { planes, count in
+                try write(try encoder.encode(planar: planes, count: count))
+            }
+        } else {
+            let feed = AudioFeed(mixer: mixer, encoder: encoder)
+            try write(try feed.advance(to: mixer.sampleCount))
+        }
         try write(try encoder.finish())
         try writer.finish()
-        try AtomicFile.commit(partial, to: path)
-        return try ChunkArtifact.measuring(kind: .audio, frames: FrameRange(start: 0, end: plan.frameCount), path: path)
     }
 }
 

@@ -6,8 +6,10 @@ import ReelCore
 /// rewrites no box: chunks carry the job's decode times already (`ChunkRenderer.renderLadder`).
 ///
 /// The output folder (the master playlist's directory) receives, for each rendition,
-/// `NAME/init.mp4`, `NAME/seg-00001.m4s …` and `NAME/index.m3u8`; the sound in `audio/`; the
-/// master playlist under the output's name; `manifest.mpd`; and scrubbing thumbnails
+/// `NAME/init.mp4`, `NAME/seg-00001.m4s …` and `NAME/index.m3u8`; the sound in `audio/` (with
+/// `export.audioOutputs`, each output in `audio-1/`, `audio-2/` …, the renditions of the
+/// master playlist's AUDIO group); the subtitle tracks in `subtitles-1/` … (its SUBTITLES group,
+/// `LadderSubtitles.swift`); the master playlist under the output's name; `manifest.mpd`; and scrubbing thumbnails
 /// (`thumbnails.vtt` and its contact sheets, `LadderThumbnails.swift`). Every file is written in a
 /// work folder first and moved into place once all are checked, the master playlist last.
 ///
@@ -59,53 +61,66 @@ extension Finaliser {
             let own = chunks.filter { $0.rendition == rendition.name }.sorted { $0.frames.start < $1.frames.start }
             try checkTiling(own, frameCount: plan.frameCount)
             for chunk in own { try verifyBytes(chunk) }
-            tracks.append(try package(own, folder: rendition.name, into: work, segmentFrames: ladder.segmentFrames))
+            let pieces = try own.map { ($0.frames, Array(try Data(contentsOf: URL(fileURLWithPath: $0.path)))) }
+            tracks.append(try package(pieces, folder: rendition.name, into: work, segmentFrames: ladder.segmentFrames))
         }
         let unknown = Set(chunks.compactMap(\.rendition)).subtracting(ladder.renditions.map(\.name))
         if !unknown.isEmpty || chunks.contains(where: { $0.rendition == nil }) {
             throw Failure(description: "video results for renditions the ladder does not have: \(unknown.sorted().joined(separator: ", "))")
         }
-        var sound: PackagedTrack?
+        // The sound: one mix, or one file per audio output, one after another (`renderLadderAudio`).
+        var sounds: [PackagedTrack] = []
         if let audio {
             try verifyBytes(audio)
-            sound = try package([audio], folder: Self.audioFolder, into: work, segmentFrames: nil)
+            let files = try FragmentedMP4.files(Array(try Data(contentsOf: URL(fileURLWithPath: audio.path))))
+            let folders = plan.export.audioOutputs.map { $0.indices.map { RenditionLadder.audioFolder(output: $0) } } ?? [Self.audioFolder]
+            guard files.count == folders.count else {
+                throw Failure(description: "the audio result holds \(files.count) stream(s), but the ladder has \(folders.count) audio output(s); render the audio again")
+            }
+            for (file, folder) in zip(files, folders) {
+                sounds.append(try package([(audio.frames, file)], folder: folder, into: work, segmentFrames: nil))
+            }
         }
+        let subtitles = try writeSubtitles(plan, segments: tracks[0], into: work)
 
         for (rendition, track) in zip(ladder.renditions, tracks) {
             try write(mediaPlaylist(track), to: work.appendingPathComponent("\(rendition.name)/index.m3u8"))
         }
-        if let sound { try write(mediaPlaylist(sound), to: work.appendingPathComponent("\(Self.audioFolder)/index.m3u8")) }
-        try write(masterPlaylist(plan, ladder: ladder, tracks: tracks, sound: sound), to: work.appendingPathComponent(master.lastPathComponent))
-        try write(dashManifest(plan, ladder: ladder, tracks: tracks, sound: sound), to: work.appendingPathComponent(Self.dashManifestName))
+        for sound in sounds { try write(mediaPlaylist(sound), to: work.appendingPathComponent("\(sound.folder)/index.m3u8")) }
+        try write(masterPlaylist(plan, ladder: ladder, tracks: tracks, sounds: sounds, subtitles: subtitles),
+                  to: work.appendingPathComponent(master.lastPathComponent))
+        try write(dashManifest(plan, ladder: ladder, tracks: tracks, sounds: sounds, subtitles: subtitles),
+                  to: work.appendingPathComponent(Self.dashManifestName))
         let thumbnails = try writeThumbnails(plan, ladder: ladder, tracks: tracks, into: work)
 
         // Into place: the folders, the thumbnails and the manifest, then the master playlist.
-        let names = ladder.renditions.map(\.name) + (sound == nil ? [] : [Self.audioFolder]) + thumbnails
+        let names = ladder.renditions.map(\.name) + sounds.map(\.folder) + subtitles.map(\.folder) + thumbnails
             + [Self.dashManifestName, master.lastPathComponent]
         for name in names {
             let destination = folder.appendingPathComponent(name)
             try? FileManager.default.removeItem(at: destination)
             try FileManager.default.moveItem(at: work.appendingPathComponent(name), to: destination)
         }
-        let bytes = (tracks + (sound.map { [$0] } ?? [])).reduce(0) { $0 + $1.byteCount }
-        return Report(frames: plan.frameCount, audioPackets: sound?.segments.count ?? 0, byteCount: bytes,
-                      loudness: nil)
+        let bytes = (tracks + sounds).reduce(0) { $0 + $1.byteCount }
+        return Report(frames: plan.frameCount, audioPackets: sounds.reduce(0) { $0 + $1.segments.count }, byteCount: bytes,
+                      // Figures are for people: a result without readable ones never fails the job.
+                      loudness: audio.flatMap { (try? LoudnessTag.read(path: $0.path)) ?? nil })
     }
 
     /// The folder of the audio rendition group (a name `RenditionLadder` keeps from renditions).
     public static let audioFolder = RenditionLadder.audioFolder
     public static let dashManifestName = "manifest.mpd"
 
-    /// Splits `chunks` (in order) into `folder/init.mp4` and numbered segments, checking they
-    /// share one init segment and, for video, hold one fragment of `segmentFrames` frames per
-    /// segment (the last one shorter).
-    static func package(_ chunks: [ChunkArtifact], folder: String, into work: URL, segmentFrames: Int?) throws -> PackagedTrack {
+    /// Splits `chunks` (each its frames and its file's bytes, in order) into `folder/init.mp4`
+    /// and numbered segments, checking they share one init segment and, for video, hold one
+    /// fragment of `segmentFrames` frames per segment (the last one shorter).
+    static func package(_ chunks: [(frames: FrameRange, bytes: [UInt8])], folder: String, into work: URL, segmentFrames: Int?) throws -> PackagedTrack {
         let directory = work.appendingPathComponent(folder)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var initSegment: [UInt8]?, segments: [LadderSegment] = []
         var timescale = 0, trexDuration = 0, codec = ""
         for chunk in chunks {
-            let split = try FragmentedMP4.split(Array(try Data(contentsOf: URL(fileURLWithPath: chunk.path))))
+            let split = try FragmentedMP4.split(chunk.bytes)
             if let initSegment {
                 guard initSegment == split.initSegment else {
                     throw Failure(description: "\(folder): chunk \(chunk.frames) was encoded with different parameters than the first "
@@ -153,26 +168,51 @@ extension Finaliser {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func masterPlaylist(_ plan: RenderPlan, ladder: RenditionLadder, tracks: [PackagedTrack], sound: PackagedTrack?) -> String {
+    static func masterPlaylist(_ plan: RenderPlan, ladder: RenditionLadder, tracks: [PackagedTrack], sounds: [PackagedTrack],
+                               subtitles: [SubtitleRendition]) -> String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
-        if let sound {
-            lines.append(#"#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="audio",DEFAULT=YES,AUTOSELECT=YES,"#
+        func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "'").replacingOccurrences(of: "\n", with: " ") + "\"" }
+        let outputs = plan.export.audioOutputs
+        let soundNames = uniqueNames(sounds.indices.map { i in outputs.map { $0[i].title ?? $0[i].language.tag } ?? "audio" })
+        for (index, sound) in sounds.enumerated() {
+            let language = outputs.map { ",LANGUAGE=" + quoted($0[index].language.tag) } ?? ""
+            lines.append(#"#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio""# + language + ",NAME=\(quoted(soundNames[index])),"
+                         + "DEFAULT=\(index == 0 ? "YES" : "NO"),AUTOSELECT=YES,"
                          + #"CHANNELS="\#(plan.export.audio.channels)",URI="\#(sound.folder)/index.m3u8""#)
         }
+        let subtitleNames = uniqueNames(subtitles.map { $0.track.title ?? $0.track.language.tag })
+        for (index, subtitle) in subtitles.enumerated() {
+            lines.append(#"#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subtitles",LANGUAGE="# + quoted(subtitle.track.language.tag)
+                         + ",NAME=\(quoted(subtitleNames[index])),DEFAULT=\(subtitle.track.isDefault ? "YES" : "NO"),AUTOSELECT=YES,"
+                         + #"URI="\#(subtitle.folder)/index.m3u8""#)
+        }
         let frameRate = String(format: "%.3f", (Rational.one / plan.frameDuration).seconds)
+        // BANDWIDTH counts the most demanding choice of every group; AVERAGE-BANDWIDTH likewise.
+        let soundPeak = sounds.map(\.peakBitRate).max() ?? 0, soundAverage = sounds.map(\.averageBitRate).max() ?? 0
+        let textPeak = subtitles.map(\.peakBitRate).max() ?? 0, textAverage = subtitles.map(\.averageBitRate).max() ?? 0
         for (rendition, track) in zip(ladder.renditions, tracks) {
-            let peak = track.peakBitRate + (sound?.peakBitRate ?? 0)
-            let average = track.averageBitRate + (sound?.averageBitRate ?? 0)
-            let codecs = [track.codec] + (sound.map { [$0.codec] } ?? [])
+            let peak = track.peakBitRate + soundPeak + textPeak
+            let average = track.averageBitRate + soundAverage + textAverage
+            let codecs = [track.codec] + (sounds.first.map { [$0.codec] } ?? [])
             lines.append("#EXT-X-STREAM-INF:BANDWIDTH=\(peak),AVERAGE-BANDWIDTH=\(average),CODECS=\"\(codecs.joined(separator: ","))\","
                          + "RESOLUTION=\(rendition.size.width)x\(rendition.size.height),FRAME-RATE=\(frameRate)"
-                         + (sound == nil ? "" : #",AUDIO="audio""#))
+                         + (sounds.isEmpty ? "" : #",AUDIO="audio""#) + (subtitles.isEmpty ? "" : #",SUBTITLES="subtitles""#))
             lines.append("\(rendition.name)/index.m3u8")
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func dashManifest(_ plan: RenderPlan, ladder: RenditionLadder, tracks: [PackagedTrack], sound: PackagedTrack?) -> String {
+    /// `names`, each one that repeats an earlier one numbered (`"en (2)"`): a group's NAMEs must differ.
+    static func uniqueNames(_ names: [String]) -> [String] {
+        var seen: [String: Int] = [:]
+        return names.map { name in
+            seen[name, default: 0] += 1
+            return seen[name]! == 1 ? name : "\(name) (\(seen[name]!))"
+        }
+    }
+
+    static func dashManifest(_ plan: RenderPlan, ladder: RenditionLadder, tracks: [PackagedTrack], sounds: [PackagedTrack],
+                             subtitles: [SubtitleRendition]) -> String {
         func duration(_ seconds: Double) -> String { String(format: "PT%.3fS", seconds) }
         func timeline(_ track: PackagedTrack) -> String {
             // Runs of equal durations: <S t d r>, t on the first of each run.
@@ -192,7 +232,7 @@ extension Finaliser {
         }
         let rate = Rational.one / plan.frameDuration
         let frameRate = rate.den == 1 ? "\(rate.num)" : "\(rate.num)/\(rate.den)"
-        let longest = max(ladder.segmentDuration.seconds, sound.map { s in s.segments.map { s.seconds($0) }.max() ?? 0 } ?? 0)
+        let longest = max(ladder.segmentDuration.seconds, sounds.flatMap { s in s.segments.map { s.seconds($0) } }.max() ?? 0)
         var xml = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
             #"<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="static" "#
@@ -207,15 +247,34 @@ extension Finaliser {
             xml.append("      </Representation>")
         }
         xml.append("    </AdaptationSet>")
-        if let sound {
-            xml.append(#"    <AdaptationSet id="1" contentType="audio" mimeType="audio/mp4" segmentAlignment="true">"#)
-            xml.append("      <Representation id=\"audio\" bandwidth=\"\(sound.peakBitRate)\" codecs=\"\(sound.codec)\" "
+        // One audio adaptation set per output (per language), the first the main one.
+        let outputs = plan.export.audioOutputs
+        var id = 1
+        for (index, sound) in sounds.enumerated() {
+            let lang = outputs.map { " lang=\"\($0[index].language.tag)\"" } ?? ""
+            xml.append("    <AdaptationSet id=\"\(id)\" contentType=\"audio\" mimeType=\"audio/mp4\"\(lang) segmentAlignment=\"true\">")
+            if outputs != nil {
+                xml.append("      <Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"\(index == 0 ? "main" : "alternate")\"/>")
+                if let title = outputs?[index].title { xml.append("      <Label>\(xmlEscaped(title))</Label>") }
+            }
+            xml.append("      <Representation id=\"\(sound.folder)\" bandwidth=\"\(sound.peakBitRate)\" codecs=\"\(sound.codec)\" "
                        + "audioSamplingRate=\"\(plan.export.audio.sampleRate)\">")
             xml.append("        <AudioChannelConfiguration schemeIdUri=\"urn:mpeg:dash:23003:3:audio_channel_configuration:2011\" "
                        + "value=\"\(plan.export.audio.channels)\"/>")
             xml.append("        " + template(sound))
             xml.append("      </Representation>")
             xml.append("    </AdaptationSet>")
+            id += 1
+        }
+        // Subtitles: each track's whole WebVTT file, a side file as DASH players take WebVTT.
+        for subtitle in subtitles {
+            xml.append("    <AdaptationSet id=\"\(id)\" contentType=\"text\" mimeType=\"text/vtt\" lang=\"\(subtitle.track.language.tag)\">")
+            xml.append("      <Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"subtitle\"/>")
+            if let title = subtitle.track.title { xml.append("      <Label>\(xmlEscaped(title))</Label>") }
+            xml.append("      <Representation id=\"\(subtitle.folder)\" bandwidth=\"\(max(1, subtitle.averageBitRate))\">"
+                       + "<BaseURL>\(subtitle.folder)/\(Self.wholeSubtitleFile)</BaseURL></Representation>")
+            xml.append("    </AdaptationSet>")
+            id += 1
         }
         xml += ["  </Period>", "</MPD>"]
         return xml.joined(separator: "\n") + "\n"

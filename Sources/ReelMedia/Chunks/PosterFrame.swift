@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 import ReelKernels
 
 /// A small JPEG of a rendered frame, so an operator sees what a job looks like: agents send
@@ -36,5 +37,11 @@ public enum PosterFrame {
                                            ctx.pointee.flags |= Int32(AV_CODEC_FLAG_QSCALE)
                                            ctx.pointee.global_quality = 4 * FF_QP2LAMBDA
                                        }, context: what)
+    }
+
+    /// Writes `image`'s poster to `path`. A poster is for people: one that cannot be made or
+    /// written is skipped, and never fails the chunk it shows.
+    public static func writeBestEffort(_ image: YUVImage, to path: String) {
+        if let jpeg = try? jpeg(image) { _ = FileManager.default.createFile(atPath: path, contents: Data(jpeg)) }
     }
 }

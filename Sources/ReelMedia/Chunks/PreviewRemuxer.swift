@@ -47,11 +47,19 @@ public enum PreviewRemuxer {
             throw Failure(description: "chunk \(frames) holds \(packets.count) frames, planned \(frames.count)")
         }
         // Frame numbers within the chunk, as the finaliser reads them.
-        func frame(_ ts: Int64) throws -> Int64 {
+        func frameOnGrid(_ ts: Int64) throws -> Int64 {
             let value = Rational(ts) * tb / fd
             guard value.den == 1 else { throw Failure(description: "chunk \(frames) has a timestamp off the frame grid (\(ts) × \(tb))") }
             return value.num
         }
+        // A chunk's timestamps start at 0, except an HLS ladder rendition's, which are on the
+        // job's timeline (its fragments become the ladder's segments): both count from the
+        // first keyframe's presentation.
+        let origin = try frameOnGrid(first.pts)
+        guard origin == 0 || origin == Int64(frames.start) else {
+            throw Failure(description: "chunk \(frames) starts at frame \(origin), neither 0 nor its place in the job")
+        }
+        func frame(_ ts: Int64) throws -> Int64 { try frameOnGrid(ts) - origin }
         let firstDecodeFrame = try frame(first.dts)
         let delay = max(0, -firstDecodeFrame)
         let parameters = try reader.parameters.retimed(timeBase: fd, frameDuration: fd)

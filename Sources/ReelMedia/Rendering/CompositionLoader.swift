@@ -44,12 +44,12 @@ public enum CompositionLoader {
     }
 
     /// Probes the asset `url` through `source`: the same recognition as a local file's (subtitles
-    /// by name or content and read whole, `.cube` LUTs by name and read whole, media by libav
+    /// by name or content and read whole, `.cube` LUTs by name or content and read whole, media by libav
     /// reading only the ranges it needs).
     static func probe(_ url: String, source: any ByteRangeSource) -> AssetResolution {
         if let subtitles = SubtitleProbe.resolve(url, source: source) { return subtitles }
         let location = MediaLocation.byteRanges(source, name: url)
-        if CubeLUTFile.isLUT(url) {
+        if CubeLUTFile.isLUT(url) || CubeLUTFile.sniff((try? SubtitleProbe.readAll(source, upTo: 4096)) ?? []) {
             do {
                 let lut = try CubeLUTFile.load(location)
                 return .described(url: url, AssetDescription(kind: .lut, duration: nil, video: nil, audio: nil,
@@ -63,6 +63,13 @@ public enum CompositionLoader {
         } catch {
             return .unavailable(reason: "not a media file Reel can read (\(error))")
         }
+    }
+
+    /// The first 4 KiB of the local file `path` (empty if it cannot be read).
+    static func head(of path: String) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 4096)).map { [UInt8]($0) } ?? []
     }
 
     static func probe(_ url: String) -> AssetResolution {
@@ -81,7 +88,7 @@ public enum CompositionLoader {
             }
         }
         if let subtitles = SubtitleProbe.resolve(url, isRemote: isRemote) { return subtitles }
-        if CubeLUTFile.isLUT(url) {
+        if CubeLUTFile.isLUT(url) || (!isRemote && CubeLUTFile.sniff(Self.head(of: url))) {
             if isRemote { return .unavailable(reason: "a .cube LUT must be a local file; download it and give its path (\(url))") }
             do {
                 let lut = try CubeLUTFile.load(.file(url))

@@ -12,6 +12,23 @@ public enum CubeLUTFile {
         url.lowercased().hasSuffix(".cube")
     }
 
+    /// Whether a file's first bytes (`head`, a few KiB) look like a `.cube` LUT: text with no
+    /// NUL whose keyword lines, before any table row, include `LUT_1D_SIZE` or `LUT_3D_SIZE`.
+    /// How an asset stored under its content hash (the farm's storage), which has no name, is
+    /// told from media.
+    public static func sniff(_ head: [UInt8]) -> Bool {
+        guard !head.contains(0) else { return false }
+        let lines = String(decoding: head, as: UTF8.self).split(whereSeparator: \.isNewline).dropLast(head.count >= 4096 ? 1 : 0)
+        for line in lines {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty || text.hasPrefix("#") { continue }
+            if text.hasPrefix("LUT_1D_SIZE") || text.hasPrefix("LUT_3D_SIZE") { return true }
+            // A keyword line starts with a capital letter; a table row (or anything else) ends the header.
+            guard text.first.map({ $0.isUppercase && $0.isASCII }) == true else { return false }
+        }
+        return false
+    }
+
     public struct LoadError: Error, CustomStringConvertible {
         public var description: String
     }

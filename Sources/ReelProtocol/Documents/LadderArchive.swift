@@ -103,6 +103,15 @@ public enum LadderArchive {
         try out.synchronize()
     }
 
+    /// Whether the file at `path` starts with a ustar header (a ladder chunk's result, not an
+    /// MP4): its first block carries the `ustar` magic. No member is read or checked.
+    public static func isArchive(_ path: String) -> Bool {
+        guard let input = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? input.close() }
+        guard let data = try? input.read(upToCount: block), data.count == block else { return false }
+        return data[257..<262].elementsEqual("ustar".utf8)
+    }
+
     /// The members of the archive at `path`, checking every header's checksum, magic and type
     /// and that the data lies within the file.
     public static func members(of path: String) throws -> [Member] {
