@@ -49,15 +49,16 @@ public enum JobFinalising {
         }
         let report = plan.export.ladder != nil
             ? try finaliseLadder(plan, chunks: chunks, audio: audio, to: output)
+            : plan.export.fileType == .png ? try finaliseFrameSequence(plan, chunks: chunks, to: output)
             : try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
         let digest = try FileDigest.sha256(path: output)
         return Outcome(report: report, size: Int64(digest.byteCount), sha256: digest.hex)
     }
 
     /// The poster of a job none was made for: the output's last frame as a small JPEG; nil
-    /// when the job has no picture or is a ladder (its output is an archive).
+    /// when the job has no picture or is a ladder or a PNG sequence (its output is an archive).
     public static func posterFromOutput(_ output: String, plan: RenderPlan) throws -> [UInt8]? {
-        guard plan.hasPicture, plan.export.ladder == nil, plan.frameCount > 0 else { return nil }
+        guard plan.hasPicture, plan.export.ladder == nil, plan.export.fileType != .png, plan.frameCount > 0 else { return nil }
         return try PosterFrame.jpeg(try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1)))
     }
 
@@ -92,6 +93,23 @@ public enum JobFinalising {
         let partial = output + ".partial"
         defer { unlink(partial) }
         try LadderArchive.write(try LadderArchive.files(under: folder.path), to: partial)
+        guard rename(partial, output) == 0 else { throw FinaliseError(description: "cannot move \(partial) to \(output): \(String(cString: strerror(errno)))") }
+        return report
+    }
+
+    /// A PNG sequence's finalise (proto/PROTOCOL.md §4.7): the finaliser writes the frames into a
+    /// work folder beside the output, named `FrameSequenceName.archive`, and they are packed in
+    /// frame order into one archive at `output` (atomically), which `OUTPUT` serves.
+    public static func finaliseFrameSequence(_ plan: RenderPlan, chunks: [ChunkArtifact], to output: String) throws -> Finaliser.Report {
+        let folder = URL(fileURLWithPath: output + ".work")
+        try? FileManager.default.removeItem(at: folder)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = FrameSequenceName.archive
+        let report = try Finaliser.finalise(plan, chunks: chunks, audio: nil, to: folder.appendingPathComponent("\(name.prefix)%0\(name.digits)d\(name.suffix)").path)
+        let partial = output + ".partial"
+        defer { unlink(partial) }
+        try LadderArchive.write((1...max(1, report.frames)).map { (name: name.fileName(number: $0), path: folder.appendingPathComponent(name.fileName(number: $0)).path) },
+                                to: partial)
         guard rename(partial, output) == 0 else { throw FinaliseError(description: "cannot move \(partial) to \(output): \(String(cString: strerror(errno)))") }
         return report
     }

@@ -45,7 +45,9 @@ struct RenderCommand: AsyncParsableCommand {
             let seconds = Rational(parsing: chunkSeconds)!
             let fileType = try OutputContainer.fileType(forOutput: output, export: input.composition.export).mapError { UserError($0.message) }.get()
             // An HLS output is a folder: -o DIR/master.m3u8 makes DIR when it is missing.
-            if fileType == .hls { try HLSOutput.makeFolder(for: output) }
+            // An HLS output and a PNG sequence are folders: -o DIR/master.m3u8 or
+            // -o DIR/frame-%05d.png makes DIR when it is missing.
+            if fileType == .hls || fileType == .png { try HLSOutput.makeFolder(for: output) }
             try requireWritableOutput(output)
             if inProcess {
                 let plan = try input.plan(outputFileType: fileType)

@@ -62,7 +62,7 @@ import Testing
         guard case .failure(let unknown) = OutputContainer.fileType(forOutput: "mix.ogg", written: nil) else {
             Issue.record("an unknown extension was accepted"); return
         }
-        #expect(unknown.message == "the output name mix.ogg ends in .ogg; Reel writes .mp4, .m4v, .mov, .m4a, .wav, .webm, .m3u8")
+        #expect(unknown.message == "the output name mix.ogg ends in .ogg; Reel writes .mp4, .m4v, .mov, .m4a, .wav, .webm, .m3u8, .png")
     }
 
     @Test func theAudioKeyFollowsTheAudioCodec() throws {

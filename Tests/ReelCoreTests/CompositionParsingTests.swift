@@ -113,7 +113,7 @@ struct CompositionParsingTests {
             "videoComposition.overlays[1].fontSize: only allowed for a text overlay",
             "videoComposition.overlays[2].animations[0].property: must be one of \"rotation\", \"opacity\", \"position\", \"scale\", not \"spin\"",
             "export.preset: must be one of \"highest\", \"medium\", \"low\", \"hevcHighest\", \"prores422\", \"prores4444\", not \"ultra\"",
-            "export.fileType: must be one of \"mp4\", \"mov\", \"m4a\", \"wav\", \"webm\", \"hls\", not \"avi\"",
+            "export.fileType: must be one of \"mp4\", \"mov\", \"m4a\", \"wav\", \"webm\", \"hls\", \"png\", not \"avi\"",
             "export.optimizeForNetworkUse: must be true or false, not a number",
             "export.video.crf: must be an integer, not a string",
             "export.audio.rate: unknown key; expected one of: codec, bitRate, sampleRate, channels, loudness",

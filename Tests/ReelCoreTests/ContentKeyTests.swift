@@ -142,6 +142,19 @@ struct ContentKeyTests {
         #expect(b.video == Self.keys(try Self.plan()).video)
     }
 
+    /// Issue 23.6: a PNG sequence's chunks (PNG pictures in QuickTime) never share a key with
+    /// another output's, with alpha or without.
+    @Test func aPNGSequenceHasKeysOfItsOwn() throws {
+        var png = try Self.plan(), rgb = try Self.plan()
+        png.export.fileType = .png; png.export.video.codec = "png"; png.export.video.alpha = true
+        rgb.export.fileType = .png; rgb.export.video.codec = "png"; rgb.export.video.alpha = nil
+        var prores = try Self.plan()
+        prores.export.video.codec = "prores"; prores.export.video.profile = png.export.video.profile; prores.export.video.alpha = true
+        let base = Self.keys(try Self.plan()).video, keys = Self.keys(png).video, rgbKeys = Self.keys(rgb).video
+        #expect(keys.indices.allSatisfy { keys[$0] != nil && keys[$0] != base[$0] && keys[$0] != rgbKeys[$0] && rgbKeys[$0] != base[$0] })
+        #expect(Self.keys(prores).video != keys)
+    }
+
     @Test func musicChangesOnlyTheAudio() throws {
         var edit = Edit(); edit.musicStart = "5"
         let changed = try Self.changedChunks(edit)

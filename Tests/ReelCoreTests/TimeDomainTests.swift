@@ -136,8 +136,8 @@ import Testing
               case .failure(let conflict) = OutputContainer.fileType(forOutput: "out.mov", written: .mp4) else {
             Issue.record("a bad output name was accepted"); return
         }
-        #expect(mkv.message == "the output name out.mkv ends in .mkv; Reel writes .mp4, .m4v, .mov, .m4a, .wav, .webm, .m3u8")
-        #expect(bare.message == "the output name out has no extension; Reel writes .mp4, .m4v, .mov, .m4a, .wav, .webm, .m3u8 (this composition's export.fileType is \"mov\")")
+        #expect(mkv.message == "the output name out.mkv ends in .mkv; Reel writes .mp4, .m4v, .mov, .m4a, .wav, .webm, .m3u8, .png")
+        #expect(bare.message == "the output name out has no extension; Reel writes .mp4, .m4v, .mov, .m4a, .wav, .webm, .m3u8, .png (this composition's export.fileType is \"mov\")")
         #expect(conflict.message == "export.fileType is \"mp4\" but the output name out.mov ends in .mov (mov): change the name's extension or the fileType so they agree")
     }
 }

@@ -33,6 +33,25 @@ import Testing
         }
     }
 
+    /// VP9 in WebM writes alpha by default only when a background is transparent (nothing else
+    /// can make a frame transparent); `alpha` decides when written.
+    @Test func vp9AlphaDefaultsToTheBackgroundsTransparency() {
+        let webm = ExportOptions(fileType: .webm)
+        func settings(_ options: ExportOptions, transparent: Bool) -> ExportSettings {
+            ExportSettings(resolving: options, frameDuration: Rational(1, 25), transparentBackground: transparent)
+        }
+        #expect(settings(webm, transparent: true).video.alpha == true)
+        #expect(settings(webm, transparent: false).video.alpha == nil)
+        let on = ExportOptions(fileType: .webm, video: VideoExportOverrides(alpha: true))
+        #expect(settings(on, transparent: false).video.writesAlpha)
+        let off = ExportOptions(fileType: .webm, video: VideoExportOverrides(alpha: false))
+        #expect(settings(off, transparent: true).video.alpha == nil)
+        // Other codecs in WebM, and H.264, never take it from the background.
+        let av1 = ExportOptions(fileType: .webm, video: VideoExportOverrides(codec: "av1"))
+        #expect(settings(av1, transparent: true).video.alpha == nil)
+        #expect(settings(ExportOptions(), transparent: true).video.alpha == nil)
+    }
+
     @Test func codecOverrideKeepsThePresetsQualityStep() {
         let medium = resolved(ExportOptions(preset: .medium, video: VideoExportOverrides(codec: "hevc")))
         #expect(medium.video.codec == "hevc" && medium.video.crf == 28 && medium.audio.bitRate == 128_000)

@@ -11,8 +11,10 @@ public enum ExportPreset: String, Hashable, Sendable, Codable, CaseIterable {
 /// Output container. `m4a` and `wav` hold sound only: a render to them writes no picture.
 /// `webm` holds VP9 or AV1 with Opus. `hls` is a folder: an HLS master playlist over a ladder
 /// of renditions (`ExportOptions.renditions`) in CMAF segments, with a DASH manifest beside it.
+/// `png` is a PNG sequence: one 8-bit RGBA (or RGB) PNG file per frame, numbered from 1
+/// (`FrameSequenceName`), with no sound.
 public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
-    case mp4, mov, m4a, wav, webm, hls
+    case mp4, mov, m4a, wav, webm, hls, png
 
     /// Whether the container holds sound only (AAC in M4A, PCM in WAV): no video is rendered.
     public var isAudioOnly: Bool { self == .m4a || self == .wav }
@@ -26,6 +28,7 @@ public enum FileType: String, Hashable, Sendable, Codable, CaseIterable {
         case .wav: "WAV"
         case .webm: "WebM"
         case .hls: "HLS"
+        case .png: "PNG sequence"
         }
     }
 }
@@ -112,7 +115,7 @@ public struct RenditionVideoOptions: Hashable, Sendable, Codable {
 
 /// `export.video`: each non-nil field replaces the preset's value.
 public struct VideoExportOverrides: Hashable, Sendable, Codable {
-    /// `"h264"`, `"hevc"`, `"prores"`, `"vp9"` or `"av1"` (`VideoCodec`); absent: the preset's codec (VP9 in WebM).
+    /// `"h264"`, `"hevc"`, `"prores"`, `"vp9"`, `"av1"` or `"png"` (`VideoCodec`); absent: the preset's codec (VP9 in WebM, PNG in a PNG sequence).
     public var codec: String?
     /// x264 or x265 constant rate factor 0…51 (not for ProRes).
     public var crf: Int?

@@ -54,7 +54,11 @@ public struct ExportSettings: Codable, Sendable, Hashable {
     /// `video.codec` (which validation refuses) is kept as written, with H.264's other settings.
     /// `hasPicture` false (a composition with no video track and no overlay) makes the default
     /// container M4A instead of the video codec's.
-    public init(resolving options: ExportOptions, frameDuration: Rational, hasPicture: Bool = true) {
+    /// `transparentBackground` (some instruction's `backgroundColor` has an alpha below 255)
+    /// decides VP9's default `alpha`: only a transparent background can leave a frame
+    /// transparent (source-over onto an opaque colour is opaque), and libvpx encodes alpha as a
+    /// second VP9 stream, so an opaque composition keeps its plain VP9.
+    public init(resolving options: ExportOptions, frameDuration: Rational, hasPicture: Bool = true, transparentBackground: Bool = false) {
         let preset = options.preset, quality = preset.quality
         let o = options.video
         let gop = o.gopDuration ?? VideoExportSettings.defaultGOPDuration
@@ -86,6 +90,12 @@ public struct ExportSettings: Codable, Sendable, Hashable {
             video.crf = o.crf ?? Self.vp9CRF[quality]!
             video.x264Preset = ""
             video.vp9Speed = o.vp9Speed ?? Self.defaultVP9Speed
+        case .png:
+            // Lossless: nothing to set but the alpha.
+            video.profile = ""
+            video.crf = 0
+            video.x264Preset = ""
+            video.bitRate = nil
         case .av1:
             video.profile = "main"
             video.crf = o.crf ?? Self.av1CRF[quality]!
@@ -94,8 +104,13 @@ public struct ExportSettings: Codable, Sendable, Hashable {
         }
         // Alpha is written where the output can hold it, unless `alpha: false` (nil, not false,
         // otherwise: plans and chunk keys of opaque outputs stay as they were).
+        // ProRes 4444 writes alpha by default whatever the background (its alpha plane is
+        // always there); VP9 in WebM only when the background can be transparent, or when asked.
         let canHoldAlpha = codec == .prores && (ProResProfile(rawValue: video.profile)?.hasAlpha ?? false)
         if canHoldAlpha && (o.alpha ?? true) { video.alpha = true }
+        if codec == .vp9 && (o.alpha ?? transparentBackground) { video.alpha = true }
+        // A PNG sequence is RGBA unless `alpha: false` (then RGB).
+        if codec == .png && (o.alpha ?? true) { video.alpha = true }
         let fileType = options.fileType ?? (!hasPicture ? .m4a : options.isLadder ? .hls : codec.defaultFileType)
         let a = options.audio
         let audioCodec = a.codec ?? AudioCodec.default(for: fileType).rawValue
@@ -144,7 +159,7 @@ public struct VideoExportSettings: Codable, Sendable, Hashable {
     /// SVT-AV1's preset (0…13) for AV1; nil for the other codecs.
     public var svtav1Preset: Int?
     /// True: frames are composited with an alpha plane and the encoder writes it (ProRes
-    /// `4444`/`4444xq`). Nil (never false) for opaque outputs, and in plans made before alpha.
+    /// `4444`/`4444xq`, VP9 as `yuva420p` in WebM). Nil (never false) for opaque outputs, and in plans made before alpha.
     public var alpha: Bool?
 
     public init(codec: String, profile: String, crf: Int, x264Preset: String, gopDuration: Rational, gopFrames: Int, bitRate: Int?,

@@ -8,6 +8,8 @@ public enum OutputContainer {
         ("mp4", .mp4), ("m4v", .mp4), ("mov", .mov), ("m4a", .m4a), ("wav", .wav), ("webm", .webm),
         // The master playlist of an HLS folder (`DIR/master.m3u8`).
         ("m3u8", .hls),
+        // A PNG sequence, named with a number field (`DIR/frame-%05d.png`, `FrameSequenceName`).
+        ("png", .png),
     ]
 
     /// The container for `outputPath`, given the composition's `export.fileType` (nil = not written).
@@ -21,6 +23,10 @@ public enum OutputContainer {
             let given = suffix.isEmpty ? "has no extension" : "ends in .\(suffix)"
             return .failure(OutputNameError(message: "the output name \(name) \(given); Reel writes \(known)"
                 + (written.map { " (\(writtenBy.inNote) is \"\($0.rawValue)\")" } ?? "")))
+        }
+        if implied == .png, FrameSequenceName(outputPath) == nil {
+            return .failure(OutputNameError(message: "the output name \(name) ends in .png, a PNG sequence, whose name needs one frame number "
+                + "field (%d, or %05d for five digits): name it like \(FrameSequenceName.example)"))
         }
         if let written, written != implied {
             return .failure(OutputNameError(message: "\(writtenBy.name) is \"\(written.rawValue)\" but the output name \(name) ends in .\(suffix) "

@@ -7,8 +7,9 @@
 /// | `prores` | prores_ks| MOV only   | `proresProfile`                 |
 /// | `vp9`    | libvpx-vp9 | WebM only | `crf`, `vp9Speed`, `bitRate`    |
 /// | `av1`    | libsvtav1 | MP4, WebM  | `crf`, `svtav1Preset`, `bitRate` |
+/// | `png`    | png      | PNG sequence | (lossless: none)              |
 public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
-    case h264, hevc, prores, vp9, av1
+    case h264, hevc, prores, vp9, av1, png
 
     /// The libavcodec encoder that writes it.
     public var encoderName: String {
@@ -18,6 +19,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .prores: "prores_ks"
         case .vp9: "libvpx-vp9"
         case .av1: "libsvtav1"
+        case .png: "png"
         }
     }
 
@@ -29,6 +31,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .prores: "ProRes"
         case .vp9: "VP9"
         case .av1: "AV1"
+        case .png: "PNG"
         }
     }
 
@@ -42,6 +45,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         case .prores: [.mov]
         case .vp9: [.webm]
         case .av1: [.mp4, .webm]
+        case .png: [.png]
         }
     }
 
@@ -59,7 +63,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         switch self {
         case .h264: "x264Preset"
         case .hevc: "x265Preset"
-        case .prores: nil
+        case .prores, .png: nil
         case .vp9: "vp9Speed"
         case .av1: "svtav1Preset"
         }
@@ -67,7 +71,7 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
 
     /// Whether quality is a constant rate factor (`crf`) or a bit rate (`bitRate`); ProRes
     /// has a fixed bit budget per profile instead.
-    public var hasRateControl: Bool { self != .prores }
+    public var hasRateControl: Bool { self != .prores && self != .png }
 
     /// The values `crf` may take: x264's and x265's 0…51, libvpx's and SVT-AV1's 0…63.
     public var crfRange: ClosedRange<Int> { self == .vp9 || self == .av1 ? 0...63 : 0...51 }
@@ -127,8 +131,11 @@ extension ExportOptions {
     /// Decision: in WebM, which takes no H.264, an H.264 preset (`highest`, `medium`, `low`)
     /// encodes VP9 at the same quality step, as ffmpeg's WebM default is; a preset of another
     /// codec (`hevcHighest`, ProRes) stays that codec, which validation refuses in WebM.
+    ///
+    /// Decision: a PNG sequence (`fileType` `"png"`) is PNG pictures whatever the preset (the
+    /// preset still sets the output size, as `low` does).
     public var videoCodec: VideoCodec? {
-        guard let name = video.codec else { return webmDefaultsToVP9 ? .vp9 : preset.codec }
+        guard let name = video.codec else { return fileType == .png ? .png : webmDefaultsToVP9 ? .vp9 : preset.codec }
         return VideoCodec(rawValue: name)
     }
 
@@ -140,6 +147,7 @@ extension ExportOptions {
     /// `export.video.codec` is absent).
     public var videoCodecOrigin: String {
         if let name = video.codec { return "export.video.codec \"\(name)\"" }
+        if fileType == .png { return "a PNG sequence" }
         if webmDefaultsToVP9 { return "WebM's default codec" }
         return "export.preset \"\(preset.rawValue)\""
     }

@@ -68,6 +68,7 @@ final class ValidationRun {
             report("tracks", "an \(export.fileType!.displayName) output holds sound only, but no track is an audio track: add one, "
                    + "or write a video container (mp4, mov)")
         }
+        if export.fileType == .png { checkPNGSequence(export, audioTracks: audioTracks.count, subtitleTracks: subtitleTracks.count) }
         guard problems.isEmpty, let video, duration > .zero else { return nil }
 
         let frameCount = duration.ceilDiv(video.frameDuration)
@@ -77,7 +78,8 @@ final class ValidationRun {
                    + "a job may have at most \(RenderLimits.maximumFrames) frames (24 hours at 60 fps): shorten it or split it into several jobs")
             return nil
         }
-        var settings = ExportSettings(resolving: export, frameDuration: video.frameDuration, hasPicture: composition.hasPicture)
+        var settings = ExportSettings(resolving: export, frameDuration: video.frameDuration, hasPicture: composition.hasPicture,
+                                      transparentBackground: video.instructions.contains { $0.backgroundColor.a < 255 })
         if let audioOutputs {
             checkAudioOutputs(audioOutputs, fileType: settings.fileType)
             guard problems.isEmpty else { return nil }

@@ -37,7 +37,8 @@ extension ValidationRun {
             report("export.audio.sampleRate", "must be one of \(audioCodec.displayName)'s sample rates: \(audioCodec.sampleRates.map(String.init).joined(separator: ", "))")
         }
         if let channels = a.channels, channels != 1 && channels != 2 { report("export.audio.channels", "must be 1 or 2") }
-        if let codec = export.audioCodec { checkAudioCodecPairing(codec, export) }
+        // A PNG sequence has no sound, so no default audio codec to pair (a written one is checked).
+        if let codec = export.audioCodec, export.fileType != .png || a.codec != nil { checkAudioCodecPairing(codec, export) }
         if let loudness = a.loudness, loudness.standard == nil { checkLoudnessTarget(loudness, at: "export.audio.loudness") }
         checkLadderKeys(export)
         return export
@@ -159,24 +160,54 @@ extension ValidationRun {
         }
         if v.alpha == true {
             let profile = v.proresProfile.flatMap(ProResProfile.init(rawValue:)) ?? export.preset.proresProfile
-            if codec != .prores {
+            if codec != .prores && codec != .vp9 && codec != .png {
                 report("export.video.alpha", "is true, but \(origin) encodes \(codec.displayName), which Reel writes without alpha: "
-                       + "set \"codec\": \"prores\" with \"proresProfile\": \"4444\" (or \"4444xq\"), or remove alpha")
-            } else if !profile.hasAlpha {
+                       + "set \"codec\": \"prores\" with \"proresProfile\": \"4444\" (or \"4444xq\"), or \"codec\": \"vp9\" in WebM, or remove alpha")
+            } else if codec == .prores && !profile.hasAlpha {
                 report("export.video.alpha", "is true, but ProRes profile \"\(profile.rawValue)\" has no alpha channel: "
                        + "set \"proresProfile\": \"4444\" (or \"4444xq\"), or remove alpha")
             }
         }
         if !codec.hasRateControl {
             for (key, given) in [("crf", v.crf != nil), ("bitRate", v.bitRate != nil)] where given {
+                if codec == .png {
+                    report("export.video.\(key)", "\(origin) is written as PNG, which is lossless, with no quality or bit rate to set: remove \(key)")
+                    continue
+                }
                 report("export.video.\(key)", "\(origin) encodes ProRes, whose quality and bit rate are set by its profile: "
                        + "remove \(key), or choose \"proresProfile\" (\(ProResProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
+        }
+        if export.fileType == .png, let written = v.codec, codec != .png {
+            report("export.video.codec", "is \"\(written)\", but export.fileType \"png\" is a PNG sequence, whose frames are PNG pictures: "
+                   + "remove codec, or choose another fileType")
+            return
         }
         if let fileType = export.fileType, !fileType.isAudioOnly, !codec.canBeWritten(in: fileType) {
             report("export.fileType", "is \"\(fileType.rawValue)\", but \(origin) encodes \(codec.displayName), which Reel writes only in "
                    + "\(codec.fileTypes.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")): set \"fileType\": \"\(codec.defaultFileType.rawValue)\" "
                    + "(and name the output .\(codec.defaultFileType.rawValue)), or choose another codec")
         }
+    }
+}
+
+extension ValidationRun {
+    /// A PNG sequence holds pictures only. Decision: sound is refused, not dropped silently
+    /// nor written beside the frames: a WAV of the same composition is one more render.
+    func checkPNGSequence(_ export: ExportOptions, audioTracks: Int, subtitleTracks: Int) {
+        if !composition.hasPicture {
+            report("export.fileType", "is \"png\", a PNG sequence, but the composition has no video track and no overlay: "
+                   + "write a sound-only container (\"m4a\", \"wav\") instead")
+        }
+        if audioTracks > 0 {
+            report("tracks", "a PNG sequence holds pictures only, but the composition has \(audioTracks) audio track(s): remove them, "
+                   + "or render the sound on its own to a .wav")
+        }
+        if subtitleTracks > 0 {
+            report("tracks", "a PNG sequence holds pictures only, but the composition has \(subtitleTracks) subtitle track(s): "
+                   + "burn them in as videoComposition.captions, or remove them")
+        }
+        if export.audioOutputs != nil { report("export.audioOutputs", "a PNG sequence holds no sound: remove audioOutputs") }
+        if export.audio.loudness != nil { report("export.audio.loudness", "a PNG sequence holds no sound: remove loudness") }
     }
 }

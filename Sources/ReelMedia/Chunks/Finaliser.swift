@@ -1,3 +1,4 @@
+import CFFmpeg
 import Foundation
 import ReelCore
 
@@ -29,6 +30,10 @@ public enum Finaliser {
 
     public static func finalise(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to outputPath: String) throws -> Report {
         if plan.export.ladder != nil { return try finaliseLadder(plan, chunks: chunks, audio: audio, to: outputPath) }
+        if plan.export.fileType == .png {
+            guard audio == nil else { throw Failure(description: "a PNG sequence holds no sound, but an audio result was given") }
+            return try FrameSequenceFinaliser.finalise(plan, chunks: chunks, to: outputPath)
+        }
         let ordered = chunks.sorted { $0.frames.start < $1.frames.start }
         if plan.hasPicture {
             try checkTiling(ordered, frameCount: plan.frameCount)
@@ -45,7 +50,9 @@ public enum Finaliser {
         // before its packets are copied (the output is a temporary file until the very end).
         let firstReader = try ordered.first.map { try PacketReader(path: $0.path, kind: "video") }
         let fd = plan.frameDuration
-        let videoParameters = try firstReader.map { try $0.parameters.retimed(timeBase: fd, frameDuration: fd) }
+        let videoParameters = try firstReader.map {
+            try $0.parameters.retimed(timeBase: fd, frameDuration: fd, alpha: plan.export.video.writesAlpha && plan.chunkFileType == .webm)
+        }
         // One audio stream per audio output (`export.audioOutputs`), each tagged; a single mix as it is.
         let audioReaders = try audio.map { audio in
             try (0..<max(1, plan.audioStreamCount)).map { try PacketReader(path: audio.path, kind: "audio", ordinal: $0) }
@@ -91,8 +98,8 @@ public enum Finaliser {
                 if count == 0 && !packet.isKeyframe {
                     throw Failure(description: "chunk \(chunk.frames) does not start with a keyframe; re-render it")
                 }
-                let pts = Rational(packet.pts) * tb / fd, dts = Rational(packet.dts) * tb / fd
-                guard pts.den == 1, dts.den == 1 else {
+                guard let pts = Self.frameNumber(packet.pts, timeBase: tb, frameDuration: fd),
+                      let dts = Self.frameNumber(packet.dts, timeBase: tb, frameDuration: fd) else {
                     throw Failure(description: "chunk \(chunk.frames) has a timestamp off the frame grid (\(packet.pts) × \(tb))")
                 }
                 guard pts.num >= 0, pts.num < Int64(chunk.frames.count) else {
@@ -117,6 +124,17 @@ public enum Finaliser {
         return Report(frames: frames, audioPackets: audioPackets, byteCount: size,
                       // Figures are for people: a result without readable ones never fails the job.
                       loudness: audio.flatMap { (try? LoudnessTag.read(path: $0.path)) ?? nil })
+    }
+
+    /// The frame a timestamp `t × timeBase` stands for: exact in MP4 and QuickTime chunks,
+    /// whose time base divides the frame duration; within half a tick of a frame in WebM chunks
+    /// (VP9 with alpha), whose millisecond ticks round a frame time of 1/30 s. Nil off the grid.
+    static func frameNumber(_ t: Int64, timeBase: Rational, frameDuration: Rational) -> Rational? {
+        let exact = Rational(t) * timeBase / frameDuration
+        if exact.den == 1 { return exact }
+        let nearest = Rational(Int64((Double(exact.num) / Double(exact.den)).rounded()))
+        let error = (Rational(t) * timeBase - nearest * frameDuration)
+        return (error < .zero ? .zero - error : error) * 2 <= timeBase ? nearest : nil
     }
 
     static func checkTiling(_ chunks: [ChunkArtifact], frameCount: Int) throws {
@@ -146,7 +164,12 @@ public enum Finaliser {
 
 extension CodecParameters {
     /// The same codec parameters, for packets in another time base.
-    func retimed(timeBase: Rational, frameDuration: Rational?) throws -> CodecParameters {
-        try CodecParameters(copying: pointer, timeBase: timeBase, frameDuration: frameDuration)
+    /// With `alpha`, the stream is marked `yuva420p`, so the WebM muxer writes the track's
+    /// AlphaMode (the chunks' demuxer leaves the pixel format unset) and players decode the
+    /// BlockAdditional alpha the packets carry.
+    func retimed(timeBase: Rational, frameDuration: Rational?, alpha: Bool = false) throws -> CodecParameters {
+        let copy = try CodecParameters(copying: pointer, timeBase: timeBase, frameDuration: frameDuration)
+        if alpha { copy.pointer.pointee.format = AV_PIX_FMT_YUVA420P.rawValue }
+        return copy
     }
 }

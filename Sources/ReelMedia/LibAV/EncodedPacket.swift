@@ -11,7 +11,8 @@ public struct EncodedPacket: Sendable, Hashable {
     public var isKeyframe: Bool
     /// Side data that must travel with the packet through stream copy — Opus's last packet says
     /// how many of its samples are padding (`AV_PKT_DATA_SKIP_SAMPLES`, WebM's DiscardPadding),
-    /// without which the sound would run past its end.
+    /// without which the sound would run past its end; VP9's alpha is a second bitstream beside
+    /// each frame (`AV_PKT_DATA_MATROSKA_BLOCKADDITIONAL`).
     public var sideData: [SideData] = []
 
     /// One piece of `AVPacketSideData`, kept only when its type is in `SideData.kept`.
@@ -19,8 +20,9 @@ public struct EncodedPacket: Sendable, Hashable {
         /// An `AVPacketSideDataType`'s raw value.
         public var type: UInt32
         public var bytes: [UInt8]
-        /// The types copied: those that change what a packet decodes to.
-        static let kept: [UInt32] = [AV_PKT_DATA_SKIP_SAMPLES.rawValue]
+        /// The types copied: those that change what a packet decodes to (VP9's alpha frame is
+        /// `AV_PKT_DATA_MATROSKA_BLOCKADDITIONAL`, kept by WebM and dropped by MP4).
+        static let kept: [UInt32] = [AV_PKT_DATA_SKIP_SAMPLES.rawValue, AV_PKT_DATA_MATROSKA_BLOCKADDITIONAL.rawValue]
     }
 
     public init(data: [UInt8], pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool) {

@@ -103,7 +103,7 @@ public final class MovieWriter: @unchecked Sendable {
         case .output(.webm):
             // The index (Cues) before the clusters, as `faststart` does for MP4.
             if faststart { av_dict_set(&options, "cues_to_front", "1", 0) }
-        case .output(.hls):
+        case .output(.hls), .output(.png):
             break
         }
         try check(avformat_write_header(context, &options), "writing the header of \(path)")
@@ -304,6 +304,8 @@ extension FileType {
         case .webm: "webm"
         // An HLS output is a folder; each of its renditions is fragmented MP4.
         case .hls: "mp4"
+        // A PNG sequence is a folder of files; its chunks are QuickTime (`RenderPlan.chunkFileType`).
+        case .png: "mov"
         }
     }
 }

@@ -36,6 +36,10 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     /// H.264's VBV maximum rate in bit/s when it is not `bitRate` (an HLS rendition's
     /// `maxBitRate`); the buffer is twice the maximum rate. nil: `bitRate`.
     public var maxBitRate: Int?
+    /// PNG: RGBA rather than RGB. VP9: encode `yuva420p`, the frame's alpha plane as libvpx's second stream, which
+    /// travels as Matroska BlockAdditional side data on each packet. ProRes's alpha follows
+    /// its profile instead.
+    public var alpha = false
 
     public init(width: Int, height: Int, frameDuration: Rational, crf: Int = 18, x264Preset: String = "medium",
                 profile: String = "high", gopFrames: Int, threads: Int = 2, bitRate: Int? = nil) {

@@ -12,6 +12,7 @@ extension RenderPlan {
         if let preset = export.video.x265Preset { settings.x265Preset = preset }
         if let speed = export.video.vp9Speed { settings.vp9Speed = speed }
         if let preset = export.video.svtav1Preset { settings.svtav1Preset = preset }
+        settings.alpha = (settings.codec == .vp9 || settings.codec == .png) && export.video.writesAlpha
         return settings
     }
 
@@ -39,7 +40,16 @@ extension RenderPlan {
     /// cannot hold. Chunk files are internal; only the finaliser reads them. VP9 and AV1 chunks
     /// are MP4 too, whatever the output: MP4 keeps each frame's time exact in the frame duration's own
     /// time base, which the finaliser checks, where WebM would round it to milliseconds.
-    public var chunkFileType: FileType { export.video.videoCodec == .prores ? .mov : .mp4 }
+    /// Except VP9 with alpha: MP4 drops the BlockAdditional side data that carries the alpha,
+    /// so its chunks are WebM, and the finaliser puts the rounded times back on the frame grid.
+    public var chunkFileType: FileType {
+        switch export.video.videoCodec {
+        // A PNG sequence's chunks hold its PNG pictures as they will be written, one packet each.
+        case .prores, .png: .mov
+        case .vp9 where export.video.writesAlpha: .webm
+        default: .mp4
+        }
+    }
 }
 
 extension RenderPlan {

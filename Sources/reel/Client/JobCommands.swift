@@ -114,7 +114,8 @@ struct FetchCommand: AsyncParsableCommand {
             let report = try await client.perform { try await $0.status(job: job).report }
             if let type = report.jobs.first(where: { $0.id == job })?.outputFileType.flatMap(FileType.init(rawValue:)) {
                 if case .failure(let problem) = OutputContainer.fileType(forOutput: output, written: type, writtenBy: .jobOutput) {
-                    let what = type == .hls ? "an HLS folder (-o DIR/master.m3u8)" : "\(type.withArticle) .\(type.rawValue) file"
+                    let what = type == .hls ? "an HLS folder (-o DIR/master.m3u8)"
+                        : type == .png ? "a PNG sequence (-o \(FrameSequenceName.example))" : "\(type.withArticle) .\(type.rawValue) file"
                     throw UserError("job \(job)'s output is \(what): " + problem.message)
                 }
             }

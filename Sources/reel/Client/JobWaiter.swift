@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import ReelObjectStore
 import ReelProtocol
 
@@ -108,6 +109,17 @@ enum OutputDownload {
             }
             return
         }
+        if let frames = HLSOutput.frameSequence(path) {
+            // A PNG sequence's output is an archive of its frames (proto/PROTOCOL.md §4.7),
+            // unpacked under the names `-o DIR/frame-%05d.png` gives.
+            let archive = frames.directory + "/.reel-frames-archive-\(getpid())"
+            defer { unlink(archive) }
+            try await download(job: job, to: archive, via: client, quiet: quiet)
+            do { try HLSOutput.installFrames(archive: archive, as: frames) } catch {
+                throw UserError("cannot write job \(job)'s PNG sequence as \(path): \(error)")
+            }
+            return
+        }
         try await download(job: job, to: path, via: client, quiet: quiet)
     }
 
@@ -152,13 +164,39 @@ enum OutputDownload {
     }
 }
 
-/// An HLS output (`-o DIR/master.m3u8`) is a folder of files rather than one file.
+/// An HLS output (`-o DIR/master.m3u8`) is a folder of files rather than one file, and so is a
+/// PNG sequence (`-o DIR/frame-%05d.png`).
 enum HLSOutput {
     static func isFolder(_ path: String) -> Bool { path.lowercased().hasSuffix(".m3u8") }
 
-    /// Makes DIR of `-o DIR/master.m3u8` when it is missing (any other output: nothing).
+    /// The frame names of `-o DIR/frame-%05d.png`; nil for any other output.
+    static func frameSequence(_ path: String) -> FrameSequenceName? {
+        path.lowercased().hasSuffix(".png") ? FrameSequenceName(path) : nil
+    }
+
+    /// Writes the frames of a PNG sequence job's output archive (`FrameSequenceName.archive`
+    /// names, frame order) under `frames`' names: each to a hidden name first, then renamed,
+    /// so a frame's name only ever holds a whole file.
+    static func installFrames(archive: String, as frames: FrameSequenceName) throws {
+        let members = try LadderArchive.members(of: archive)
+        for (index, member) in members.enumerated() {
+            guard FrameSequenceName.archive.number(ofFileName: member.name) == index + 1 else {
+                throw LadderArchive.Failure("\(archive) holds \(member.name) as frame \(index + 1): it is not a PNG sequence's output")
+            }
+            let target = frames.path(number: index + 1)
+            let partial = frames.directory + "/.\(frames.fileName(number: index + 1)).reel-partial-\(getpid())"
+            try LadderArchive.extract(member, from: archive, to: partial)
+            guard rename(partial, target) == 0 else {
+                unlink(partial)
+                throw LadderArchive.Failure("cannot move \(partial) to \(target): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    /// Makes DIR of `-o DIR/master.m3u8` or `-o DIR/frame-%05d.png` when it is missing (any
+    /// other output: nothing).
     static func makeFolder(for path: String) throws {
-        guard isFolder(path) else { return }
+        guard isFolder(path) || frameSequence(path) != nil else { return }
         do {
             try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
                                                     withIntermediateDirectories: true)

@@ -81,6 +81,6 @@ struct CodecEncoderTests {
 
     @Test("the encoders Reel uses are all in this FFmpeg")
     func catalog() {
-        #expect(EncoderCatalog.available == ["libx264", "libx265", "prores_ks", "libvpx-vp9", "libsvtav1", "aac", "libopus", "pcm_s16le"])
+        #expect(EncoderCatalog.available == ["libx264", "libx265", "prores_ks", "libvpx-vp9", "libsvtav1", "png", "aac", "libopus", "pcm_s16le"])
     }
 }
