@@ -181,7 +181,7 @@ extension CoordinatorHandler {
     /// bytes, and the declared SHA-256 when the store reports a full-object checksum. (The PUT
     /// was bound to `x-amz-checksum-sha256`, so the store refused other bytes; the coordinator
     /// reads none of them.)
-    private func verifyUploaded(_ key: BlobKey, sha256: String, total: Int64) async throws {
+    func verifyUploaded(_ key: BlobKey, sha256: String, total: Int64) async throws {
         let info: BlobInfo?
         do {
             info = try await storage.blobs.info(key)

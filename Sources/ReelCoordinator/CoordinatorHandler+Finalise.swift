@@ -86,19 +86,7 @@ extension CoordinatorHandler {
         guard storage.isRemote else { throw ReelProtocolError(.noDirect, "the coordinator stores in a local directory and finalises itself") }
         let held = try await heldFinalise(task: task, epoch: epoch, peer: peer)
         let key = held.outputKey
-        let info: BlobInfo?
-        do {
-            info = try await storage.blobs.info(key)
-        } catch let error as ObjectStoreError {
-            throw ReelProtocolError(.internal, "cannot check \(key) in the object store: \(error.message)")
-        }
-        guard let info else { throw ReelProtocolError(.notFound, "\(key) is not in the store; upload it (again) before saying it is done") }
-        guard info.size == total else {
-            throw ReelProtocolError(.checksumMismatch, "\(key) holds \(info.size) bytes, not the declared \(total); upload it again")
-        }
-        if let stored = info.sha256, stored != sha256 {
-            throw ReelProtocolError(.checksumMismatch, "\(key) has SHA-256 \(stored), not \(sha256); upload it again")
-        }
+        try await verifyUploaded(key, sha256: sha256, total: total)
         let job = held.job
         if let loudness {
             try await pool.run { try $0.events.append(job: job, kind: FinaliserLoop.loudnessEvent, message: loudness) }

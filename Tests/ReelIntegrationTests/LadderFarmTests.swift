@@ -47,8 +47,10 @@ extension FarmTests {
         files.filter { $0.key.hasPrefix("\(rendition)/") && ($0.key.hasSuffix(".m4s") || $0.key.hasSuffix("init.mp4")) }
     }
 
-    @Test func anHLSLadderRendersThroughTheFarmAsItDoesInProcess() throws {
-        let farm = try LocalFarm(agents: 2)
+    /// The ladder of `ladderComposition` over a generated source, rendered in this process
+    /// (the reference, one chunk per segment) and submitted to `farm` with `--wait`: the
+    /// composition, the two master playlists and the job's id.
+    static func renderLadderBothWays(_ farm: LocalFarm) throws -> (composition: String, reference: String, master: String, job: String) {
         let source = farm.dir.appendingPathComponent("src.mov").path
         try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x180:r=\(Self.ladderRate):d=\(Self.ladderSeconds)",
                           "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=48000:duration=\(Self.ladderSeconds)",
@@ -56,7 +58,6 @@ extension FarmTests {
         let composition = farm.dir.appendingPathComponent("ladder.json").path
         try Self.ladderComposition(source: source).write(toFile: composition, atomically: true, encoding: .utf8)
 
-        // The reference: the same composition rendered in this process, one chunk per segment.
         let reference = farm.dir.appendingPathComponent("in-process/master.m3u8").path
         let local = try Media.run(Media.reel, ["render", composition, "--in-process", "--agents", "2", "--chunk-seconds", "2",
                                                "--encoder-threads", "2", "-o", reference, "--quiet"], allowFailure: true)
@@ -65,8 +66,14 @@ extension FarmTests {
         let master = farm.dir.appendingPathComponent("farm/master.m3u8").path
         let submitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
                                        "--wait", "-o", master, "--quiet"], allowFailure: true)
-        #expect(submitted.status == 0, "\(submitted.stderr)")
-        let job = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(submitted.status == 0, "\(submitted.stderr); coordinator log: \(farm.coordinator.output)")
+        return (composition, reference, master, submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func anHLSLadderRendersThroughTheFarmAsItDoesInProcess() throws {
+        let farm = try LocalFarm(agents: 2)
+        let (composition, reference, master, job) = try Self.renderLadderBothWays(farm)
+        let source = farm.dir.appendingPathComponent("src.mov").path
         let kinds = try farm.query("SELECT kind, count(*) FROM tasks WHERE job_id = \(job) GROUP BY kind ORDER BY kind").map { $0.joined(separator: "=") }
         #expect(kinds == ["audio=1", "finalise=1", "video_chunk=3"], "one chunk task per 2 s segment, all renditions in each: \(kinds)")
 

@@ -7,7 +7,14 @@ import Testing
 /// --in-process` writes, and decoded by ffmpeg as RGBA with the logo's alpha.
 extension FarmTests {
     @Test func aPNGSequenceRendersThroughTheFarmAsItDoesInProcess() throws {
-        let farm = try LocalFarm(agents: 2)
+        try Self.checkPNGSequenceJob(try LocalFarm(agents: 2))
+    }
+
+    /// The checks above on `farm`; S3FarmTests runs them with the storage in S3, where an agent
+    /// finalises the job (packs the frames' archive and uploads it).
+    /// - Returns: the job's id.
+    @discardableResult
+    static func checkPNGSequenceJob(_ farm: LocalFarm) throws -> String {
         try AlphaRenderTests.images(in: farm.dir)
         let composition = farm.dir.appendingPathComponent("frames.json").path
         try AlphaRenderTests.composition(export: #"{"fileType": "png"}"#).write(toFile: composition, atomically: true, encoding: .utf8)
@@ -42,5 +49,6 @@ extension FarmTests {
         try #require(f.count == AlphaRenderTests.width * AlphaRenderTests.height * 4)
         AlphaRenderTests.expectPixel(f, 10, 10, [0, 0, 0, 0], tolerance: 0, "transparent background")
         AlphaRenderTests.expectPixel(f, 62, 62, [255, 0, 0, 255], tolerance: 3, "the disc")
+        return job
     }
 }

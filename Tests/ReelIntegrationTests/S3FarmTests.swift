@@ -62,21 +62,7 @@ struct S3FarmTests {
     /// in-process render's.
     @Test func anHLSLadderOnS3IsFinalisedByAnAgentAsItRendersInProcess() throws {
         let farm = try FarmTests.LocalFarm(agents: 2, storage: try Self.bucketStorage("ladder"))
-        let source = farm.dir.appendingPathComponent("src.mov").path
-        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x180:r=\(FarmTests.ladderRate):d=\(FarmTests.ladderSeconds)",
-                          "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=48000:duration=\(FarmTests.ladderSeconds)",
-                          "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", source])
-        let composition = farm.dir.appendingPathComponent("ladder.json").path
-        try FarmTests.ladderComposition(source: source).write(toFile: composition, atomically: true, encoding: .utf8)
-        let reference = farm.dir.appendingPathComponent("in-process/master.m3u8").path
-        let local = try Media.run(Media.reel, ["render", composition, "--in-process", "--agents", "2", "--chunk-seconds", "2",
-                                               "--encoder-threads", "2", "-o", reference, "--quiet"], allowFailure: true)
-        #expect(local.status == 0, "\(local.stderr)")
-        let master = farm.dir.appendingPathComponent("farm/master.m3u8").path
-        let submitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
-                                       "--wait", "-o", master, "--quiet"], allowFailure: true)
-        #expect(submitted.status == 0, "\(submitted.stderr); coordinator log: \(farm.coordinator.output)")
-        let job = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (_, reference, master, job) = try FarmTests.renderLadderBothWays(farm)
         let finaliser = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.job_id = \(job) AND t.kind = 'finalise'")
         #expect(finaliser.map { $0.joined() }.allSatisfy { $0.hasPrefix("agent-") } && finaliser.count == 1, "\(finaliser)")
         let farmFiles = try FarmTests.folderFiles(master), localFiles = try FarmTests.folderFiles(reference)
@@ -206,6 +192,15 @@ struct S3FarmTests {
         let run = try RestartFaultTests.submitAndInjectMidJob(farm, composition: composition) { try server.crashRestart() }
         try RestartFaultTests.checkOutcome(farm, run, composition: composition)
         #expect(farm.coordinator.hasExited == false, "the coordinator rides out its object store's restart")
+    }
+
+    /// A PNG sequence with S3 storage: a render agent finalises it (the frames' archive of
+    /// proto/PROTOCOL.md §4.7 made on the agent) and the frames are the in-process render's.
+    @Test func aPNGSequenceOnS3IsFinalisedByAnAgent() throws {
+        let farm = try FarmTests.LocalFarm(agents: 2, storage: try Self.bucketStorage("frames"))
+        let job = try FarmTests.checkPNGSequenceJob(farm)
+        let finaliser = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.job_id = \(job) AND t.kind = 'finalise'")
+        #expect(finaliser.map { $0.joined() } == ["agent-1"] || finaliser.map { $0.joined() } == ["agent-2"], "\(finaliser)")
     }
 
     /// A `.cube` LUT planned from the bucket (told from media by its content) and rendered.
