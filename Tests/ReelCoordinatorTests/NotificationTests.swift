@@ -95,7 +95,12 @@ import Glibc
             #expect(second.job.id == cancelled && second.job.state == "cancelled" && second.output == nil)
             let kinds = try await Self.events(client, rendered).map(\.kind)
             #expect(kinds.filter { $0 == "notified" }.count == 1)
-            // The event names the URL without its query (it may hold a token).
+            // The event names the URL without its query (it may hold a token). The notifier
+            // records it once the receiver has answered, which may be after the test saw the
+            // request arrive: wait for it.
+            try await eventually("the cancelled job's notified event") {
+                try await Self.events(client, cancelled).contains { $0.kind == "notified" }
+            }
             let message = try #require(try await Self.events(client, cancelled).first { $0.kind == "notified" }?.message)
             #expect(message.contains("/hooks/reel") && !message.contains("abc"))
         }
