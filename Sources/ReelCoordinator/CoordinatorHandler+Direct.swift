@@ -18,14 +18,8 @@ extension CoordinatorHandler {
     /// `RESULTURL`: fenced and renewing like a `RESULTPART`; a result already stored by content
     /// completes the task at once, else a PUT bound to the result's SHA-256.
     func resultURL(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message {
-        guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
-        guard storage.isRemote else { throw noDirect("upload results with RESULTPART") }
-        let lease = try await renewedLease(task: task, epoch: epoch, peer: peer)
-        let key = BlobKey.result(sha256: sha256)
-        if let info = try await storage.blobs.info(key), info.size == total, info.sha256 == nil || info.sha256 == sha256 {
-            return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: storage.storedKey(key)), peer: peer)
-        }
-        return .url(try presigned(key, .write(sha256: sha256), total: total, readWith: "upload results with RESULTPART"))
+        if let stored = try await acceptIfStored(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) { return stored }
+        return .url(try presigned(.result(sha256: sha256), .write(sha256: sha256), total: total, readWith: "upload results with RESULTPART"))
     }
 
     /// `RESULTDONE`: counts the result only when the store holds `total` bytes under its content
@@ -74,18 +68,24 @@ extension CoordinatorHandler {
         return try await openParts(key, sha256: sha256, total: total, readWith: "upload assets with PUT")
     }
 
-    /// `RESULTPARTS`: as `RESULTURL` (fenced, renewing, `ACCEPTED` for a stored result), but a
-    /// result larger than the part size is uploaded in parts (`PARTS`).
-    func resultParts(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message {
-        guard total > configuration.directPartSize else { return try await resultURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) }
+    /// What `RESULTURL` and `RESULTPARTS` do first: check the hash, refuse without an object
+    /// store, fence and renew the lease, and complete the task at once (`ACCEPTED`) when the
+    /// store already holds the result by content. nil: the result must be uploaded.
+    private func acceptIfStored(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message? {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
         guard storage.isRemote else { throw noDirect("upload results with RESULTPART") }
         let lease = try await renewedLease(task: task, epoch: epoch, peer: peer)
         let key = BlobKey.result(sha256: sha256)
-        if let info = try await storage.blobs.info(key), info.size == total, info.sha256 == nil || info.sha256 == sha256 {
-            return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: storage.storedKey(key)), peer: peer)
-        }
-        return try await openParts(key, sha256: sha256, total: total, readWith: "upload results with RESULTPART")
+        guard let info = try await storage.blobs.info(key), info.size == total, info.sha256 == nil || info.sha256 == sha256 else { return nil }
+        return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: storage.storedKey(key)), peer: peer)
+    }
+
+    /// `RESULTPARTS`: as `RESULTURL` (fenced, renewing, `ACCEPTED` for a stored result), but a
+    /// result larger than the part size is uploaded in parts (`PARTS`).
+    func resultParts(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message {
+        guard total > configuration.directPartSize else { return try await resultURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) }
+        if let stored = try await acceptIfStored(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) { return stored }
+        return try await openParts(.result(sha256: sha256), sha256: sha256, total: total, readWith: "upload results with RESULTPART")
     }
 
     /// `PARTURL`: a presigned PUT of one part of an upload, bound to the part's SHA-256. An

@@ -81,7 +81,8 @@ extension Message {
             line.addRange(offset: offset, total: total, size: bytes.count)
         case let .sourceURL(sha256):
             line.add("sha256", sha256)
-        case let .resultURL(task, epoch, sha256, total), let .resultParts(task, epoch, sha256, total):
+        case let .resultURL(task, epoch, sha256, total), let .resultParts(task, epoch, sha256, total),
+             let .finalURL(task, epoch, sha256, total):
             line.add("task", task)
             line.add("epoch", epoch)
             line.add("sha256", sha256)
@@ -121,11 +122,6 @@ extension Message {
             if let epoch = request.epoch { line.add("epoch", epoch) }
         case let .outputURL(job):
             line.add("job", job)
-        case let .finalURL(task, epoch, sha256, total):
-            line.add("task", task)
-            line.add("epoch", epoch)
-            line.add("sha256", sha256)
-            line.add("total", total)
         case let .finalDone(task, epoch, sha256, total, loudness):
             line.add("task", task)
             line.add("epoch", epoch)
