@@ -71,6 +71,18 @@ struct S3FarmTests {
         for (name, bytes) in localFiles { #expect(farmFiles[name] == bytes, "\(name) differs from the in-process render's") }
     }
 
+    /// A farm of two agents on a bucket of its own whose coordinator uploads in parts above
+    /// S3's 5 MiB minimum, the bucket's name, and a `media` folder for the test's sources.
+    static func farmWithSmallParts(_ name: String) throws -> (farm: FarmTests.LocalFarm, bucket: String, media: URL) {
+        var storage = try bucketStorage(name)
+        storage.arguments += ["--direct-part-size", "5242880"]
+        let bucket = String(storage.arguments[1].dropFirst("s3://".count).prefix { $0 != "/" })
+        let farm = try FarmTests.LocalFarm(agents: 2, storage: storage)
+        let media = farm.dir.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        return (farm, bucket, media)
+    }
+
     /// `reel submit` of a source larger than the coordinator's part size (lowered to S3's 5 MiB
     /// minimum): it goes to the bucket as a multipart upload of 5 MiB parts through presigned
     /// part URLs, resuming an upload that an earlier, interrupted submit left with part 1 (made
@@ -78,12 +90,7 @@ struct S3FarmTests {
     /// through botocore) and a 3-part object (ETag `…-3`: the coordinator's own client, had the
     /// bytes gone through it over reel/1, would have sent one 13 MB `PUT`), and the job renders.
     @Test func submitUploadsALargeSourceInPartsResumingAnEarlierUpload() throws {
-        var storage = try Self.bucketStorage("parts")
-        storage.arguments += ["--direct-part-size", "5242880"]
-        let bucket = String(storage.arguments[1].dropFirst("s3://".count).prefix { $0 != "/" })
-        let farm = try FarmTests.LocalFarm(agents: 2, storage: storage)
-        let media = farm.dir.appendingPathComponent("media")
-        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        let (farm, bucket, media) = try Self.farmWithSmallParts("parts")
         let clip = media.appendingPathComponent("clip.mp4").path
         // Lossless H.264 of noise: about 13 MB for 4 s, so three 5 MiB parts.
         try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=4,noise=alls=40:allf=t", "-f", "lavfi", "-i",
@@ -143,12 +150,7 @@ struct S3FarmTests {
     /// 2-second chunk) go to the bucket in parts (`RESULTPARTS`): every stored result is a
     /// multipart object (ETag `…-N`, N ≥ 2), and the output has every frame.
     @Test func agentsUploadLargeResultsInParts() throws {
-        var storage = try Self.bucketStorage("results")
-        storage.arguments += ["--direct-part-size", "5242880"]
-        let bucket = String(storage.arguments[1].dropFirst("s3://".count).prefix { $0 != "/" })
-        let farm = try FarmTests.LocalFarm(agents: 2, storage: storage)
-        let media = farm.dir.appendingPathComponent("media")
-        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        let (farm, bucket, media) = try Self.farmWithSmallParts("results")
         try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=4,noise=alls=40:allf=t", "-c:v", "libx264", "-preset", "ultrafast",
                           "-crf", "18", "-pix_fmt", "yuv420p", media.appendingPathComponent("clip.mp4").path])
         let composition = media.appendingPathComponent("comp.json").path
