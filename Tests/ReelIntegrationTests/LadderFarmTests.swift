@@ -6,9 +6,10 @@ import Testing
 /// fetched as a folder, and checked with ffprobe and ffmpeg as LadderRenderTests checks the
 /// in-process render: exact frame counts, IDRs at the same times in every rendition, clean
 /// decodes of the master playlist and the DASH manifest — and every segment byte for byte the
-/// in-process render's. Then incremental re-rendering: the same job again reuses every chunk;
-/// one rendition changed renders the chunks again and leaves the other renditions' segments
-/// as they were. Short and small: 6 s, three renditions of at most 320x180.
+/// in-process render's. Then incremental re-rendering per rendition: the same job again reuses
+/// every chunk; one rendition changed, or one added, encodes only that rendition of each chunk
+/// and leaves the other renditions' segments as they were; one removed renders nothing. Short
+/// and small: 6 s, three renditions of at most 320x180.
 extension FarmTests {
     static let ladderSeconds = 6, ladderRate = 25
     static let ladderRenditions = [("top", 320, 180, 600_000), ("mid", 256, 144, 350_000), ("low", 160, 90, 150_000)]
