@@ -193,4 +193,36 @@ import Testing
         await agentClient.close(); await client.close()
         try await harness.stop()
     }
+
+    /// A job in a codec no browser decodes has no preview (nothing is re-encoded for one): the
+    /// playlist and segment routes answer 415 with a message that says why and what to use.
+    @Test(arguments: [(#""fileType": "png""#, "a PNG sequence"), (#""fileType": "mov", "video": {"codec": "prores"}"#, "ProRes (mov)")])
+    func aJobBrowsersCannotPlayHasNoPreviewAndSaysWhy(export: String, named: String) async throws {
+        let media = try await TestMedia()
+        defer { media.cleanUp() }
+        let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        try await client.upload(media.video)
+        let composition = """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 1}, "at": 0}]}],
+             "export": {\(export)}}
+            """
+        var manifest = try media.manifest()
+        manifest["tone"] = nil
+        let request = SubmitRequest(composition: composition, assets: manifest,
+                                    settings: JobSettings(chunkSeconds: Rational(1, 2), encoderThreads: 1, name: "no preview"))
+        guard case .job(let job, _) = try await client.send(.submit(document: Array(try JSONEncoder().encode(request)))) else {
+            throw TestFailure(description: "SUBMIT did not answer JOB")
+        }
+        let token = try await ConsoleHTTPTests.token(.readOnly)
+        for path in ["preview.m3u8", "preview/init.mp4", "preview/0.m4s"] {
+            let answer = try await http.request("GET", "/api/v1/jobs/\(job)/\(path)?token=\(token)")
+            #expect(answer.status == 415, "\(path): \(answer.status) \(answer.body)")
+            #expect(answer.body.contains("job \(job) renders \(named), which browsers cannot play"), "\(path): \(answer.body)")
+            #expect(answer.body.contains("reel fetch \(job)"), "\(path): \(answer.body)")
+        }
+        await client.close()
+        try await harness.stop()
+    }
 }
