@@ -150,13 +150,7 @@ import ReelThreadTesting
         defer { try? FileManager.default.removeItem(at: dir) }
         let json = try Self.writeComposition(in: dir, export: #"{"preset": "medium", "video": {"x264Preset": "ultrafast"}, "audio": {"loudness": "ebuR128"}, \#(Self.outputs)}"#)
         let output = dir.appendingPathComponent("out.mp4").path
-        let submit = try farm.reel(["submit", json, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
-        try #require(submit.status == 0, "submit failed: \(submit.stderr)")
-        let job = try #require(try farm.query("SELECT max(id) FROM jobs").first?.first)
-        let status = try farm.reel(["status", job, "--json"])
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
-        let jobs = try #require((document["status"] as? [String: Any])?["jobs"] as? [[String: Any]])
-        let loudness = try #require(jobs.first?["loudness"] as? String)
+        let (job, loudness) = try LoudnessTests.submitReadingLoudness(farm, json, to: output)
         let parts = loudness.components(separatedBy: " | ")
         try #require(parts.count == 2, "\(loudness)")
         for (i, (part, label)) in zip(parts, [#"en "English": "#, #"fr "Français": "#]).enumerated() {

@@ -195,17 +195,22 @@ import ReelThreadTesting
         #expect(finaliser.map { $0.joined() } == ["agent-1"], "\(finaliser)")
     }
 
-    static func checkFiguresThroughTheFarm(_ farm: FarmTests.LocalFarm) throws {
-        let dir = try Media.tempDirectory()
-        let json = try Self.composition(in: dir, loudness: #""ebuR128""#)
-        let output = dir.appendingPathComponent("farm.mov").path
+    /// Renders `json` through `farm` into `output` (`submit --wait`, 2 s chunks) and returns the
+    /// job's id and its loudness line as `reel status JOB --json` gives it.
+    static func submitReadingLoudness(_ farm: FarmTests.LocalFarm, _ json: String, to output: String) throws -> (job: String, loudness: String) {
         let submit = try farm.reel(["submit", json, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
         try #require(submit.status == 0, "submit failed: \(submit.stderr)")
         let job = try #require(try farm.query("SELECT max(id) FROM jobs").first?.first)
         let status = try farm.reel(["status", job, "--json"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         let jobs = try #require((document["status"] as? [String: Any])?["jobs"] as? [[String: Any]])
-        let loudness = try #require(jobs.first?["loudness"] as? String)
+        return (job, try #require(jobs.first?["loudness"] as? String, "\(status.stdout)"))
+    }
+
+    static func checkFiguresThroughTheFarm(_ farm: FarmTests.LocalFarm) throws {
+        let dir = try Media.tempDirectory()
+        let json = try Self.composition(in: dir, loudness: #""ebuR128""#)
+        let (job, loudness) = try Self.submitReadingLoudness(farm, json, to: dir.appendingPathComponent("farm.mov").path)
         #expect(loudness.hasPrefix("normalised to ebuR128 (−23 LUFS, −1 dBTP): measured −"), "\(loudness)")
         #expect(loudness.contains("output −23.") || loudness.contains("output −22.9"), "\(loudness)")
         let table = try farm.reel(["status", job])
