@@ -174,7 +174,7 @@ struct DirectOutputUpload {
             } catch let error as ObjectStoreError {
                 throw ReelProtocolError(.internal, "the output's upload to the object store failed: \(error.message)")
             }
-            try await session.finalDone(assignment, sha256: outcome.sha256, total: outcome.size, loudness: outcome.report.loudness?.summary)
+            try await session.finalDone(assignment, sha256: outcome.sha256, total: outcome.size, loudness: outcome.loudnessSummary)
             return
         }
         throw ReelProtocolError(.internal, "the object store refused two presigned uploads of the output in a row")
