@@ -67,5 +67,10 @@ struct TaskRenditionStoreTests {
         try schema.connect().query("UPDATE jobs SET finished_at = now() - interval '2 hours' WHERE id = \(job2)")
         #expect(try store.assets.neededResultHashes(endedAfter: cutoff, doneEndedAfter: cutoff) == [], "neither job is kept")
         #expect(try store.assets.neededResultHashes(endedAfter: cutoff, doneEndedAfter: nil) == [first.sha256, second.sha256])
+
+        // `reel delete` of the first job frees nothing the second takes renditions from; then
+        // deleting the second frees both archives.
+        #expect(try store.jobs.delete(job1).unreferencedResults == [], "the second job takes top and mid from the first archive")
+        #expect(try store.jobs.delete(job2).unreferencedResults == [first.sha256, second.sha256])
     }
 }

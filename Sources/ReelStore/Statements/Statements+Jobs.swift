@@ -108,10 +108,19 @@ extension Statements {
     static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
 
     static let jobOutputKey = "SELECT output_key FROM jobs WHERE id = $1::bigint"
+    /// Job `$1`'s results, with the ladder archives its chunks took renditions from.
     static let jobResultHashes = """
-        SELECT DISTINCT result_sha256 AS h FROM tasks
+        SELECT result_sha256 AS h FROM tasks
         WHERE job_id = $1::bigint AND result_sha256 IS NOT NULL AND kind NOT IN \(jobEndingKinds)
+        UNION
+        SELECT r.source_sha256 FROM task_renditions r JOIN tasks t ON t.id = r.task_id
+        WHERE t.job_id = $1::bigint AND r.source_sha256 IS NOT NULL
         """
     static let deleteJob = "DELETE FROM jobs WHERE id = $1::bigint"
-    static let referencedResultHashes = "SELECT DISTINCT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])"
+    /// Those of `$1` some task still has as its result or takes ladder renditions from.
+    static let referencedResultHashes = """
+        SELECT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])
+        UNION
+        SELECT source_sha256 FROM task_renditions WHERE source_sha256 = ANY($1::text[])
+        """
 }
