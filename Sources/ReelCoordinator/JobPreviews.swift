@@ -23,6 +23,9 @@ final class JobPreviews: Sendable {
         var frameDuration: Rational
         var codec: VideoCodec?
         var fileType: FileType
+        /// For an HLS ladder, the rendition the preview plays: the smallest picture (the last
+        /// of equal ones), the lightest to watch in a browser.
+        var rendition: String?
     }
     private let planFacts = Mutex<[Int64: PlanFacts]>([:])
 
@@ -30,21 +33,30 @@ final class JobPreviews: Sendable {
         self.pool = pool; self.storage = storage
     }
 
-    /// What the preview needs of a job: whether it has ended, its video chunks (with their
-    /// stored results) and its frame duration.
+    /// Where a finished chunk's picture is: a stored result, and for a ladder chunk the
+    /// rendition to take from it (its own archive, or the archive it reused that rendition from).
+    private struct ChunkSource: Sendable {
+        var sha256: String
+        var rendition: String?
+    }
+
+    /// What the preview needs of a job: whether it has ended, its video chunks (with where
+    /// their finished pictures are) and its frame duration.
     private struct JobVideo: Sendable {
         var ended: Bool
-        var chunks: [(chunk: PreviewChunk, sha256: String?)]
+        var chunks: [(chunk: PreviewChunk, source: ChunkSource?)]
         var frameDuration: Rational
     }
 
     private func video(of job: Int64) async throws -> JobVideo {
         let known = planFacts.withLock { $0[job] }
-        let (state, tasks, planJSON) = try await pool.run { store -> (JobState, [TaskRecord], String?) in
+        let (state, tasks, renditions, planJSON) = try await pool.run { store -> (JobState, [TaskRecord], [Int64: [TaskRendition]], String?) in
             guard let summary = try store.jobs.summary(job) else { throw ConsoleBackendError(.notFound, "no job \(job)") }
             let tasks = try store.jobs.tasks(ofJob: job)
-            guard known == nil else { return (summary.state, tasks, nil) }
-            return (summary.state, tasks, try store.jobs.documents(job)?.renderPlan)
+            // Only a ladder's chunks have rendition rows; none for any other job.
+            let renditions = known?.rendition == nil && known != nil ? [:] : try store.jobs.renditions(ofJob: job)
+            guard known == nil else { return (summary.state, tasks, renditions, nil) }
+            return (summary.state, tasks, renditions, try store.jobs.documents(job)?.renderPlan)
         }
         let video = tasks.filter { $0.kind == .videoChunk }
         guard !video.isEmpty else {
@@ -57,7 +69,10 @@ final class JobPreviews: Sendable {
         } else {
             guard let planJSON, !planJSON.isEmpty else { throw ConsoleBackendError(.notFound, "job \(job) is not planned yet: nothing to preview") }
             let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
-            facts = PlanFacts(frameDuration: plan.frameDuration, codec: plan.export.video.videoCodec, fileType: plan.export.fileType)
+            let smallest = plan.export.ladder?.renditions.enumerated()
+                .min { ($0.element.size.width * $0.element.size.height, -$0.offset) < ($1.element.size.width * $1.element.size.height, -$1.offset) }
+            facts = PlanFacts(frameDuration: plan.frameDuration, codec: plan.export.video.videoCodec, fileType: plan.export.fileType,
+                              rendition: smallest?.element.name)
             planFacts.withLock { known in
                 if known.count > 1000 { known.removeAll() }
                 known[job] = facts
@@ -70,24 +85,30 @@ final class JobPreviews: Sendable {
         }
         let frameDuration = facts.frameDuration
         return JobVideo(ended: state.isTerminal, chunks: video.map { task in
-            let done = task.state == .done && task.result != nil
-            return (PreviewChunk(ordinal: task.ordinal, frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)), finished: done),
-                    done ? task.result?.sha256 : nil)
+            let chunk = PreviewChunk(ordinal: task.ordinal, frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
+                                     finished: task.state == .done && task.result != nil)
+            guard chunk.finished, let result = task.result else { return (chunk, nil) }
+            // A ladder chunk may have taken the preview's rendition from an earlier job's archive.
+            let reused = facts.rendition.flatMap { name in renditions[task.id]?.first { $0.name == name }?.source }
+            return (chunk, ChunkSource(sha256: (reused ?? result).sha256, rendition: facts.rendition))
         }, frameDuration: frameDuration)
     }
 
     func playlist(job: Int64) async throws -> PreviewPlaylist {
         let video = try await video(of: job)
         let candidate = PreviewPlaylist(chunks: video.chunks.map(\.chunk), frameDuration: video.frameDuration, ended: video.ended)
-        let listed = candidate.segments.compactMap { segment in video.chunks.first { $0.chunk == segment }.flatMap { entry in entry.sha256.map { (segment, $0) } } }
+        let listed = candidate.segments.compactMap { segment in video.chunks.first { $0.chunk == segment }.flatMap { entry in entry.source.map { (segment, $0) } } }
         let storage = storage, fd = video.frameDuration
-        for (segment, sha256) in listed { try? await storage.fetchResultForPreview(sha256, firstFrame: segment.frames.start) }
+        for (segment, source) in listed {
+            try? await storage.fetchResultForPreview(source.sha256, rendition: source.rendition, firstFrame: segment.frames.start)
+        }
         // Every listed chunk is remuxed now (once: cached), so its segment is ready when the
         // player asks, and its init segment can be held against the first chunk's.
         let playable = try await offload { () -> Int in
             var reference: [UInt8]?
-            for (index, (segment, sha256)) in listed.enumerated() {
-                guard let pieces = try? storage.previewPieces(sha256: sha256, frames: segment.frames, frameDuration: fd) else { return index }
+            for (index, (segment, source)) in listed.enumerated() {
+                guard let pieces = try? storage.previewPieces(sha256: source.sha256, rendition: source.rendition, frames: segment.frames,
+                                                              frameDuration: fd) else { return index }
                 if reference == nil { reference = pieces.initSegment }
                 guard pieces.initSegment == reference else { return index }
             }
@@ -98,10 +119,10 @@ final class JobPreviews: Sendable {
 
     func initSegment(job: Int64) async throws -> [UInt8] {
         let video = try await video(of: job)
-        guard let first = video.chunks.min(by: { $0.chunk.frames.start < $1.chunk.frames.start }), let sha256 = first.sha256 else {
+        guard let first = video.chunks.min(by: { $0.chunk.frames.start < $1.chunk.frames.start }), let source = first.source else {
             throw ConsoleBackendError(.notFound, "the first chunk of job \(job) is not finished yet: no preview yet")
         }
-        return try await pieces(sha256: sha256, frames: first.chunk.frames, frameDuration: video.frameDuration).initSegment
+        return try await pieces(source, frames: first.chunk.frames, frameDuration: video.frameDuration).initSegment
     }
 
     func segment(job: Int64, chunk ordinal: Int) async throws -> [UInt8] {
@@ -109,15 +130,17 @@ final class JobPreviews: Sendable {
         guard let entry = video.chunks.first(where: { $0.chunk.ordinal == ordinal }) else {
             throw ConsoleBackendError(.notFound, "job \(job) has no chunk \(ordinal)")
         }
-        guard let sha256 = entry.sha256 else { throw ConsoleBackendError(.notFound, "chunk \(ordinal) of job \(job) is not finished yet") }
-        return try await pieces(sha256: sha256, frames: entry.chunk.frames, frameDuration: video.frameDuration).media
+        guard let source = entry.source else { throw ConsoleBackendError(.notFound, "chunk \(ordinal) of job \(job) is not finished yet") }
+        return try await pieces(source, frames: entry.chunk.frames, frameDuration: video.frameDuration).media
     }
 
-    private func pieces(sha256: String, frames: FrameRange, frameDuration: Rational) async throws -> (initSegment: [UInt8], media: [UInt8]) {
+    private func pieces(_ source: ChunkSource, frames: FrameRange, frameDuration: Rational) async throws -> (initSegment: [UInt8], media: [UInt8]) {
         let storage = storage
         do {
-            try? await storage.fetchResultForPreview(sha256, firstFrame: frames.start)
-            return try await offload { try storage.previewPieces(sha256: sha256, frames: frames, frameDuration: frameDuration) }
+            try? await storage.fetchResultForPreview(source.sha256, rendition: source.rendition, firstFrame: frames.start)
+            return try await offload {
+                try storage.previewPieces(sha256: source.sha256, rendition: source.rendition, frames: frames, frameDuration: frameDuration)
+            }
         } catch let error as ReelProtocolError where error.code == .notFound {
             throw ConsoleBackendError(.notFound, error.message)
         }

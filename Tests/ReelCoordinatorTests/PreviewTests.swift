@@ -146,6 +146,12 @@ import Testing
         let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
         let client = try await harness.connect(role: .client, name: "ops@test")
         try await client.upload(media.video)
+        let job = try await submit(media, client: client, seconds: seconds, chunkSeconds: chunkSeconds, name: name, export: export)
+        return (harness, http, client, job)
+    }
+
+    /// Submits a job of the test clip's first `seconds` (its assets already uploaded).
+    static func submit(_ media: TestMedia, client: ReelClient, seconds: Int, chunkSeconds: Rational, name: String, export: String) async throws -> Int64 {
         let composition = """
             {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
              "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": \(seconds)}, "at": 0}]}],
@@ -159,38 +165,60 @@ import Testing
             throw TestFailure(description: "SUBMIT did not answer JOB")
         }
         #expect(missing.isEmpty)
-        return (harness, http, client, job)
+        return job
     }
 
     /// An HLS ladder's preview and posters: each chunk's result is an archive of its renditions
     /// (proto/PROTOCOL.md §4.6), so the preview plays the smallest rendition of each chunk, as
-    /// one clean stream that ffmpeg decodes to every frame at that rendition's size.
+    /// one clean stream that ffmpeg decodes to every frame at that rendition's size. A second job
+    /// whose `big` rendition changed encodes `big` alone and takes `small` from the first job's
+    /// archives: its preview plays `small` from those, the same whole stream.
     @Test func aLadderJobsPreviewPlaysItsSmallestRendition() async throws {
         let media = try await TestMedia()
         defer { media.cleanUp() }
-        let (harness, http, client, job) = try await Self.submitClip(media, seconds: 2, chunkSeconds: Rational(4, 5), name: "ladder preview", export: """
+        func ladder(bigBitRate: Int) -> String {
+            """
             "fileType": "hls", "segmentDuration": 0.4, "video": {"gopDuration": 0.4, "x264Preset": "veryfast"},
-            "renditions": [{"name": "big", "renderSize": {"width": 160, "height": 120}, "video": {"bitRate": 300000}},
+            "renditions": [{"name": "big", "renderSize": {"width": 160, "height": 120}, "video": {"bitRate": \(bigBitRate)}},
                            {"name": "small", "renderSize": {"width": 96, "height": 72}, "video": {"bitRate": 60000}}]
-            """)
+            """
+        }
+        let (harness, http, client, job) = try await Self.submitClip(media, seconds: 2, chunkSeconds: Rational(4, 5), name: "ladder preview",
+                                                                      export: ladder(bigBitRate: 300000))
         let agentClient = try await harness.agent("render-ladder")
         let work = try makeWorkDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         try await RenderingAgent(client: agentClient, harness: harness, workDirectory: work).work()
         _ = try await client.waitForState(job: job, "done")
-
         let token = try await ConsoleHTTPTests.token(.readOnly)
+        let first = try await Self.expectWholeLadderPreview(job: job, http: http, token: token, in: work + "/first")
+
+        let second = try await Self.submit(media, client: client, seconds: 2, chunkSeconds: Rational(4, 5), name: "big changed",
+                                           export: ladder(bigBitRate: 200000))
+        try await RenderingAgent(client: agentClient, harness: harness, workDirectory: work).work()
+        _ = try await client.waitForState(job: second, "done")
+        let reused = try await Self.expectWholeLadderPreview(job: second, http: http, token: token, in: work + "/second")
+        #expect(reused == first, "the second job's preview is the first job's small rendition")
+
+        await agentClient.close(); await client.close()
+        try await harness.stop()
+    }
+
+    /// Downloads `job`'s whole preview (3 chunks of a 2 s ladder) and checks it is one clean
+    /// stream of 50 frames at the small rendition's 96×72; returns its bytes.
+    static func expectWholeLadderPreview(job: Int64, http: TinyHTTP, token: String, in folder: String) async throws -> Data {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let whole = try await http.request("GET", "/api/v1/jobs/\(job)/preview.m3u8?token=\(token)")
         #expect(whole.status == 200 && whole.body.hasSuffix("#EXT-X-ENDLIST\n"), "\(whole.body)")
         let uris = Self.segmentURIs(whole.body)
         #expect(uris.count == 3, "2 s in 0.8 s chunks: \(whole.body)")
         var bytes = Data()
         for (index, path) in (["preview/init.mp4?token=\(token)"] + uris).enumerated() {
-            let file = work + "/piece-\(index)"
+            let file = folder + "/piece-\(index)"
             try await Self.download(http.port, "/api/v1/jobs/\(job)/" + path, to: file)
             bytes += try Data(contentsOf: URL(fileURLWithPath: file))
         }
-        let joined = work + "/preview.mp4"
+        let joined = folder + "/preview.mp4"
         try bytes.write(to: URL(fileURLWithPath: joined))
         #expect(try await countFrames(joined) == 50)
         let size = try await offThePool {
@@ -199,9 +227,7 @@ import Testing
         #expect(size.trimmingCharacters(in: .whitespacesAndNewlines) == "96,72", "the smallest rendition: \(size)")
         let errors = try await offThePool { try runProgram(["ffmpeg", "-nostdin", "-v", "error", "-i", joined, "-f", "null", "-"]).stderr }
         #expect(errors.isEmpty, "the preview decodes cleanly: \(errors)")
-
-        await agentClient.close(); await client.close()
-        try await harness.stop()
+        return bytes
     }
 
     /// A job in a codec no browser decodes has no preview (nothing is re-encoded for one): the
