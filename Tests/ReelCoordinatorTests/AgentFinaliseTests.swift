@@ -236,6 +236,81 @@ struct AgentFinaliseTests {
         }
     }
 
+    /// A finalise output larger than the part size (`FINALPARTS`, proto/PROTOCOL.md §4.5.1): a
+    /// multipart upload of the job's output key through part URLs fenced by the finalise lease.
+    /// An upload interrupted after its first part is found again with that part held, only the
+    /// others are sent, and `FINALDONE upload=` completes it, checks its size and completes the
+    /// job. A small output still gets one `PUT`, and a stale epoch is refused.
+    @Test func aFinaliseOutputInPartsResumesAfterAnInterruption() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-parts")
+        let partSize = S3MultipartUploadTests.partSize
+        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
+            let renderer = try await harness.agent("renderer")
+            try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            await renderer.close()
+            guard case .task(let assignment, _) = try await holder.send(.claim(waitSeconds: 60)) else {
+                Issue.record("the capable agent got no TASK"); return
+            }
+            #expect(assignment.kind == .finalise)
+            let (task, epoch) = (assignment.task, assignment.epoch)
+            // The "output": 5 MiB, 5 MiB and 99 bytes (the coordinator reads none of it).
+            let output = try S3MultipartUploadTests.file(media.directory, "output.bin", size: 2 * Int(partSize) + 99, seed: 11)
+            let total = 2 * partSize + 99
+            let key = settings.location.objectKey("outputs/\(job).mp4")
+
+            guard case .url(let small) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: 1000)) else {
+                Issue.record("a small FINALPARTS gave no URL"); return
+            }
+            #expect(small.method == "PUT" && small.total == 1000 && small.url.contains("/outputs/\(job).mp4"))
+            await expectRefusal(.staleEpoch) { _ = try await holder.send(.finalParts(task: task, epoch: epoch + 1, sha256: output.sha256, total: total)) }
+            guard case .parts(_, let upload, let size, _, let have) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS"); return
+            }
+            #expect(size == partSize && have.isEmpty)
+
+            // Interrupted after part 1 (a lost connection, a failed part).
+            let log = S3MultipartUploadTests.PartURLLog()
+            do {
+                _ = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: upload, total: total, partSize: size, held: have),
+                                                      partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: upload, log: log,
+                                                                                              task: (task, epoch))) { _ in
+                    throw S3MultipartUploadTests.Interrupted()
+                }
+                Issue.record("the upload was not interrupted")
+            } catch is S3MultipartUploadTests.Interrupted {}
+            #expect(log.all == [1])
+            // Said done too early: parts 2 and 3 are missing; nothing is completed.
+            let hashes = try S3MultipartUploadTests.partHashes(output.path, partSize: size)
+            await expectRefusal(.notFound) {
+                _ = try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: upload, partSHA256s: hashes)))
+            }
+            #expect(try await client.status(job: job).state != "done")
+
+            // Asked again: the same upload, part 1 held; only parts 2 and 3 go.
+            guard case .parts(_, let again, _, _, let held) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS the second time"); return
+            }
+            #expect(again == upload && held == [1])
+            let resumed = S3MultipartUploadTests.PartURLLog()
+            let report = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: again, total: total, partSize: size, held: held),
+                                                           partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: again,
+                                                                                                   log: resumed, task: (task, epoch)))
+            #expect(report.uploaded == [2, 3] && report.skipped == 1 && resumed.all == [2, 3])
+            #expect(try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: again, partSHA256s: report.partSHA256s))) == .accepted(task: task))
+            #expect(try await client.status(job: job).state == "done")
+            let stored = try await CoordinatorS3.client().sha256(ofObject: key)
+            #expect(stored.size == total && stored.sha256 == output.sha256)
+            let head = try #require(try await CoordinatorS3.client().headObject(key: key))
+            #expect(head.etag.hasSuffix("-3\"") || head.etag.hasSuffix("-3"), "a 3-part object: \(head.etag)")
+            #expect(try await CoordinatorS3.client().listMultipartUploads(prefix: key).isEmpty)
+            await holder.close()
+        }
+    }
+
     /// With S3 and no connected agent that can finalise (old agents, or `--no-finalise`), the
     /// coordinator finalises itself at once, as with a local directory: the job never waits.
     @Test func withNoCapableAgentTheCoordinatorFinalises() async throws {
