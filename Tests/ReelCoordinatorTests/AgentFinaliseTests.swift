@@ -311,6 +311,68 @@ struct AgentFinaliseTests {
         }
     }
 
+    /// Parts held from an earlier upload of other bytes under the output key (which does not name
+    /// its content: an earlier attempt's output that differed): `FINALDONE` with the new output's
+    /// part SHA-256s is refused (`ERR checksum_mismatch`, SeaweedFS checking them at completion),
+    /// the upload is aborted, and the next `FINALPARTS` starts a new one that completes.
+    @Test func partsOfAnEarlierOutputAbortTheUploadAndTheNextStartsAnew() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-stale-parts")
+        let partSize = S3MultipartUploadTests.partSize
+        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
+            let renderer = try await harness.agent("renderer")
+            try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            await renderer.close()
+            guard case .task(let assignment, _) = try await holder.send(.claim(waitSeconds: 60)) else {
+                Issue.record("the capable agent got no TASK"); return
+            }
+            let (task, epoch) = (assignment.task, assignment.epoch)
+            let total = partSize + 99
+            let earlier = try S3MultipartUploadTests.file(media.directory, "earlier.bin", size: Int(total), seed: 12)
+            let output = try S3MultipartUploadTests.file(media.directory, "output.bin", size: Int(total), seed: 13)
+            // The earlier attempt stored part 1 of its output, then stopped.
+            guard case .parts(_, let first, let size, _, _) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: earlier.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS"); return
+            }
+            do {
+                _ = try await DirectPartUpload().send(file: earlier.path, upload: BlobUpload(id: first, total: total, partSize: size, held: []),
+                                                      partURL: S3MultipartUploadTests.partURL(holder, sha256: earlier.sha256, upload: first,
+                                                                                              log: .init(), task: (task, epoch))) { _ in
+                    throw S3MultipartUploadTests.Interrupted()
+                }
+            } catch is S3MultipartUploadTests.Interrupted {}
+            // This attempt's output: the upload is found with part 1 held (of the earlier bytes).
+            guard case .parts(_, let found, _, _, let held) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS"); return
+            }
+            #expect(found == first && held == [1])
+            let report = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: found, total: total, partSize: size, held: held),
+                                                           partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: found,
+                                                                                                   log: .init(), task: (task, epoch)))
+            #expect(report.uploaded == [2])
+            await expectRefusal(.checksumMismatch) {
+                _ = try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: found, partSHA256s: report.partSHA256s)))
+            }
+            let key = settings.location.objectKey("outputs/\(job).mp4")
+            #expect(try await CoordinatorS3.client().listMultipartUploads(prefix: key).isEmpty, "the upload was aborted")
+            // Asked again: a new upload, nothing held; sent whole, it completes the job.
+            guard case .parts(_, let fresh, _, _, let none) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS the third time"); return
+            }
+            #expect(fresh != first && none.isEmpty)
+            let again = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: fresh, total: total, partSize: size, held: none),
+                                                          partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: fresh,
+                                                                                                  log: .init(), task: (task, epoch)))
+            #expect(try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: fresh, partSHA256s: again.partSHA256s))) == .accepted(task: task))
+            let stored = try await CoordinatorS3.client().sha256(ofObject: key)
+            #expect(stored.size == total && stored.sha256 == output.sha256)
+            await holder.close()
+        }
+    }
+
     /// With S3 and no connected agent that can finalise (old agents, or `--no-finalise`), the
     /// coordinator finalises itself at once, as with a local directory: the job never waits.
     @Test func withNoCapableAgentTheCoordinatorFinalises() async throws {
