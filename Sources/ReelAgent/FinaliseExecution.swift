@@ -12,8 +12,8 @@ import ReelProtocol
 /// `JobFinalising` code the coordinator runs, send a poster when the job has none, upload the
 /// output (in parts through presigned part URLs when larger than the coordinator's part size,
 /// `FINALPARTS`, else through a `PUT` bound to its SHA-256, `FINALURL`), and have the
-/// coordinator check and count it (`FINALDONE`, with the loudness figures). The lease is heartbeaten throughout, as
-/// for a render. An input whose bytes do not hash to its SHA-256 is reported (`INPUTBAD`): its
+/// coordinator check and count it (`FINALDONE`, with the loudness figures). The lease is
+/// heartbeaten throughout, as for a render. An input whose bytes do not hash to its SHA-256 is reported (`INPUTBAD`): its
 /// chunk is rendered again and the job does not fail.
 extension TaskExecution {
     /// An input's bytes are not what the coordinator said.
@@ -172,7 +172,7 @@ struct DirectOutputUpload {
     func send(_ output: TaskExecution.FinalisedOutput, for assignment: TaskAssignment) async throws {
         let outcome = output.outcome
         let blob = DirectBlob(output: output.path, sha256: outcome.sha256, total: outcome.size,
-                              loudness: outcome.report.loudness?.summary, for: assignment)
+                              loudness: outcome.loudnessSummary, for: assignment)
         for attempt in 1...attempts {
             do {
                 guard try await DirectUpload(session: session).send(blob) else {

@@ -15,6 +15,9 @@ public struct ConsoleBackendError: Error, Sendable, CustomStringConvertible {
         case conflict
         /// 400: a bad value (priority out of range).
         case invalid
+        /// 415: what was asked for exists in a form browsers cannot play (a ProRes or PNG
+        /// job's preview).
+        case unplayable
     }
     public var kind: Kind
     public var message: String

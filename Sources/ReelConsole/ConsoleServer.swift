@@ -157,6 +157,7 @@ struct ConsoleErrorMiddleware: RouterMiddleware {
             case .notFound: return ConsoleResponses.error(.notFound, error.message)
             case .conflict: return ConsoleResponses.error(.conflict, error.message)
             case .invalid: return ConsoleResponses.error(.badRequest, error.message)
+            case .unplayable: return ConsoleResponses.error(.unsupportedMediaType, error.message)
             }
         } catch let error as HTTPError {
             return ConsoleResponses.error(error.status, error.body ?? "\(error.status)")

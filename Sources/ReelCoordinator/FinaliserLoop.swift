@@ -148,8 +148,8 @@ struct FinaliserLoop: Service {
             try await storage.publish(outputKey, sha256: digest.hex)
             // Before completing: a job seen done has its poster, and its loudness figures.
             await posterFromOutputIfNone(job: job, output: output, plan: plan)
-            if let loudness = report.loudness {
-                try await worker.run { try $0.events.append(job: job, kind: Self.loudnessEvent, message: loudness.summary) }
+            if let loudness = outcome.loudnessSummary {
+                try await worker.run { try $0.events.append(job: job, kind: Self.loudnessEvent, message: loudness) }
             }
             let storedOutput = storage.storedKey(outputKey)
             let completion = try await worker.run {

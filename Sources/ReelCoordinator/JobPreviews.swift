@@ -12,12 +12,19 @@ import Synchronization
 /// request (`CoordinatorStorage.previewPieces`), listed by a `PreviewPlaylist` in frame order
 /// up to the first unfinished chunk — or the first whose init segment differs from the first
 /// chunk's, since one init segment serves the whole playlist (the finaliser would refuse such a
-/// chunk too). No frame is decoded or encoded.
+/// chunk too). No frame is decoded or encoded, so a job whose codec no browser decodes
+/// (ProRes, a PNG sequence: `VideoCodec.playsInBrowsers`) has no preview: its routes answer 415
+/// with a message saying so, and the console shows the job's poster alone.
 final class JobPreviews: Sendable {
     private let pool: StorePool
     private let storage: CoordinatorStorage
-    /// Seconds per frame of each job asked about: read from its plan once (a plan never changes).
-    private let frameDurations = Mutex<[Int64: Rational]>([:])
+    /// What the preview needs of each job's plan, read once (a plan never changes).
+    private struct PlanFacts: Sendable {
+        var frameDuration: Rational
+        var codec: VideoCodec?
+        var fileType: FileType
+    }
+    private let planFacts = Mutex<[Int64: PlanFacts]>([:])
 
     init(pool: StorePool, storage: CoordinatorStorage) {
         self.pool = pool; self.storage = storage
@@ -32,7 +39,7 @@ final class JobPreviews: Sendable {
     }
 
     private func video(of job: Int64) async throws -> JobVideo {
-        let known = frameDurations.withLock { $0[job] }
+        let known = planFacts.withLock { $0[job] }
         let (state, tasks, planJSON) = try await pool.run { store -> (JobState, [TaskRecord], String?) in
             guard let summary = try store.jobs.summary(job) else { throw ConsoleBackendError(.notFound, "no job \(job)") }
             let tasks = try store.jobs.tasks(ofJob: job)
@@ -44,17 +51,24 @@ final class JobPreviews: Sendable {
             throw ConsoleBackendError(.notFound, tasks.isEmpty ? "job \(job) is not planned yet: nothing to preview"
                                                                : "job \(job) has no picture (sound only): nothing to preview")
         }
-        let frameDuration: Rational
+        let facts: PlanFacts
         if let known {
-            frameDuration = known
+            facts = known
         } else {
             guard let planJSON, !planJSON.isEmpty else { throw ConsoleBackendError(.notFound, "job \(job) is not planned yet: nothing to preview") }
-            frameDuration = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON).frameDuration
-            frameDurations.withLock { durations in
-                if durations.count > 1000 { durations.removeAll() }
-                durations[job] = frameDuration
+            let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
+            facts = PlanFacts(frameDuration: plan.frameDuration, codec: plan.export.video.videoCodec, fileType: plan.export.fileType)
+            planFacts.withLock { known in
+                if known.count > 1000 { known.removeAll() }
+                known[job] = facts
             }
         }
+        if let codec = facts.codec, !codec.playsInBrowsers {
+            let what = facts.fileType == .png ? "a PNG sequence" : "\(codec.displayName) (\(facts.fileType.rawValue))"
+            throw ConsoleBackendError(.unplayable, "job \(job) renders \(what), which browsers cannot play, so it has no preview: "
+                                      + "its poster shows the latest finished frame, and `reel fetch \(job)` gives the output")
+        }
+        let frameDuration = facts.frameDuration
         return JobVideo(ended: state.isTerminal, chunks: video.map { task in
             let done = task.state == .done && task.result != nil
             return (PreviewChunk(ordinal: task.ordinal, frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)), finished: done),

@@ -33,6 +33,9 @@ public enum JobFinalising {
         public var report: Finaliser.Report
         public var size: Int64
         public var sha256: String
+        /// The job's loudness line (events, `reel status`): every audio output's figures,
+        /// labelled by output (`LoudnessReport.summary(of:outputs:)`); nil without normalisation.
+        public var loudnessSummary: String?
     }
 
     /// Joins `inputs` into `output` (atomically): `Finaliser.finalise`, or for an HLS ladder
@@ -52,7 +55,8 @@ public enum JobFinalising {
             : plan.export.fileType == .png ? try finaliseFrameSequence(plan, chunks: chunks, to: output)
             : try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
         let digest = try FileDigest.sha256(path: output)
-        return Outcome(report: report, size: Int64(digest.byteCount), sha256: digest.hex)
+        return Outcome(report: report, size: Int64(digest.byteCount), sha256: digest.hex,
+                       loudnessSummary: LoudnessReport.summary(of: report.loudness, outputs: plan.export.audioOutputs))
     }
 
     /// The poster of a job none was made for: the output's last frame as a small JPEG; nil

@@ -56,7 +56,7 @@ struct LoudnessCommand: ParsableCommand {
             if try Self.isComposition(input) {
                 let plan = try CompositionLoader.load(path: input)
                 guard !plan.audioTracks.isEmpty else { throw UserError("\(input) has no audio track: there is no mix to measure") }
-                let labels = plan.export.audioOutputs?.map { output in output.language.tag + (output.title.map { " \"\($0)\"" } ?? "") }
+                let labels = plan.export.audioOutputs?.map(\.label)
                 let mixes = try plan.audioMixPlans.enumerated().map { i, mix in try measure(mix, label: labels?[i]) }
                 output = labels == nil ? mixes[0] : { var first = mixes[0]; first.audioOutputs = mixes; return first }()
             } else {

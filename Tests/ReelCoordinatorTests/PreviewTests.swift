@@ -139,30 +139,40 @@ import Testing
         try await harness.stop()
     }
 
+    /// A console harness, a client, and a job of the test clip's first `seconds` (picture only)
+    /// with `export`'s keys submitted in `chunkSeconds` chunks, its assets uploaded.
+    static func submitClip(_ media: TestMedia, seconds: Int, chunkSeconds: Rational, name: String, export: String) async throws
+        -> (harness: CoordinatorHarness, http: TinyHTTP, client: ReelClient, job: Int64) {
+        let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        try await client.upload(media.video)
+        let composition = """
+            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": \(seconds)}, "at": 0}]}],
+             "export": {\(export)}}
+            """
+        var manifest = try media.manifest()
+        manifest["tone"] = nil
+        let request = SubmitRequest(composition: composition, assets: manifest,
+                                    settings: JobSettings(chunkSeconds: chunkSeconds, encoderThreads: 1, name: name))
+        guard case .job(let job, let missing) = try await client.send(.submit(document: Array(try JSONEncoder().encode(request)))) else {
+            throw TestFailure(description: "SUBMIT did not answer JOB")
+        }
+        #expect(missing.isEmpty)
+        return (harness, http, client, job)
+    }
+
     /// An HLS ladder's preview and posters: each chunk's result is an archive of its renditions
     /// (proto/PROTOCOL.md §4.6), so the preview plays the smallest rendition of each chunk, as
     /// one clean stream that ffmpeg decodes to every frame at that rendition's size.
     @Test func aLadderJobsPreviewPlaysItsSmallestRendition() async throws {
         let media = try await TestMedia()
         defer { media.cleanUp() }
-        let (harness, http) = try await ConsoleHTTPTests.consoleHarness()
-        let client = try await harness.connect(role: .client, name: "ops@test")
-        try await client.upload(media.video)
-        let composition = """
-            {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
-             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}],
-             "export": {"fileType": "hls", "segmentDuration": 0.4, "video": {"gopDuration": 0.4, "x264Preset": "veryfast"},
-                        "renditions": [{"name": "big", "renderSize": {"width": 160, "height": 120}, "video": {"bitRate": 300000}},
-                                       {"name": "small", "renderSize": {"width": 96, "height": 72}, "video": {"bitRate": 60000}}]}}
-            """
-        var manifest = try media.manifest()
-        manifest["tone"] = nil
-        let request = SubmitRequest(composition: composition, assets: manifest,
-                                    settings: JobSettings(chunkSeconds: Rational(4, 5), encoderThreads: 1, name: "ladder preview"))
-        guard case .job(let job, let missing) = try await client.send(.submit(document: Array(try JSONEncoder().encode(request)))) else {
-            throw TestFailure(description: "SUBMIT did not answer JOB")
-        }
-        #expect(missing.isEmpty)
+        let (harness, http, client, job) = try await Self.submitClip(media, seconds: 2, chunkSeconds: Rational(4, 5), name: "ladder preview", export: """
+            "fileType": "hls", "segmentDuration": 0.4, "video": {"gopDuration": 0.4, "x264Preset": "veryfast"},
+            "renditions": [{"name": "big", "renderSize": {"width": 160, "height": 120}, "video": {"bitRate": 300000}},
+                           {"name": "small", "renderSize": {"width": 96, "height": 72}, "video": {"bitRate": 60000}}]
+            """)
         let agentClient = try await harness.agent("render-ladder")
         let work = try makeWorkDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
@@ -191,6 +201,24 @@ import Testing
         #expect(errors.isEmpty, "the preview decodes cleanly: \(errors)")
 
         await agentClient.close(); await client.close()
+        try await harness.stop()
+    }
+
+    /// A job in a codec no browser decodes has no preview (nothing is re-encoded for one): the
+    /// playlist and segment routes answer 415 with a message that says why and what to use.
+    @Test(arguments: [(#""fileType": "png""#, "a PNG sequence"), (#""fileType": "mov", "video": {"codec": "prores"}"#, "ProRes (mov)")])
+    func aJobBrowsersCannotPlayHasNoPreviewAndSaysWhy(export: String, named: String) async throws {
+        let media = try await TestMedia()
+        defer { media.cleanUp() }
+        let (harness, http, client, job) = try await Self.submitClip(media, seconds: 1, chunkSeconds: Rational(1, 2), name: "no preview", export: export)
+        let token = try await ConsoleHTTPTests.token(.readOnly)
+        for path in ["preview.m3u8", "preview/init.mp4", "preview/0.m4s"] {
+            let answer = try await http.request("GET", "/api/v1/jobs/\(job)/\(path)?token=\(token)")
+            #expect(answer.status == 415, "\(path): \(answer.status) \(answer.body)")
+            #expect(answer.body.contains("job \(job) renders \(named), which browsers cannot play"), "\(path): \(answer.body)")
+            #expect(answer.body.contains("reel fetch \(job)"), "\(path): \(answer.body)")
+        }
+        await client.close()
         try await harness.stop()
     }
 }

@@ -155,5 +155,16 @@ struct CaptionAndLoudnessPlanningTests {
         #expect(report.summary == "normalised to ebuR128 (−23 LUFS, −1 dBTP): measured −12.3 LUFS, range 6.8 LU, true peak −0.5 dBTP; "
                 + "gain −10.7 dB; output −23.0 LUFS, range 6.7 LU, true peak −11.1 dBTP")
         #expect(LoudnessTarget(integrated: -16, truePeak: -1.5).description == "−16 LUFS, −1.5 dBTP")
+
+        // Several audio outputs: each output's summary under its label, in order.
+        #expect(LoudnessReport.summary(of: [], outputs: nil) == nil)
+        #expect(LoudnessReport.summary(of: [report], outputs: nil) == report.summary)
+        let quieter = LoudnessReport(target: target, before: LoudnessMeasurement(integrated: -30, range: 3, truePeak: -9), gain: 7, ceiling: -1,
+                                     after: LoudnessMeasurement(integrated: -23, range: 3, truePeak: -2))
+        let outputs = [AudioOutput(language: try! LanguageTag.parse("en").get(), title: "English", tracks: [2]),
+                       AudioOutput(language: try! LanguageTag.parse("pt-BR").get(), tracks: [3])]
+        #expect(LoudnessReport.summary(of: [report, quieter], outputs: outputs)
+                == #"en "English": \#(report.summary) | pt-BR: \#(quieter.summary)"#)
+        #expect(LoudnessReport.summary(of: [report, quieter], outputs: nil) == "output 1: \(report.summary) | output 2: \(quieter.summary)")
     }
 }

@@ -140,4 +140,29 @@ import ReelThreadTesting
         #expect(streams.map { ($0["disposition"] as? [String: Int])?["default"] } == [1, 0])
         try Self.expectTones(output)
     }
+
+    /// With `export.audio.loudness`, every output is normalised on its own and the job's
+    /// loudness line (its events and `reel status`) gives each output's figures under its label,
+    /// each the figure ffmpeg measures on that output's stream.
+    @Test func eachOutputsLoudnessIsInTheJobsStatus() throws {
+        let farm = try FarmTests.LocalFarm(agents: 1)
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let json = try Self.writeComposition(in: dir, export: #"{"preset": "medium", "video": {"x264Preset": "ultrafast"}, "audio": {"loudness": "ebuR128"}, \#(Self.outputs)}"#)
+        let output = dir.appendingPathComponent("out.mp4").path
+        let (job, loudness) = try LoudnessTests.submitReadingLoudness(farm, json, to: output)
+        let parts = loudness.components(separatedBy: " | ")
+        try #require(parts.count == 2, "\(loudness)")
+        for (i, (part, label)) in zip(parts, [#"en "English": "#, #"fr "Français": "#]).enumerated() {
+            #expect(part.hasPrefix(label + "normalised to ebuR128 (−23 LUFS, −1 dBTP): measured −"), "\(part)")
+            // "… output −23.0 LUFS, range …": the delivered stream's figure, as ffmpeg measures it.
+            let reported = try #require(part.components(separatedBy: "; output ").last?.components(separatedBy: " LUFS").first, "\(part)")
+            let value = try #require(Double(reported.replacingOccurrences(of: "−", with: "-")), "\(part)")
+            let ffmpeg = try LoudnessTests.ffmpegLoudness(["-i", output, "-map", "0:a:\(i)", "-af", "ebur128=peak=true"], of: "stream \(i)")
+            #expect(abs(ffmpeg.integrated - -23) <= 0.5, "stream \(i): ffmpeg measures \(ffmpeg.integrated) LUFS")
+            #expect(abs(value - ffmpeg.integrated) <= 0.3, "stream \(i): reported \(value), ffmpeg \(ffmpeg.integrated)")
+        }
+        let table = try farm.reel(["status", job])
+        #expect(table.stdout.contains(#"job \#(job) loudness: en "English": normalised to ebuR128"#), "\(table.stdout)")
+    }
 }

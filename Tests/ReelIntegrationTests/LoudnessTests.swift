@@ -76,7 +76,7 @@ import ReelThreadTesting
         #expect(abs(measured.integrated - integrated) <= 0.5, "\(loudness): ffmpeg measures \(measured.integrated) LUFS")
         #expect(measured.truePeak <= truePeak, "\(loudness): ffmpeg measures a true peak of \(measured.truePeak) dBTP")
         // The figures the audio result carries are the delivered file's, as ffmpeg measures it.
-        let figures = try #require(report.loudness)
+        let figures = try #require(report.loudness.first)
         #expect(figures.target.integrated == integrated)
         #expect(abs((figures.after.integrated ?? 0) - measured.integrated) <= 0.3, "\(figures.after) against ffmpeg's \(measured)")
         // One gain: what the mix measured plus the gain is the target, give or take what AAC takes away.
@@ -101,7 +101,7 @@ import ReelThreadTesting
         let measured = try Self.ffmpegLoudness(output)
         #expect(abs(measured.integrated - -23) <= 0.5, "\(fileType): ffmpeg measures \(measured.integrated) LUFS")
         #expect(measured.truePeak <= -1, "\(fileType): ffmpeg measures a true peak of \(measured.truePeak) dBTP")
-        let figures = try #require(report.loudness, "\(fileType): the result carries no loudness figures")
+        let figures = try #require(report.loudness.first, "\(fileType): the result carries no loudness figures")
         #expect(abs((figures.after.integrated ?? 0) - measured.integrated) <= 0.3, "\(figures.after) against ffmpeg's \(measured)")
     }
 
@@ -128,7 +128,7 @@ import ReelThreadTesting
         #expect(measured.truePeak <= -1, "ffmpeg measures a true peak of \(measured.truePeak) dBTP")
         #expect(abs(measured.integrated - -14) <= 0.5, "ffmpeg measures \(measured.integrated) LUFS")
         // Without the limiter, the gain would have put the clicks this far above full scale.
-        let figures = try #require(report.loudness)
+        let figures = try #require(report.loudness.first)
         #expect((figures.before.truePeak ?? -100) + figures.gain > 10, "\(figures)")
     }
 
@@ -195,17 +195,22 @@ import ReelThreadTesting
         #expect(finaliser.map { $0.joined() } == ["agent-1"], "\(finaliser)")
     }
 
-    static func checkFiguresThroughTheFarm(_ farm: FarmTests.LocalFarm) throws {
-        let dir = try Media.tempDirectory()
-        let json = try Self.composition(in: dir, loudness: #""ebuR128""#)
-        let output = dir.appendingPathComponent("farm.mov").path
+    /// Renders `json` through `farm` into `output` (`submit --wait`, 2 s chunks) and returns the
+    /// job's id and its loudness line as `reel status JOB --json` gives it.
+    static func submitReadingLoudness(_ farm: FarmTests.LocalFarm, _ json: String, to output: String) throws -> (job: String, loudness: String) {
         let submit = try farm.reel(["submit", json, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
         try #require(submit.status == 0, "submit failed: \(submit.stderr)")
         let job = try #require(try farm.query("SELECT max(id) FROM jobs").first?.first)
         let status = try farm.reel(["status", job, "--json"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         let jobs = try #require((document["status"] as? [String: Any])?["jobs"] as? [[String: Any]])
-        let loudness = try #require(jobs.first?["loudness"] as? String)
+        return (job, try #require(jobs.first?["loudness"] as? String, "\(status.stdout)"))
+    }
+
+    static func checkFiguresThroughTheFarm(_ farm: FarmTests.LocalFarm) throws {
+        let dir = try Media.tempDirectory()
+        let json = try Self.composition(in: dir, loudness: #""ebuR128""#)
+        let (job, loudness) = try Self.submitReadingLoudness(farm, json, to: dir.appendingPathComponent("farm.mov").path)
         #expect(loudness.hasPrefix("normalised to ebuR128 (−23 LUFS, −1 dBTP): measured −"), "\(loudness)")
         #expect(loudness.contains("output −23.") || loudness.contains("output −22.9"), "\(loudness)")
         let table = try farm.reel(["status", job])

@@ -297,7 +297,7 @@
       state.events = state.events.concat(page.events);
       renderJob();
       refreshPoster(id, detail.job.tasks.done).catch(() => {});
-      refreshPreview(id, detail);
+      refreshPreview(id, detail).catch(() => {});
     } catch (error) {
       if (error instanceof Unauthorized) return signOut(error.message);
       $("job-title").textContent = `Job ${id}`;
@@ -337,24 +337,39 @@
     state.previewJob = null;
     video.removeAttribute("src");
     video.load();
+    video.hidden = false;
     $("preview").hidden = true;
-    for (const key of ["readyState", "currentTime", "firstTime", "error"]) delete $("preview").dataset[key];
+    for (const key of ["readyState", "currentTime", "firstTime", "error", "unplayable"]) delete $("preview").dataset[key];
   }
 
-  function refreshPreview(id, detail) {
+  // A job whose codec no browser decodes (ProRes, a PNG sequence) has no preview: the
+  // playlist answers 415 with the reason, which the caption shows in place of the player.
+  async function refreshPreview(id, detail) {
     const chunks = detail.chunks.filter((chunk) => chunk.kind === "video_chunk").sort((a, b) => a.frameStart - b.frameStart);
     if (!chunks.length || chunks[0].state !== "done" || state.previewJob === id) { updatePreviewCaption(); return; }
     state.previewJob = id;
-    const video = $("preview-video");
-    video.src = `/api/v1/jobs/${id}/preview.m3u8?token=${encodeURIComponent(state.token)}`;
-    $("preview").hidden = false;
+    const video = $("preview-video"), figure = $("preview");
+    const path = `/api/v1/jobs/${id}/preview.m3u8`;
+    const probe = await fetch(path, { headers: { "Authorization": "Bearer " + state.token }, cache: "no-store" }).catch(() => null);
+    if (state.previewJob !== id) return;
+    if (probe && probe.status === 415) {
+      const answer = await probe.json().catch(() => ({}));
+      figure.dataset.unplayable = answer.error || "browsers cannot play this job's video";
+      video.hidden = true;
+      figure.hidden = false;
+      $("preview-caption").textContent = "No preview: " + figure.dataset.unplayable;
+      return;
+    }
+    video.hidden = false;
+    video.src = `${path}?token=${encodeURIComponent(state.token)}`;
+    figure.hidden = false;
     video.play().catch(() => {});
     updatePreviewCaption();
   }
 
   function updatePreviewCaption() {
     const detail = state.job, figure = $("preview"), video = $("preview-video");
-    if (!detail || figure.hidden) return;
+    if (!detail || figure.hidden || figure.dataset.unplayable !== undefined) return;
     figure.dataset.readyState = String(video.readyState);
     figure.dataset.currentTime = video.currentTime.toFixed(3);
     if (video.error) {

@@ -87,6 +87,18 @@ public struct LoudnessReport: Hashable, Sendable, Codable {
     public var summary: String {
         "normalised to \(target): measured \(before.summary); gain \(LoudnessFormat.signed(gain)) dB; output \(after.summary)"
     }
+
+    /// One line for a job's history and `reel status` over the reports of every audio output
+    /// (`export.audioOutputs`, in order): one report's own summary, or each output's labelled
+    /// summary (`en "English": normalised to …`) joined by ` | `. Nil without reports. Reports
+    /// beyond `outputs` (or all of them, without it) are labelled by position.
+    public static func summary(of reports: [LoudnessReport], outputs: [AudioOutput]?) -> String? {
+        guard reports.count > 1 else { return reports.first?.summary }
+        return reports.enumerated().map { i, report in
+            let label = outputs.flatMap { i < $0.count ? $0[i].label : nil } ?? "output \(i + 1)"
+            return "\(label): \(report.summary)"
+        }.joined(separator: " | ")
+    }
 }
 
 enum LoudnessFormat {

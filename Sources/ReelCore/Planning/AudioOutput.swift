@@ -10,6 +10,9 @@ public struct AudioOutput: Codable, Sendable, Hashable {
     public init(language: LanguageTag, title: String? = nil, tracks: [Int]) {
         self.language = language; self.title = title; self.tracks = tracks
     }
+
+    /// How figures name this output: its language tag and title, `en "English"`.
+    public var label: String { language.tag + (title.map { " \"\($0)\"" } ?? "") }
 }
 
 extension RenderPlan {

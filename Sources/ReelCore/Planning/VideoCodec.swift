@@ -55,6 +55,16 @@ public enum VideoCodec: String, Hashable, Sendable, Codable, CaseIterable {
         fileTypes.contains(fileType) || (fileType == .hls && self == .h264)
     }
 
+    /// Whether a web browser can decode it in a `<video>` element (the console's preview plays
+    /// the chunks as they are, without re-encoding). ProRes and PNG are production formats no
+    /// browser decodes; HEVC plays only where the platform has a decoder, which the player finds out.
+    public var playsInBrowsers: Bool {
+        switch self {
+        case .h264, .hevc, .vp9, .av1: true
+        case .prores, .png: false
+        }
+    }
+
     /// The container when neither `export.fileType` nor an output name decides.
     public var defaultFileType: FileType { fileTypes[0] }
 

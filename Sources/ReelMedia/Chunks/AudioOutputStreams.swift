@@ -10,7 +10,7 @@ import ReelCore
 /// The task stays one task that sees every whole mix, so loudness is still measured over the
 /// whole programme of each output. Languages, titles and the default disposition are not in the
 /// result: the finaliser writes them from the plan. The result's `comment` tag (`LoudnessTag`)
-/// is the first output's, the figures `reel status` shows.
+/// holds every output's figures in order, which `reel status` shows.
 enum AudioOutputStreams {
     static func render(_ plan: RenderPlan, to path: String, media: MediaSources) throws -> ChunkArtifact {
         let mixes = plan.audioMixPlans
@@ -21,8 +21,8 @@ enum AudioOutputStreams {
             parts.forEach { unlink($0) }
         }
         for (mix, part) in zip(mixes, parts) { _ = try ChunkRenderer.renderAudio(mix, to: part, media: media) }
-        let comment = try ContainerTags.read(path: parts[0])["comment"]
-        try merge(parts, to: partial, fileType: plan.audioTaskContainer, metadata: comment.map { ["comment": $0] } ?? [:])
+        let reports = try parts.flatMap { try LoudnessTag.read(path: $0) }
+        try merge(parts, to: partial, fileType: plan.audioTaskContainer, metadata: reports.isEmpty ? [:] : ["comment": LoudnessTag.text(reports)])
         try AtomicFile.commit(partial, to: path)
         return try ChunkArtifact.measuring(kind: .audio, frames: FrameRange(start: 0, end: plan.frameCount), path: path)
     }

@@ -24,8 +24,9 @@ public enum Finaliser {
         public var frames: Int
         public var audioPackets: Int
         public var byteCount: Int
-        /// What loudness normalisation did, as the audio result reports it (`LoudnessTag`).
-        public var loudness: LoudnessReport? = nil
+        /// What loudness normalisation did to each audio output, in order, as the audio result
+        /// reports it (`LoudnessTag`); empty without normalisation.
+        public var loudness: [LoudnessReport] = []
     }
 
     public static func finalise(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to outputPath: String) throws -> Report {
@@ -123,7 +124,7 @@ public enum Finaliser {
         let size = (try? FileManager.default.attributesOfItem(atPath: outputPath)[.size]) as? Int ?? 0
         return Report(frames: frames, audioPackets: audioPackets, byteCount: size,
                       // Figures are for people: a result without readable ones never fails the job.
-                      loudness: audio.flatMap { (try? LoudnessTag.read(path: $0.path)) ?? nil })
+                      loudness: audio.map { (try? LoudnessTag.read(path: $0.path)) ?? [] } ?? [])
     }
 
     /// The frame a timestamp `t × timeBase` stands for: exact in MP4 and QuickTime chunks,

@@ -84,7 +84,8 @@ extension ChunkRenderer {
     /// output order (each starts with its own `ftyp`; `FragmentedMP4.files` parts them). With
     /// `export.audio.loudness` every mix is normalised on its own, as for a single file
     /// (`NormalisedAudio` finds the gain and ceiling; the same encoding is then cut into
-    /// fragments), and the first mix's figures go into the result's `comment` tag.
+    /// fragments), and every mix's figures, in output order, go into the first file's `comment`
+    /// tag (`LoudnessTag`).
     public static func renderLadderAudio(_ plan: RenderPlan, to path: String, media: MediaSources = .local) throws -> ChunkArtifact {
         guard plan.export.ladder != nil else { throw RenderError.io("renderLadderAudio on a plan without an HLS ladder") }
         let partial = AtomicFile.temporaryPath(for: path)
@@ -94,9 +95,12 @@ extension ChunkRenderer {
             unlink(partial)
             parts.forEach { unlink($0) }
         }
+        let reports = try mixes.map { try loudnessReport($0, measuringAt: partial + ".loudness", media: media) }
+        let found = reports.compactMap { $0 }
         var bytes = Data()
         for (index, (mix, part)) in zip(mixes, parts).enumerated() {
-            try renderLadderMix(mix, to: part, media: media, tagged: index == 0)
+            let metadata = index == 0 && !found.isEmpty ? ["comment": LoudnessTag.text(found)] : [:]
+            try renderLadderMix(mix, to: part, media: media, report: reports[index], metadata: metadata)
             bytes += try Data(contentsOf: URL(fileURLWithPath: part))
         }
         try bytes.write(to: URL(fileURLWithPath: partial))
@@ -104,22 +108,25 @@ extension ChunkRenderer {
         return try ChunkArtifact.measuring(kind: .audio, frames: FrameRange(start: 0, end: plan.frameCount), path: path)
     }
 
-    /// One mix of a ladder's sound (see `renderLadderAudio`), normalised when the plan asks.
-    static func renderLadderMix(_ plan: RenderPlan, to path: String, media: MediaSources, tagged: Bool) throws {
+    /// The gain and limiter ceiling that meet `plan`'s loudness target, found by normalising
+    /// its mix into a plain file at `path` (removed after), or nil when the plan sets none.
+    static func loudnessReport(_ plan: RenderPlan, measuringAt path: String, media: MediaSources) throws -> LoudnessReport? {
+        guard let target = plan.export.audio.loudness else { return nil }
+        let measured = path + ".\(plan.audioTaskContainer)"
+        defer { unlink(measured) }
+        _ = try NormalisedAudio.render(plan, target: target, to: measured, media: media)
+        guard let found = try LoudnessTag.read(path: measured).first else { throw RenderError.io("the normalised mix carries no loudness report") }
+        return found
+    }
+
+    /// One mix of a ladder's sound (see `renderLadderAudio`), normalised with `report`'s gain
+    /// and ceiling when there is one, with `metadata` in the file.
+    static func renderLadderMix(_ plan: RenderPlan, to path: String, media: MediaSources, report: LoudnessReport?,
+                                metadata: [String: String]) throws {
         guard let ladder = plan.export.ladder else { throw RenderError.io("renderLadderAudio on a plan without an HLS ladder") }
         let mixer = AudioMixer(plan: plan, media: media)
         precondition(mixer.hasAudio, "renderLadderAudio on a plan without audio tracks")
-        // Loudness: the gain and limiter ceiling that meet the target, found on a plain file.
-        var report: LoudnessReport?
-        if let target = plan.export.audio.loudness {
-            let measured = path + ".loudness.\(plan.audioTaskContainer)"
-            defer { unlink(measured) }
-            _ = try NormalisedAudio.render(plan, target: target, to: measured, media: media)
-            guard let found = try LoudnessTag.read(path: measured) else { throw RenderError.io("the normalised mix carries no loudness report") }
-            report = found
-        }
         let encoder = try AudioEncoder(codec: .aac, sampleRate: mixer.sampleRate, channels: mixer.channels, bitRate: plan.export.audio.bitRate)
-        let metadata = tagged ? report.map { ["comment": LoudnessTag.text($0)] } ?? [:] : [:]
         let writer = try MovieWriter(path: path, fileType: FileType.mp4.rawValue, faststart: false, video: nil, audio: encoder.codecParameters,
                                      metadata: metadata, fragmented: true)
         let segment = ladder.segmentDuration * Rational(Int64(mixer.sampleRate))

@@ -104,7 +104,7 @@ extension Finaliser {
         let bytes = (tracks + sounds).reduce(0) { $0 + $1.byteCount }
         return Report(frames: plan.frameCount, audioPackets: sounds.reduce(0) { $0 + $1.segments.count }, byteCount: bytes,
                       // Figures are for people: a result without readable ones never fails the job.
-                      loudness: audio.flatMap { (try? LoudnessTag.read(path: $0.path)) ?? nil })
+                      loudness: audio.map { (try? LoudnessTag.read(path: $0.path)) ?? [] } ?? [])
     }
 
     /// The folder of the audio rendition group (a name `RenditionLadder` keeps from renditions).

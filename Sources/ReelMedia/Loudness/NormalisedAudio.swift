@@ -125,20 +125,27 @@ enum NormalisedAudio {
     }
 }
 
-/// How an audio result carries its `LoudnessReport`: the file's `comment` tag holds
-/// `reel-loudness:` and the report as JSON.
+/// How an audio result carries its `LoudnessReport`s: the file's `comment` tag holds
+/// `reel-loudness:` and, as JSON, the report (one audio output) or an array of the reports of
+/// every output in order (`export.audioOutputs`). Results written before outputs carried
+/// several reports hold a single report, and still read.
 public enum LoudnessTag {
     static let prefix = "reel-loudness:"
 
-    static func text(_ report: LoudnessReport) -> String {
+    static func text(_ reports: [LoudnessReport]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return prefix + String(decoding: (try? encoder.encode(report)) ?? Data(), as: UTF8.self)
+        let json = reports.count == 1 ? try? encoder.encode(reports[0]) : try? encoder.encode(reports)
+        return prefix + String(decoding: json ?? Data(), as: UTF8.self)
     }
 
-    /// The report in the file at `path`, if it has one.
-    public static func read(path: String) throws -> LoudnessReport? {
-        guard let comment = try ContainerTags.read(path: path)["comment"], comment.hasPrefix(prefix) else { return nil }
-        return try JSONDecoder().decode(LoudnessReport.self, from: Data(comment.dropFirst(prefix.count).utf8))
+    static func text(_ report: LoudnessReport) -> String { text([report]) }
+
+    /// The reports in the file at `path`, in output order: none when it has none.
+    public static func read(path: String) throws -> [LoudnessReport] {
+        guard let comment = try ContainerTags.read(path: path)["comment"], comment.hasPrefix(prefix) else { return [] }
+        let json = Data(comment.dropFirst(prefix.count).utf8)
+        if let reports = try? JSONDecoder().decode([LoudnessReport].self, from: json) { return reports }
+        return [try JSONDecoder().decode(LoudnessReport.self, from: json)]
     }
 }
