@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import ReelAgent
 import ReelCoordinator
 import ReelCore
@@ -370,6 +371,59 @@ struct AgentFinaliseTests {
             let stored = try await CoordinatorS3.client().sha256(ofObject: key)
             #expect(stored.size == total && stored.sha256 == output.sha256)
             await holder.close()
+        }
+    }
+
+    /// Reel's agent finalising an output larger than the part size (H.264 at CRF 1, 1920×1080,
+    /// over 5 MiB): it goes up in parts (`FINALPARTS`). An upload left under the output key by an
+    /// earlier attempt, holding a part 1 of other bytes, is found; the completion refuses it
+    /// (`ERR checksum_mismatch`, the upload aborted) and the agent's output upload tries again
+    /// (`DirectOutputUpload`), now as a new upload, within the same finalise attempt: the job
+    /// is done with one finalise claim and no failure, and the output is a multipart object of
+    /// one part per started 5 MiB with every frame.
+    @Test func reelsAgentUploadsALargeOutputInPartsAndStartsAnewOverAnEarlierUpload() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-large")
+        let partSize = S3MultipartUploadTests.partSize
+        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
+            try await client.upload(media.video)
+            let composition = """
+                {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+                 "videoComposition": {"renderSize": {"width": 1920, "height": 1080}, "frameDuration": "1/25"},
+                 "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}],
+                 "export": {"preset": "medium", "video": {"crf": 1, "x264Preset": "ultrafast"}}}
+                """
+            var assets = try media.manifest()
+            assets["tone"] = nil
+            let request = SubmitRequest(composition: composition, assets: assets,
+                                        settings: JobSettings(chunkSeconds: Rational(1, 1), encoderThreads: 1, name: "large output"))
+            guard case .job(let job, let missing) = try await client.send(.submit(document: Array(try JSONEncoder().encode(request)))),
+                  missing.isEmpty else { Issue.record("SUBMIT did not answer JOB with nothing missing"); return }
+            // An earlier attempt's upload under the output key, with a part 1 of other bytes.
+            let key = settings.location.objectKey("outputs/\(job).mp4")
+            let s3 = try CoordinatorS3.client()
+            let stale = try await s3.createMultipartUpload(key: key)
+            _ = try await s3.uploadPart(key: key, uploadID: stale, number: 1,
+                                        bytes: ByteBuffer(bytes: [UInt8](repeating: 3, count: Int(partSize))))
+
+            let agents = [try RunningAgent.start(harness, name: "render-1"), try RunningAgent.start(harness, name: "render-2")]
+            _ = try await client.waitForState(job: job, "done", seconds: 180)
+            for agent in agents { await agent.stop() }
+            let claimers = try await Self.finaliseClaimers(client, job: job)
+            #expect(claimers.count == 1 && claimers.allSatisfy { $0.hasPrefix("render-") }, "one finalise attempt: \(claimers)")
+            guard case .report(let json) = try await client.send(.events(job: job, after: 0)) else { Issue.record("no EVENTS"); return }
+            let events = try JSONDecoder().decode(EventsReport.self, from: Data(json)).events
+            #expect(!events.contains { $0.kind == "failed" }, "\(events.filter { $0.kind == "failed" }.map(\.message))")
+
+            let head = try #require(try await s3.headObject(key: key))
+            let parts = Int((head.size + partSize - 1) / partSize)
+            #expect(head.size > partSize && parts >= 2)
+            #expect(head.etag.hasSuffix("-\(parts)\"") || head.etag.hasSuffix("-\(parts)"), "\(head.size) bytes in \(parts) parts: \(head.etag)")
+            #expect(try await s3.listMultipartUploads(prefix: key).isEmpty, "the stale upload was aborted")
+            guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+            let output = media.directory.appendingPathComponent("large.mp4").path
+            let got = try await PresignedTransfer().download(url: url.url, to: output)
+            #expect(got.size == head.size)
+            #expect(try await Self.videoPackets(output).count == 50)
         }
     }
 
