@@ -99,8 +99,9 @@ extension TaskExecution {
                           logger: Logger) async throws -> FinalisedOutput {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var inputs: [JobFinalising.Input] = []
-        for input in specification.inputs ?? [] {
-            let path = directory.appendingPathComponent("\(input.kind.rawValue)-\(input.ordinal)").path
+        for (index, input) in (specification.inputs ?? []).enumerated() {
+            // A ladder chunk may have several inputs (renditions from several archives).
+            let path = directory.appendingPathComponent("\(input.kind.rawValue)-\(input.ordinal)-\(index)").path
             do {
                 let got = try await session.transfer.download(url: input.url, headers: input.headers, to: path, expectedSHA256: input.sha256)
                 guard got.size == input.size else { throw DamagedInput(sha256: input.sha256, problem: "\(got.size) bytes, not \(input.size)") }
@@ -111,7 +112,8 @@ extension TaskExecution {
             } catch let error as ObjectStoreError {
                 throw AgentError.io("cannot read input \(input.kind.rawValue) \(input.ordinal) from the object store: \(error.message)")
             }
-            inputs.append(JobFinalising.Input(kind: input.kind, frames: input.frames, path: path, size: input.size, sha256: input.sha256))
+            inputs.append(JobFinalising.Input(kind: input.kind, frames: input.frames, path: path, size: input.size, sha256: input.sha256,
+                                              renditions: input.renditions))
         }
         let output = directory.appendingPathComponent("output.\(plan.export.fileType.rawValue)").path
         let outcome = try await ThreadBridge.runOnDedicatedThread(name: "reel-finalise-\(assignment.task)") { [inputs] in

@@ -215,11 +215,22 @@ struct TaskExecution {
     /// (`ChunkRenderer.renderLadder`), packed in rendition order into one ladder archive, the
     /// task's one result (proto/PROTOCOL.md §4.6). The poster is the chunk's last frame at the
     /// composition's size, as for any chunk.
+    /// With `renditions` in the specification only those are encoded (the others are reused
+    /// from stored archives): still one decode and composite, fewer encoders, and an archive
+    /// of just those members.
     private static func renderLadderChunk(_ job: RenderJob, control: RenderControl) throws -> ChunkArtifact {
-        guard let ladder = job.plan.export.ladder else { throw AgentError.protocolViolation("not a ladder plan") }
+        var plan = job.plan
+        if let names = job.specification.renditions {
+            let unknown = names.filter { name in !(plan.export.ladder?.renditions.contains { $0.name == name } ?? false) }
+            guard unknown.isEmpty, !names.isEmpty else {
+                throw AgentError.protocolViolation("the specification names renditions \(names), not a non-empty part of the ladder")
+            }
+            plan.export.ladder?.renditions.removeAll { !names.contains($0.name) }
+        }
+        guard let ladder = plan.export.ladder else { throw AgentError.protocolViolation("not a ladder plan") }
         let paths = ladder.renditions.map { job.outputPath + ".\($0.name).mp4" }
         defer { for path in paths { unlink(path) } }
-        _ = try ChunkRenderer.renderLadder(job.plan, frames: job.specification.frames, to: paths, encoderThreads: job.encoderThreads,
+        _ = try ChunkRenderer.renderLadder(plan, frames: job.specification.frames, to: paths, encoderThreads: job.encoderThreads,
                                            media: job.media, progress: { done in try control.report(framesDone: done) },
                                            lastFrame: { frame in PosterFrame.writeBestEffort(frame, to: job.posterPath) })
         try LadderArchive.write(zip(ladder.renditions, paths).map { (name: "\($0.name).mp4", path: $1) }, to: job.outputPath)

@@ -59,10 +59,12 @@ extension CoordinatorHandler {
         if claimed.kind == .audio, frames.count == 0, let count = try? await RenderPlanDocuments.frameCount(of: reference, storage: storage) {
             frames = FrameRange(start: 0, end: count)
         }
+        // A ladder chunk whose other renditions are reused encodes only these (nil: all).
+        let renditions = claimed.kind == .videoChunk ? try await pool.run { try $0.jobs.renditionsToEncode(task: claimed.id) } : nil
         let specification = claimed.kind == .finalise
             ? try await finaliseSpecification(for: claimed, planDocument: reference)
             : TaskSpecification(job: claimed.jobID, task: claimed.id, kind: claimed.kind, frames: frames,
-                                planDocument: AssetManifestEntry(sha256: reference.sha256, size: reference.size))
+                                planDocument: AssetManifestEntry(sha256: reference.sha256, size: reference.size), renditions: renditions)
         return Array(try CoordinatorJSON.encode(specification).utf8)
     }
 

@@ -29,8 +29,10 @@ extension CoordinatorHandler {
     /// reports one). A missing or damaged one is rendered again (`FinaliseRequeued`).
     func finaliseSpecification(for claimed: ClaimedTask, planDocument reference: RenderPlanReference) async throws -> TaskSpecification {
         let job = claimed.jobID
-        let tasks = try await pool.run { try $0.jobs.tasks(ofJob: job) }
-        if try await FinaliserLoop.requeueDamagedResults(tasks, job: job, lease: claimed.lease, readingBytes: false,
+        let (tasks, renditions) = try await pool.run { store -> ([TaskRecord], [Int64: [TaskRendition]]) in
+            (try store.jobs.tasks(ofJob: job), try store.jobs.renditions(ofJob: job))
+        }
+        if try await FinaliserLoop.requeueDamagedResults(tasks, renditions: renditions, job: job, lease: claimed.lease, readingBytes: false,
                                                          storage: storage, worker: pool, logger: logger) {
             dispatcher.wake()
             throw FinaliseRequeued()
@@ -38,21 +40,24 @@ extension CoordinatorHandler {
         let expires = configuration.presignExpirySeconds
         var inputs: [FinaliseInput] = []
         for task in tasks where task.kind != .finalise {
-            guard task.state == .done, let result = task.result else {
+            guard task.state == .done, let done = task.result else {
                 throw ReelProtocolError(.internal, "task \(task.id) of job \(job) is \(task.state.rawValue), not done")
             }
-            let request: PresignedRequest?
-            do {
-                request = try storage.blobs.presign(.result(sha256: result.sha256), .read, expires: expires)
-            } catch let error as ObjectStoreError {
-                throw ReelProtocolError(.internal, "cannot presign the result of task \(task.id): \(error.message)")
+            // A ladder chunk with reused renditions also names the archives they come from.
+            for (result, holding) in RenditionReuse.archives(result: done, renditions: renditions[task.id]) {
+                let request: PresignedRequest?
+                do {
+                    request = try storage.blobs.presign(.result(sha256: result.sha256), .read, expires: expires)
+                } catch let error as ObjectStoreError {
+                    throw ReelProtocolError(.internal, "cannot presign the result of task \(task.id): \(error.message)")
+                }
+                guard let request else { throw ReelProtocolError(.noDirect, "the storage hands out no URLs; the coordinator finalises") }
+                metrics.presignedURLs.increment()
+                inputs.append(FinaliseInput(kind: task.kind, ordinal: task.ordinal,
+                                            frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
+                                            size: result.size, sha256: result.sha256, url: request.url, headers: request.headers,
+                                            expiresAtMillis: request.expiresAt.epochSeconds * 1000, renditions: holding))
             }
-            guard let request else { throw ReelProtocolError(.noDirect, "the storage hands out no URLs; the coordinator finalises") }
-            metrics.presignedURLs.increment()
-            inputs.append(FinaliseInput(kind: task.kind, ordinal: task.ordinal,
-                                        frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
-                                        size: result.size, sha256: result.sha256, url: request.url, headers: request.headers,
-                                        expiresAtMillis: request.expiresAt.epochSeconds * 1000))
         }
         let wantsPoster = (try? await storage.blobs.info(.poster(job: job))) == nil
         return TaskSpecification(job: job, task: claimed.id, kind: .finalise, frames: FrameRange(start: 0, end: 0),
@@ -125,13 +130,16 @@ extension CoordinatorHandler {
     func inputBad(task: Int64, epoch: Int64, sha256: String, peer: Peer) async throws -> Message {
         let held = try await heldFinalise(task: task, epoch: epoch, peer: peer)
         let damaged = held.tasks.filter { $0.kind != .finalise && $0.state == .done && $0.result?.sha256 == sha256 }
-        guard !damaged.isEmpty else {
+        // Or a ladder archive some chunks took renditions from: they encode those renditions again.
+        let renditions = try await pool.run { try $0.jobs.renditions(ofJob: held.job) }
+        let takers = held.tasks.filter { (renditions[$0.id] ?? []).contains { $0.source?.sha256 == sha256 } }
+        guard !damaged.isEmpty || !takers.isEmpty else {
             throw ReelProtocolError(.notFound, "no input of task \(task) has SHA-256 \(sha256)")
         }
         let problem = "its bytes read by \(peer.name.escapingControlCharacters) do not have SHA-256 \(sha256)"
         do {
-            _ = try await FinaliserLoop.requeue(damaged.map { ($0, problem) }, job: held.job, lease: held.lease,
-                                                storage: storage, worker: pool, logger: logger)
+            _ = try await FinaliserLoop.requeue(damaged.map { ($0, problem) }, lostSources: takers.isEmpty ? [:] : [sha256: problem], takers: takers,
+                                                job: held.job, lease: held.lease, storage: storage, worker: pool, logger: logger)
         } catch StoreError.staleEpoch {
             return .lost(task: task)
         }

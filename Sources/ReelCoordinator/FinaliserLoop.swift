@@ -53,8 +53,9 @@ struct FinaliserLoop: Service {
     /// one is not the job's fault: those tasks alone are rendered again (fresh attempts, new
     /// epochs), the damaged files removed, and the finalise task handed back to wait for them.
     /// - Returns: whether anything was re-queued (then this finalise attempt is over).
-    func requeueDamagedResults(_ tasks: [TaskRecord], job: Int64, lease: Lease) async throws -> Bool {
-        try await Self.requeueDamagedResults(tasks, job: job, lease: lease, readingBytes: true, storage: storage, worker: worker, logger: logger)
+    func requeueDamagedResults(_ tasks: [TaskRecord], renditions: [Int64: [TaskRendition]], job: Int64, lease: Lease) async throws -> Bool {
+        try await Self.requeueDamagedResults(tasks, renditions: renditions, job: job, lease: lease, readingBytes: true,
+                                             storage: storage, worker: worker, logger: logger)
     }
 
     /// `requeueDamagedResults` for whoever holds a finalise lease. `readingBytes`: hash each
@@ -62,9 +63,15 @@ struct FinaliserLoop: Service {
     /// size, and the SHA-256 the store checked where it reports one), which is what the
     /// coordinator checks before handing a finalise to an agent, which then hashes each input
     /// itself and reports a wrong one (`INPUTBAD`).
-    static func requeueDamagedResults(_ tasks: [TaskRecord], job: Int64, lease: Lease, readingBytes: Bool,
-                                      storage: CoordinatorStorage, worker: some StoreRunning, logger: Logger) async throws -> Bool {
+    /// The ladder archives a ladder chunk's renditions were reused from (`renditions`) are
+    /// checked as well: a missing or damaged one is deleted and the chunks that took renditions
+    /// from it encode those renditions themselves (`requeue`'s `lostSources`).
+    static func requeueDamagedResults(_ tasks: [TaskRecord], renditions: [Int64: [TaskRendition]] = [:], job: Int64, lease: Lease,
+                                      readingBytes: Bool, storage: CoordinatorStorage, worker: some StoreRunning,
+                                      logger: Logger) async throws -> Bool {
         var damaged: [(TaskRecord, String)] = []
+        var checkedSources: Set<String> = []
+        var lostSources: [String: String] = [:]
         for task in tasks {
             guard task.kind != .finalise, task.state == .done, let result = task.result else { continue }
             guard CoordinatorStorage.isValidHash(result.sha256) else { damaged.append((task, "not a content hash")); continue }
@@ -72,23 +79,41 @@ struct FinaliserLoop: Service {
                                                    storedSHA256: result.sha256) {
                 damaged.append((task, problem))
             }
+            for source in (renditions[task.id] ?? []).compactMap(\.source) where checkedSources.insert(source.sha256).inserted {
+                if let problem = await storage.problem(.result(sha256: source.sha256), size: source.size,
+                                                       sha256: readingBytes ? source.sha256 : nil, storedSHA256: source.sha256) {
+                    lostSources[source.sha256] = problem
+                }
+            }
         }
-        return try await requeue(damaged, job: job, lease: lease, storage: storage, worker: worker, logger: logger)
+        let takers = tasks.filter { task in (renditions[task.id] ?? []).contains { $0.source.map { lostSources[$0.sha256] != nil } ?? false } }
+        return try await requeue(damaged, lostSources: lostSources, takers: takers, job: job, lease: lease,
+                                 storage: storage, worker: worker, logger: logger)
     }
 
     /// Renders `damaged` tasks again (their stored results deleted) and hands the finalise
-    /// task back to wait for them. - Returns: whether there was anything to re-queue.
-    static func requeue(_ damaged: [(TaskRecord, String)], job: Int64, lease: Lease,
-                        storage: CoordinatorStorage, worker: some StoreRunning, logger: Logger) async throws -> Bool {
-        guard !damaged.isEmpty else { return false }
+    /// task back to wait for them. `lostSources` (hash → problem): reused ladder archives gone
+    /// missing or bad, deleted; `takers`, the chunks that took renditions from them, render
+    /// those renditions themselves (their own results are kept until they are replaced).
+    /// - Returns: whether there was anything to re-queue.
+    static func requeue(_ damaged: [(TaskRecord, String)], lostSources: [String: String] = [:], takers: [TaskRecord] = [],
+                        job: Int64, lease: Lease, storage: CoordinatorStorage, worker: some StoreRunning, logger: Logger) async throws -> Bool {
+        guard !damaged.isEmpty || !lostSources.isEmpty else { return false }
         for (task, problem) in damaged {
             logger.warning("stored result is missing or damaged; rendering the task again",
                            metadata: ["job": "\(job)", "task": "\(task.id)", "problem": "\(problem)"])
             if let hash = task.result?.sha256, CoordinatorStorage.isValidHash(hash) { await storage.delete([.result(sha256: hash)]) }
         }
-        let ids = damaged.map { $0.0.id }
-        let reason = "stored result " + damaged.map { "of task \($0.0.id): \($0.1)" }.joined(separator: "; ") + "; rendering again"
-        try await worker.run { try $0.lifecycle.requeueDamagedResults(finalise: lease, tasks: ids, reason: reason) }
+        for (hash, problem) in lostSources.sorted(by: { $0.key < $1.key }) {
+            logger.warning("a stored ladder archive renditions were reused from is missing or damaged; encoding them again",
+                           metadata: ["job": "\(job)", "archive": "\(hash.prefix(12))", "problem": "\(problem)"])
+            await storage.delete([.result(sha256: hash)])
+        }
+        let ids = Array(Set(damaged.map { $0.0.id } + takers.map(\.id))).sorted()
+        let reason = (damaged.map { "stored result of task \($0.0.id): \($0.1)" }
+                      + lostSources.sorted(by: { $0.key < $1.key }).map { "reused ladder archive \($0.key.prefix(12))…: \($0.value)" })
+            .joined(separator: "; ") + "; rendering again"
+        try await worker.run { try $0.lifecycle.requeueDamagedResults(finalise: lease, tasks: ids, reason: reason, lostSources: lostSources.keys.sorted()) }
         return true
     }
 
@@ -127,19 +152,23 @@ struct FinaliserLoop: Service {
         }
         defer { renewal.cancel() }
         do {
-            let (planJSON, tasks) = try await worker.run { store -> (String, [TaskRecord]) in
+            let (planJSON, tasks, renditions) = try await worker.run { store -> (String, [TaskRecord], [Int64: [TaskRendition]]) in
                 guard let documents = try store.jobs.documents(job) else { throw StoreError.jobNotFound(job) }
-                return (documents.renderPlan, try store.jobs.tasks(ofJob: job))
+                return (documents.renderPlan, try store.jobs.tasks(ofJob: job), try store.jobs.renditions(ofJob: job))
             }
-            if try await requeueDamagedResults(tasks, job: job, lease: lease) { return true }
+            if try await requeueDamagedResults(tasks, renditions: renditions, job: job, lease: lease) { return true }
             let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
             var inputs: [JobFinalising.Input] = []
             for task in tasks where task.kind != .finalise {
                 guard task.state == .done, let result = task.result else {
                     throw FinaliseError(description: "task \(task.id) is \(task.state.rawValue), not done")
                 }
-                inputs.append(JobFinalising.Input(kind: task.kind, frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
-                                                  path: storage.resultPath(result.sha256), size: result.size, sha256: result.sha256))
+                // A ladder chunk with reused renditions also names the archives they come from.
+                for (archive, holding) in RenditionReuse.archives(result: result, renditions: renditions[task.id]) {
+                    inputs.append(JobFinalising.Input(kind: task.kind, frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
+                                                      path: storage.resultPath(archive.sha256), size: archive.size, sha256: archive.sha256,
+                                                      renditions: holding))
+                }
             }
             let output = storage.outputPath(job: job, fileType: plan.export.fileType.rawValue)
             let outcome = try await offload { [inputs] in try JobFinalising.finalise(plan, inputs: inputs, to: output) }

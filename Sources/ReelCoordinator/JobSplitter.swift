@@ -115,15 +115,27 @@ struct JobSplitter: Sendable {
                 ChunkReuse.keys(plan: plan, chunks: chunks, encoderThreads: threads, manifest: manifest)
             }
             var reusable: [String: TaskResult] = [:]
+            // An HLS ladder's renditions not reused whole with their chunk: found by rendition key.
+            var archives: [String: TaskResult] = [:]
             if stored.settings.noCache != true {
                 let wanted = (keys.video + [keys.audio]).compactMap { $0 }
                 let found = try await pool.run { try $0.assets.results(forContentKeys: wanted) }
                 reusable = await ChunkReuse(storage: storage).present(found)
+                let renditionKeys = chunks.indices.filter { keys.video[$0].flatMap { reusable[$0] } == nil }.flatMap { keys.renditions[$0] ?? [] }
+                if !renditionKeys.isEmpty {
+                    let found = try await pool.run { try $0.assets.archives(forRenditionKeys: renditionKeys) }
+                    archives = await ChunkReuse(storage: storage).present(found)
+                }
             }
+            let renditionNames = plan.export.ladder?.renditions.map(\.name) ?? []
             var tasks: [NewTask] = []
             for (ordinal, chunk) in chunks.enumerated() {
-                tasks.append(NewTask(kind: .videoChunk, ordinal: ordinal, frameStart: Int64(chunk.start), frameEnd: Int64(chunk.end),
-                                     spec: "", maxAttempts: configuration.maxAttempts).keyed(keys.video[ordinal], reusing: reusable))
+                var task = NewTask(kind: .videoChunk, ordinal: ordinal, frameStart: Int64(chunk.start), frameEnd: Int64(chunk.end),
+                                   spec: "", maxAttempts: configuration.maxAttempts).keyed(keys.video[ordinal], reusing: reusable)
+                if let renditionKeys = keys.renditions[ordinal] {
+                    task = RenditionReuse.keyed(task, names: renditionNames, keys: renditionKeys, archives: archives)
+                }
+                tasks.append(task)
             }
             if !plan.audioTracks.isEmpty {
                 tasks.append(NewTask(kind: .audio, ordinal: 0, frameStart: 0, frameEnd: Int64(plan.frameCount), spec: "",
@@ -138,6 +150,9 @@ struct JobSplitter: Sendable {
                                          videoEncoder: videoEncoder, tasks: tasks)
             }
             if created {
+                if let summary = RenditionReuse.summary(tasks, names: renditionNames) {
+                    try await pool.run { try $0.events.append(job: job, kind: "renditions", message: summary) }
+                }
                 dispatcher.wake()
                 logger.info("planned job", metadata: ["job": "\(job)", "chunks": "\(chunks.count)", "frames": "\(plan.frameCount)",
                                                       "reused": "\(tasks.filter { $0.reusedResult != nil }.count)",

@@ -23,8 +23,13 @@ public enum JobFinalising {
         public var path: String
         public var size: Int64
         public var sha256: String
-        public init(kind: TaskKind, frames: FrameRange, path: String, size: Int64, sha256: String) {
+        /// An HLS ladder chunk's archive: the renditions to take from it (members
+        /// `<name>.mp4`); nil: it holds every rendition of the ladder, in order. A chunk's
+        /// renditions may come from several archives (incremental re-rendering per rendition).
+        public var renditions: [String]?
+        public init(kind: TaskKind, frames: FrameRange, path: String, size: Int64, sha256: String, renditions: [String]? = nil) {
             self.kind = kind; self.frames = frames; self.path = path; self.size = size; self.sha256 = sha256
+            self.renditions = renditions
         }
     }
 
@@ -42,16 +47,17 @@ public enum JobFinalising {
     /// `finaliseLadder` into one ladder archive. Blocking: run it off the cooperative pool.
     public static func finalise(_ plan: RenderPlan, inputs: [Input], to output: String) throws -> Outcome {
         var chunks: [ChunkArtifact] = []
+        var holding: [[String]?] = []
         var audio: ChunkArtifact?
         for input in inputs {
             guard input.kind != .finalise else { throw FinaliseError(description: "a finalise task is not an input") }
             let artifact = ChunkArtifact(kind: input.kind == .audio ? .audio : .video,
                                          frames: input.kind == .audio ? FrameRange(start: 0, end: plan.frameCount) : input.frames,
                                          path: input.path, byteCount: Int(input.size), sha256: input.sha256)
-            if input.kind == .audio { audio = artifact } else { chunks.append(artifact) }
+            if input.kind == .audio { audio = artifact } else { chunks.append(artifact); holding.append(input.renditions) }
         }
         let report = plan.export.ladder != nil
-            ? try finaliseLadder(plan, chunks: chunks, audio: audio, to: output)
+            ? try finaliseLadder(plan, chunks: chunks, holding: holding, audio: audio, to: output)
             : plan.export.fileType == .png ? try finaliseFrameSequence(plan, chunks: chunks, to: output)
             : try Finaliser.finalise(plan, chunks: chunks, audio: audio, to: output)
         let digest = try FileDigest.sha256(path: output)
@@ -70,7 +76,14 @@ public enum JobFinalising {
     /// archive holding every rendition of its chunk; they are unpacked into a work folder beside
     /// the output, `Finaliser.finaliseLadder` writes the output folder there, and that folder is
     /// packed into one ladder archive at `output` (atomically), which `OUTPUT` serves.
-    public static func finaliseLadder(_ plan: RenderPlan, chunks: [ChunkArtifact], audio: ChunkArtifact?, to output: String) throws -> Finaliser.Report {
+    ///
+    /// `holding[i]` names the renditions to take from `chunks[i]` (nil or missing: it holds
+    /// every rendition, in the ladder's order, and nothing else). Several archives may cover
+    /// one chunk's frames — the task's own result with the renditions it encoded, and stored
+    /// archives of earlier jobs with the renditions reused from them — and each rendition is
+    /// taken from the one that names it.
+    public static func finaliseLadder(_ plan: RenderPlan, chunks: [ChunkArtifact], holding: [[String]?] = [], audio: ChunkArtifact?,
+                                      to output: String) throws -> Finaliser.Report {
         guard let ladder = plan.export.ladder else { throw FinaliseError(description: "not an HLS ladder") }
         let work = URL(fileURLWithPath: output + ".work")
         try? FileManager.default.removeItem(at: work)
@@ -79,14 +92,31 @@ public enum JobFinalising {
         try FileManager.default.createDirectory(at: results, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let expected = ladder.renditions.map { "\($0.name).mp4" }
+        var archives: [Int: [(chunk: ChunkArtifact, names: [String]?)]] = [:]
+        for (index, chunk) in chunks.enumerated() {
+            archives[chunk.frames.start, default: []].append((chunk, index < holding.count ? holding[index] : nil))
+        }
         var renditions: [ChunkArtifact] = []
-        for chunk in chunks {
-            let members = try LadderArchive.members(of: chunk.path)
-            guard members.map(\.name) == expected else {
-                throw FinaliseError(description: "the result of chunk \(chunk.frames) holds \(members.map(\.name)), "
-                                    + "not the ladder's renditions \(expected); render it again")
-            }
-            for (rendition, member) in zip(ladder.renditions, members) {
+        var membersOf: [String: [LadderArchive.Member]] = [:]
+        for start in archives.keys.sorted() {
+            let covering = archives[start] ?? []
+            for rendition in ladder.renditions {
+                guard let (chunk, names) = covering.first(where: { $0.names?.contains(rendition.name) ?? true }) else {
+                    throw FinaliseError(description: "no result of the chunk starting at frame \(start) holds rendition \(rendition.name); render it again")
+                }
+                let members: [LadderArchive.Member]
+                if let known = membersOf[chunk.path] { members = known } else {
+                    members = try LadderArchive.members(of: chunk.path)
+                    membersOf[chunk.path] = members
+                }
+                guard names != nil || members.map(\.name) == expected else {
+                    throw FinaliseError(description: "the result of chunk \(chunk.frames) holds \(members.map(\.name)), "
+                                        + "not the ladder's renditions \(expected); render it again")
+                }
+                guard let member = members.first(where: { $0.name == "\(rendition.name).mp4" }) else {
+                    throw FinaliseError(description: "the archive \(chunk.sha256.prefix(12))… of chunk \(chunk.frames) holds \(members.map(\.name)), "
+                                        + "not rendition \(rendition.name); render it again")
+                }
                 let path = results.appendingPathComponent(String(format: "%08d-", chunk.frames.start) + member.name).path
                 try LadderArchive.extract(member, from: chunk.path, to: path)
                 renditions.append(try ChunkArtifact.measuring(kind: .video, frames: chunk.frames, path: path, rendition: rendition.name))

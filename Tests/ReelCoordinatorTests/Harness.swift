@@ -329,10 +329,15 @@ struct RenderingAgent {
         let path = "\(workDirectory)/task-\(assignment.task)-\(assignment.epoch).mp4"
         let plan_ = plan, threads = document.encoderThreads
         if let ladder = plan_.export.ladder, spec.kind == .videoChunk {
-            // A ladder chunk's result: its renditions in one archive, as agents send it (proto/PROTOCOL.md §4.6).
-            let renditions = ladder.renditions.map { (name: "\($0.name).mp4", path: "\(path).\($0.name).mp4") }
+            // A ladder chunk's result: its renditions in one archive, as agents send it (proto/PROTOCOL.md §4.6);
+            // only those the TASK names when it names some (the others are reused).
+            var only = plan_
+            if let names = spec.renditions { only.export.ladder?.renditions.removeAll { !names.contains($0.name) } }
+            let encoded = only
+            let renditions = ladder.renditions.filter { spec.renditions?.contains($0.name) ?? true }
+                .map { (name: "\($0.name).mp4", path: "\(path).\($0.name).mp4") }
             try await offThePool {
-                _ = try ChunkRenderer.renderLadder(plan_, frames: spec.frames, to: renditions.map(\.path), encoderThreads: threads)
+                _ = try ChunkRenderer.renderLadder(encoded, frames: spec.frames, to: renditions.map(\.path), encoderThreads: threads)
                 try LadderArchive.write(renditions, to: path)
             }
             return (path, try FileDigest.sha256(path: path).hex)

@@ -186,4 +186,38 @@ import Testing
         #expect(base.audio == faster.audio, "the audio does not depend on the video renditions")
         #expect(base.audio != longerSegments.audio && base.audio != mp4.audio, "HLS audio is cut on the segment grid")
     }
+
+    /// Per-rendition keys (incremental re-rendering per rendition): a change to one rendition
+    /// changes only its key, a new rendition adds one and leaves the others', and the segment
+    /// grid or the frames change every rendition's key.
+    @Test func renditionKeysFollowOnlyTheirRendition() throws {
+        let a = #"{"name": "a", "renderSize": {"width": 1280, "height": 720}, "video": {"bitRate": 3000000}}"#
+        let b = #"{"name": "b", "renderSize": {"width": 960, "height": 540}, "video": {"bitRate": 2000000}}"#
+        let b2 = #"{"name": "b", "renderSize": {"width": 960, "height": 540}, "video": {"bitRate": 1500000}}"#
+        let c = #"{"name": "c", "renderSize": {"width": 640, "height": 360}, "video": {"bitRate": 730000}}"#
+        func keys(_ export: String) throws -> [[String]?] {
+            let tracks = #"[{"id": 1, "mediaType": "video", "segments": [{"asset": "a", "at": 0}]}]"#
+            let plan = try Fixtures.plan(Fixtures.composition(tracks: tracks, extra: #""export": \#(export)"#), assets: Fixtures.ruleAssets)
+            let content = Dictionary(uniqueKeysWithValues: plan.assets.keys.map { ($0, "sha-\($0)") })
+            return ContentKey.renditionChunks(plan, chunks: [FrameRange(start: 0, end: 60), FrameRange(start: 60, end: 120)],
+                                              encoderThreads: 2, assetContent: content)
+        }
+        let base = try keys(#"{"fileType": "hls", "segmentDuration": 2, "renditions": [\#(a), \#(b), \#(c)]}"#)
+        let changedB = try keys(#"{"fileType": "hls", "segmentDuration": 2, "renditions": [\#(a), \#(b2), \#(c)]}"#)
+        let added = try keys(#"{"fileType": "hls", "segmentDuration": 2, "renditions": [\#(a), \#(b), \#(c), {"name": "d", "renderSize": {"width": 416, "height": 234}, "video": {"bitRate": 145000}}]}"#)
+        let reordered = try keys(#"{"fileType": "hls", "segmentDuration": 2, "renditions": [\#(c), \#(a), \#(b)]}"#)
+        let grid = try keys(#"{"fileType": "hls", "segmentDuration": 4, "renditions": [\#(a), \#(b), \#(c)]}"#)
+        let first = try #require(base[0]), second = try #require(base[1])
+        #expect(first.count == 3 && Set(first + second).count == 6, "every rendition of every chunk has its own key")
+        for (chunk, keys) in changedB.enumerated() {
+            let before = try #require(base[chunk]), after = try #require(keys)
+            #expect(after[0] == before[0] && after[2] == before[2] && after[1] != before[1], "only b's key changes")
+        }
+        #expect(added.map { $0.map { Array($0.prefix(3)) } } == base && Set(added.compactMap { $0?[3] }).isDisjoint(with: first + second))
+        #expect(reordered[0] == [first[2], first[0], first[1]], "a rendition's key does not depend on its place in the ladder")
+        for (chunk, keys) in grid.enumerated() {
+            #expect(Set(try #require(keys)).isDisjoint(with: try #require(base[chunk])), "the segment grid changes every key")
+        }
+        #expect(try keys(#"{"fileType": "mp4"}"#).allSatisfy { $0 == nil }, "no ladder, no rendition keys")
+    }
 }

@@ -6,15 +6,19 @@ import Testing
 /// fetched as a folder, and checked with ffprobe and ffmpeg as LadderRenderTests checks the
 /// in-process render: exact frame counts, IDRs at the same times in every rendition, clean
 /// decodes of the master playlist and the DASH manifest — and every segment byte for byte the
-/// in-process render's. Then incremental re-rendering: the same job again reuses every chunk;
-/// one rendition changed renders the chunks again and leaves the other renditions' segments
-/// as they were. Short and small: 6 s, three renditions of at most 320x180.
+/// in-process render's. Then incremental re-rendering per rendition: the same job again reuses
+/// every chunk; one rendition changed, or one added, encodes only that rendition of each chunk
+/// and leaves the other renditions' segments as they were; one removed renders nothing. Short
+/// and small: 6 s, three renditions of at most 320x180.
 extension FarmTests {
     static let ladderSeconds = 6, ladderRate = 25
     static let ladderRenditions = [("top", 320, 180, 600_000), ("mid", 256, 144, 350_000), ("low", 160, 90, 150_000)]
 
-    static func ladderComposition(source: String, lowBitRate: Int = 150_000) -> String {
-        let rungs = ladderRenditions.map { name, w, h, rate in
+    /// `renditions`: the ladder's (`ladderRenditions`, or another list: renditions added,
+    /// removed); "low" takes `lowBitRate`.
+    static func ladderComposition(source: String, lowBitRate: Int = 150_000,
+                                  renditions: [(String, Int, Int, Int)] = ladderRenditions) -> String {
+        let rungs = renditions.map { name, w, h, rate in
             let bits = name == "low" ? lowBitRate : rate
             return #"{"name": "\#(name)", "renderSize": {"width": \#(w), "height": \#(h)}, "video": {"bitRate": \#(bits), "maxBitRate": \#(bits * 3 / 2)}}"#
         }
@@ -141,7 +145,8 @@ extension FarmTests {
         #expect(reused.allSatisfy { $0[1] == "t" } && reused.count == 4, "\(reused)")
         #expect(try Self.folderFiles(again) == farmFiles)
 
-        // One rendition changed: the chunks render again (they hold every rendition), the audio
+        // One rendition changed: the chunks render again, encoding only that rendition (the
+        // others are reused from the first job's archives, found by rendition key), the audio
         // is reused, and the renditions that did not change come out byte for byte as before.
         try Self.ladderComposition(source: source, lowBitRate: 120_000).write(toFile: composition, atomically: true, encoding: .utf8)
         let changed = farm.dir.appendingPathComponent("changed/master.m3u8").path
@@ -157,6 +162,82 @@ extension FarmTests {
         }
         #expect(Self.segments(changedFiles, rendition: "low") != Self.segments(farmFiles, rendition: "low"), "low was re-encoded")
         #expect(Self.segments(changedFiles, rendition: "low").count == Self.ladderSeconds / 2 + 1)
+        try Self.expectOnlyEncoded(["low"], job: job3, reusedFrom: job, farm: farm)
+        try Self.expectPlays(changed, renditions: Self.ladderRenditions)
+
+        // A fourth rendition added: only it is encoded; the other three come from the first and
+        // the third job's archives, byte for byte.
+        let withTiny = Self.ladderRenditions + [("tiny", 128, 72, 100_000)]
+        try Self.ladderComposition(source: source, lowBitRate: 120_000, renditions: withTiny)
+            .write(toFile: composition, atomically: true, encoding: .utf8)
+        let added = farm.dir.appendingPathComponent("added/master.m3u8").path
+        let fourth = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
+                                    "--wait", "-o", added, "--quiet"], allowFailure: true)
+        #expect(fourth.status == 0, "\(fourth.stderr)")
+        let job4 = fourth.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try Self.expectOnlyEncoded(["tiny"], job: job4, reusedFrom: job, farm: farm)
+        let addedFiles = try Self.folderFiles(added)
+        for name in ["top", "mid", "low"] {
+            #expect(Self.segments(addedFiles, rendition: name) == Self.segments(changedFiles, rendition: name), "\(name) changed")
+        }
+        try Self.expectPlays(added, renditions: withTiny)
+        let events = try farm.query("SELECT message FROM events WHERE job_id = \(job4) AND kind = 'renditions'").map { $0[0] }
+        #expect(events == ["renditions reused: top, mid, low; rendered: tiny"], "\(events)")
+
+        // A rendition removed: every chunk's renditions are all stored, so nothing renders.
+        try Self.ladderComposition(source: source, lowBitRate: 120_000, renditions: Array(Self.ladderRenditions.prefix(2)))
+            .write(toFile: composition, atomically: true, encoding: .utf8)
+        let removed = farm.dir.appendingPathComponent("removed/master.m3u8").path
+        let fifth = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
+                                   "--wait", "-o", removed, "--quiet"], allowFailure: true)
+        #expect(fifth.status == 0, "\(fifth.stderr)")
+        let job5 = fifth.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let reused5 = try farm.query("SELECT kind, reused FROM tasks WHERE job_id = \(job5) AND kind <> 'finalise' ORDER BY kind, ordinal")
+        #expect(reused5.allSatisfy { $0[1] == "t" } && reused5.count == 4, "\(reused5)")
+        let removedFiles = try Self.folderFiles(removed)
+        for name in ["top", "mid"] {
+            #expect(Self.segments(removedFiles, rendition: name) == Self.segments(farmFiles, rendition: name), "\(name) changed")
+        }
+        #expect(Self.segments(removedFiles, rendition: "low").isEmpty)
+        try Self.expectPlays(removed, renditions: Array(Self.ladderRenditions.prefix(2)))
+    }
+
+    /// Job `job`'s chunk tasks encoded exactly `encoded` (their rendition rows name no other
+    /// archive for them, and their results are archives of just those members), and took every
+    /// other rendition from a stored archive, those of `reusedFrom` among them.
+    static func expectOnlyEncoded(_ encoded: [String], job: String, reusedFrom: String, farm: LocalFarm) throws {
+        let rows = try farm.query("""
+            SELECT t.ordinal, string_agg(r.name, ',' ORDER BY r.position) FILTER (WHERE r.source_sha256 IS NULL),
+                   string_agg(r.name, ',' ORDER BY r.position) FILTER (WHERE r.source_sha256 IS NOT NULL), t.reused, t.result_sha256
+            FROM tasks t JOIN task_renditions r ON r.task_id = t.id WHERE t.job_id = \(job) GROUP BY t.id ORDER BY t.ordinal
+            """)
+        #expect(rows.count == ladderSeconds / 2 && rows.allSatisfy { $0[1] == encoded.joined(separator: ",") && $0[3] == "f" }, "\(rows)")
+        for row in rows {
+            let listing = try Media.run("tar", ["-tf", farm.dir.appendingPathComponent("storage/results/sha256/\(row[4].prefix(2))/\(row[4])").path])
+            #expect(String(decoding: listing.stdout, as: UTF8.self).split(separator: "\n") == encoded.map { "\($0).mp4"[...] },
+                    "chunk \(row[0]) of job \(job) holds only what it encoded")
+        }
+        let firstArchives = Set(try farm.query("SELECT result_sha256 FROM tasks WHERE job_id = \(reusedFrom) AND kind = 'video_chunk'").map { $0[0] })
+        let sources = Set(try farm.query("""
+            SELECT r.source_sha256 FROM task_renditions r JOIN tasks t ON t.id = r.task_id
+            WHERE t.job_id = \(job) AND r.source_sha256 IS NOT NULL
+            """).map { $0[0] })
+        #expect(!sources.isEmpty && !sources.isDisjoint(with: firstArchives), "reused from job \(reusedFrom)'s archives: \(sources)")
+    }
+
+    /// Every rendition of the folder at `master` has its size and every frame, and the master
+    /// playlist decodes cleanly.
+    static func expectPlays(_ master: String, renditions: [(String, Int, Int, Int)]) throws {
+        for (name, width, height, _) in renditions {
+            let playlist = URL(fileURLWithPath: master).deletingLastPathComponent().appendingPathComponent("\(name)/index.m3u8").path
+            let counted = try Media.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                    "-show_entries", "stream=nb_read_frames,width,height", "-of", "csv=p=0", playlist])
+            let first = String(decoding: counted.stdout, as: UTF8.self).split(separator: "\n").first ?? ""
+            #expect(first.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+                    == ["\(width)", "\(height)", "\(ladderSeconds * ladderRate)"], "\(name): width, height, frames")
+        }
+        let r = try Media.run("ffmpeg", ["-v", "error", "-i", master, "-map", "0", "-f", "null", "-"], allowFailure: true)
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(master): \(r.stderr)")
     }
 
     /// `reel render` all in one (a private coordinator and agents on a database of its own)

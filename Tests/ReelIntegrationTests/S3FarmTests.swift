@@ -59,16 +59,39 @@ struct S3FarmTests {
 
     /// An HLS ladder on S3: an agent finalises it (the ladder archive of proto/PROTOCOL.md §4.6
     /// made on the agent and uploaded to the bucket) and the fetched folder is byte for byte the
-    /// in-process render's.
+    /// in-process render's. Then one rendition changed: the agent's finalise joins each chunk
+    /// from two archives (its own with the changed rendition, the first job's with the others:
+    /// the finalise TASK's inputs with `renditions`).
     @Test func anHLSLadderOnS3IsFinalisedByAnAgentAsItRendersInProcess() throws {
         let farm = try FarmTests.LocalFarm(agents: 2, storage: try Self.bucketStorage("ladder"))
-        let (_, reference, master, job) = try FarmTests.renderLadderBothWays(farm)
+        let (composition, reference, master, job) = try FarmTests.renderLadderBothWays(farm)
         let finaliser = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.job_id = \(job) AND t.kind = 'finalise'")
         #expect(finaliser.map { $0.joined() }.allSatisfy { $0.hasPrefix("agent-") } && finaliser.count == 1, "\(finaliser)")
         let farmFiles = try FarmTests.folderFiles(master), localFiles = try FarmTests.folderFiles(reference)
         #expect(farmFiles.keys.sorted() == localFiles.keys.sorted())
         #expect(farmFiles.count >= 3 * (FarmTests.ladderSeconds / 2 + 2) + 2, "\(farmFiles.keys.sorted())")
         for (name, bytes) in localFiles { #expect(farmFiles[name] == bytes, "\(name) differs from the in-process render's") }
+
+        let source = farm.dir.appendingPathComponent("src.mov").path
+        try FarmTests.ladderComposition(source: source, lowBitRate: 120_000).write(toFile: composition, atomically: true, encoding: .utf8)
+        let changed = farm.dir.appendingPathComponent("changed/master.m3u8").path
+        let second = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
+                                    "--wait", "-o", changed, "--quiet"], allowFailure: true)
+        #expect(second.status == 0, "\(second.stderr)")
+        let job2 = second.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let finaliser2 = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.job_id = \(job2) AND t.kind = 'finalise'")
+        #expect(finaliser2.map { $0.joined() }.allSatisfy { $0.hasPrefix("agent-") } && finaliser2.count == 1, "\(finaliser2)")
+        let encoded = try farm.query("""
+            SELECT string_agg(r.name, ',' ORDER BY r.position) FROM tasks t JOIN task_renditions r ON r.task_id = t.id
+            WHERE t.job_id = \(job2) AND r.source_sha256 IS NULL GROUP BY t.id
+            """).map { $0[0] }
+        #expect(encoded == Array(repeating: "low", count: FarmTests.ladderSeconds / 2), "only low is encoded: \(encoded)")
+        let changedFiles = try FarmTests.folderFiles(changed)
+        for name in ["top", "mid"] {
+            #expect(FarmTests.segments(changedFiles, rendition: name) == FarmTests.segments(farmFiles, rendition: name), "\(name) changed")
+        }
+        #expect(FarmTests.segments(changedFiles, rendition: "low") != FarmTests.segments(farmFiles, rendition: "low"))
+        try FarmTests.expectPlays(changed, renditions: FarmTests.ladderRenditions)
     }
 
     /// A farm of two agents on a bucket of its own whose coordinator uploads in parts above

@@ -53,15 +53,18 @@ public enum ContentKey {
     }
 
     /// Writes each chunk's canonical form into one reused encoder and hands it to `finish`.
-    private static func walkVideoChunks<T>(_ plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
-                                           assetContent: [String: String], finish: (CanonicalEncoder) -> T) -> [T?] {
+    /// `picture`: an HLS ladder's chunk picture key (`renditionChunks`), which writes the
+    /// ladder's segment grid but none of its renditions.
+    static func walkVideoChunks<T>(_ plan: RenderPlan, chunks: [FrameRange], encoderThreads: Int,
+                                   assetContent: [String: String], picture: Bool = false,
+                                   finish: (CanonicalEncoder) -> T) -> [T?] {
         var cursor = FrameCursor(plan: plan)
         let captions = plan.captions.map { _ in CaptionTimeline(plan) }
         var memo = FrameKeyMemo()
         var out = CanonicalEncoder()
         return chunks.map { frames in
             out.removeAll()
-            start(&out, kind: "video-chunk")
+            start(&out, kind: picture ? "ladder-picture" : "video-chunk")
             let video = plan.export.video
             out.write("codec", video.codec)
             out.write("profile", video.profile)
@@ -78,7 +81,9 @@ public enum ContentKey {
             // of transparent pixels), and opaque outputs keep their keys.
             if video.writesAlpha { out.write("alpha", "true") }
             // Written only for an HLS ladder, so the keys of single-file chunks stay as they were.
-            if let ladder = plan.export.ladder { plan.write(ladder: ladder, to: &out) }
+            if let ladder = plan.export.ladder {
+                if picture { out.write("segmentFrames", ladder.segmentFrames) } else { plan.write(ladder: ladder, to: &out) }
+            }
             out.write("encoderThreads", encoderThreads)
             out.write("renderSize", plan.renderSize)
             out.write("outputSize", plan.outputSize)
@@ -141,13 +146,13 @@ public enum ContentKey {
     }
 
     /// Every key starts with its kind and `rendererVersion`.
-    private static func start(_ out: inout CanonicalEncoder, kind: StaticString) {
+    static func start(_ out: inout CanonicalEncoder, kind: StaticString) {
         out.write("key", kind.description)
         out.write("renderer", rendererVersion)
     }
 
     /// SHA-256 of the encoder's bytes in lower-case hexadecimal.
-    private static func digest(_ out: CanonicalEncoder) -> String {
+    static func digest(_ out: CanonicalEncoder) -> String {
         var hasher = SHA256()
         out.withBytes { hasher.update(bufferPointer: $0) }
         let hash = hasher.finalize()

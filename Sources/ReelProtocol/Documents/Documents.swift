@@ -72,10 +72,13 @@ public struct TaskSpecification: Codable, Sendable, Hashable {
     /// A finalise task's: the job has no poster yet, so the agent sends one of the output's last
     /// frame (`POSTER`, under the finalise lease) before `FINALDONE`.
     public var wantsPoster: Bool?
+    /// An HLS ladder chunk's: the renditions to encode (by name, in the ladder's order), the
+    /// others being reused from stored archives (proto/PROTOCOL.md §4.6); nil: every rendition.
+    public var renditions: [String]?
     public init(job: Int64, task: Int64, kind: TaskKind, frames: FrameRange, planDocument: AssetManifestEntry,
-                inputs: [FinaliseInput]? = nil, wantsPoster: Bool? = nil) {
+                inputs: [FinaliseInput]? = nil, wantsPoster: Bool? = nil, renditions: [String]? = nil) {
         self.job = job; self.task = task; self.kind = kind; self.frames = frames; self.planDocument = planDocument
-        self.inputs = inputs; self.wantsPoster = wantsPoster
+        self.inputs = inputs; self.wantsPoster = wantsPoster; self.renditions = renditions
     }
 }
 
@@ -98,11 +101,15 @@ public struct FinaliseInput: Codable, Sendable, Hashable, CustomStringConvertibl
     /// When the URL stops working (ms since the Unix epoch): past it, `INPUTBAD` is wrong —
     /// the agent fails the task instead, and the next attempt gets fresh URLs.
     public var expiresAtMillis: Int64
+    /// An HLS ladder chunk's archive: the renditions to take from it; nil: every rendition
+    /// (it is the chunk task's own result, holding them all). A chunk whose renditions were
+    /// partly reused has several inputs with its ordinal and frames (proto/PROTOCOL.md §4.6).
+    public var renditions: [String]?
 
     public init(kind: TaskKind, ordinal: Int, frames: FrameRange, size: Int64, sha256: String, url: String,
-                headers: [String: String], expiresAtMillis: Int64) {
+                headers: [String: String], expiresAtMillis: Int64, renditions: [String]? = nil) {
         self.kind = kind; self.ordinal = ordinal; self.frames = frames; self.size = size; self.sha256 = sha256
-        self.url = url; self.headers = headers; self.expiresAtMillis = expiresAtMillis
+        self.url = url; self.headers = headers; self.expiresAtMillis = expiresAtMillis; self.renditions = renditions
     }
 
     public var description: String {

@@ -62,9 +62,23 @@ public struct AssetStore: Sendable {
         return found
     }
 
+    /// For each of `renditionKeys` (HLS ladder renditions, `TaskRendition.key`) that a done
+    /// task holds, the newest stored ladder archive with its chunk (member `<name>.mp4`). The
+    /// caller checks that the file is still in storage.
+    public func archives(forRenditionKeys renditionKeys: [String]) throws -> [String: TaskResult] {
+        guard !renditionKeys.isEmpty else { return [:] }
+        var found: [String: TaskResult] = [:]
+        for row in try connection.query(Statements.archivesByRenditionKey, [renditionKeys]).rows {
+            found[try row.string("rendition_key")] = TaskResult(sha256: try row.string("sha256"), size: try row.int64("size"),
+                                                                key: try row.string("stored_key"))
+        }
+        return found
+    }
+
     /// Result hashes some job still needs: those of unfinished jobs, of failed or cancelled jobs
     /// that ended after `cutoffMillis` (a retry reuses them), and of done jobs that finished after
-    /// `doneCutoffMillis` (later jobs reuse them). `nil`: no cutoff, keep all.
+    /// `doneCutoffMillis` (later jobs reuse them), with the ladder archives those jobs' chunks
+    /// take renditions from. `nil`: no cutoff, keep all.
     public func neededResultHashes(endedAfter cutoffMillis: Int64?, doneEndedAfter doneCutoffMillis: Int64?) throws -> Set<String> {
         Set(try connection.query(Statements.neededResultHashes, [cutoffMillis, doneCutoffMillis]).rows.map { try $0.string("h") })
     }

@@ -16,6 +16,8 @@ public struct NewTask: Hashable, Sendable {
     public var contentKey: String?
     /// A stored result with the same content key: the task is created done with it, not rendered.
     public var reusedResult: TaskResult?
+    /// An HLS ladder chunk's renditions, in the ladder's order (empty for other tasks).
+    public var renditions: [TaskRendition] = []
 
     public init(kind: TaskKind, ordinal: Int, frameStart: Int64 = 0, frameEnd: Int64 = 0, spec: String = "{}", maxAttempts: Int = 3,
                 contentKey: String? = nil, reusedResult: TaskResult? = nil) {
@@ -120,4 +122,16 @@ public struct DeletedJob: Hashable, Sendable {
     public var outputKey: String?
     /// Result hashes no remaining task references.
     public var unreferencedResults: [String]
+}
+
+/// One rendition of an HLS ladder chunk (table `task_renditions`): its content key
+/// (ReelCore's `ContentKey.renditionChunks`) and where its chunk is — `source` nil: in the
+/// task's own result (the task encodes it, or was created done with an archive holding it);
+/// else in that stored ladder archive of another task, found by the key (the task does not
+/// encode it). A rendition's chunk is the member `<name>.mp4` of its archive.
+public struct TaskRendition: Hashable, Sendable {
+    public var name: String
+    public var key: String
+    public var source: TaskResult?
+    public init(name: String, key: String, source: TaskResult? = nil) { self.name = name; self.key = key; self.source = source }
 }

@@ -64,11 +64,48 @@ public struct JobStore: Sendable {
     /// All of `tasks` in one statement (a 100,000-task job is one round trip).
     static func insertTasks(_ db: PGConnection, job: Int64, _ tasks: [NewTask]) throws {
         guard !tasks.isEmpty else { return }
-        try db.query(Statements.insertTasks, [
+        let inserted = try db.query(Statements.insertTasks, [
             job, tasks.map(\.kind), tasks.map(\.ordinal), tasks.map(\.frameStart), tasks.map(\.frameEnd), tasks.map(\.spec),
             tasks.map(\.maxAttempts), tasks.map(\.contentKey), tasks.map { $0.reusedResult?.sha256 },
             tasks.map { $0.reusedResult?.size }, tasks.map { $0.reusedResult?.key },
         ])
+        guard tasks.contains(where: { !$0.renditions.isEmpty }) else { return }
+        var ids: [String: Int64] = [:]
+        for row in inserted.rows { ids["\(try row.string("kind"))/\(try row.int("ordinal"))"] = try row.int64("id") }
+        var taskIDs: [Int64] = [], positions: [Int] = [], names: [String] = [], keys: [String] = []
+        var sources: [String?] = [], sizes: [Int64?] = [], storedKeys: [String?] = []
+        for task in tasks where !task.renditions.isEmpty {
+            guard let id = ids["\(task.kind.rawValue)/\(task.ordinal)"] else { continue }
+            for (position, rendition) in task.renditions.enumerated() {
+                taskIDs.append(id); positions.append(position); names.append(rendition.name); keys.append(rendition.key)
+                sources.append(rendition.source?.sha256); sizes.append(rendition.source?.size); storedKeys.append(rendition.source?.key)
+            }
+        }
+        try db.query(Statements.insertTaskRenditions, [taskIDs, positions, names, keys, sources, sizes, storedKeys])
+    }
+
+    /// The renditions of the job's ladder chunk tasks (task id → renditions in the ladder's
+    /// order); empty for a job that is no ladder or was planned before migration 10.
+    public func renditions(ofJob job: Int64) throws -> [Int64: [TaskRendition]] {
+        var found: [Int64: [TaskRendition]] = [:]
+        for row in try connection.query(Statements.renditionsOfJob, [job]).rows {
+            var source: TaskResult?
+            if let sha = row["source_sha256"], let key = row["source_key"] {
+                source = TaskResult(sha256: sha, size: try row.int64("source_size"), key: key)
+            }
+            found[try row.int64("task_id"), default: []].append(
+                TaskRendition(name: try row.string("name"), key: try row.string("rendition_key"), source: source))
+        }
+        return found
+    }
+
+    /// The renditions a ladder chunk task encodes itself, in the ladder's order: nil when it
+    /// encodes all of them (no rendition comes from another archive, or it has no rows).
+    public func renditionsToEncode(task: Int64) throws -> [String]? {
+        let rows = try connection.query(Statements.renditionsToEncode, [task]).rows
+        let names = try rows.map { try $0.string("name") }
+        guard let first = rows.first, try first.int("total") != names.count else { return nil }
+        return names
     }
 
     /// Per-state task counts, frames and times of one job; `nil` if there is no such job.

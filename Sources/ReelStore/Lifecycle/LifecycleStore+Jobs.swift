@@ -81,10 +81,13 @@ extension LifecycleStore {
     /// job goes back to running, and the finalise task is handed back un-attempted, to be
     /// claimed once they are done.
     /// - Throws: `.staleEpoch` when the finalise lease is no longer held (nothing changes).
-    public func requeueDamagedResults(finalise: Lease, tasks: [Int64], reason: String) throws {
+    /// `lostSources`: stored ladder archives found missing or damaged that the job's chunks took
+    /// renditions from; those renditions are the chunks' own again (they encode them).
+    public func requeueDamagedResults(finalise: Lease, tasks: [Int64], reason: String, lostSources: [String] = []) throws {
         try connection.transaction { db in
             try Self.lockJob(db, of: finalise)
             let job = try Self.release(db, finalise)
+            if !lostSources.isEmpty { try db.query(Statements.releaseRenditionSources, [job, lostSources]) }
             try db.query(Statements.requeueDamagedTasks, [job, tasks, reason])
             try db.query(Statements.countReusedTasks, [job])
             try db.query(Statements.reopenFinalisingJob, [job])

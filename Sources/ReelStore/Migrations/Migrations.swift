@@ -297,5 +297,26 @@ CREATE TRIGGER jobs_ended_on_update AFTER UPDATE OF state ON jobs FOR EACH ROW
     WHEN (NEW.state IN ('done', 'failed', 'cancelled') AND OLD.state IS DISTINCT FROM NEW.state)
     EXECUTE FUNCTION reel_notify_job_ended();
 """#),
+        Migration(version: 10, name: "task_renditions", sql: #"""
+-- Incremental re-rendering per rendition of an HLS ladder (docs/incremental-rendering.md):
+-- one row per rendition of each ladder video chunk, with its content key (ReelCore's
+-- ContentKey.renditionChunks) and where its chunk is: in the task's own result (a ladder
+-- archive; source_sha256 NULL) or in another task's stored archive that planning found by the
+-- key (source_*). Planning looks renditions up by key; the finaliser takes each rendition
+-- from its archive; retention keeps the source archives of the jobs it keeps.
+CREATE TABLE task_renditions (
+    task_id       bigint NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    position      integer NOT NULL CHECK (position >= 0),
+    name          text NOT NULL,
+    rendition_key text NOT NULL CHECK (rendition_key ~ '^[0-9a-f]{64}$'),
+    source_sha256 text CHECK (source_sha256 ~ '^[0-9a-f]{64}$'),
+    source_size   bigint,
+    source_key    text,
+    PRIMARY KEY (task_id, position),
+    CHECK ((source_sha256 IS NULL) = (source_size IS NULL) AND (source_sha256 IS NULL) = (source_key IS NULL))
+);
+CREATE INDEX task_renditions_key ON task_renditions (rendition_key);
+CREATE INDEX task_renditions_source ON task_renditions (source_sha256) WHERE source_sha256 IS NOT NULL;
+"""#),
     ]
 }

@@ -20,6 +20,16 @@ extension Statements {
         WHERE content_key = ANY($1::text[]) AND state = 'done' AND result_sha256 IS NOT NULL AND result_key IS NOT NULL
         ORDER BY content_key, finished_at DESC NULLS LAST, id DESC
         """
+    /// For each rendition key in `$1`, the newest stored ladder archive of a done task that
+    /// holds it: the task's own result, or the archive its row says the rendition came from.
+    static let archivesByRenditionKey = """
+        SELECT DISTINCT ON (r.rendition_key) r.rendition_key,
+               coalesce(r.source_sha256, t.result_sha256) AS sha256, coalesce(r.source_size, t.result_size) AS size,
+               coalesce(r.source_key, t.result_key) AS stored_key
+        FROM task_renditions r JOIN tasks t ON t.id = r.task_id
+        WHERE r.rendition_key = ANY($1::text[]) AND t.state = 'done' AND t.result_sha256 IS NOT NULL AND t.result_key IS NOT NULL
+        ORDER BY r.rendition_key, t.finished_at DESC NULLS LAST, t.id DESC
+        """
     /// The epochs under which those of tasks `$1` are leased now.
     static let leasedEpochs = "SELECT id, epoch FROM tasks WHERE id = ANY($1::bigint[]) AND state = 'leased'"
 
@@ -40,12 +50,18 @@ extension Statements {
     static let clearOutput = "UPDATE jobs SET output_key = NULL, updated_at = now() WHERE id = $1::bigint AND output_key = $2"
     /// Chunk results still needed: unfinished jobs', failed or cancelled jobs' ended after `$1`
     /// (a retry reuses them), done jobs' finished after `$2` (for reuse). A NULL cutoff keeps all.
+    /// A ladder chunk's renditions taken from other tasks' archives count as its results: an
+    /// archive stays while any job kept here takes a rendition from it.
     static let neededResultHashes = """
-        SELECT DISTINCT t.result_sha256 AS h FROM tasks t JOIN jobs j ON j.id = t.job_id
-        WHERE t.result_sha256 IS NOT NULL AND t.kind NOT IN \(jobEndingKinds)
-          AND CASE WHEN j.state = 'done'
-                   THEN $2::double precision IS NULL OR coalesce(j.finished_at, j.updated_at) >= to_timestamp($2::double precision / 1000)
-                   ELSE \(stillNeeds("j")) END
+        WITH kept AS (
+            SELECT t.id, t.result_sha256 FROM tasks t JOIN jobs j ON j.id = t.job_id
+            WHERE t.kind NOT IN \(jobEndingKinds)
+              AND CASE WHEN j.state = 'done'
+                       THEN $2::double precision IS NULL OR coalesce(j.finished_at, j.updated_at) >= to_timestamp($2::double precision / 1000)
+                       ELSE \(stillNeeds("j")) END)
+        SELECT result_sha256 AS h FROM kept WHERE result_sha256 IS NOT NULL
+        UNION
+        SELECT r.source_sha256 FROM task_renditions r JOIN kept ON kept.id = r.task_id WHERE r.source_sha256 IS NOT NULL
         """
     /// Assets still needed: those of unfinished jobs and of jobs ended after the cutoff `$1`.
     static let neededAssetHashes = """

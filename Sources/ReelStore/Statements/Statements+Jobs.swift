@@ -21,6 +21,27 @@ extension Statements {
         FROM unnest($2::text[], $3::integer[], $4::bigint[], $5::bigint[], $6::text[], $7::integer[], $8::text[],
                     $9::text[], $10::bigint[], $11::text[])
              AS x(kind, ordinal, frame_start, frame_end, spec, max_attempts, content_key, result_sha256, result_size, result_key)
+        RETURNING id, kind, ordinal
+        """
+    /// The renditions of ladder chunk tasks, one row each (`TaskRendition`).
+    static let insertTaskRenditions = """
+        INSERT INTO task_renditions (task_id, position, name, rendition_key, source_sha256, source_size, source_key)
+        SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+        """
+    /// The renditions of job `$1`'s tasks, by task and position.
+    static let renditionsOfJob = """
+        SELECT r.task_id, r.position, r.name, r.rendition_key, r.source_sha256, r.source_size, r.source_key
+        FROM task_renditions r JOIN tasks t ON t.id = r.task_id WHERE t.job_id = $1::bigint ORDER BY r.task_id, r.position
+        """
+    /// Job `$1`'s renditions taken from the archives `$2` become their tasks' own (re-encoded).
+    static let releaseRenditionSources = """
+        UPDATE task_renditions r SET source_sha256 = NULL, source_size = NULL, source_key = NULL
+        FROM tasks t WHERE t.id = r.task_id AND t.job_id = $1::bigint AND r.source_sha256 = ANY($2::text[])
+        """
+    /// The renditions task `$1` encodes itself (no source), in the ladder's order.
+    static let renditionsToEncode = """
+        SELECT name, (SELECT count(*) FROM task_renditions a WHERE a.task_id = $1::bigint) AS total
+        FROM task_renditions WHERE task_id = $1::bigint AND source_sha256 IS NULL ORDER BY position
         """
     /// The number of job `$1`'s tasks done from a reused result.
     private static let reusedTaskCount = "(SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused)"
@@ -87,10 +108,19 @@ extension Statements {
     static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
 
     static let jobOutputKey = "SELECT output_key FROM jobs WHERE id = $1::bigint"
+    /// Job `$1`'s results, with the ladder archives its chunks took renditions from.
     static let jobResultHashes = """
-        SELECT DISTINCT result_sha256 AS h FROM tasks
+        SELECT result_sha256 AS h FROM tasks
         WHERE job_id = $1::bigint AND result_sha256 IS NOT NULL AND kind NOT IN \(jobEndingKinds)
+        UNION
+        SELECT r.source_sha256 FROM task_renditions r JOIN tasks t ON t.id = r.task_id
+        WHERE t.job_id = $1::bigint AND r.source_sha256 IS NOT NULL
         """
     static let deleteJob = "DELETE FROM jobs WHERE id = $1::bigint"
-    static let referencedResultHashes = "SELECT DISTINCT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])"
+    /// Those of `$1` some task still has as its result or takes ladder renditions from.
+    static let referencedResultHashes = """
+        SELECT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])
+        UNION
+        SELECT source_sha256 FROM task_renditions WHERE source_sha256 = ANY($1::text[])
+        """
 }
