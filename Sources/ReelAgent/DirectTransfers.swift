@@ -72,45 +72,33 @@ extension CoordinatorSession {
         }
     }
 
-    /// What the coordinator said to `RESULTURL`.
-    enum ResultURLReply: Equatable { case upload(DirectURL), accepted, unsupported }
+    /// What the coordinator said to `RESULTURL`/`RESULTPARTS`/`FINALURL`/`FINALPARTS`.
+    enum UploadReply: Equatable { case parts(BlobUpload), upload(DirectURL), accepted, unknownVerb, unsupported }
 
-    /// `RESULTURL`: a presigned PUT bound to the result's SHA-256, `accepted` when the store
-    /// already held it, or `unsupported` (then remembered for this connection).
-    func resultURL(_ task: TaskAssignment, sha256: String, total: Int64) async throws -> ResultURLReply {
+    /// Asks where to upload `blob`: in `parts` (`RESULTPARTS`/`FINALPARTS`: a multipart upload
+    /// to send the parts of, or a single PUT for a small blob) or whole (`RESULTURL`/`FINALURL`:
+    /// a PUT bound to its SHA-256). `accepted` when the store already held a result;
+    /// `unknownVerb` from a coordinator that predates the `…PARTS` verbs (ask whole);
+    /// `unsupported` when it hands out no URLs (then remembered for this connection).
+    func uploadURL(_ blob: DirectBlob, parts: Bool) async throws -> UploadReply {
         guard !direct.unsupported else { return .unsupported }
-        do {
-            let reply = try await client.request(.resultURL(task: task.task, epoch: task.epoch, sha256: sha256, total: total),
-                                                 timeout: requestTimeout)
-            switch reply {
-            case .url(let url) where url.method == "PUT" && url.total == total: return .upload(url)
-            case .accepted(let id) where id == task.task: return .accepted
-            default: throw unexpected(reply, "RESULTURL")
-            }
-        } catch let error as ReelProtocolError where error.meansNoDirectTransfers {
-            direct.markUnsupported()
-            return .unsupported
+        let (task, epoch, sha256, total) = (blob.assignment.task, blob.assignment.epoch, blob.sha256, blob.total)
+        let request: Message = switch (blob.kind, parts) {
+        case (.result, false): .resultURL(task: task, epoch: epoch, sha256: sha256, total: total)
+        case (.result, true): .resultParts(task: task, epoch: epoch, sha256: sha256, total: total)
+        case (.output, false): .finalURL(task: task, epoch: epoch, sha256: sha256, total: total)
+        case (.output, true): .finalParts(task: task, epoch: epoch, sha256: sha256, total: total)
         }
-    }
-
-    /// What the coordinator said to `RESULTPARTS`.
-    enum ResultPartsReply: Equatable { case parts(BlobUpload), upload(DirectURL), accepted, unknownVerb, unsupported }
-
-    /// `RESULTPARTS`: a multipart upload to send the parts of (`PARTS`), a single PUT, `accepted`,
-    /// `unknownVerb` from a coordinator that predates it (ask `RESULTURL`), or `unsupported`.
-    func resultParts(_ task: TaskAssignment, sha256: String, total: Int64) async throws -> ResultPartsReply {
-        guard !direct.unsupported else { return .unsupported }
         do {
-            let reply = try await client.request(.resultParts(task: task.task, epoch: task.epoch, sha256: sha256, total: total),
-                                                 timeout: requestTimeout)
+            let reply = try await client.request(request, timeout: requestTimeout)
             switch reply {
-            case .parts(let hash, let upload, let partSize, let size, let have) where hash == sha256 && size == total:
+            case .parts(let hash, let upload, let partSize, let size, let have) where parts && hash == sha256 && size == total:
                 return .parts(BlobUpload(id: upload, total: total, partSize: partSize, held: have))
             case .url(let url) where url.method == "PUT" && url.total == total: return .upload(url)
-            case .accepted(let id) where id == task.task: return .accepted
-            default: throw unexpected(reply, "RESULTPARTS")
+            case .accepted(let id) where id == task && blob.kind == .result: return .accepted
+            default: throw unexpected(reply, request.verb)
             }
-        } catch let error as ReelProtocolError where error.code == .malformed && error.message.hasPrefix("unknown verb") {
+        } catch let error as ReelProtocolError where parts && error.code == .malformed && error.message.hasPrefix("unknown verb") {
             return .unknownVerb
         } catch let error as ReelProtocolError where error.meansNoDirectTransfers {
             direct.markUnsupported()
@@ -118,70 +106,101 @@ extension CoordinatorSession {
         }
     }
 
-    /// `PARTURL` for part `part` of the result's upload, under the task's lease.
-    func resultPartURL(_ task: TaskAssignment, sha256: String, upload: String, part: Int, partSHA256: String,
-                       length: Int64) async throws -> DirectPartUpload.PartURL {
-        let request = PartURLRequest(sha256: sha256, upload: upload, part: part, partSHA256: partSHA256, length: length,
-                                     task: task.task, epoch: task.epoch)
+    /// `PARTURL` for part `part` of the blob's upload, under the task's lease (the coordinator
+    /// knows from the lease whether it is a result's or a finalise's output).
+    func partURL(_ blob: DirectBlob, upload: String, part: Int, partSHA256: String, length: Int64) async throws -> DirectPartUpload.PartURL {
+        let request = PartURLRequest(sha256: blob.sha256, upload: upload, part: part, partSHA256: partSHA256, length: length,
+                                     task: blob.assignment.task, epoch: blob.assignment.epoch)
         let reply = try await client.request(.partURL(request), timeout: requestTimeout)
         guard case .url(let url) = reply, url.method == "PUT", url.total == length else { throw unexpected(reply, "PARTURL") }
         return DirectPartUpload.PartURL(url: url.url, headers: url.headers)
     }
 
-    /// `RESULTDONE`: the coordinator checks the uploaded result (completing its multipart
-    /// `upload` first, if any) and counts it (`ERR` thrown).
-    func resultDone(_ task: TaskAssignment, sha256: String, total: Int64, upload: UploadedParts? = nil) async throws {
-        let reply = try await client.request(.resultDone(task: task.task, epoch: task.epoch, sha256: sha256, total: total, upload: upload),
-                                             timeout: requestTimeout)
-        guard case .accepted(let id) = reply, id == task.task else { throw unexpected(reply, "RESULTDONE") }
+    /// `RESULTDONE`/`FINALDONE`: the coordinator checks the uploaded blob (completing its
+    /// multipart `upload` first, if any) and counts it (`ERR` thrown).
+    func uploadDone(_ blob: DirectBlob, upload: UploadedParts? = nil) async throws {
+        let (task, epoch, sha256, total) = (blob.assignment.task, blob.assignment.epoch, blob.sha256, blob.total)
+        let request: Message = switch blob.kind {
+        case .result: .resultDone(task: task, epoch: epoch, sha256: sha256, total: total, upload: upload)
+        case .output(let loudness): .finalDone(task: task, epoch: epoch, sha256: sha256, total: total, loudness: loudness, upload: upload)
+        }
+        let reply = try await client.request(request, timeout: requestTimeout)
+        guard case .accepted(let id) = reply, id == task else { throw unexpected(reply, request.verb) }
     }
 
     static func nowMillis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }
 
-/// Sends a rendered result straight to the object store through a presigned `PUT` bound to its
-/// SHA-256 (proto/PROTOCOL.md §4.5), then has the coordinator check and count it. A 403 (the URL
-/// expired before the upload started) makes it ask for a new URL once.
-struct DirectResultUpload {
+/// A file an agent uploads straight to the object store under its lease: a render task's
+/// result (`RESULT…` verbs) or a finalise task's output (`FINAL…` verbs, proto/PROTOCOL.md §4.5.1).
+struct DirectBlob: Sendable {
+    enum Kind: Sendable, Equatable {
+        case result
+        /// The job's output, with the loudness figures `FINALDONE` records.
+        case output(loudness: String?)
+    }
+    var kind: Kind
+    var assignment: TaskAssignment
+    var path: String
+    var sha256: String
+    var total: Int64
+
+    init(result pending: PendingResult) {
+        kind = .result; assignment = pending.assignment; path = pending.path; sha256 = pending.sha256; total = pending.byteCount
+    }
+
+    init(output path: String, sha256: String, total: Int64, loudness: String?, for assignment: TaskAssignment) {
+        kind = .output(loudness: loudness); self.assignment = assignment; self.path = path; self.sha256 = sha256; self.total = total
+    }
+
+    var what: String { kind == .result ? "result" : "output" }
+}
+
+/// Sends a rendered result or a finalised output straight to the object store (proto/PROTOCOL.md
+/// §4.5 and §4.5.1), then has the coordinator check and count it: a blob larger than the
+/// coordinator's part size in parts through presigned part URLs (resumable: asked again, the
+/// coordinator finds the upload and the parts the store holds, and only the others are sent),
+/// a smaller one with one presigned `PUT` bound to its SHA-256. A 403 (the URL expired before
+/// the upload started) makes it ask for a new URL once.
+struct DirectUpload {
     let session: CoordinatorSession
 
-    /// - Returns: `false` when the coordinator hands out no URLs (send the result with
-    ///   `RESULTPART` instead); `true` once the result is accepted.
+    /// - Returns: `false` when the coordinator hands out no URLs (send a result with
+    ///   `RESULTPART` instead); `true` once the blob is accepted.
     /// - Throws: the coordinator's refusal (`ReelProtocolError`); a store failure that outlasted
-    ///   the transfer's retries as `ERR internal`, which the delivery retries like the
-    ///   coordinator's own trouble.
-    func send(_ pending: PendingResult) async throws -> Bool {
-        switch try await session.resultParts(pending.assignment, sha256: pending.sha256, total: pending.byteCount) {
+    ///   the transfer's retries as `ERR internal`, which the caller retries like the
+    ///   coordinator's own trouble (a retry resumes an upload in parts).
+    func send(_ blob: DirectBlob) async throws -> Bool {
+        switch try await session.uploadURL(blob, parts: true) {
         case .unsupported: return false
         case .accepted: return true
-        case .unknownVerb: return try await sendWhole(pending, first: nil)
-        case .upload(let url): return try await sendWhole(pending, first: url)
+        case .unknownVerb: return try await sendWhole(blob, first: nil)
+        case .upload(let url): return try await sendWhole(blob, first: url)
         case .parts(let upload):
-            try await sendParts(pending, upload)
+            try await sendParts(blob, upload)
             return true
         }
     }
 
-    /// A large result in parts (proto/PROTOCOL.md §4.5, "Uploads in parts"): the parts the store
-    /// lacks, then `RESULTDONE upload=`. A failure here is thrown as `ERR internal`, which the
-    /// delivery retries: its `RESULTPARTS` then finds the upload again and sends only the
-    /// parts still missing.
-    func sendParts(_ pending: PendingResult, _ upload: BlobUpload) async throws {
-        let session = self.session, assignment = pending.assignment, sha256 = pending.sha256
+    /// A large blob in parts (proto/PROTOCOL.md §4.5, "Uploads in parts"): the parts the store
+    /// lacks, then `RESULTDONE`/`FINALDONE upload=`. A failure here is thrown as `ERR internal`:
+    /// asked again, `RESULTPARTS`/`FINALPARTS` finds the upload and only the missing parts are sent.
+    /// - Parameter sent: called after each part is stored (a test can stop the upload there).
+    func sendParts(_ blob: DirectBlob, _ upload: BlobUpload, sent: (Int) async throws -> Void = { _ in }) async throws {
+        let session = self.session
         let report: DirectPartUpload.Report
         do {
-            report = try await DirectPartUpload(transfer: session.transfer).send(file: pending.path, upload: upload) { part, partSHA256, length, _ in
-                try await session.resultPartURL(assignment, sha256: sha256, upload: upload.id, part: part, partSHA256: partSHA256, length: length)
-            }
+            report = try await DirectPartUpload(transfer: session.transfer).send(file: blob.path, upload: upload, partURL: { part, partSHA256, length, _ in
+                try await session.partURL(blob, upload: upload.id, part: part, partSHA256: partSHA256, length: length)
+            }, sent: sent)
         } catch let error as ObjectStoreError {
-            throw ReelProtocolError(.internal, "the result's upload in parts to the object store failed: \(error.message)")
+            throw ReelProtocolError(.internal, "the \(blob.what)'s upload in parts to the object store failed: \(error.message)")
         }
-        try await session.resultDone(assignment, sha256: sha256, total: pending.byteCount,
-                                     upload: UploadedParts(id: upload.id, partSHA256s: report.partSHA256s))
+        try await session.uploadDone(blob, upload: UploadedParts(id: upload.id, partSHA256s: report.partSHA256s))
     }
 
-    /// The result with one presigned `PUT` (`first`, or asked for with `RESULTURL`).
-    private func sendWhole(_ pending: PendingResult, first: DirectURL?) async throws -> Bool {
+    /// The blob with one presigned `PUT` (`first`, or asked for with `RESULTURL`/`FINALURL`).
+    private func sendWhole(_ blob: DirectBlob, first: DirectURL?) async throws -> Bool {
         var given = first
         for attempt in 0..<2 {
             let url: DirectURL
@@ -189,22 +208,23 @@ struct DirectResultUpload {
                 url = known
                 given = nil
             } else {
-                switch try await session.resultURL(pending.assignment, sha256: pending.sha256, total: pending.byteCount) {
+                switch try await session.uploadURL(blob, parts: false) {
                 case .unsupported: return false
                 case .accepted: return true
                 case .upload(let fresh): url = fresh
+                case .parts, .unknownVerb: throw ReelProtocolError(.internal, "unexpected reply to a whole upload's URL")
                 }
             }
             do {
-                try await session.transfer.put(url: url.url, headers: url.headers, file: pending.path)
+                try await session.transfer.put(url: url.url, headers: url.headers, file: blob.path)
             } catch let error as ObjectStoreError where error.code == .accessDenied && attempt == 0 {
                 continue
             } catch let error as ObjectStoreError {
-                throw ReelProtocolError(.internal, "the result's upload to the object store failed: \(error.message)")
+                throw ReelProtocolError(.internal, "the \(blob.what)'s upload to the object store failed: \(error.message)")
             }
-            try await session.resultDone(pending.assignment, sha256: pending.sha256, total: pending.byteCount)
+            try await session.uploadDone(blob)
             return true
         }
-        throw ReelProtocolError(.internal, "the object store refused two presigned uploads of the result in a row")
+        throw ReelProtocolError(.internal, "the object store refused two presigned uploads of the \(blob.what) in a row")
     }
 }

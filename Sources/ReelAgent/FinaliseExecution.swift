@@ -10,9 +10,10 @@ import ReelProtocol
 /// for agents that said `finalise=1`): download each input result through its presigned `GET`
 /// (hash checked while it is written: `PresignedTransfer.download`), join them with the same
 /// `JobFinalising` code the coordinator runs, send a poster when the job has none, upload the
-/// output through a `PUT` bound to its SHA-256 (`FINALURL`), and have the coordinator check and
-/// count it (`FINALDONE`, with the loudness figures). The lease is heartbeaten throughout, as
-/// for a render. An input whose bytes do not hash to its SHA-256 is reported (`INPUTBAD`): its
+/// output (in parts through presigned part URLs when larger than the coordinator's part size,
+/// `FINALPARTS`, else through a `PUT` bound to its SHA-256, `FINALURL`), and have the
+/// coordinator check and count it (`FINALDONE`, with the loudness figures). The lease is
+/// heartbeaten throughout, as for a render. An input whose bytes do not hash to its SHA-256 is reported (`INPUTBAD`): its
 /// chunk is rendered again and the job does not fail.
 extension TaskExecution {
     /// An input's bytes are not what the coordinator said.
@@ -157,45 +158,38 @@ extension Result where Failure == any Error {
     }
 }
 
-/// Sends a finalised output straight to the object store through the presigned `PUT` of the
-/// job's output key (`FINALURL`), then has the coordinator check it and complete the finalise
-/// (`FINALDONE`). A 403 (the URL expired before the upload started) makes it ask once more.
+/// Sends a finalised output straight to the object store (`DirectUpload`, the results' code):
+/// in parts through presigned part URLs when it is larger than the coordinator's part size
+/// (`FINALPARTS`), else through the presigned `PUT` of the job's output key (`FINALURL`, also
+/// what a coordinator that predates `FINALPARTS` is asked); then the coordinator checks it and
+/// completes the finalise (`FINALDONE`). An upload that fails for a passing reason (the store
+/// unreachable after the transfer's retries: `ERR internal`; parts found missing: `ERR
+/// not_found`; parts of other bytes, the upload aborted: `ERR checksum_mismatch`) is tried again
+/// a few times, and `FINALPARTS` resumes it: only the parts the store lacks are sent again.
 struct DirectOutputUpload {
     let session: CoordinatorSession
+    /// Attempts in all; between them the transfer's `RetryPolicy` delays.
+    var attempts = 3
 
     func send(_ output: TaskExecution.FinalisedOutput, for assignment: TaskAssignment) async throws {
         let outcome = output.outcome
-        for attempt in 0..<2 {
-            let url = try await session.finalURL(assignment, sha256: outcome.sha256, total: outcome.size)
+        let blob = DirectBlob(output: output.path, sha256: outcome.sha256, total: outcome.size,
+                              loudness: outcome.loudnessSummary, for: assignment)
+        for attempt in 1...attempts {
             do {
-                try await session.transfer.put(url: url.url, headers: url.headers, file: output.path)
-            } catch let error as ObjectStoreError where error.code == .accessDenied && attempt == 0 {
-                continue
-            } catch let error as ObjectStoreError {
-                throw ReelProtocolError(.internal, "the output's upload to the object store failed: \(error.message)")
+                guard try await DirectUpload(session: session).send(blob) else {
+                    throw ReelProtocolError(.noDirect, "the coordinator hands out no URLs for the output")
+                }
+                return
+            } catch let error as ReelProtocolError where attempt < attempts && !session.isClosed
+                        && [.internal, .notFound, .checksumMismatch].contains(error.code) {
+                try await Task.sleep(for: session.transfer.retry.delay(afterAttempt: attempt, random: Double.random(in: 0..<1)))
             }
-            try await session.finalDone(assignment, sha256: outcome.sha256, total: outcome.size, loudness: outcome.loudnessSummary)
-            return
         }
-        throw ReelProtocolError(.internal, "the object store refused two presigned uploads of the output in a row")
     }
 }
 
 extension CoordinatorSession {
-    /// `FINALURL`: a presigned PUT of the job's output, bound to its SHA-256.
-    func finalURL(_ task: TaskAssignment, sha256: String, total: Int64) async throws -> DirectURL {
-        let reply = try await client.request(.finalURL(task: task.task, epoch: task.epoch, sha256: sha256, total: total), timeout: requestTimeout)
-        guard case .url(let url) = reply, url.method == "PUT", url.total == total else { throw unexpected(reply, "FINALURL") }
-        return url
-    }
-
-    /// `FINALDONE`: the coordinator checks the uploaded output and completes the finalise.
-    func finalDone(_ task: TaskAssignment, sha256: String, total: Int64, loudness: String?) async throws {
-        let reply = try await client.request(.finalDone(task: task.task, epoch: task.epoch, sha256: sha256, total: total, loudness: loudness),
-                                             timeout: requestTimeout)
-        guard case .accepted(let id) = reply, id == task.task else { throw unexpected(reply, "FINALDONE") }
-    }
-
     /// `INPUTBAD`: an input of the held finalise did not hash to `sha256`.
     func inputBad(_ task: TaskAssignment, sha256: String) async throws -> LeaseReply {
         try leaseReply(try await client.request(.inputBad(task: task.task, epoch: task.epoch, sha256: sha256), timeout: requestTimeout), "INPUTBAD")

@@ -13,7 +13,7 @@ import ReelProtocol
 /// A rendered result is never thrown away for the coordinator's trouble: `deliver` retries it
 /// (`ResultRetry`), and hands it back to the slot to re-send after reconnecting, in parts read
 /// from its file (`ResultUpload`), resuming from what the coordinator already holds — or, with
-/// an object store, straight to the store through a presigned PUT (`DirectResultUpload`).
+/// an object store, straight to the store through a presigned PUT (`DirectUpload`).
 struct TaskExecution {
     /// How a task ended, as far as the slot's loop cares.
     enum Ending {
@@ -296,7 +296,7 @@ struct TaskExecution {
         let upload = ResultUpload(session: session, partBytes: configuration.resultPartBytes)
         while true {
             do {
-                if try await !DirectResultUpload(session: session).send(pending) { try await upload.send(&pending) }
+                if try await !DirectUpload(session: session).send(DirectBlob(result: pending)) { try await upload.send(&pending) }
                 attempt = .accepted
             } catch let error as ReelProtocolError {
                 attempt = session.isClosed ? .connectionLost : .refused(error)

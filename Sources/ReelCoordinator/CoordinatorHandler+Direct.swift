@@ -89,15 +89,20 @@ extension CoordinatorHandler {
     }
 
     /// `PARTURL`: a presigned PUT of one part of an upload, bound to the part's SHA-256. An
-    /// agent's (a result's) is fenced by its lease and renews it; a client's is an asset's.
+    /// agent's is fenced by its lease and renews it, and is of its result, or of the job's
+    /// output when the lease is a finalise task's (`FINALPARTS`); a client's is an asset's.
     func partURL(_ request: PartURLRequest, peer: Peer) async throws -> Message {
         guard CoordinatorStorage.isValidHash(request.sha256) else { throw ReelProtocolError(.badRange, "sha256 must be 64 lower-case hex digits") }
         let key: BlobKey
         switch (peer.role, request.task, request.epoch) {
         case (.agent, let task?, let epoch?):
             guard storage.isRemote else { throw noDirect("upload results with RESULTPART") }
-            _ = try await renewedLease(task: task, epoch: epoch, peer: peer)
-            key = .result(sha256: request.sha256)
+            let lease = try await renewedLease(task: task, epoch: epoch, peer: peer)
+            if try await pool.run({ try $0.lifecycle.kindOfLease(lease) }) == .finalise {
+                key = try await finaliseOutputKey(task: task, epoch: epoch, peer: peer)
+            } else {
+                key = .result(sha256: request.sha256)
+            }
         case (.client, nil, nil):
             guard storage.isRemote else { throw noDirect("upload assets with PUT") }
             key = .asset(sha256: request.sha256)
@@ -134,7 +139,7 @@ extension CoordinatorHandler {
     // MARK: Helpers
 
     /// The multipart upload of `key` (found again, or started) as a `PARTS` reply.
-    private func openParts(_ key: BlobKey, sha256: String, total: Int64, readWith fallback: String) async throws -> Message {
+    func openParts(_ key: BlobKey, sha256: String, total: Int64, readWith fallback: String) async throws -> Message {
         let partSize = BlobUpload.partSize(total: total, preferred: configuration.directPartSize)
         let upload: BlobUpload?
         do {
@@ -152,7 +157,7 @@ extension CoordinatorHandler {
 
     /// Completes the multipart upload `upload` of `key` (`total` bytes, in the part size
     /// `openParts` chose); with `hashing`, reads the object back to check its SHA-256.
-    private func completeParts(_ key: BlobKey, upload: UploadedParts, total: Int64, hashing: Bool) async throws {
+    func completeParts(_ key: BlobKey, upload: UploadedParts, total: Int64, hashing: Bool) async throws {
         let layout = BlobUpload(id: upload.id, total: total, partSize: BlobUpload.partSize(total: total, preferred: configuration.directPartSize),
                                 held: [])
         do {
@@ -198,7 +203,7 @@ extension CoordinatorHandler {
     }
 
     /// The lease `task`/`epoch` names, renewed (a direct upload keeps its lease as parts do).
-    private func renewedLease(task: Int64, epoch: Int64, peer: Peer) async throws -> Lease {
+    func renewedLease(task: Int64, epoch: Int64, peer: Peer) async throws -> Lease {
         guard let agent = agentID(peer) else { throw ReelProtocolError(.staleEpoch, "task \(task): this connection holds no lease (send CAPS)") }
         let lease = Lease(task: task, epoch: epoch, agent: agent)
         let leaseSeconds = configuration.leaseSeconds

@@ -83,14 +83,35 @@ extension CoordinatorHandler {
                               expiresAtMillis: request.expiresAt.epochSeconds * 1000, total: total))
     }
 
-    /// `FINALDONE`: the output must be in the store under the job's output key, `total` bytes
-    /// and the declared SHA-256 where the store reports one (HEAD); then the loudness figures
-    /// are recorded and the task completed, which completes the job.
-    func finalDone(task: Int64, epoch: Int64, sha256: String, total: Int64, loudness: String?, peer: Peer) async throws -> Message {
+    /// `FINALPARTS`: as `FINALURL` (fenced, renewing), but an output larger than the part size
+    /// is uploaded in parts (`PARTS`: the multipart upload of the job's output key, found again
+    /// with the parts it holds when an earlier attempt left one), as `RESULTPARTS` does for a
+    /// result.
+    func finalParts(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message {
+        guard total > configuration.directPartSize else { return try await finalURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) }
+        guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
+        guard storage.isRemote else { throw ReelProtocolError(.noDirect, "the coordinator stores in a local directory and finalises itself") }
+        let held = try await heldFinalise(task: task, epoch: epoch, peer: peer)
+        return try await openParts(held.outputKey, sha256: sha256, total: total, readWith: "the coordinator finalises itself")
+    }
+
+    /// The output key of the finalise task held under `epoch` (renewed): where its `PARTURL`s
+    /// upload.
+    func finaliseOutputKey(task: Int64, epoch: Int64, peer: Peer) async throws -> BlobKey {
+        try await heldFinalise(task: task, epoch: epoch, peer: peer).outputKey
+    }
+
+    /// `FINALDONE`: the output must be in the store under the job's output key (its multipart
+    /// `upload` completed first, if any), `total` bytes and the declared SHA-256 where the store
+    /// reports one (HEAD); then the loudness figures are recorded and the task completed, which
+    /// completes the job.
+    func finalDone(task: Int64, epoch: Int64, sha256: String, total: Int64, loudness: String?, upload: UploadedParts? = nil,
+                   peer: Peer) async throws -> Message {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
         guard storage.isRemote else { throw ReelProtocolError(.noDirect, "the coordinator stores in a local directory and finalises itself") }
         let held = try await heldFinalise(task: task, epoch: epoch, peer: peer)
         let key = held.outputKey
+        if let upload { try await completeParts(key, upload: upload, total: total, hashing: false) }
         try await verifyUploaded(key, sha256: sha256, total: total)
         let job = held.job
         if let loudness {

@@ -71,8 +71,10 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .outputURL(let job): return try await outputURL(job: job)
             case .finalURL(let task, let epoch, let sha256, let total):
                 return try await finalURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)
-            case .finalDone(let task, let epoch, let sha256, let total, let loudness):
-                return try await finalDone(task: task, epoch: epoch, sha256: sha256, total: total, loudness: loudness, peer: peer)
+            case .finalParts(let task, let epoch, let sha256, let total):
+                return try await finalParts(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer)
+            case .finalDone(let task, let epoch, let sha256, let total, let loudness, let upload):
+                return try await finalDone(task: task, epoch: epoch, sha256: sha256, total: total, loudness: loudness, upload: upload, peer: peer)
             case .inputBad(let task, let epoch, let sha256): return try await inputBad(task: task, epoch: epoch, sha256: sha256, peer: peer)
             case .submit(let document): return try await submit(document, peer: peer)
             case .put(let sha256, let offset, let total, let bytes): return try await put(sha256: sha256, offset: offset, total: total, bytes: bytes)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import ReelAgent
 import ReelCoordinator
 import ReelCore
@@ -233,6 +234,196 @@ struct AgentFinaliseTests {
             try await PresignedTransfer().download(url: url.url, to: output)
             #expect(try await Self.videoPackets(output) == (try await Self.reference.value))
             await doomed.close()
+        }
+    }
+
+    /// A finalise output larger than the part size (`FINALPARTS`, proto/PROTOCOL.md §4.5.1): a
+    /// multipart upload of the job's output key through part URLs fenced by the finalise lease.
+    /// An upload interrupted after its first part is found again with that part held, only the
+    /// others are sent, and `FINALDONE upload=` completes it, checks its size and completes the
+    /// job. A small output still gets one `PUT`, and a stale epoch is refused.
+    @Test func aFinaliseOutputInPartsResumesAfterAnInterruption() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-parts")
+        let partSize = S3MultipartUploadTests.partSize
+        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
+            let renderer = try await harness.agent("renderer")
+            try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            await renderer.close()
+            guard case .task(let assignment, _) = try await holder.send(.claim(waitSeconds: 60)) else {
+                Issue.record("the capable agent got no TASK"); return
+            }
+            #expect(assignment.kind == .finalise)
+            let (task, epoch) = (assignment.task, assignment.epoch)
+            // The "output": 5 MiB, 5 MiB and 99 bytes (the coordinator reads none of it).
+            let output = try S3MultipartUploadTests.file(media.directory, "output.bin", size: 2 * Int(partSize) + 99, seed: 11)
+            let total = 2 * partSize + 99
+            let key = settings.location.objectKey("outputs/\(job).mp4")
+
+            guard case .url(let small) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: 1000)) else {
+                Issue.record("a small FINALPARTS gave no URL"); return
+            }
+            #expect(small.method == "PUT" && small.total == 1000 && small.url.contains("/outputs/\(job).mp4"))
+            await expectRefusal(.staleEpoch) { _ = try await holder.send(.finalParts(task: task, epoch: epoch + 1, sha256: output.sha256, total: total)) }
+            guard case .parts(_, let upload, let size, _, let have) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS"); return
+            }
+            #expect(size == partSize && have.isEmpty)
+
+            // Interrupted after part 1 (a lost connection, a failed part).
+            let log = S3MultipartUploadTests.PartURLLog()
+            do {
+                _ = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: upload, total: total, partSize: size, held: have),
+                                                      partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: upload, log: log,
+                                                                                              task: (task, epoch))) { _ in
+                    throw S3MultipartUploadTests.Interrupted()
+                }
+                Issue.record("the upload was not interrupted")
+            } catch is S3MultipartUploadTests.Interrupted {}
+            #expect(log.all == [1])
+            // Said done too early: parts 2 and 3 are missing; nothing is completed.
+            let hashes = try S3MultipartUploadTests.partHashes(output.path, partSize: size)
+            await expectRefusal(.notFound) {
+                _ = try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: upload, partSHA256s: hashes)))
+            }
+            #expect(try await client.status(job: job).state != "done")
+
+            // Asked again: the same upload, part 1 held; only parts 2 and 3 go.
+            guard case .parts(_, let again, _, _, let held) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS the second time"); return
+            }
+            #expect(again == upload && held == [1])
+            let resumed = S3MultipartUploadTests.PartURLLog()
+            let report = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: again, total: total, partSize: size, held: held),
+                                                           partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: again,
+                                                                                                   log: resumed, task: (task, epoch)))
+            #expect(report.uploaded == [2, 3] && report.skipped == 1 && resumed.all == [2, 3])
+            #expect(try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: again, partSHA256s: report.partSHA256s))) == .accepted(task: task))
+            #expect(try await client.status(job: job).state == "done")
+            let stored = try await CoordinatorS3.client().sha256(ofObject: key)
+            #expect(stored.size == total && stored.sha256 == output.sha256)
+            let head = try #require(try await CoordinatorS3.client().headObject(key: key))
+            #expect(head.etag.hasSuffix("-3\"") || head.etag.hasSuffix("-3"), "a 3-part object: \(head.etag)")
+            #expect(try await CoordinatorS3.client().listMultipartUploads(prefix: key).isEmpty)
+            await holder.close()
+        }
+    }
+
+    /// Parts held from an earlier upload of other bytes under the output key (which does not name
+    /// its content: an earlier attempt's output that differed): `FINALDONE` with the new output's
+    /// part SHA-256s is refused (`ERR checksum_mismatch`, SeaweedFS checking them at completion),
+    /// the upload is aborted, and the next `FINALPARTS` starts a new one that completes.
+    @Test func partsOfAnEarlierOutputAbortTheUploadAndTheNextStartsAnew() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-stale-parts")
+        let partSize = S3MultipartUploadTests.partSize
+        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
+            let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
+            let renderer = try await harness.agent("renderer")
+            try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
+            await renderer.close()
+            guard case .task(let assignment, _) = try await holder.send(.claim(waitSeconds: 60)) else {
+                Issue.record("the capable agent got no TASK"); return
+            }
+            let (task, epoch) = (assignment.task, assignment.epoch)
+            let total = partSize + 99
+            let earlier = try S3MultipartUploadTests.file(media.directory, "earlier.bin", size: Int(total), seed: 12)
+            let output = try S3MultipartUploadTests.file(media.directory, "output.bin", size: Int(total), seed: 13)
+            // The earlier attempt stored part 1 of its output, then stopped.
+            guard case .parts(_, let first, let size, _, _) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: earlier.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS"); return
+            }
+            do {
+                _ = try await DirectPartUpload().send(file: earlier.path, upload: BlobUpload(id: first, total: total, partSize: size, held: []),
+                                                      partURL: S3MultipartUploadTests.partURL(holder, sha256: earlier.sha256, upload: first,
+                                                                                              log: .init(), task: (task, epoch))) { _ in
+                    throw S3MultipartUploadTests.Interrupted()
+                }
+            } catch is S3MultipartUploadTests.Interrupted {}
+            // This attempt's output: the upload is found with part 1 held (of the earlier bytes).
+            guard case .parts(_, let found, _, _, let held) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS"); return
+            }
+            #expect(found == first && held == [1])
+            let report = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: found, total: total, partSize: size, held: held),
+                                                           partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: found,
+                                                                                                   log: .init(), task: (task, epoch)))
+            #expect(report.uploaded == [2])
+            await expectRefusal(.checksumMismatch) {
+                _ = try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: found, partSHA256s: report.partSHA256s)))
+            }
+            let key = settings.location.objectKey("outputs/\(job).mp4")
+            #expect(try await CoordinatorS3.client().listMultipartUploads(prefix: key).isEmpty, "the upload was aborted")
+            // Asked again: a new upload, nothing held; sent whole, it completes the job.
+            guard case .parts(_, let fresh, _, _, let none) = try await holder.send(.finalParts(task: task, epoch: epoch, sha256: output.sha256, total: total)) else {
+                Issue.record("FINALPARTS gave no PARTS the third time"); return
+            }
+            #expect(fresh != first && none.isEmpty)
+            let again = try await DirectPartUpload().send(file: output.path, upload: BlobUpload(id: fresh, total: total, partSize: size, held: none),
+                                                          partURL: S3MultipartUploadTests.partURL(holder, sha256: output.sha256, upload: fresh,
+                                                                                                  log: .init(), task: (task, epoch)))
+            #expect(try await holder.send(.finalDone(task: task, epoch: epoch, sha256: output.sha256, total: total, loudness: nil,
+                                                     upload: UploadedParts(id: fresh, partSHA256s: again.partSHA256s))) == .accepted(task: task))
+            let stored = try await CoordinatorS3.client().sha256(ofObject: key)
+            #expect(stored.size == total && stored.sha256 == output.sha256)
+            await holder.close()
+        }
+    }
+
+    /// Reel's agent finalising an output larger than the part size (H.264 at CRF 1, 1920×1080,
+    /// over 5 MiB): it goes up in parts (`FINALPARTS`). An upload left under the output key by an
+    /// earlier attempt, holding a part 1 of other bytes, is found; the completion refuses it
+    /// (`ERR checksum_mismatch`, the upload aborted) and the agent's output upload tries again
+    /// (`DirectOutputUpload`), now as a new upload, within the same finalise attempt: the job
+    /// is done with one finalise claim and no failure, and the output is a multipart object of
+    /// one part per started 5 MiB with every frame.
+    @Test func reelsAgentUploadsALargeOutputInPartsAndStartsAnewOverAnEarlierUpload() async throws {
+        let settings = try await CoordinatorS3.settings("agent-finalise-large")
+        let partSize = S3MultipartUploadTests.partSize
+        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
+            try await client.upload(media.video)
+            let composition = """
+                {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
+                 "videoComposition": {"renderSize": {"width": 1920, "height": 1080}, "frameDuration": "1/25"},
+                 "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "clip", "sourceRange": {"start": 0, "duration": 2}, "at": 0}]}],
+                 "export": {"preset": "medium", "video": {"crf": 1, "x264Preset": "ultrafast"}}}
+                """
+            var assets = try media.manifest()
+            assets["tone"] = nil
+            let request = SubmitRequest(composition: composition, assets: assets,
+                                        settings: JobSettings(chunkSeconds: Rational(1, 1), encoderThreads: 1, name: "large output"))
+            guard case .job(let job, let missing) = try await client.send(.submit(document: Array(try JSONEncoder().encode(request)))),
+                  missing.isEmpty else { Issue.record("SUBMIT did not answer JOB with nothing missing"); return }
+            // An earlier attempt's upload under the output key, with a part 1 of other bytes.
+            let key = settings.location.objectKey("outputs/\(job).mp4")
+            let s3 = try CoordinatorS3.client()
+            let stale = try await s3.createMultipartUpload(key: key)
+            _ = try await s3.uploadPart(key: key, uploadID: stale, number: 1,
+                                        bytes: ByteBuffer(bytes: [UInt8](repeating: 3, count: Int(partSize))))
+
+            let agents = [try RunningAgent.start(harness, name: "render-1"), try RunningAgent.start(harness, name: "render-2")]
+            _ = try await client.waitForState(job: job, "done", seconds: 180)
+            for agent in agents { await agent.stop() }
+            let claimers = try await Self.finaliseClaimers(client, job: job)
+            #expect(claimers.count == 1 && claimers.allSatisfy { $0.hasPrefix("render-") }, "one finalise attempt: \(claimers)")
+            guard case .report(let json) = try await client.send(.events(job: job, after: 0)) else { Issue.record("no EVENTS"); return }
+            let events = try JSONDecoder().decode(EventsReport.self, from: Data(json)).events
+            #expect(!events.contains { $0.kind == "failed" }, "\(events.filter { $0.kind == "failed" }.map(\.message))")
+
+            let head = try #require(try await s3.headObject(key: key))
+            let parts = Int((head.size + partSize - 1) / partSize)
+            #expect(head.size > partSize && parts >= 2)
+            #expect(head.etag.hasSuffix("-\(parts)\"") || head.etag.hasSuffix("-\(parts)"), "\(head.size) bytes in \(parts) parts: \(head.etag)")
+            #expect(try await s3.listMultipartUploads(prefix: key).isEmpty, "the stale upload was aborted")
+            guard case .url(let url) = try await client.send(.outputURL(job: job)) else { Issue.record("OUTPUTURL gave no URL"); return }
+            let output = media.directory.appendingPathComponent("large.mp4").path
+            let got = try await PresignedTransfer().download(url: url.url, to: output)
+            #expect(got.size == head.size)
+            #expect(try await Self.videoPackets(output).count == 50)
         }
     }
 

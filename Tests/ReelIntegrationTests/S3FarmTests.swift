@@ -171,8 +171,10 @@ struct S3FarmTests {
 
     /// Agents' chunk results larger than the part size (ProRes 4444 XQ of noise, about 10 MB a
     /// 2-second chunk) go to the bucket in parts (`RESULTPARTS`): every stored result is a
-    /// multipart object (ETag `…-N`, N ≥ 2), and the output has every frame.
-    @Test func agentsUploadLargeResultsInParts() throws {
+    /// multipart object (ETag `…-N`, N ≥ 2). The output (about 20 MB), finalised by an agent, goes
+    /// there in parts too (`FINALPARTS`): a multipart object of one part per started 5 MiB, and
+    /// its video packets are those of the same job rendered by a farm storing in a folder.
+    @Test func agentsUploadLargeResultsAndTheOutputInParts() throws {
         let (farm, bucket, media) = try Self.farmWithSmallParts("results")
         try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=4,noise=alls=40:allf=t", "-c:v", "libx264", "-preset", "ultrafast",
                           "-crf", "18", "-pix_fmt", "yuv420p", media.appendingPathComponent("clip.mp4").path])
@@ -202,6 +204,37 @@ struct S3FarmTests {
             let parts = etag.split(separator: "-").last.flatMap { Int($0) } ?? 0
             #expect(etag.contains("-") && parts >= 2, "a result of \(result["size"] ?? 0) bytes stored in parts: \(etag)")
         }
+
+        // The output: finalised by an agent and stored in 5 MiB parts.
+        let finaliser = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.kind = 'finalise'")
+        #expect(finaliser.map { $0.joined() }.allSatisfy { $0.hasPrefix("agent-") } && finaliser.count == 1, "\(finaliser)")
+        let outputs = try Media.run("env", ["python3", "-c", """
+            import botocore.session, sys, json
+            s = botocore.session.get_session()
+            s.set_config_variable('credentials_file', sys.argv[2])
+            c = s.create_client('s3', endpoint_url=sys.argv[1], region_name='us-east-1')
+            objects = c.list_objects_v2(Bucket=sys.argv[3], Prefix='farm/outputs/').get('Contents', [])
+            uploads = c.list_multipart_uploads(Bucket=sys.argv[3], Prefix='farm/outputs/').get('Uploads', [])
+            print(json.dumps({'objects': [{'size': o['Size'], 'etag': c.head_object(Bucket=sys.argv[3], Key=o['Key'])['ETag']} for o in objects],
+                              'uploads': len(uploads)}))
+            """, Self.environment["REEL_TEST_S3_ENDPOINT"] ?? "", Self.environment["REEL_TEST_S3_CREDENTIALS"] ?? "", bucket])
+        let listing = try #require(try JSONSerialization.jsonObject(with: outputs.stdout) as? [String: Any])
+        let objects = try #require(listing["objects"] as? [[String: Any]])
+        #expect(objects.count == 1 && listing["uploads"] as? Int == 0, "\(listing)")
+        let outputSize = objects.first?["size"] as? Int ?? 0
+        let outputETag = (objects.first?["etag"] as? String ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        let expectedParts = (outputSize + 5_242_879) / 5_242_880
+        let fetched = try Data(contentsOf: URL(fileURLWithPath: output)).count
+        #expect(outputSize > 2 * 5_242_880 && outputSize == fetched, "\(outputSize) bytes, fetched \(fetched)")
+        #expect(outputETag.hasSuffix("-\(expectedParts)"), "the \(outputSize)-byte output stored in \(expectedParts) parts: \(outputETag)")
+
+        // The same job on a farm storing in a folder: the same video packets.
+        let local = try FarmTests.LocalFarm(agents: 2)
+        let localOutput = local.dir.appendingPathComponent("out.mov").path
+        let l = try local.reel(["submit", composition, "--chunk-seconds", "2", "--wait", "-o", localOutput, "--quiet"], allowFailure: true)
+        #expect(l.status == 0, "\(l.stderr); coordinator log: \(local.coordinator.output)")
+        let packets = try ReuseTests.videoPackets(output), localPackets = try ReuseTests.videoPackets(localOutput)
+        #expect(packets.count == 100 && ReuseTests.firstDifference(packets, localPackets) == nil)
     }
 
     /// The S3 server killed (SIGKILL, as a crash) and started again on its data while a job

@@ -183,14 +183,27 @@ public struct S3BlobStore: BlobStore {
                                    + "(\(upload.partSize)-byte parts of \(upload.total) bytes); upload them before completing")
         }
         // The parts' checksums go with the completion (the upload was started with SHA-256 part
-        // checksums); a store that lists them (AWS) is taken at its word, one that does not
-        // (SeaweedFS) gets the uploader's, which it checks against those it stored.
+        // checksums); a store that lists them (AWS) has them compared with the uploader's, one
+        // that does not (SeaweedFS) gets the uploader's, which it checks against those it stored.
+        // Parts of other bytes abort the upload, so that the next attempt starts a new one instead
+        // of finding these parts again: listed with other checksums than the uploader's, or, under
+        // a key that does not name its content (a job's output, where an earlier upload of other
+        // bytes may have left them), refused by the store's completion (400).
         let completed = (1...upload.partCount).compactMap { number -> UploadedPart? in
             guard var part = byNumber[number] else { return nil }
             if part.sha256 == nil { part.sha256 = partSHA256s[number - 1] }
             return part
         }
-        try await client.completeMultipartUpload(key: name, uploadID: upload.id, parts: completed)
+        let differing = completed.filter { $0.sha256 != partSHA256s[$0.number - 1] }.map(\.number)
+        do {
+            guard differing.isEmpty else {
+                throw ObjectStoreError(.integrity, "\(key): the store holds part \(Self.ranges(differing)) with other bytes than the uploader's")
+            }
+            try await client.completeMultipartUpload(key: name, uploadID: upload.id, parts: completed)
+        } catch let error as ObjectStoreError where error.code == .integrity || (error.status == 400 && key.contentSHA256 == nil) {
+            try? await client.abortMultipartUpload(key: name, uploadID: upload.id)
+            throw ObjectStoreError(.integrity, "\(error.message); the upload was aborted: upload the whole blob again")
+        }
         guard let object = try await client.headObject(key: name), object.size == upload.total else {
             throw ObjectStoreError(.integrity, "\(key): the completed object is not \(upload.total) bytes")
         }

@@ -49,18 +49,27 @@ public struct PresignedTransfer: Sendable {
     }
 
     /// Downloads the whole object through a presigned `GET` to `path`: written aside, checked
-    /// (size, and SHA-256 when given), then renamed into place.
+    /// (size, and SHA-256 when given), then renamed into place. A connection that drops
+    /// mid-body is resumed from the bytes held with a `Range` request (within the retry
+    /// policy's attempts), the hash continuing over them (`VerifiedDownload`).
     /// - Returns: its size and SHA-256 (hex).
     @discardableResult
     public func download(url: String, headers: [String: String] = [:], to path: String,
                          expectedSHA256: String? = nil) async throws -> (size: Int64, sha256: String) {
-        let temporary = VerifiedDownload.temporaryPath(for: path)
-        defer { unlink(temporary) }
-        let what = "GET \(Self.redacted(url))"
-        let received = try await send("GET", url, headers, body: nil) { response in
-            try await VerifiedDownload.receive(response, into: temporary, what: what)
+        try await download(url: url, headers: headers, to: path, expectedSHA256: expectedSHA256, report: nil)
+    }
+
+    /// `download`, telling `report` how many attempts resumed with a `Range` request and how
+    /// many started again from byte 0 (a server that answered `200` to one).
+    @discardableResult
+    public func download(url: String, headers: [String: String] = [:], to path: String, expectedSHA256: String? = nil,
+                         report: (@Sendable (_ resumes: Int, _ restarts: Int) -> Void)?) async throws -> (size: Int64, sha256: String) {
+        let download = VerifiedDownload(to: path, what: "GET \(Self.redacted(url))")
+        defer { report?(download.resumes, download.restarts) }
+        try await send("GET", url, headers, body: nil, range: { download.rangeHeader }) { response in
+            try await download.receive(response)
         }
-        return try VerifiedDownload.commit(received, temporary: temporary, to: path, expectedSHA256: expectedSHA256, what: what)
+        return try await download.commit(to: path, expectedSHA256: expectedSHA256)
     }
 
     /// `url` without its query (where the signature is): what errors may show.
@@ -71,8 +80,10 @@ public struct PresignedTransfer: Sendable {
         try await send("PUT", url, headers, body: nil, bytes: bytes) { _ in }
     }
 
+    /// - Parameter range: the `Range` header of each attempt, asked anew before each (a
+    ///   resumed download's).
     private func send<T: Sendable>(_ method: String, _ url: String, _ headers: [String: String], body path: String?,
-                                   bytes: ByteBuffer? = nil,
+                                   bytes: ByteBuffer? = nil, range: @Sendable () -> String? = { nil },
                                    _ handle: @Sendable (HTTPClientResponse) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
@@ -81,6 +92,7 @@ public struct PresignedTransfer: Sendable {
                 var request = HTTPClientRequest(url: url)
                 request.method = HTTPMethod(rawValue: method)
                 for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+                if let range = range() { request.headers.replaceOrAdd(name: "range", value: range) }
                 if let path {
                     let file = try LocalFile.openForReading(path)
                     let size = try file.size

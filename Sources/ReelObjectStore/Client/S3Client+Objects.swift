@@ -120,18 +120,19 @@ extension S3Client {
 
     /// Downloads the object to `path`, streamed to disk: written to a temporary name beside it,
     /// checked (size, and SHA-256 when `expectedSHA256` is given), flushed, then renamed, so
-    /// `path` holds the whole verified object or is not touched.
+    /// `path` holds the whole verified object or is not touched. A connection that drops
+    /// mid-body is resumed with a `Range` request (`VerifiedDownload`).
     /// - Returns: the object's size and SHA-256 (hex), computed from the bytes received.
     @discardableResult
     public func download(key: String, to path: String, expectedSHA256: String? = nil) async throws -> (size: Int64, sha256: String) {
-        let temporary = VerifiedDownload.temporaryPath(for: path)
-        defer { unlink(temporary) }
         let call = Call(operation: "GetObject", method: .GET, key: key)
-        let what = "GetObject \(call.target(configuration.bucket))"
-        let received = try await send(call) { response in
-            try await VerifiedDownload.receive(response, into: temporary, what: what)
+        let download = VerifiedDownload(to: path, what: "GetObject \(call.target(configuration.bucket))")
+        try await send(call, amend: { call in
+            if let range = download.rangeHeader { call.headers["range"] = range }
+        }) { response in
+            try await download.receive(response)
         }
-        return try VerifiedDownload.commit(received, temporary: temporary, to: path, expectedSHA256: expectedSHA256, what: what)
+        return try await download.commit(to: path, expectedSHA256: expectedSHA256)
     }
 
     /// Deletes the object. Deleting an object that does not exist succeeds (as S3 answers it).

@@ -106,13 +106,17 @@ public final class S3Client: Sendable {
     /// Sends `call`, retrying under the policy, and hands a 2xx response to `handle` (which may
     /// run again on a later attempt if it fails for a passing reason). Other statuses become
     /// `ObjectStoreError`s with the server's S3 code and message.
-    func send<T: Sendable>(_ call: Call, _ handle: @Sendable (HTTPClientResponse) async throws -> T) async throws -> T {
+    /// `amend` changes the call before each attempt is signed (a resumed download's `Range`).
+    func send<T: Sendable>(_ call: Call, amend: @Sendable (inout Call) -> Void = { _ in },
+                           _ handle: @Sendable (HTTPClientResponse) async throws -> T) async throws -> T {
         let policy = configuration.retry
         var attempt = 0
         while true {
             attempt += 1
             let started = ContinuousClock.now
             do {
+                var call = call
+                amend(&call)
                 let response = try await http.execute(try prepare(call), deadline: .now() + TimeAmount(configuration.requestTimeout))
                 logger.debug("s3 request", metadata: [
                     "operation": "\(call.operation)", "target": "\(call.target(configuration.bucket))",

@@ -82,7 +82,7 @@ extension Message {
         case let .sourceURL(sha256):
             line.add("sha256", sha256)
         case let .resultURL(task, epoch, sha256, total), let .resultParts(task, epoch, sha256, total),
-             let .finalURL(task, epoch, sha256, total):
+             let .finalURL(task, epoch, sha256, total), let .finalParts(task, epoch, sha256, total):
             line.add("task", task)
             line.add("epoch", epoch)
             line.add("sha256", sha256)
@@ -122,12 +122,16 @@ extension Message {
             if let epoch = request.epoch { line.add("epoch", epoch) }
         case let .outputURL(job):
             line.add("job", job)
-        case let .finalDone(task, epoch, sha256, total, loudness):
+        case let .finalDone(task, epoch, sha256, total, loudness, upload):
             line.add("task", task)
             line.add("epoch", epoch)
             line.add("sha256", sha256)
             line.add("total", total)
             if let loudness { line.add("loudness", loudness) }
+            if let upload {
+                line.add("upload", upload.id)
+                line.add("size", upload.payload.count)
+            }
         case let .inputBad(task, epoch, sha256):
             line.add("task", task)
             line.add("epoch", epoch)
@@ -177,7 +181,7 @@ extension Message {
         case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .poster(_, _, bytes), let .data(_, _, bytes),
              let .submit(bytes), let .put(_, _, _, bytes), let .report(bytes):
             bytes
-        case let .assetDone(_, _, upload?), let .resultDone(_, _, _, _, upload?):
+        case let .assetDone(_, _, upload?), let .resultDone(_, _, _, _, upload?), let .finalDone(_, _, _, _, _, upload?):
             upload.payload
         default:
             nil

@@ -53,7 +53,7 @@ extension Message {
             }
             return (offset, total, bytes)
         }
-        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "PUT", "REPORT", "ASSETDONE", "RESULTDONE"].contains(line.verb) {
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "PUT", "REPORT", "ASSETDONE", "RESULTDONE", "FINALDONE"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
@@ -170,13 +170,22 @@ extension Message {
             guard (task == nil) == (epoch == nil) else { throw ReelProtocolError(.malformed, "PARTURL: task= and epoch= go together") }
             return .partURL(PartURLRequest(sha256: sha, upload: upload, part: part, partSHA256: partSHA, length: length, task: task, epoch: epoch))
         case "OUTPUTURL": return .outputURL(job: try line.integer("job", in: id))
-        case "FINALURL", "FINALDONE":
+        case "FINALURL", "FINALPARTS", "FINALDONE":
             let task = try line.integer("task", in: id)
             let epoch = try line.integer("epoch", in: id)
             let sha = try line.hex256("sha256")
             let total = try line.integer("total")
-            return line.verb == "FINALURL" ? .finalURL(task: task, epoch: epoch, sha256: sha, total: total)
-                : .finalDone(task: task, epoch: epoch, sha256: sha, total: total, loudness: line.optionalString("loudness"))
+            switch line.verb {
+            case "FINALURL": return .finalURL(task: task, epoch: epoch, sha256: sha, total: total)
+            case "FINALPARTS": return .finalParts(task: task, epoch: epoch, sha256: sha, total: total)
+            default:
+                let loudness = line.optionalString("loudness")
+                guard let upload = try line.optionalUpload() else {
+                    return .finalDone(task: task, epoch: epoch, sha256: sha, total: total, loudness: loudness)
+                }
+                return .finalDone(task: task, epoch: epoch, sha256: sha, total: total, loudness: loudness,
+                                  upload: try UploadedParts.decode(id: upload, payload: try body(&line), verb: line.verb))
+            }
         case "INPUTBAD":
             return .inputBad(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id), sha256: try line.hex256("sha256"))
         case "URL":

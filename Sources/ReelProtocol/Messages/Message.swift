@@ -104,9 +104,14 @@ public enum Message: Hashable, Sendable {
     /// `FINALURL task= epoch= sha256= total=` — a presigned `PUT` for the output of the finalise
     /// task an agent holds, bound to the output's SHA-256 (§4.5.1).
     case finalURL(task: Int64, epoch: Int64, sha256: String, total: Int64)
-    /// `FINALDONE task= epoch= sha256= total= [loudness=]` — the output was uploaded; verify it
-    /// and complete the finalise (so the job), recording the loudness figures when given.
-    case finalDone(task: Int64, epoch: Int64, sha256: String, total: Int64, loudness: String?)
+    /// `FINALPARTS task= epoch= sha256= total=` — like `FINALURL`, in parts when large
+    /// (answered `PARTS`, or `URL` for one `PUT`), as `RESULTPARTS` is for a result.
+    case finalParts(task: Int64, epoch: Int64, sha256: String, total: Int64)
+    /// `FINALDONE task= epoch= sha256= total= [loudness=] [upload= size=]` — the output was
+    /// uploaded (with `upload=`, as the parts of that multipart upload, whose SHA-256s are the
+    /// payload: complete it first); verify it and complete the finalise (so the job), recording
+    /// the loudness figures when given.
+    case finalDone(task: Int64, epoch: Int64, sha256: String, total: Int64, loudness: String?, upload: UploadedParts? = nil)
     /// `INPUTBAD task= epoch= sha256=` — an input result of the held finalise task did not hash
     /// to `sha256`: the coordinator renders the task(s) of that result again.
     case inputBad(task: Int64, epoch: Int64, sha256: String)
@@ -246,6 +251,7 @@ extension Message {
         case .partURL: "PARTURL"
         case .outputURL: "OUTPUTURL"
         case .finalURL: "FINALURL"
+        case .finalParts: "FINALPARTS"
         case .finalDone: "FINALDONE"
         case .inputBad: "INPUTBAD"
         case .url: "URL"
@@ -273,7 +279,7 @@ extension Message {
         switch self {
         case .ping, .quit, .partURL: [.agent, .client]
         case .capabilities, .claim, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
-             .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad, .resultParts: [.agent]
+             .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad, .resultParts, .finalParts: [.agent]
         case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
              .assetURL, .assetDone, .outputURL, .assetParts: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,

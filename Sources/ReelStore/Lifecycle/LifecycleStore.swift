@@ -59,6 +59,11 @@ public struct LifecycleStore: Sendable {
         try connection.query(Statements.jobOfLease, Self.fence(lease)).singleRow().map { try $0.int64("job_id") }
     }
 
+    /// The kind of the task `lease` names, if the lease still holds (nil when it does not).
+    public func kindOfLease(_ lease: Lease) throws -> TaskKind? {
+        try connection.query(Statements.kindOfLease, Self.fence(lease)).singleRow().map { try $0.value("kind") }
+    }
+
     /// Completes the task under `lease` with its verified result: `completeTasks` of one.
     /// - Throws: `StoreError.staleEpoch` when another epoch or owner holds the task.
     @discardableResult

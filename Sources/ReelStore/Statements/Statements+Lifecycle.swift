@@ -119,6 +119,7 @@ extension Statements {
         """
     /// The job of the task whose lease `$1…$3` still holds (no row when it does not).
     static let jobOfLease = "SELECT job_id FROM tasks WHERE \(fence)"
+    static let kindOfLease = "SELECT kind FROM tasks WHERE \(fence)"
     /// Frames done, from the holder (it does not renew the lease).
     static let recordProgress = """
         WITH progressed AS (
