@@ -26,7 +26,8 @@ seconds=${SECONDS_OF_VIDEO:-48}
 use_release reel
 reel=$bin/reel
 bench_workdir storage
-trap 'bench_cleanup; "$bench_root/ops/s3.sh" stop "$work/s3" >/dev/null 2>&1 || true' EXIT
+# The S3 server stops first: bench_cleanup removes $work, where its pid file is.
+trap '"$bench_root/ops/s3.sh" stop "$work/s3" >/dev/null 2>&1 || true; bench_cleanup' EXIT
 
 log "generating the media in $work"
 mkdir -p "$work/src"
