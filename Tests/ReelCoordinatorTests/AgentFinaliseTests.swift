@@ -237,14 +237,12 @@ struct AgentFinaliseTests {
         }
     }
 
-    /// A finalise output larger than the part size (`FINALPARTS`, proto/PROTOCOL.md §4.5.1): a
-    /// multipart upload of the job's output key through part URLs fenced by the finalise lease.
-    /// An upload interrupted after its first part is found again with that part held, only the
-    /// others are sent, and `FINALDONE upload=` completes it, checks its size and completes the
-    /// job. A small output still gets one `PUT`, and a stale epoch is refused.
-    @Test func aFinaliseOutputInPartsResumesAfterAnInterruption() async throws {
-        let settings = try await CoordinatorS3.settings("agent-finalise-parts")
-        let partSize = S3MultipartUploadTests.partSize
+    /// A job on S3 with `partSize` direct parts whose chunks are all rendered, and an agent
+    /// ("holder", able to finalise) that has claimed its finalise task (epoch `epoch`); `body`
+    /// works the task by hand. The holder is closed after `body`.
+    func withHeldFinalise(bucket: String, partSize: Int64,
+                          _ body: (TestMedia, ReelClient, ObjectStoreSettings, Int64, ReelClient, Int64, Int64) async throws -> Void) async throws {
+        let settings = try await CoordinatorS3.settings(bucket)
         try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
             let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
             let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
@@ -255,7 +253,19 @@ struct AgentFinaliseTests {
                 Issue.record("the capable agent got no TASK"); return
             }
             #expect(assignment.kind == .finalise)
-            let (task, epoch) = (assignment.task, assignment.epoch)
+            try await body(media, client, settings, job, holder, assignment.task, assignment.epoch)
+            await holder.close()
+        }
+    }
+
+    /// A finalise output larger than the part size (`FINALPARTS`, proto/PROTOCOL.md §4.5.1): a
+    /// multipart upload of the job's output key through part URLs fenced by the finalise lease.
+    /// An upload interrupted after its first part is found again with that part held, only the
+    /// others are sent, and `FINALDONE upload=` completes it, checks its size and completes the
+    /// job. A small output still gets one `PUT`, and a stale epoch is refused.
+    @Test func aFinaliseOutputInPartsResumesAfterAnInterruption() async throws {
+        let partSize = S3MultipartUploadTests.partSize
+        try await withHeldFinalise(bucket: "agent-finalise-parts", partSize: partSize) { media, client, settings, job, holder, task, epoch in
             // The "output": 5 MiB, 5 MiB and 99 bytes (the coordinator reads none of it).
             let output = try S3MultipartUploadTests.file(media.directory, "output.bin", size: 2 * Int(partSize) + 99, seed: 11)
             let total = 2 * partSize + 99
@@ -308,7 +318,6 @@ struct AgentFinaliseTests {
             let head = try #require(try await CoordinatorS3.client().headObject(key: key))
             #expect(head.etag.hasSuffix("-3\"") || head.etag.hasSuffix("-3"), "a 3-part object: \(head.etag)")
             #expect(try await CoordinatorS3.client().listMultipartUploads(prefix: key).isEmpty)
-            await holder.close()
         }
     }
 
@@ -317,18 +326,8 @@ struct AgentFinaliseTests {
     /// part SHA-256s is refused (`ERR checksum_mismatch`, SeaweedFS checking them at completion),
     /// the upload is aborted, and the next `FINALPARTS` starts a new one that completes.
     @Test func partsOfAnEarlierOutputAbortTheUploadAndTheNextStartsAnew() async throws {
-        let settings = try await CoordinatorS3.settings("agent-finalise-stale-parts")
         let partSize = S3MultipartUploadTests.partSize
-        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = partSize }) { media, harness, client in
-            let job = try await LeaseTests.queuedJob(client, media, withAudio: true)
-            let holder = try await harness.agent("holder", caps: Self.finaliseCaps)
-            let renderer = try await harness.agent("renderer")
-            try await RenderingAgent(client: renderer, harness: harness, workDirectory: try makeWorkDirectory()).work()
-            await renderer.close()
-            guard case .task(let assignment, _) = try await holder.send(.claim(waitSeconds: 60)) else {
-                Issue.record("the capable agent got no TASK"); return
-            }
-            let (task, epoch) = (assignment.task, assignment.epoch)
+        try await withHeldFinalise(bucket: "agent-finalise-stale-parts", partSize: partSize) { media, client, settings, job, holder, task, epoch in
             let total = partSize + 99
             let earlier = try S3MultipartUploadTests.file(media.directory, "earlier.bin", size: Int(total), seed: 12)
             let output = try S3MultipartUploadTests.file(media.directory, "output.bin", size: Int(total), seed: 13)
@@ -370,7 +369,6 @@ struct AgentFinaliseTests {
                                                      upload: UploadedParts(id: fresh, partSHA256s: again.partSHA256s))) == .accepted(task: task))
             let stored = try await CoordinatorS3.client().sha256(ofObject: key)
             #expect(stored.size == total && stored.sha256 == output.sha256)
-            await holder.close()
         }
     }
 

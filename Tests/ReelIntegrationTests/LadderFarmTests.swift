@@ -67,11 +67,18 @@ extension FarmTests {
                                                "--encoder-threads", "2", "-o", reference, "--quiet"], allowFailure: true)
         #expect(local.status == 0, "\(local.stderr)")
 
-        let master = farm.dir.appendingPathComponent("farm/master.m3u8").path
+        let (master, job) = try Self.submitLadder(farm, composition, folder: "farm")
+        return (composition, reference, master, job)
+    }
+
+    /// `reel submit COMPOSITION --wait -o FARM/FOLDER/master.m3u8` in 2 s chunks with 2 encoder
+    /// threads, expected to succeed: the master playlist's path and the job's id.
+    static func submitLadder(_ farm: LocalFarm, _ composition: String, folder: String) throws -> (master: String, job: String) {
+        let master = farm.dir.appendingPathComponent("\(folder)/master.m3u8").path
         let submitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
                                        "--wait", "-o", master, "--quiet"], allowFailure: true)
         #expect(submitted.status == 0, "\(submitted.stderr); coordinator log: \(farm.coordinator.output)")
-        return (composition, reference, master, submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        return (master, submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     @Test func anHLSLadderRendersThroughTheFarmAsItDoesInProcess() throws {
@@ -136,11 +143,7 @@ extension FarmTests {
         #expect(hidden.isEmpty, "nothing left behind: \(hidden)")
 
         // The same job again: every chunk and the audio reused, the same folder.
-        let again = farm.dir.appendingPathComponent("again/master.m3u8").path
-        let resubmitted = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
-                                         "--wait", "-o", again, "--quiet"], allowFailure: true)
-        #expect(resubmitted.status == 0, "\(resubmitted.stderr)")
-        let job2 = resubmitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (again, job2) = try Self.submitLadder(farm, composition, folder: "again")
         let reused = try farm.query("SELECT kind, reused FROM tasks WHERE job_id = \(job2) AND kind <> 'finalise' ORDER BY kind, ordinal")
         #expect(reused.allSatisfy { $0[1] == "t" } && reused.count == 4, "\(reused)")
         #expect(try Self.folderFiles(again) == farmFiles)
@@ -149,11 +152,7 @@ extension FarmTests {
         // others are reused from the first job's archives, found by rendition key), the audio
         // is reused, and the renditions that did not change come out byte for byte as before.
         try Self.ladderComposition(source: source, lowBitRate: 120_000).write(toFile: composition, atomically: true, encoding: .utf8)
-        let changed = farm.dir.appendingPathComponent("changed/master.m3u8").path
-        let third = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
-                                   "--wait", "-o", changed, "--quiet"], allowFailure: true)
-        #expect(third.status == 0, "\(third.stderr)")
-        let job3 = third.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (changed, job3) = try Self.submitLadder(farm, composition, folder: "changed")
         let reused3 = try farm.query("SELECT kind, reused FROM tasks WHERE job_id = \(job3) AND kind <> 'finalise' ORDER BY kind, ordinal")
         #expect(reused3.map { $0.joined(separator: "=") } == ["audio=t", "video_chunk=f", "video_chunk=f", "video_chunk=f"], "\(reused3)")
         let changedFiles = try Self.folderFiles(changed)
@@ -170,11 +169,7 @@ extension FarmTests {
         let withTiny = Self.ladderRenditions + [("tiny", 128, 72, 100_000)]
         try Self.ladderComposition(source: source, lowBitRate: 120_000, renditions: withTiny)
             .write(toFile: composition, atomically: true, encoding: .utf8)
-        let added = farm.dir.appendingPathComponent("added/master.m3u8").path
-        let fourth = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
-                                    "--wait", "-o", added, "--quiet"], allowFailure: true)
-        #expect(fourth.status == 0, "\(fourth.stderr)")
-        let job4 = fourth.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (added, job4) = try Self.submitLadder(farm, composition, folder: "added")
         try Self.expectOnlyEncoded(["tiny"], job: job4, reusedFrom: job, farm: farm)
         let addedFiles = try Self.folderFiles(added)
         for name in ["top", "mid", "low"] {
@@ -187,11 +182,7 @@ extension FarmTests {
         // A rendition removed: every chunk's renditions are all stored, so nothing renders.
         try Self.ladderComposition(source: source, lowBitRate: 120_000, renditions: Array(Self.ladderRenditions.prefix(2)))
             .write(toFile: composition, atomically: true, encoding: .utf8)
-        let removed = farm.dir.appendingPathComponent("removed/master.m3u8").path
-        let fifth = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
-                                   "--wait", "-o", removed, "--quiet"], allowFailure: true)
-        #expect(fifth.status == 0, "\(fifth.stderr)")
-        let job5 = fifth.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (removed, job5) = try Self.submitLadder(farm, composition, folder: "removed")
         let reused5 = try farm.query("SELECT kind, reused FROM tasks WHERE job_id = \(job5) AND kind <> 'finalise' ORDER BY kind, ordinal")
         #expect(reused5.allSatisfy { $0[1] == "t" } && reused5.count == 4, "\(reused5)")
         let removedFiles = try Self.folderFiles(removed)

@@ -74,11 +74,7 @@ struct S3FarmTests {
 
         let source = farm.dir.appendingPathComponent("src.mov").path
         try FarmTests.ladderComposition(source: source, lowBitRate: 120_000).write(toFile: composition, atomically: true, encoding: .utf8)
-        let changed = farm.dir.appendingPathComponent("changed/master.m3u8").path
-        let second = try farm.reel(["submit", composition, "--chunk-seconds", "2", "--encoder-threads", "2",
-                                    "--wait", "-o", changed, "--quiet"], allowFailure: true)
-        #expect(second.status == 0, "\(second.stderr)")
-        let job2 = second.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (changed, job2) = try FarmTests.submitLadder(farm, composition, folder: "changed")
         let finaliser2 = try farm.query("SELECT a.name FROM tasks t JOIN agents a ON a.id = t.last_agent WHERE t.job_id = \(job2) AND t.kind = 'finalise'")
         #expect(finaliser2.map { $0.joined() }.allSatisfy { $0.hasPrefix("agent-") } && finaliser2.count == 1, "\(finaliser2)")
         let encoded = try farm.query("""

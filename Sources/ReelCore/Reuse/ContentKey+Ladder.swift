@@ -4,16 +4,7 @@ extension RenderPlan {
     func write(ladder: RenditionLadder, to out: inout CanonicalEncoder) {
         out.write("segmentFrames", ladder.segmentFrames)
         out.write("renditions", ladder.renditions.count)
-        for rendition in ladder.renditions {
-            let video = rendition.video
-            out.write("name", rendition.name)
-            out.write("size", rendition.size)
-            out.write("codec", video.codec)
-            out.write("profile", video.profile)
-            out.write("x264Preset", video.x264Preset)
-            out.write("bitRate", video.bitRate)
-            out.write("maxBitRate", video.maxBitRate)
-        }
+        for rendition in ladder.renditions { ContentKey.write(rendition: rendition, to: &out) }
     }
 }
 
@@ -43,6 +34,13 @@ extension ContentKey {
         var out = CanonicalEncoder()
         start(&out, kind: "ladder-rendition")
         out.write("picture", picture)
+        write(rendition: rendition, to: &out)
+        return digest(out)
+    }
+
+    /// A rendition's name, size and encoder settings: the same fields, in the same order, in
+    /// a ladder chunk's key and in each rendition's own key.
+    static func write(rendition: PlannedRendition, to out: inout CanonicalEncoder) {
         let video = rendition.video
         out.write("name", rendition.name)
         out.write("size", rendition.size)
@@ -51,6 +49,5 @@ extension ContentKey {
         out.write("x264Preset", video.x264Preset)
         out.write("bitRate", video.bitRate)
         out.write("maxBitRate", video.maxBitRate)
-        return digest(out)
     }
 }
