@@ -338,7 +338,9 @@ final class StoppedClock: Sendable {
 }
 
 /// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
+/// The default is generous because the conditions wait on renders, which a loaded 2-core
+/// machine can make slow; a condition that holds returns at once.
+func eventually(timeout: Duration = .seconds(300), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }
