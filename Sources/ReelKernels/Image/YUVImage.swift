@@ -24,6 +24,7 @@ public final class YUVImage: @unchecked Sendable {
     /// Alpha, 0 = transparent, 255 = opaque; `nil` means fully opaque.
     public let a: Plane?
     private let storage: UnsafeMutableRawPointer
+    private let byteCount: Int
 
     public init(width: Int, height: Int, hasAlpha: Bool = false) {
         precondition(width > 0 && height > 0, "YUVImage needs a positive size, got \(width)x\(height)")
@@ -35,6 +36,7 @@ public final class YUVImage: @unchecked Sendable {
         let ySize = ys * height, cSize = cs * ch
         let total = ySize + 2 * cSize + (hasAlpha ? ySize : 0) + 64
         storage = UnsafeMutableRawPointer.allocate(byteCount: total, alignment: 64)
+        byteCount = total
         let p = storage.assumingMemoryBound(to: UInt8.self)
         y = Plane(base: p, width: width, height: height, stride: ys)
         u = Plane(base: p + ySize, width: cw, height: ch, stride: cs)
@@ -45,6 +47,13 @@ public final class YUVImage: @unchecked Sendable {
     deinit { storage.deallocate() }
 
     public var hasAlpha: Bool { a != nil }
+
+    /// Makes this image a copy of `other`, which has the same size and alpha (so the same layout).
+    public func copy(from other: YUVImage) {
+        precondition(other.width == width && other.height == height && other.hasAlpha == hasAlpha,
+                     "copying a \(other.width)x\(other.height) image into a \(width)x\(height) one")
+        storage.copyMemory(from: other.storage, byteCount: byteCount)
+    }
 
     /// Fills every pixel with one colour (alpha plane, if any, with `alpha`).
     public func fill(y yv: UInt8, u uv: UInt8, v vv: UInt8, alpha: UInt8 = 255) {

@@ -2,11 +2,13 @@ import CFFmpeg
 import Foundation
 import ReelCore
 import ReelKernels
+import ReelThreadTesting
 
 /// The tasks of an HLS ladder (`RenderPlan.export.ladder`), on top of `ChunkRenderer`:
 ///
 /// - a video chunk draws each of its frames once, scales it to every rendition's size
-///   (swscale, bicubic, bit-exact flags) and encodes it with that rendition's own encoder. Each
+///   (swscale, bicubic, bit-exact flags) and encodes it with that rendition's own encoder, each
+///   rendition on a thread of its own (`RenditionLanes`) while the next frame is drawn. Each
 ///   rendition's chunk is a fragmented MP4 with one fragment per segment, whose decode times
 ///   (`tfdt`) and sequence numbers are the job's, not the chunk's: the finaliser only moves
 ///   its fragments into segment files.
@@ -38,15 +40,22 @@ extension ChunkRenderer {
                 try writer.write(video: packet)
             }
         }
+        // Each rendition scales, encodes and writes on a lane of its own while the next frame is drawn.
+        let lanes = RenditionLanes(encoders.indices.map { index in
+            { image, frame in
+                let k = frames.start + frame
+                let scaled = try scalers[index].scale(image, context: "scaling frame \(k) to rendition \(ladder.renditions[index].name)")
+                try write(try encoders[index].encode(scaled, frameIndex: Int64(frame)), to: writers[index])
+            }
+        })
+        defer { lanes.cancel() }
         for k in frames.start..<frames.end {
             let image = try renderer.render(frame: k)
-            for index in encoders.indices {
-                let scaled = try scalers[index].scale(image, context: "scaling frame \(k) to rendition \(ladder.renditions[index].name)")
-                try write(try encoders[index].encode(scaled, frameIndex: Int64(k - frames.start)), to: writers[index])
-            }
+            try lanes.submit(image)
             if k == frames.end - 1 { try lastFrame?(image) }
             try progress?(k - frames.start + 1)
         }
+        try lanes.finish()
         var artifacts: [ChunkArtifact] = []
         for index in encoders.indices {
             try write(try encoders[index].finish(), to: writers[index])
