@@ -2,7 +2,6 @@ import CFFmpeg
 import Foundation
 import ReelCore
 import ReelKernels
-import ReelThreadTesting
 
 /// The tasks of an HLS ladder (`RenderPlan.export.ladder`), on top of `ChunkRenderer`:
 ///
