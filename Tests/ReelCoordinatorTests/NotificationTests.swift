@@ -13,16 +13,18 @@ import Glibc
 /// HTTP receiver on loopback.
 @Suite(.blocking) struct NotificationTests {
     /// A submission like `TestMedia.submission()`, with `settings.notify`.
-    static func submission(_ media: TestMedia, notify: String?) throws -> [UInt8] {
+    static func submission(_ media: TestMedia, notify: String?, noCache: Bool? = nil) throws -> [UInt8] {
         let request = SubmitRequest(composition: media.composition(withAudio: false, codec: nil), assets: try media.manifest(),
-                                    settings: JobSettings(chunkSeconds: Rational(1, 2), encoderThreads: 1, name: "notified job", notify: notify))
+                                    settings: JobSettings(chunkSeconds: Rational(1, 2), encoderThreads: 1, name: "notified job",
+                                                          noCache: noCache, notify: notify))
         return Array(try JSONEncoder().encode(request))
     }
 
-    static func submit(_ client: ReelClient, _ media: TestMedia, notify: String?) async throws -> Int64 {
+    static func submit(_ client: ReelClient, _ media: TestMedia, notify: String?, noCache: Bool? = nil) async throws -> Int64 {
         try await client.upload(media.video)
         try await client.upload(media.audio)
-        guard case .job(let job, let missing) = try await client.send(.submit(document: try submission(media, notify: notify))), missing.isEmpty else {
+        guard case .job(let job, let missing) = try await client.send(.submit(document: try submission(media, notify: notify, noCache: noCache))),
+              missing.isEmpty else {
             throw TestFailure(description: "SUBMIT did not answer JOB with nothing missing")
         }
         return job
@@ -72,7 +74,10 @@ import Glibc
             let done = try await client.waitForState(job: rendered, "done")
             try await eventually("the receiver gets the rendered job's notification") { receiver.requests.count >= 1 }
 
-            let cancelled = try await Self.submit(client, media, notify: url)
+            // Not from the cache: the same job again would reuse every chunk of the first and
+            // could be done before the cancel arrives (CI once saw "job 2 is already done").
+            // With no agent left, this one waits to be rendered until it is cancelled.
+            let cancelled = try await Self.submit(client, media, notify: url, noCache: true)
             #expect(try await client.send(.cancel(job: cancelled)) == .ok)
             try await eventually("the receiver gets the cancelled job's notification") { receiver.requests.count >= 2 }
 
