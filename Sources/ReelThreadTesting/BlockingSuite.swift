@@ -11,13 +11,6 @@ import Testing
 /// test whose fake coordinator could not answer time out with nothing delivered. Suites that
 /// block are marked, so the pool stays free for the tests (and the product code under test)
 /// that need it: the protocol, the agent, the coordinator's handlers, `eventually` loops.
-///
-/// The rule: every suite with a synchronous test is marked, however quick its tests look
-/// (`TestPoolRuleTests` checks the sources). Pure tests count too: in a debug build a
-/// property test or an exact-arithmetic sum takes seconds, and Swift Testing starts every test
-/// at once, so a few dozen of them queued on the pool held both its threads for the first
-/// 30–40 s of a CI run. An async test that does blocking work between its awaits uses
-/// `offThePool` for that work.
 public struct BlockingSuite: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 

@@ -94,7 +94,7 @@ import ReelCore
 }
 
 /// Pure parts of the configuration.
-@Suite(.blocking) struct AgentConfigurationTests {
+@Suite struct AgentConfigurationTests {
     @Test func defaultNameIsStablePerCacheDirectoryAndHasNoPid() {
         let a = AgentConfiguration.defaultName(cacheDirectory: URL(fileURLWithPath: "/var/cache/reel"), host: "render-01")
         let b = AgentConfiguration.defaultName(cacheDirectory: URL(fileURLWithPath: "/var/cache/reel"), host: "render-01")

@@ -1,10 +1,9 @@
 import ReelProtocol
 import Testing
 @testable import ReelAgent
-import ReelThreadTesting
 
 /// The RESULT delivery policy, without a coordinator: what is retried, what reconnects, what is given up.
-@Suite(.blocking) struct ResultRetryTests {
+@Suite struct ResultRetryTests {
     let now: Int64 = 1_000_000
     func retry() -> ResultRetry { ResultRetry(initial: .milliseconds(500), maximum: .seconds(30)) }
 

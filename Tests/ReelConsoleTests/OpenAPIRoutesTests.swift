@@ -1,10 +1,9 @@
 import Foundation
 import Testing
 @testable import ReelConsole
-import ReelThreadTesting
 
 /// proto/console-api.yaml is the API's specification: the server registers exactly its routes.
-@Suite(.blocking) struct OpenAPIRoutesTests {
+@Suite struct OpenAPIRoutesTests {
     static let specURL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("proto/console-api.yaml")

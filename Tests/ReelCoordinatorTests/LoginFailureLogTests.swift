@@ -4,9 +4,8 @@ import ReelProtocol
 import ReelLogTesting
 import Testing
 @testable import ReelCoordinator
-import ReelThreadTesting
 
-@Suite(.blocking) struct LoginFailureLogTests {
+@Suite struct LoginFailureLogTests {
     @Test(arguments: [
         (ReelProtocolError.Code.authFailed, "bad MAC"), (.replayedNonce, "replayed nonce"),
         (.unsupportedVersion, "unsupported protocol version"), (.timeout, "handshake timeout"),

@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("Asset URL resolution", .blocking)
+@Suite("Asset URL resolution")
 struct AssetURLTests {
     @Test(arguments: [
         ("clips/intro.mp4", "/home/u/project", "/home/u/project/clips/intro.mp4"),

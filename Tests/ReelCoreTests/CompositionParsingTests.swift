@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("Composition parsing", .blocking)
+@Suite("Composition parsing")
 struct CompositionParsingTests {
     @Test func designExampleParses() throws {
         let c = try Fixtures.parse(Fixtures.designExample)

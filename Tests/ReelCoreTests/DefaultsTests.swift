@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("Defaults without a video composition, and of the export presets", .blocking)
+@Suite("Defaults without a video composition, and of the export presets")
 struct DefaultsTests {
     private static func twoClips(_ first: AssetDescription, _ second: AssetDescription, extra: String = "") throws -> RenderPlan {
         let json = #"""

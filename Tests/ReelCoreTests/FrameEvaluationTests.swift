@@ -2,9 +2,8 @@ import struct Foundation.Data
 import class Foundation.JSONDecoder
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("Frame evaluation", .blocking)
+@Suite("Frame evaluation")
 struct FrameEvaluationTests {
     private static let clipAssets = Fixtures.described([
         "p": Fixtures.movie(320, 240, duration: Rational(100)),
@@ -263,7 +262,7 @@ struct FrameEvaluationTests {
     }
 }
 
-@Suite("Speed changes", .blocking)
+@Suite("Speed changes")
 struct SpeedChangeTests {
     static let assets = Fixtures.described(["p": Fixtures.movie(320, 240, duration: Rational(100), frameDuration: Rational(1, 25))])
 

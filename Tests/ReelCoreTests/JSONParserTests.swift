@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("JSON parser", .blocking)
+@Suite("JSON parser")
 struct JSONParserTests {
     private func syntaxError(_ text: String) -> JSONSyntaxError? {
         do { _ = try JSONParser.parse(text); return nil } catch { return error }

@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("Rational: exact time", .blocking)
+@Suite("Rational: exact time")
 struct RationalTests {
     @Test(arguments: [
         ("1001/30000", Rational(1001, 30000)),

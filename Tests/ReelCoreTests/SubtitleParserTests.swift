@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("Subtitle parsing", .blocking)
+@Suite("Subtitle parsing")
 struct SubtitleParserTests {
     func parse(_ text: String, _ format: SubtitleDocument.Format) throws -> SubtitleDocument {
         try SubtitleParser.parse(Array(text.utf8), format: format).get()

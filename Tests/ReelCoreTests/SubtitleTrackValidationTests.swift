@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
-@Suite("Subtitle tracks", .blocking)
+@Suite("Subtitle tracks")
 struct SubtitleTrackValidationTests {
     /// `en`: cues 1–2 s, 4–5 s and 9–12 s; `fr`: one cue 0.5–1.5 s.
     static let english = SubtitleDocument(format: .srt, cues: [

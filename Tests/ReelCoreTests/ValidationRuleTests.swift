@@ -1,6 +1,5 @@
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
 /// One broken rule: a composition and exactly the problem lines it must produce.
 struct RuleCase: Sendable, CustomTestStringConvertible {
@@ -199,7 +198,7 @@ private let ruleCases: [RuleCase] = [
              expected: ["videoComposition.renderSize: is required when no track shows video (a composition with no video track and no overlay is sound only and needs none)"]),
 ]
 
-@Suite("Validation rules", .blocking)
+@Suite("Validation rules")
 struct ValidationRuleTests {
     @Test(arguments: ruleCases)
     func rule(_ rule: RuleCase) {

@@ -1,10 +1,9 @@
 import Foundation
 import ReelObjectStore
 import Testing
-import ReelThreadTesting
 
 /// Where credentials come from, in AWS's order, and that a secret never prints.
-@Suite(.blocking) struct CredentialChainTests {
+struct CredentialChainTests {
     static let secret = "s3cr3t/VALUE+that=must-never-print"
 
     /// A chain over an environment and a set of files held in memory.

@@ -1,9 +1,8 @@
 import ReelObjectStore
 import Testing
-import ReelThreadTesting
 
 /// Which failures are tried again, and how long the client waits between attempts.
-@Suite(.blocking) struct RetryPolicyTests {
+struct RetryPolicyTests {
     @Test("passing failures are retried; refusals are final")
     func retryable() {
         for status in [500, 502, 503, 504, 429, 408] { #expect(RetryPolicy.isRetryable(status: status, s3Code: nil), "\(status)") }

@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelProtocol
-import ReelThreadTesting
 
-@Suite("Authenticator and nonce replay cache", .blocking)
+@Suite("Authenticator and nonce replay cache")
 struct AuthenticatorTests {
     let auth = try! Authenticator(secret: Samples.secret)
 

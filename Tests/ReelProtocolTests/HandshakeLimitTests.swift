@@ -4,7 +4,6 @@ import NIOEmbedded
 import Synchronization
 import Testing
 @testable import ReelProtocol
-import ReelThreadTesting
 
 /// Records what the server reports about refused logins; answers every request with `OK`.
 final class RecordingHandler: ReelRequestHandler, Sendable {
@@ -39,7 +38,7 @@ final class WelcomingHandler: ChannelInboundHandler {
 }
 
 /// proto/PROTOCOL.md §7: before `WELCOME` only short handshake lines are read, never a payload.
-@Suite("Pre-authentication limits", .blocking)
+@Suite("Pre-authentication limits")
 struct HandshakeLimitTests {
     static let hello = "HELLO reel/1 role=agent name=render-01 cnonce=\(Samples.hashA)"
 

@@ -1,10 +1,9 @@
 import Testing
 import ReelProtocol
-import ReelThreadTesting
 
 /// `HostPort`: the one `HOST:PORT` parser, for `--listen`/`--metrics`/`--http` (`.listen`) and
 /// `--coordinator`/`REEL_COORDINATOR` (`.connect`).
-@Suite("HOST:PORT addresses", .blocking)
+@Suite("HOST:PORT addresses")
 struct HostPortTests {
     static let purposes: [HostPort.Purpose] = [.listen, .connect]
 

@@ -1,8 +1,7 @@
 import Testing
 @testable import ReelProtocol
-import ReelThreadTesting
 
-@Suite("Connection state machines", .blocking)
+@Suite("Connection state machines")
 struct StateMachineTests {
     static let auth = try! Authenticator(secret: Samples.secret)
     static let serverNonce = String(repeating: "5", count: 64)
@@ -194,7 +193,7 @@ struct StateMachineTests {
     }
 }
 
-@Suite("Server state machine draining", .blocking)
+@Suite("Server state machine draining")
 struct DrainingTests {
     @Test("idle connections close with shutting_down; a busy one after its reply")
     func draining() {

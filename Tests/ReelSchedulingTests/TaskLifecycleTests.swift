@@ -1,10 +1,9 @@
 import Testing
 import ReelScheduling
 @testable import ReelLifecycleModel
-import ReelThreadTesting
 
 /// The lease rules of one task, event by event, on an injected clock (milliseconds).
-@Suite(.blocking) struct TaskLifecycleTests {
+@Suite struct TaskLifecycleTests {
     let lease: Millis = 30_000, grace: Millis = 5_000
 
     @Test func aClaimLeasesUnderTheNextEpochAndUsesAnAttempt() {
@@ -95,7 +94,7 @@ import ReelThreadTesting
     }
 }
 
-@Suite(.blocking) struct ClaimPolicyTests {
+@Suite struct ClaimPolicyTests {
     @Test func priorityThenAgeThenKindThenOrdinal() {
         let c = [
             ClaimCandidate(task: 10, job: 2, kind: .videoChunk, ordinal: 0, jobPriority: 0),

@@ -1,10 +1,9 @@
 import Foundation
 import Testing
 @testable import ReelCore
-import ReelThreadTesting
 
 /// docs/interchange.md's dissolve example is what the importer writes for the timeline it describes.
-@Suite(.blocking) struct InterchangeDocumentationTests {
+struct InterchangeDocumentationTests {
     @Test func theDissolveExampleIsTheImportersOutput() throws {
         let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/interchange.md")
