@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// `@Suite(.blocking)`: the suite's tests run on `BlockingTestExecutor`'s own threads instead
@@ -11,12 +12,20 @@ import Testing
 /// test whose fake coordinator could not answer time out with nothing delivered. Suites that
 /// block are marked, so the pool stays free for the tests (and the product code under test)
 /// that need it: the protocol, the agent, the coordinator's handlers, `eventually` loops.
+///
+/// The rule: every suite with a synchronous test is marked, however quick its tests look
+/// (`TestPoolRuleTests` checks the sources). Pure tests count too: in a debug build a
+/// property test or an exact-arithmetic sum takes seconds, and Swift Testing starts every test
+/// at once, so a few dozen of them queued on the pool held both its threads for the first
+/// 30–40 s of a CI run. An async test that does blocking work between its awaits uses
+/// `offThePool` for that work.
 public struct BlockingSuite: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(BlockingTestExecutor.shared) { try await function() }
+        let executor = TestCaseExecutor(pool: BlockingTestExecutor.shared)
+        try await withTaskExecutorPreference(executor) { try await function() }
     }
 }
 
@@ -25,17 +34,38 @@ extension Trait where Self == BlockingSuite {
     public static var blocking: Self { BlockingSuite() }
 }
 
-/// A fixed set of plain threads taking jobs first come, first served. Twice as many as there
-/// are cores (at least four), so blocked tests leave room for running ones without putting
-/// every test of the run on the CPU at once.
-public final class BlockingTestExecutor: TaskExecutor, @unchecked Sendable {
-    public static let shared = BlockingTestExecutor(threads: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+/// Plain threads for the `.blocking` suites, which serve the tests already started before
+/// starting new ones.
+///
+/// Swift Testing starts every test of the run at once, so the first job of each of several
+/// hundred tests arrives here within a second. Taken first come, first served, those jobs
+/// would queue a started test's next step (a reply from a coordinator it connected to, an
+/// `await` on a render) behind every test not yet begun: once that wait outlasted the
+/// coordinator's idle timeout, and four tests failed together with their connections closed.
+/// So jobs come in two queues:
+/// - **resumed**: any job of a test case that has already run once: taken first, by any thread;
+/// - **fresh**: a test case's first job: taken only while fewer than `startingThreads` threads
+///   are busy. The other `reservedThreads` are kept for resumed jobs, so a started test waits
+///   for a thread only when every thread is inside a running test.
+///
+/// On CI's two cores that is four threads starting tests, as before, and four more in reserve.
+public final class BlockingTestExecutor: @unchecked Sendable {
+    public static let shared: BlockingTestExecutor = {
+        let starting = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+        return BlockingTestExecutor(startingThreads: starting, reservedThreads: starting)
+    }()
 
+    let startingThreads: Int
     private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []  // guarded by `condition`
+    // guarded by `condition`:
+    private var resumed: [(job: UnownedJob, on: TestCaseExecutor)] = []
+    private var fresh: [(job: UnownedJob, on: TestCaseExecutor)] = []
+    private var head = 0  // `fresh` is taken from the front; compacted when drained
+    private var busy = 0
 
-    init(threads: Int) {
-        for index in 0..<threads {
+    init(startingThreads: Int, reservedThreads: Int) {
+        self.startingThreads = startingThreads
+        for index in 0..<(startingThreads + reservedThreads) {
             let thread = Thread { [unowned self] in self.work() }
             thread.name = "reel-test-blocking-\(index)"
             thread.stackSize = 16 << 20  // renders and x264 use deep stacks
@@ -43,22 +73,62 @@ public final class BlockingTestExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+    /// Threads running a job now.
+    var busyThreads: Int { condition.lock(); defer { condition.unlock() }; return busy }
+
+    func enqueue(_ job: UnownedJob, on executor: TestCaseExecutor, first: Bool) {
         condition.lock()
-        jobs.append(job)
-        condition.signal()
+        if first { fresh.append((job, executor)) } else { resumed.append((job, executor)) }
+        condition.broadcast()
         condition.unlock()
+    }
+
+    /// The next job this thread may run: a resumed one if any, else a fresh one while fewer than
+    /// `startingThreads` threads are busy. Called with `condition` locked.
+    private func next() -> (job: UnownedJob, on: TestCaseExecutor)? {
+        if !resumed.isEmpty { return resumed.removeFirst() }
+        guard busy < startingThreads, head < fresh.count else { return nil }
+        let taken = fresh[head]
+        head += 1
+        if head == fresh.count { fresh.removeAll(keepingCapacity: true); head = 0 }
+        return taken
     }
 
     private func work() {
         while true {
             condition.lock()
-            while jobs.isEmpty { condition.wait() }
-            let job = jobs.removeFirst()
+            var taken = next()
+            while taken == nil {
+                condition.wait()
+                taken = next()
+            }
+            busy += 1
             condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
+            let (job, executor) = taken!
+            job.runSynchronously(on: executor.asUnownedTaskExecutor())
+            condition.lock()
+            busy -= 1
+            condition.broadcast()  // a fresh job may start now
+            condition.unlock()
         }
+    }
+}
+
+/// One test case's view of `BlockingTestExecutor`: it tells the pool whether a job is the test
+/// case's first, and every later job of the test case (its child tasks' too) comes back
+/// through it, because the jobs run with it as their task executor.
+final class TestCaseExecutor: TaskExecutor, @unchecked Sendable {
+    private let pool: BlockingTestExecutor
+    private let started = Mutex(false)
+
+    init(pool: BlockingTestExecutor) { self.pool = pool }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let first = started.withLock { started in
+            defer { started = true }
+            return !started
+        }
+        pool.enqueue(UnownedJob(job), on: self, first: first)
     }
 }
 

@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelAgent
+import ReelThreadTesting
 
-@Suite struct BackoffTests {
+@Suite(.blocking) struct BackoffTests {
     /// 0.5 s doubling to 30 s, each delay jittered into [½·base, base).
     @Test func doublesToTheCapWithJitterAndResets() {
         var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(30))

@@ -2,9 +2,10 @@ import Foundation
 import ReelProtocol
 import Testing
 @testable import ReelAgent
+import ReelThreadTesting
 
 /// The agent's cache holds the farm's source media: owner-only.
-@Suite struct CachePermissionTests {
+@Suite(.blocking) struct CachePermissionTests {
     static func mode(_ path: String) -> mode_t {
         var info = stat()
         #expect(stat(path, &info) == 0, "\(path) missing")

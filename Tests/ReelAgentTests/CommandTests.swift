@@ -94,7 +94,7 @@ import ReelCore
 }
 
 /// Pure parts of the configuration.
-@Suite struct AgentConfigurationTests {
+@Suite(.blocking) struct AgentConfigurationTests {
     @Test func defaultNameIsStablePerCacheDirectoryAndHasNoPid() {
         let a = AgentConfiguration.defaultName(cacheDirectory: URL(fileURLWithPath: "/var/cache/reel"), host: "render-01")
         let b = AgentConfiguration.defaultName(cacheDirectory: URL(fileURLWithPath: "/var/cache/reel"), host: "render-01")

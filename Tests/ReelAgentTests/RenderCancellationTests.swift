@@ -3,10 +3,11 @@ import Testing
 @testable import ReelAgent
 import ReelCore
 import ReelMedia
+import ReelThreadTesting
 
 /// The mechanism behind abandoning a render on `LOST` or shutdown: the progress callback throws
 /// once the control is cancelled, the renderer stops at that frame and leaves no output.
-@Suite struct RenderCancellationTests {
+@Suite(.blocking) struct RenderCancellationTests {
     @Test func cancellingStopsTheRenderAtTheNextFrameWithoutOutput() async throws {
         let fixture = try await RenderFixture.make(seconds: 4, audio: false)
         defer { fixture.remove() }

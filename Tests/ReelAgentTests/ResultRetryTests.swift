@@ -1,9 +1,10 @@
 import ReelProtocol
 import Testing
 @testable import ReelAgent
+import ReelThreadTesting
 
 /// The RESULT delivery policy, without a coordinator: what is retried, what reconnects, what is given up.
-@Suite struct ResultRetryTests {
+@Suite(.blocking) struct ResultRetryTests {
     let now: Int64 = 1_000_000
     func retry() -> ResultRetry { ResultRetry(initial: .milliseconds(500), maximum: .seconds(30)) }
 

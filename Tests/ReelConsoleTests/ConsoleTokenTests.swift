@@ -2,8 +2,9 @@ import Foundation
 import ReelProtocol
 import Testing
 @testable import ReelConsole
+import ReelThreadTesting
 
-@Suite struct ConsoleTokenTests {
+@Suite(.blocking) struct ConsoleTokenTests {
     static let farm = try! Authenticator(secret: Array("the farm's shared secret, 32 byte".utf8))
     static let otherFarm = try! Authenticator(secret: Array("another farm's secret, also long".utf8))
 

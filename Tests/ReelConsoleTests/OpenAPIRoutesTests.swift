@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import ReelConsole
+import ReelThreadTesting
 
 /// proto/console-api.yaml is the API's specification: the server registers exactly its routes.
-@Suite struct OpenAPIRoutesTests {
+@Suite(.blocking) struct OpenAPIRoutesTests {
     static let specURL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("proto/console-api.yaml")

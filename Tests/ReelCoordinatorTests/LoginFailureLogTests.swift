@@ -4,8 +4,9 @@ import ReelProtocol
 import ReelLogTesting
 import Testing
 @testable import ReelCoordinator
+import ReelThreadTesting
 
-@Suite struct LoginFailureLogTests {
+@Suite(.blocking) struct LoginFailureLogTests {
     @Test(arguments: [
         (ReelProtocolError.Code.authFailed, "bad MAC"), (.replayedNonce, "replayed nonce"),
         (.unsupportedVersion, "unsupported protocol version"), (.timeout, "handshake timeout"),

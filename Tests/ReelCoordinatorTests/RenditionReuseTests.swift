@@ -2,11 +2,12 @@ import Testing
 @testable import ReelCoordinator
 import ReelStore
 import ReelScheduling
+import ReelThreadTesting
 
 /// Planning's and the finaliser's decisions for reuse per ladder rendition (pure): which
 /// renditions a chunk encodes, what it is created with, which archives its finalise joins, and
 /// the event that says so.
-@Suite struct RenditionReuseTests {
+@Suite(.blocking) struct RenditionReuseTests {
     static func hash(_ c: Character) -> String { String(repeating: c, count: 64) }
     static let names = ["top", "mid", "low"], keys = [hash("a"), hash("b"), hash("c")]
     static let first = TaskResult(sha256: hash("1"), size: 300, key: "r/1"), second = TaskResult(sha256: hash("2"), size: 100, key: "r/2")

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import ReelCoordinator
+import ReelThreadTesting
 
 /// The coordinator's storage holds the farm's media: folders 0700, files 0600.
-@Suite struct StoragePermissionTests {
+@Suite(.blocking) struct StoragePermissionTests {
     static func mode(_ path: String) -> mode_t {
         var info = stat()
         #expect(stat(path, &info) == 0, "\(path) missing")

@@ -4,9 +4,10 @@ import ReelCoordinator
 import ReelMedia
 import ReelProtocol
 import Testing
+import ReelThreadTesting
 
 /// Retention decisions without any I/O.
-@Suite struct StorageSweepDecisionTests {
+@Suite(.blocking) struct StorageSweepDecisionTests {
     let policy = RetentionPolicy(keepOutputsSeconds: 7 * 86_400, uploadGraceSeconds: 86_400, unreferencedGraceSeconds: 3_600)
     let now: Int64 = 1_000_000_000_000
     let a = String(repeating: "a", count: 64), b = String(repeating: "b", count: 64), c = String(repeating: "c", count: 64)

@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Filter parameters written as animations (docs/composition.md, "Filters"): the keyframe
 /// object of overlay animations without `property`, evaluated for every frame.
-@Suite("Animated filter parameters")
+@Suite("Animated filter parameters", .blocking)
 struct AnimatedFilterTests {
     /// `layer` as track 1's filters and `picture` as the picture's, at 25 fps over 10 s of `a`.
     static func plan(layer: String, picture: String = "[]") throws -> RenderPlan {

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// The animation model against Core Animation's timing rules, worked out independently here:
 /// a reference evaluator in floating point (`Reference`) and a cubic-Bézier solver by plain
 /// bisection, neither sharing code with `KeyframeAnimation` or `TimingFunction`.
-@Suite("Keyframe animations")
+@Suite("Keyframe animations", .blocking)
 struct AnimationTests {
     /// Core Animation's evaluation, written straight from CAMediaTiming's rules in Double.
     enum Reference {
@@ -210,7 +211,7 @@ struct AnimationTests {
     }
 }
 
-@Suite("Keyframe animations in stored plans")
+@Suite("Keyframe animations in stored plans", .blocking)
 struct StoredAnimationTests {
     /// A plan stored before keyframes existed still decodes, as the same from/to animation.
     @Test func legacyFromToFormDecodes() throws {

@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("Asset URL resolution")
+@Suite("Asset URL resolution", .blocking)
 struct AssetURLTests {
     @Test(arguments: [
         ("clips/intro.mp4", "/home/u/project", "/home/u/project/clips/intro.mp4"),

@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// `export.audioOutputs`: parsed and planned in order with ISO 639-2 codes, refused with the JSON
 /// path when an entry names the wrong tracks, and part of the audio task's content key.
-@Suite struct AudioOutputValidationTests {
+@Suite(.blocking) struct AudioOutputValidationTests {
     static func text(_ outputs: String, fileType: String = "mp4") -> String {
         #"""
         {"formatVersion": 1, "assets": {"m": {"url": "m.m4a"}}, "tracks": [

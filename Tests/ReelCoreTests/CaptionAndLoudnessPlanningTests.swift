@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Captions (videoComposition.captions) and loudness normalisation (export.audio.loudness)
 /// as the pure core plans them.
-@Suite("Captions and loudness planning")
+@Suite("Captions and loudness planning", .blocking)
 struct CaptionAndLoudnessPlanningTests {
     /// Cues 1–3 s "Never gonna" with a mark at 2 s on "gonna"; 2.5–4 s "overlap"; 21–23 s "late".
     static let words = SubtitleDocument(format: .webVTT, cues: [

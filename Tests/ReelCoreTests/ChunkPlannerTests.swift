@@ -1,10 +1,11 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 
 private func ranges(_ pairs: [(Int, Int)]) -> [FrameRange] { pairs.map { FrameRange(start: $0.0, end: $0.1) } }
 
-@Suite("Chunk planner")
+@Suite("Chunk planner", .blocking)
 struct ChunkPlannerTests {
     @Test func targetLengthChunks() {
         // 30 s at 30 fps, 2 s GOPs, 10 s target → three 300-frame chunks.

@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("Composition parsing")
+@Suite("Composition parsing", .blocking)
 struct CompositionParsingTests {
     @Test func designExampleParses() throws {
         let c = try Fixtures.parse(Fixtures.designExample)

@@ -1,5 +1,6 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// The content key's bytes must never change by accident: a stored result is found again only
 /// if its chunk's key comes out the same. The production encoder walks frames with one cursor
@@ -7,7 +8,7 @@ import Testing
 /// way — `String` formatting, every frame evaluated on its own (`RenderPlan.frame(k)`, a fresh
 /// caption lookup) — and the two must give the same bytes for every chunk of a composition that
 /// uses every keyed feature.
-@Suite("Content keys against a reference encoder")
+@Suite("Content keys against a reference encoder", .blocking)
 struct ContentKeyReferenceTests {
     static let words = SubtitleDocument(format: .webVTT, cues: [
         SubtitleCue(start: 1, end: 3, text: "Never gonna", marks: [SubtitleTimeMark(offset: 6, time: 2)]),

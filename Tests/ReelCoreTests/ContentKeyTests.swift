@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Content keys decide which chunks are rendered again after an edit: each kind of edit must
 /// change exactly the keys of the chunks whose frames it changes, and nothing else.
-@Suite("Content keys")
+@Suite("Content keys", .blocking)
 struct ContentKeyTests {
     private static let assets = Fixtures.described([
         "clip": Fixtures.movie(320, 240, duration: Rational(100)),

@@ -1,8 +1,9 @@
 import Testing
 import ReelCore
+import ReelThreadTesting
 
 /// `String.escapingControlCharacters`: what reaches a terminal or a log from a peer-chosen name.
-@Suite struct ControlCharacterEscapingTests {
+@Suite(.blocking) struct ControlCharacterEscapingTests {
     static func hex(_ value: UInt32) -> String { "\\u{\(String(value, radix: 16, uppercase: true))}" }
 
     @Test func everyC0ControlDELAndC1ControlIsEscaped() {

@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// `cropRectangleRamps` (AVFoundation's `setCropRectangleRamp`): the same before/inside/after
 /// rules as the other ramps, each of x, y, width and height interpolated on its own.
-@Suite("Crop rectangle ramps")
+@Suite("Crop rectangle ramps", .blocking)
 struct CropRampTests {
     static let assets = Fixtures.described(["p": Fixtures.movie(320, 240, duration: Rational(10))])
 

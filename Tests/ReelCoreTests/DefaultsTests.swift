@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("Defaults without a video composition, and of the export presets")
+@Suite("Defaults without a video composition, and of the export presets", .blocking)
 struct DefaultsTests {
     private static func twoClips(_ first: AssetDescription, _ second: AssetDescription, extra: String = "") throws -> RenderPlan {
         let json = #"""

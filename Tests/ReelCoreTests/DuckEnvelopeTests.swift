@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// `DuckEnvelope` against its definition, worked out by hand for 48 kHz (10 ms windows of 480
 /// samples): the gain in dB at each window boundary, a straight line at `amount/attack` dB/s
 /// down and `amount/release` dB/s up.
-@Suite struct DuckEnvelopeTests {
+@Suite(.blocking) struct DuckEnvelopeTests {
     static let rate = 48_000
     static func dB(_ gain: Float) -> Double { 20 * log10(Double(gain)) }
 

@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// `audioMix[].duck`: parsed with its defaults, and refused with the JSON path when it names
 /// the wrong tracks or figures out of range.
-@Suite struct DuckingValidationTests {
+@Suite(.blocking) struct DuckingValidationTests {
     static func text(_ duck: String) -> String {
         #"""
         {"formatVersion": 1, "assets": {"m": {"url": "m.m4a"}}, "tracks": [

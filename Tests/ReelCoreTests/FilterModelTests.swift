@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Filters and blend modes in the model: parsing, validation (with JSON paths), evaluation,
 /// and the chunk content key.
-@Suite("Filters and blend modes")
+@Suite("Filters and blend modes", .blocking)
 struct FilterModelTests {
     static let assets = Fixtures.ruleAssets.merging(Fixtures.described([
         "grade": AssetDescription(kind: .lut, duration: nil, video: nil, audio: nil, lut: LUTDescription(dimensions: 3, size: 33)),
@@ -168,7 +169,7 @@ struct FilterModelTests {
 }
 
 /// Adobe's Cube LUT format: what parses, what is refused, and how a table is applied.
-@Suite("Cube LUTs")
+@Suite("Cube LUTs", .blocking)
 struct CubeLUTTests {
     static func parse(_ text: String) throws -> CubeLUT { try CubeLUT.parse(Array(text.utf8)) }
 

@@ -2,8 +2,9 @@ import struct Foundation.Data
 import class Foundation.JSONDecoder
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("Frame evaluation")
+@Suite("Frame evaluation", .blocking)
 struct FrameEvaluationTests {
     private static let clipAssets = Fixtures.described([
         "p": Fixtures.movie(320, 240, duration: Rational(100)),
@@ -262,7 +263,7 @@ struct FrameEvaluationTests {
     }
 }
 
-@Suite("Speed changes")
+@Suite("Speed changes", .blocking)
 struct SpeedChangeTests {
     static let assets = Fixtures.described(["p": Fixtures.movie(320, 240, duration: Rational(100), frameDuration: Rational(1, 25))])
 

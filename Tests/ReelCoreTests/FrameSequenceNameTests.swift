@@ -1,8 +1,9 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Issue 23.6: a PNG sequence's output name (`DIR/frame-%05d.png`) and its files, numbered from 1.
-@Suite struct FrameSequenceNameTests {
+@Suite(.blocking) struct FrameSequenceNameTests {
     @Test func numberFieldsAreReplacedByTheFrameNumberFromOne() throws {
         let name = try #require(FrameSequenceName("out/frames/frame-%05d.png"))
         #expect(name.directory == "out/frames" && name.prefix == "frame-" && name.suffix == ".png" && name.digits == 5)

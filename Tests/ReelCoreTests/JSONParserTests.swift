@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("JSON parser")
+@Suite("JSON parser", .blocking)
 struct JSONParserTests {
     private func syntaxError(_ text: String) -> JSONSyntaxError? {
         do { _ = try JSONParser.parse(text); return nil } catch { return error }

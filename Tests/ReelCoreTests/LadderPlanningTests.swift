@@ -1,10 +1,11 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Issue 20.1: HLS ladders as compositions write them and plans resolve them — the default
 /// ladder, the segment grid, chunk boundaries on it, the problems validation names, and the
 /// content keys that follow the renditions.
-@Suite struct LadderPlanningTests {
+@Suite(.blocking) struct LadderPlanningTests {
     private func sizes(_ renditions: [RenditionOptions]) -> [String] {
         renditions.map { "\($0.name) \($0.renderSize.width)x\($0.renderSize.height) \($0.video.bitRate ?? 0)" }
     }

@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// The preview's event playlist: finished chunks in frame order up to the first unfinished one,
 /// exact durations, a target duration that never changes as it grows, ENDLIST only at the end.
-@Suite struct PreviewPlaylistTests {
+@Suite(.blocking) struct PreviewPlaylistTests {
     /// Chunks of 50 frames at 25 fps (2 s) but the last, 30 frames; `finished` by ordinal.
     static func chunks(_ finished: Set<Int>, count: Int = 4) -> [PreviewChunk] {
         (0..<count).map { i in

@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("Rational: exact time")
+@Suite("Rational: exact time", .blocking)
 struct RationalTests {
     @Test(arguments: [
         ("1001/30000", Rational(1001, 30000)),

@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("Subtitle parsing")
+@Suite("Subtitle parsing", .blocking)
 struct SubtitleParserTests {
     func parse(_ text: String, _ format: SubtitleDocument.Format) throws -> SubtitleDocument {
         try SubtitleParser.parse(Array(text.utf8), format: format).get()

@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
-@Suite("Subtitle tracks")
+@Suite("Subtitle tracks", .blocking)
 struct SubtitleTrackValidationTests {
     /// `en`: cues 1–2 s, 4–5 s and 9–12 s; `fr`: one cue 0.5–1.5 s.
     static let english = SubtitleDocument(format: .srt, cues: [

@@ -1,8 +1,9 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Issue 20.4: the times, sizes, contact-sheet grid and WebVTT track of `reel thumbnail`.
-@Suite struct ThumbnailSetTests {
+@Suite(.blocking) struct ThumbnailSetTests {
     @Test func timesAreSortedOnceEachWithEveryMultipleBeforeTheEnd() {
         #expect(ThumbnailSet.times(at: [3, 1, 1], every: 2, duration: 5) == [0, 1, 2, 3, 4])
         #expect(ThumbnailSet.times(at: [Rational(1, 3)], every: nil, duration: 5) == [Rational(1, 3)])

@@ -1,8 +1,9 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Issue 8: exact time that cannot trap, and the per-job ceilings.
-@Suite struct TimeDomainTests {
+@Suite(.blocking) struct TimeDomainTests {
     @Test func hostileFractionsNeverTrapAndRoundOnlyOutsideTheDomain() {
         let a = Rational(1, 9_223_372_036_854_775_783), b = Rational(1, 9_223_372_036_854_775_643)
         let sum = a + b // exact: ~2.2e-19 with a 127-bit denominator; rounded to the nearest representable value
@@ -123,7 +124,7 @@ import Testing
 }
 
 /// Issue 10: the container follows `-o` when the composition does not name one.
-@Suite struct OutputContainerTests {
+@Suite(.blocking) struct OutputContainerTests {
     @Test(arguments: [("out.mp4", nil, FileType.mp4), ("a/b/OUT.M4V", nil, .mp4), ("clip.mov", nil, .mov),
                       ("clip.mov", FileType.mov, .mov), ("x.mp4", FileType.mp4, .mp4)])
     func extensionDecides(_ path: String, _ written: FileType?, _ expected: FileType) throws {

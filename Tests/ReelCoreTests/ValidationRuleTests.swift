@@ -1,5 +1,6 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// One broken rule: a composition and exactly the problem lines it must produce.
 struct RuleCase: Sendable, CustomTestStringConvertible {
@@ -198,7 +199,7 @@ private let ruleCases: [RuleCase] = [
              expected: ["videoComposition.renderSize: is required when no track shows video (a composition with no video track and no overlay is sound only and needs none)"]),
 ]
 
-@Suite("Validation rules")
+@Suite("Validation rules", .blocking)
 struct ValidationRuleTests {
     @Test(arguments: ruleCases)
     func rule(_ rule: RuleCase) {

@@ -1,8 +1,9 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Issue 10.1: HEVC and ProRes output — presets, overrides, and the containers each codec allows.
-@Suite struct VideoCodecTests {
+@Suite(.blocking) struct VideoCodecTests {
     private func resolved(_ options: ExportOptions) -> ExportSettings {
         ExportSettings(resolving: options, frameDuration: Rational(1, 25))
     }

@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Issue 20.3: VP9 (and AV1) in WebM — the defaults they resolve to, the containers they go in,
 /// the audio WebM takes, and the problems validation names.
-@Suite struct WebCodecTests {
+@Suite(.blocking) struct WebCodecTests {
     private func resolved(_ options: ExportOptions) -> ExportSettings {
         ExportSettings(resolving: options, frameDuration: Rational(1, 25))
     }

@@ -1,7 +1,6 @@
 import Foundation
 import ReelKernels
 import ReelThreadTesting
-import Synchronization
 import Testing
 @testable import ReelMedia
 
@@ -11,14 +10,6 @@ import Testing
 @Suite(.blocking) struct RenditionLanesTests {
     struct Failure: Error, Equatable { let frame: Int }
 
-    /// What lanes record, from their threads.
-    final class Record<Value: Sendable>: Sendable {
-        private let value: Mutex<Value>
-        init(_ value: Value) { self.value = Mutex(value) }
-        func update(_ body: (inout Value) -> Void) { value.withLock { body(&$0) } }
-        var current: Value { value.withLock { $0 } }
-    }
-
     /// A 64x32 picture whose luma is `value` everywhere.
     static func picture(_ value: UInt8, into image: YUVImage) -> YUVImage {
         image.fill(y: value, u: 128, v: 128)
@@ -27,7 +18,7 @@ import Testing
 
     @Test func everyLaneSeesEveryFrameInOrderWithItsOwnPixels() throws {
         let frames = 40
-        let seen = (0..<3).map { _ in Record<[[UInt8]]>([]) }
+        let seen = (0..<3).map { _ in Shared<[[UInt8]]>([]) }
         // Lane 0 is fast, lane 1 slow, lane 2 slow on every fifth frame: the ring is reused
         // while the slow lanes lag, so a frame overwritten too early would show.
         let lanes = RenditionLanes((0..<3).map { lane in
@@ -46,7 +37,7 @@ import Testing
     }
 
     @Test func aLaneThatFailsStopsTheOthersAndItsErrorReachesTheCaller() throws {
-        let processed = Record(0)
+        let processed = Shared(0)
         let lanes = RenditionLanes([
             { _, frame in if frame == 7 { throw Failure(frame: frame) } },
             { _, _ in processed.update { $0 += 1 } },
@@ -66,7 +57,7 @@ import Testing
     }
 
     @Test func cancellingWithFramesQueuedReturnsAndLaterCallsFail() throws {
-        let started = Record(0)
+        let started = Shared(0)
         let lanes = RenditionLanes([{ _, _ in started.update { $0 += 1 }; usleep(1_000) }], depth: 4)
         let canvas = YUVImage(width: 16, height: 16)
         for k in 0..<4 { try lanes.submit(Self.picture(UInt8(k), into: canvas)) }

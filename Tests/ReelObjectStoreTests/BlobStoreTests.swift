@@ -2,9 +2,10 @@ import Crypto
 import Foundation
 import ReelObjectStore
 import Testing
+import ReelThreadTesting
 
 /// The storage layout and the `BlobStore` contract, on S3.
-struct BlobKeyTests {
+@Suite(.blocking) struct BlobKeyTests {
     static let hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
     @Test("every key has one path, and the path gives the key back")

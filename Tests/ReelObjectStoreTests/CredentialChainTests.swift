@@ -1,9 +1,10 @@
 import Foundation
 import ReelObjectStore
 import Testing
+import ReelThreadTesting
 
 /// Where credentials come from, in AWS's order, and that a secret never prints.
-struct CredentialChainTests {
+@Suite(.blocking) struct CredentialChainTests {
     static let secret = "s3cr3t/VALUE+that=must-never-print"
 
     /// A chain over an environment and a set of files held in memory.

@@ -1,8 +1,9 @@
 import ReelObjectStore
 import Testing
+import ReelThreadTesting
 
 /// Which failures are tried again, and how long the client waits between attempts.
-struct RetryPolicyTests {
+@Suite(.blocking) struct RetryPolicyTests {
     @Test("passing failures are retried; refusals are final")
     func retryable() {
         for status in [500, 502, 503, 504, 429, 408] { #expect(RetryPolicy.isRetryable(status: status, s3Code: nil), "\(status)") }

@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelProtocol
+import ReelThreadTesting
 
-@Suite("Authenticator and nonce replay cache")
+@Suite("Authenticator and nonce replay cache", .blocking)
 struct AuthenticatorTests {
     let auth = try! Authenticator(secret: Samples.secret)
 

@@ -1,9 +1,10 @@
 import Testing
 import ReelProtocol
+import ReelThreadTesting
 
 /// `--coordinator a:7400,b:7400` (and `REEL_COORDINATOR`): the list of a farm's coordinators,
 /// and the order agents and clients try them in.
-@Suite("Lists of coordinators")
+@Suite("Lists of coordinators", .blocking)
 struct CoordinatorListTests {
     @Test func aListParsesInOrderWithoutDuplicates() {
         #expect(HostPort.list(parsing: "a:7400") == [HostPort(host: "a", port: 7400)])

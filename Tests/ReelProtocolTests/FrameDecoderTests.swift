@@ -2,10 +2,11 @@ import NIOCore
 import NIOEmbedded
 import Testing
 @testable import ReelProtocol
+import ReelThreadTesting
 
 /// Byte-for-byte tests of the framer and encoder through `EmbeddedChannel`, in the manner of
 /// swift-nio-extras' `LineBasedFrameDecoderTest`.
-@Suite("Frame decoder and message encoder")
+@Suite("Frame decoder and message encoder", .blocking)
 struct FrameDecoderTests {
     static func channel(maxLine: Int = ProtocolLimits.maxLineLength, maxPayload: Int = ProtocolLimits.maxPayloadLength) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()

@@ -4,6 +4,7 @@ import NIOEmbedded
 import Synchronization
 import Testing
 @testable import ReelProtocol
+import ReelThreadTesting
 
 /// Records what the server reports about refused logins; answers every request with `OK`.
 final class RecordingHandler: ReelRequestHandler, Sendable {
@@ -38,7 +39,7 @@ final class WelcomingHandler: ChannelInboundHandler {
 }
 
 /// proto/PROTOCOL.md §7: before `WELCOME` only short handshake lines are read, never a payload.
-@Suite("Pre-authentication limits")
+@Suite("Pre-authentication limits", .blocking)
 struct HandshakeLimitTests {
     static let hello = "HELLO reel/1 role=agent name=render-01 cnonce=\(Samples.hashA)"
 

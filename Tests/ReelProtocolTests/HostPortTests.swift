@@ -1,9 +1,10 @@
 import Testing
 import ReelProtocol
+import ReelThreadTesting
 
 /// `HostPort`: the one `HOST:PORT` parser, for `--listen`/`--metrics`/`--http` (`.listen`) and
 /// `--coordinator`/`REEL_COORDINATOR` (`.connect`).
-@Suite("HOST:PORT addresses")
+@Suite("HOST:PORT addresses", .blocking)
 struct HostPortTests {
     static let purposes: [HostPort.Purpose] = [.listen, .connect]
 

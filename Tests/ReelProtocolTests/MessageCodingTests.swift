@@ -1,7 +1,7 @@
 import Testing
 @testable import ReelProtocol
 
-@Suite("Message encoding and parsing")
+@Suite("Message encoding and parsing", .blocking)
 struct MessageCodingTests {
     @Test("every message round-trips through its wire bytes", arguments: Samples.messages)
     func roundTrip(_ message: Message) throws {
@@ -137,8 +137,9 @@ struct MessageCodingTests {
 }
 
 import NIOCore
+import ReelThreadTesting
 
-@Suite("Parser robustness")
+@Suite("Parser robustness", .blocking)
 struct ParserFuzzTests {
     @Test("mutated sample lines never trap, and whatever parses re-encodes to a message that parses back equal")
     func mutations() throws {

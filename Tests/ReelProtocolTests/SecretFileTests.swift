@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import ReelProtocol
+import ReelThreadTesting
 
 /// `Authenticator(secretFile:)`: only owner-private secret files are accepted.
-@Suite("Secret file permissions")
+@Suite("Secret file permissions", .blocking)
 struct SecretFileTests {
     static func secretFile(mode: mode_t, contents: String = "correct horse battery staple\n") throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("reel-secret-\(UUID().uuidString)")

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import ReelProtocol
+import ReelThreadTesting
 
 /// The worked examples of proto/PROTOCOL.md are golden tests: every line of every
 /// ```` ```reel-example ```` block must parse, re-encode to exactly itself, and come from the
 /// side that may send it.
-@Suite("proto/PROTOCOL.md examples")
+@Suite("proto/PROTOCOL.md examples", .blocking)
 struct SpecExampleTests {
     struct Example: CustomTestStringConvertible, Sendable {
         var name: String

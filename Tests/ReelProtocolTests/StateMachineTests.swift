@@ -1,7 +1,8 @@
 import Testing
 @testable import ReelProtocol
+import ReelThreadTesting
 
-@Suite("Connection state machines")
+@Suite("Connection state machines", .blocking)
 struct StateMachineTests {
     static let auth = try! Authenticator(secret: Samples.secret)
     static let serverNonce = String(repeating: "5", count: 64)
@@ -193,7 +194,7 @@ struct StateMachineTests {
     }
 }
 
-@Suite("Server state machine draining")
+@Suite("Server state machine draining", .blocking)
 struct DrainingTests {
     @Test("idle connections close with shutting_down; a busy one after its reply")
     func draining() {

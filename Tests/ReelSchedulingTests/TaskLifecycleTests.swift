@@ -1,9 +1,10 @@
 import Testing
 import ReelScheduling
 @testable import ReelLifecycleModel
+import ReelThreadTesting
 
 /// The lease rules of one task, event by event, on an injected clock (milliseconds).
-@Suite struct TaskLifecycleTests {
+@Suite(.blocking) struct TaskLifecycleTests {
     let lease: Millis = 30_000, grace: Millis = 5_000
 
     @Test func aClaimLeasesUnderTheNextEpochAndUsesAnAttempt() {
@@ -94,7 +95,7 @@ import ReelScheduling
     }
 }
 
-@Suite struct ClaimPolicyTests {
+@Suite(.blocking) struct ClaimPolicyTests {
     @Test func priorityThenAgeThenKindThenOrdinal() {
         let c = [
             ClaimCandidate(task: 10, job: 2, kind: .videoChunk, ordinal: 0, jobPriority: 0),

@@ -5,7 +5,7 @@ import ReelThreadTesting
 @testable import ReelStore
 import ReelScheduling
 
-@Suite("Quarantine decisions (pure)")
+@Suite("Quarantine decisions (pure)", .blocking)
 struct QuarantinePolicyTests {
     let policy = QuarantinePolicy(failures: 3, windowSeconds: 600, durationSeconds: 300)
     let now: Int64 = 10_000_000

@@ -67,24 +67,26 @@ final class RenditionLanes: @unchecked Sendable {
     /// rethrows the first lane error. After it the lanes' encoders and writers are the caller's
     /// again.
     func finish() throws {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        while running > 0 { condition.wait() }
-        let failure = failure
-        condition.unlock()
-        if let failure { throw failure }
+        if let failure = stop(failing: nil) { throw failure }
     }
 
     /// Stops the lanes without waiting for the frames still queued (the chunk failed), and
     /// waits for their threads to exit. Harmless after `finish`.
     func cancel() {
+        stop(failing: CancellationError())
+    }
+
+    /// Closes the ring, fails the lanes with `error` unless one already failed (nil: let them
+    /// drain), waits for every lane's thread to exit, and returns the failure that stopped them.
+    @discardableResult
+    private func stop(failing error: Error?) -> Error? {
         condition.lock()
-        if failure == nil { failure = CancellationError() }
+        defer { condition.unlock() }
+        if failure == nil { failure = error }
         closed = true
         condition.broadcast()
         while running > 0 { condition.wait() }
-        condition.unlock()
+        return failure
     }
 
     private func lane(_ index: Int) {

@@ -1,8 +1,9 @@
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// CMX 3600 edit decision lists (docs/interchange.md, "CMX 3600 EDLs").
-struct EDLMappingTests {
+@Suite(.blocking) struct EDLMappingTests {
     static let files: Set<String> = ["/cut/a.mp4", "/cut/b.mp4", "/cut/A001.mov", "/media/c.mov", "/cut/music.wav"]
 
     private func read(_ edl: String, fps: Rational? = 24, mediaRoot: String? = nil) -> Result<ImportedTimeline, CompositionError> {

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// Rates, values and timecode from editors' files become exact fractions (docs/interchange.md).
-struct EditTimeTests {
+@Suite(.blocking) struct EditTimeTests {
     @Test(arguments: [
         (24.0, Rational(24)), (25.0, Rational(25)), (30.0, Rational(30)), (48000.0, Rational(48000)),
         (23.976, Rational(24000, 1001)), (23.98, Rational(24000, 1001)), (24000.0 / 1001.0, Rational(24000, 1001)),

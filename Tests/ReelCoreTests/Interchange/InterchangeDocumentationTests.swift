@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// docs/interchange.md's dissolve example is what the importer writes for the timeline it describes.
-struct InterchangeDocumentationTests {
+@Suite(.blocking) struct InterchangeDocumentationTests {
     @Test func theDissolveExampleIsTheImportersOutput() throws {
         let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/interchange.md")

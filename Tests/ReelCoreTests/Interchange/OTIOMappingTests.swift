@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 @testable import ReelCore
+import ReelThreadTesting
 
 /// The OpenTimelineIO mapping (docs/interchange.md), checked on the composition it writes and
 /// on the frames the validated plan then describes.
-struct OTIOMappingTests {
+@Suite(.blocking) struct OTIOMappingTests {
     private func imported(_ otio: String, mediaRoot: String? = nil, fps: Rational? = nil,
                           files: Set<String> = ["/media/a.mp4", "/media/b.mp4", "/media/c.mp4", "/media/s.wav"]) throws -> ImportedTimeline {
         try OTIO.read(otio, files: files, mediaRoot: mediaRoot, fps: fps).get()

@@ -1,9 +1,10 @@
 import Testing
 @testable import ReelMedia
+import ReelThreadTesting
 
 /// `.cube` LUTs told from other files by their first bytes, as assets stored under their
 /// content hash (no name) must be.
-struct CubeLUTSniffTests {
+@Suite(.blocking) struct CubeLUTSniffTests {
     @Test func aCubeFileIsRecognisedWhateverItsHeaderLinesAre() {
         let cube = "# made by a grading tool\n\nTITLE \"warm\"\nDOMAIN_MIN 0 0 0\nDOMAIN_MAX 1 1 1\nLUT_3D_SIZE 2\n0 0 0\n1 0 0\n"
         #expect(CubeLUTFile.sniff(Array(cube.utf8)))

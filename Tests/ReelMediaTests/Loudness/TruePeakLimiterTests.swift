@@ -2,10 +2,11 @@ import Foundation
 import ReelCore
 import Testing
 @testable import ReelMedia
+import ReelThreadTesting
 
 /// The true-peak limiter, checked with libebur128's own true-peak meter (an independent
 /// oversampler) and against its input sample by sample.
-@Suite struct TruePeakLimiterTests {
+@Suite(.blocking) struct TruePeakLimiterTests {
     static let rate = 48000
 
     /// 4 s of stereo: a quiet 440 Hz tone (−30 dBFS) throughout, with 50 ms bursts of a
