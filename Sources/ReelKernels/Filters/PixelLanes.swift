@@ -83,6 +83,8 @@ enum PixelLanes {
     /// Lane-wise max and min (the standard library's `pointwiseMax` is not inlined).
     @inline(__always) static func max4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 { a.replacing(with: b, where: b .> a) }
     @inline(__always) static func min4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 { a.replacing(with: b, where: b .< a) }
+    @inline(__always) static func max8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 { a.replacing(with: b, where: b .> a) }
+    @inline(__always) static func min8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 { a.replacing(with: b, where: b .< a) }
 
     /// Each chroma lane twice: the value of the block under each of its two pixels in a row.
     @inline(__always) static func widen(_ c: Lanes4) -> Lanes8 {
