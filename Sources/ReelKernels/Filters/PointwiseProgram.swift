@@ -90,15 +90,10 @@ struct PointwiseProgram {
     /// Runs the program over `image` in place (even width and height).
     func apply(to image: YUVImage) {
         guard !isIdentity else { return }
-        if let direct {
-            RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
-                if count == 8, direct.applyIfUnclamped(image, x: x, cy: cy) { return }
-                applyInRGB(image, x: x, cy: cy, count: count)
-            }
-        } else {
-            RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
-                applyInRGB(image, x: x, cy: cy, count: count)
-            }
+        let direct = direct
+        RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
+            if count == 8, let direct, direct.applyIfUnclamped(image, x: x, cy: cy) { return }
+            applyInRGB(image, x: x, cy: cy, count: count)
         }
     }
 
