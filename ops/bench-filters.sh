@@ -3,7 +3,7 @@
 # ffmpeg's closest filter on the same 1920x1080 yuv420p input, also single-threaded. Prints a
 # Markdown table.
 #
-#   ops/bench-filters.sh [FRAMES]        (default 100)
+#   ops/bench-filters.sh [FRAMES]        (default 100; FFmpeg runs FF_FRAMES, default 5×FRAMES)
 #
 # Reel: `reel-bench` (release build), timing only the filter on an in-memory frame (the time to
 # restore the input before each run is measured and subtracted). FFmpeg: the filter graph with
@@ -11,11 +11,19 @@
 # graph WITH the filter minus the same graph WITHOUT it, so the source and the null muxer cancel
 # out. The conversions FFmpeg inserts to run an RGB filter (colorchannelmixer, lut3d) on yuv420p
 # count against it: Reel does the same work on the same input. Both sides read testsrc2 frames.
-# Everything runs pinned to CPU 0 (taskset -c 0).
+# Everything runs pinned to CPU 0 (taskset -c 0). FFmpeg runs more frames than Reel because its
+# figure is a difference of two runs: its cheapest filters cost less than the spread between runs
+# of the graph without them, so more frames lift them above that noise.
+#
+# The affine colour filters run twice: on testsrc2, whose colours all lie on the RGB cube's
+# surface (every pixel has a channel at 0 and one at 1, so any such filter clamps nearly
+# everywhere and Reel takes its RGB path), and on the same picture graded to 75 % contrast and
+# saturation, where nothing clamps under these settings and Reel maps Y'CbCr directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ops/bench-lib.sh
 frames=${1:-100}
+ff_frames=${FF_FRAMES:-$((5 * frames))}
 use_release reel-bench
 bench=$bin/reel-bench
 work=$(mktemp -d /tmp/reel-bench-filters.XXXXXX)
@@ -24,6 +32,8 @@ trap 'rm -rf "$work"' EXIT
 # The inputs: two testsrc2 frames (the second shifted in time for blends) and a 33³ grade.
 src="testsrc2=s=1920x1080:r=25,format=yuv420p"
 ff -f lavfi -i "$src" -frames:v 1 -f rawvideo -pix_fmt yuv420p "$work/top.yuv"
+grade="eq=contrast=0.75:saturation=0.75"
+ff -f lavfi -i "$src" -vf "$grade" -frames:v 1 -f rawvideo -pix_fmt yuv420p "$work/graded.yuv"
 ff -f lavfi -i "$src" -vf "trim=start_frame=37,setpts=PTS-STARTPTS" -frames:v 1 -f rawvideo -pix_fmt yuv420p "$work/bottom.yuv"
 python3 - "$work/grade.cube" <<'PY'
 import sys
@@ -40,26 +50,32 @@ PY
 log "Reel: reel-bench on CPU 0"
 taskset -c 0 "$bench" --frames "$frames" --cube "$work/grade.cube" --input "$work/top.yuv" --input "$work/bottom.yuv" \
   --case filters > "$work/reel.txt"
-reel() { awk -v c="$1" '$1 == "RESULT" && $2 == c {print $5}' "$work/reel.txt"; }
+affine=(brightness contrast saturation exposure hue grayscale invert sepia colorMatrix chain4)
+taskset -c 0 "$bench" --frames "$frames" --input "$work/graded.yuv" --input "$work/bottom.yuv" \
+  $(printf -- '--case filter:%s ' "${affine[@]}") > "$work/reel-graded.txt"
+reel() { awk -v c="$1" '$1 == "RESULT" && $2 == c {print $5}' "${2:-$work/reel.txt}"; }
 
 ff_utime() {
   taskset -c 0 ffmpeg -nostdin -hide_banner -benchmark -threads 1 -filter_threads 1 -filter_complex_threads 1 "$@" -f null - 2>&1 \
     | awk -F'utime=' '/bench: utime/ {split($2, a, "s"); print a[1]}'
 }
 one=(-f lavfi -i "$src")
+graded=(-f lavfi -i "$src,$grade")
 two=(-f lavfi -i "$src" -f lavfi -i "testsrc2=s=1920x1080:r=25,format=yuv420p,trim=start_frame=37,setpts=PTS-STARTPTS")
-# frames/s of the filter graph $1 on one input, net of the same graph without the filter.
+# frames/s of the filter graph $1 on one input (testsrc2, or the graded picture when $2 is
+# "graded"), net of the same graph without the filter.
 ff1() {
-  local with without
-  with=$(ff_utime "${one[@]}" -vf "$1" -frames:v "$frames")
-  without=$(ff_utime "${one[@]}" -vf null -frames:v "$frames")
-  awk -v w="$with" -v o="$without" -v n="$frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+  local with without input=("${one[@]}")
+  [ "${2:-}" = graded ] && input=("${graded[@]}")
+  with=$(ff_utime "${input[@]}" -vf "$1" -frames:v "$ff_frames")
+  without=$(ff_utime "${input[@]}" -vf null -frames:v "$ff_frames")
+  awk -v w="$with" -v o="$without" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
 }
 ff2() {
   local with without
-  with=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1" -frames:v "$frames")
-  without=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1:enable=0" -frames:v "$frames")
-  awk -v w="$with" -v o="$without" -v n="$frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+  with=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1" -frames:v "$ff_frames")
+  without=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1:enable=0" -frames:v "$ff_frames")
+  awk -v w="$with" -v o="$without" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
 }
 ratio() { awk -v r="$1" -v f="$2" 'BEGIN { if (f !~ /^[0-9.]+$/ || f + 0 == 0) print "–"; else printf "%.2f×", r / f }'; }
 
@@ -108,4 +124,17 @@ for m in "normal:normal" "multiply:multiply" "screen:screen" "overlay:overlay" "
   echo "| blend $reel_mode | $r | $f | $(ratio "$r" "$f") | \`blend=all_mode=$ff_mode\` |"
 done
 echo
-echo "Machine: $(machine); $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); $frames frames per case; \`ops/bench-filters.sh $frames\`."
+echo "The affine filters on testsrc2 graded to 75 % contrast and saturation (\`$grade\`, applied before"
+echo "the filter on both sides):"
+echo
+echo "| filter (1920x1080 yuv420p, one core) | Reel frames/s | FFmpeg frames/s | Reel / FFmpeg | FFmpeg graph |"
+echo "|---|---:|---:|---:|---|"
+for p in "${pairs[@]}"; do
+  IFS='|' read -r name case graph <<<"$p"
+  case " ${affine[*]} " in *" ${case#filter:} "*) ;; *) continue ;; esac
+  r=$(reel "$case" "$work/reel-graded.txt")
+  f=$(ff1 "$graph" graded)
+  echo "| $name | $r | $f | $(ratio "$r" "$f") | \`${graph//$work\//}\` |"
+done
+echo
+echo "Machine: $(machine); $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); $frames frames per case for Reel, $ff_frames for FFmpeg; \`ops/bench-filters.sh $frames\`."

@@ -1,3 +1,6 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
 
 /// The vector vocabulary of the filter kernels: 8 luma pixels (or 4 chroma samples) as
 /// `Float` lanes, loaded from and stored to 8-bit planes.
@@ -9,30 +12,49 @@
 /// each pixel, then subsample to 4:2:0 by averaging", with no RGB picture ever stored.
 ///
 /// The helpers avoid the generic SIMD paths that do not vectorise on x86-64 (rounding,
-/// `clamped`, float → integer conversion): clamping uses masked replacement and rounding the
-/// 1.5·2²³ trick, which compile to a handful of SSE2 instructions per 4 lanes.
+/// `clamped`, float ↔ integer conversion). On x86-64 they are SSE2 intrinsics: widening a
+/// byte is two unpacks and one conversion per 4 lanes, and narrowing one conversion (rounding
+/// to nearest, ties to even) and two saturating packs. Elsewhere, portable code with the same
+/// results: masked replacement for clamping and the 1.5·2²³ trick for rounding.
 typealias Lanes8 = SIMD8<Float>
 typealias Lanes4 = SIMD4<Float>
 
 enum PixelLanes {
     /// `count` (1…8) bytes at `p` as lanes; lanes past `count` are 0.
     @inline(__always) static func load(_ p: UnsafePointer<UInt8>, count: Int = 8) -> Lanes8 {
-        if count == 8 {
-            return Lanes8(SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(p).loadUnaligned(as: SIMD8<UInt8>.self)))
-        }
+        if count == 8 { return lanes(UnsafeRawPointer(p).loadUnaligned(as: SIMD8<UInt8>.self)) }
         var bytes = SIMD8<UInt8>()
         for i in 0..<count { bytes[i] = p[i] }
-        return Lanes8(SIMD8<Int32>(truncatingIfNeeded: bytes))
+        return lanes(bytes)
     }
 
     /// `count` (1…4) bytes at `p` as lanes; lanes past `count` are 0.
     @inline(__always) static func load4(_ p: UnsafePointer<UInt8>, count: Int = 4) -> Lanes4 {
-        if count == 4 {
-            return Lanes4(SIMD4<Int32>(truncatingIfNeeded: UnsafeRawPointer(p).loadUnaligned(as: SIMD4<UInt8>.self)))
-        }
+        if count == 4 { return lanes(UnsafeRawPointer(p).loadUnaligned(as: SIMD4<UInt8>.self)) }
         var bytes = SIMD4<UInt8>()
         for i in 0..<count { bytes[i] = p[i] }
+        return lanes(bytes)
+    }
+
+    @inline(__always) static func lanes(_ bytes: SIMD8<UInt8>) -> Lanes8 {
+        #if arch(x86_64)
+        let zero = _mm_setzero_si128()
+        let words = _mm_unpacklo_epi8(_mm_cvtsi64_si128(unsafeBitCast(bytes, to: Int64.self)), zero)
+        return Lanes8(lowHalf: _mm_cvtepi32_ps(_mm_unpacklo_epi16(words, zero)),
+                      highHalf: _mm_cvtepi32_ps(_mm_unpackhi_epi16(words, zero)))
+        #else
+        return Lanes8(SIMD8<Int32>(truncatingIfNeeded: bytes))
+        #endif
+    }
+
+    @inline(__always) static func lanes(_ bytes: SIMD4<UInt8>) -> Lanes4 {
+        #if arch(x86_64)
+        let zero = _mm_setzero_si128()
+        let words = _mm_unpacklo_epi8(_mm_cvtsi32_si128(unsafeBitCast(bytes, to: Int32.self)), zero)
+        return _mm_cvtepi32_ps(_mm_unpacklo_epi16(words, zero))
+        #else
         return Lanes4(SIMD4<Int32>(truncatingIfNeeded: bytes))
+        #endif
     }
 
     /// Stores the first `count` lanes, clamped to 0…255 and rounded to nearest (ties to even).
@@ -46,9 +68,7 @@ enum PixelLanes {
     }
 
     @inline(__always) static func store4(_ v: Lanes4, _ p: UnsafeMutablePointer<UInt8>, count: Int = 4) {
-        let b = unsafeBitCast(clamp4(v, 0, 255) + 12_582_912, to: SIMD4<UInt32>.self)
-        let bytes = SIMD4<UInt8>(UInt8(truncatingIfNeeded: b[0]), UInt8(truncatingIfNeeded: b[1]),
-                                 UInt8(truncatingIfNeeded: b[2]), UInt8(truncatingIfNeeded: b[3]))
+        let bytes = bytes4(v)
         if count == 4 {
             UnsafeMutableRawPointer(p).storeBytes(of: bytes, as: SIMD4<UInt8>.self)
         } else {
@@ -56,35 +76,82 @@ enum PixelLanes {
         }
     }
 
-    /// Lanes clamped to 0…255 and rounded, as bytes. Built lane by lane: the generic
-    /// `SIMD8<UInt8>(truncatingIfNeeded:)` is not inlined in large kernels and costs a call
-    /// and a loop per use, while this compiles to a few pack instructions.
+    /// Lanes clamped to 0…255 and rounded to nearest (ties to even), as bytes. Not the generic
+    /// `SIMD8<UInt8>(truncatingIfNeeded:)`, which is not inlined in large kernels and costs a
+    /// call and a loop per use.
     @inline(__always) static func bytes8(_ v: Lanes8) -> SIMD8<UInt8> {
+        #if arch(x86_64)
+        let c = clamp(v, 0, 255)
+        let words = _mm_packs_epi32(_mm_cvtps_epi32(c.lowHalf), _mm_cvtps_epi32(c.highHalf))
+        return unsafeBitCast(_mm_cvtsi128_si64(_mm_packus_epi16(words, words)), to: SIMD8<UInt8>.self)
+        #else
         let b = unsafeBitCast(clamp(v, 0, 255) + 12_582_912, to: SIMD8<UInt32>.self)
         return SIMD8<UInt8>(UInt8(truncatingIfNeeded: b[0]), UInt8(truncatingIfNeeded: b[1]), UInt8(truncatingIfNeeded: b[2]),
                             UInt8(truncatingIfNeeded: b[3]), UInt8(truncatingIfNeeded: b[4]), UInt8(truncatingIfNeeded: b[5]),
                             UInt8(truncatingIfNeeded: b[6]), UInt8(truncatingIfNeeded: b[7]))
+        #endif
     }
 
+    @inline(__always) static func bytes4(_ v: Lanes4) -> SIMD4<UInt8> {
+        #if arch(x86_64)
+        let words = _mm_packs_epi32(_mm_cvtps_epi32(clamp4(v, 0, 255)), _mm_setzero_si128())
+        return unsafeBitCast(_mm_cvtsi128_si32(_mm_packus_epi16(words, words)), to: SIMD4<UInt8>.self)
+        #else
+        let b = unsafeBitCast(clamp4(v, 0, 255) + 12_582_912, to: SIMD4<UInt32>.self)
+        return SIMD4<UInt8>(UInt8(truncatingIfNeeded: b[0]), UInt8(truncatingIfNeeded: b[1]),
+                            UInt8(truncatingIfNeeded: b[2]), UInt8(truncatingIfNeeded: b[3]))
+        #endif
+    }
+
+    /// Lanes clamped to `lo`…`hi`. On x86-64 one `maxps` and one `minps` per 4 lanes (NaN
+    /// becomes `lo`).
     @inline(__always) static func clamp(_ v: Lanes8, _ lo: Float, _ hi: Float) -> Lanes8 {
+        #if arch(x86_64)
+        let l = Lanes4(repeating: lo), h = Lanes4(repeating: hi)
+        return Lanes8(lowHalf: _mm_min_ps(_mm_max_ps(v.lowHalf, l), h), highHalf: _mm_min_ps(_mm_max_ps(v.highHalf, l), h))
+        #else
         var r = v
         r.replace(with: Lanes8(repeating: lo), where: r .< lo)
         r.replace(with: Lanes8(repeating: hi), where: r .> hi)
         return r
+        #endif
     }
 
     @inline(__always) static func clamp4(_ v: Lanes4, _ lo: Float, _ hi: Float) -> Lanes4 {
+        #if arch(x86_64)
+        return _mm_min_ps(_mm_max_ps(v, Lanes4(repeating: lo)), Lanes4(repeating: hi))
+        #else
         var r = v
         r.replace(with: Lanes4(repeating: lo), where: r .< lo)
         r.replace(with: Lanes4(repeating: hi), where: r .> hi)
         return r
+        #endif
     }
 
     /// Lane-wise max and min (the standard library's `pointwiseMax` is not inlined).
-    @inline(__always) static func max4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 { a.replacing(with: b, where: b .> a) }
-    @inline(__always) static func min4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 { a.replacing(with: b, where: b .< a) }
-    @inline(__always) static func max8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 { a.replacing(with: b, where: b .> a) }
-    @inline(__always) static func min8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 { a.replacing(with: b, where: b .< a) }
+    @inline(__always) static func max4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 {
+        #if arch(x86_64)
+        return _mm_max_ps(a, b)
+        #else
+        return a.replacing(with: b, where: b .> a)
+        #endif
+    }
+
+    @inline(__always) static func min4(_ a: Lanes4, _ b: Lanes4) -> Lanes4 {
+        #if arch(x86_64)
+        return _mm_min_ps(a, b)
+        #else
+        return a.replacing(with: b, where: b .< a)
+        #endif
+    }
+
+    @inline(__always) static func max8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 {
+        Lanes8(lowHalf: max4(a.lowHalf, b.lowHalf), highHalf: max4(a.highHalf, b.highHalf))
+    }
+
+    @inline(__always) static func min8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 {
+        Lanes8(lowHalf: min4(a.lowHalf, b.lowHalf), highHalf: min4(a.highHalf, b.highHalf))
+    }
 
     /// Each chroma lane twice: the value of the block under each of its two pixels in a row.
     @inline(__always) static func widen(_ c: Lanes4) -> Lanes8 {
