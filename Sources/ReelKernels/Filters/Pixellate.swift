@@ -6,13 +6,24 @@
 /// sample of its 2×2 block). A 2×2 block of the output then gets the mean of its four pixels'
 /// block colours, as every kernel here subsamples. Alpha, if any, is averaged too.
 ///
-/// Speed: sums run along each row's block spans (no division per pixel), means are written
-/// back a span at a time, and the chroma write-back reads the block of each column from a
-/// table.
+/// Speed: sums run along each row's block spans (no division per pixel), and means are
+/// written back a span at a time. With an even size, every chroma sample's four pixels lie in
+/// one block, so chroma is summed and written on the chroma planes themselves (a quarter of
+/// the reads, and no per-sample lookup); the result is the same to the byte. An odd size takes
+/// the general path, where the chroma write-back reads the block of each column from a table.
 enum Pixellate {
     static func apply(to image: YUVImage, size: Int, scratch: inout [Int]) {
         let s = max(1, size)
         guard s > 1 else { return }
+        if s % 2 == 0 {
+            applyEven(to: image, size: s, scratch: &scratch)
+        } else {
+            applyGeneral(to: image, size: s, scratch: &scratch)
+        }
+    }
+
+    /// Any size ≥ 2: chroma counted once per pixel.
+    static func applyGeneral(to image: YUVImage, size s: Int, scratch: inout [Int]) {
         let w = image.width, h = image.height
         let bw = (w + s - 1) / s, bh = (h + s - 1) / s
         // Per block: sum of Y, U, V, A and the pixel count; then the block of each column.
@@ -68,6 +79,65 @@ enum Pixellate {
                     let v = r0[b0 + 2] + r0[b1 + 2] + r1[b0 + 2] + r1[b1 + 2]
                     ru[cx] = UInt8(truncatingIfNeeded: (u + 32) >> 6)
                     rv[cx] = UInt8(truncatingIfNeeded: (v + 32) >> 6)
+                }
+            }
+        }
+    }
+
+    /// An even size: chroma summed on the chroma planes (each sample stands for its four pixels).
+    static func applyEven(to image: YUVImage, size s: Int, scratch: inout [Int]) {
+        let w = image.width, h = image.height, cw = image.u.width, half = s / 2
+        let bw = (w + s - 1) / s, bh = (h + s - 1) / s
+        let fields = 5  // per block: sum of Y, U, V, A (chroma ×4: per pixel) and the pixel count
+        let needed = bw * bh * fields
+        if scratch.count < needed { scratch = [Int](repeating: 0, count: needed) }
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            let sums = buffer.baseAddress!
+            sums.update(repeating: 0, count: needed)
+            for y in 0..<h {
+                let ry = image.y.row(y), ra = image.a?.row(y)
+                let rowSums = sums + (y / s) * bw * fields
+                for bx in 0..<bw {
+                    let x0 = bx * s, x1 = min(w, x0 + s)
+                    var sy = 0, sa = 0
+                    for x in x0..<x1 { sy += Int(ry[x]) }
+                    if let ra { for x in x0..<x1 { sa += Int(ra[x]) } } else { sa = 255 * (x1 - x0) }
+                    let p = rowSums + bx * fields
+                    p[0] += sy; p[3] += sa; p[4] += x1 - x0
+                }
+            }
+            for cy in 0..<image.u.height {
+                let ru = image.u.row(cy), rv = image.v.row(cy)
+                let rowSums = sums + (2 * cy / s) * bw * fields
+                for bx in 0..<bw {
+                    let c0 = bx * half, c1 = min(cw, c0 + half)
+                    var su = 0, sv = 0
+                    for c in c0..<c1 { su += Int(ru[c]); sv += Int(rv[c]) }
+                    let p = rowSums + bx * fields
+                    p[1] += 4 * su; p[2] += 4 * sv
+                }
+            }
+            // Block means ×16, rounded as the general path rounds them.
+            for b in 0..<(bw * bh) {
+                let p = sums + b * fields, n = p[4]
+                for f in 0..<4 { p[f] = (p[f] * 16 + n / 2) / n }
+            }
+            for y in 0..<h {
+                let ry = image.y.row(y), ra = image.a?.row(y)
+                let rowSums = sums + (y / s) * bw * fields
+                for bx in 0..<bw {
+                    let x0 = bx * s, n = min(w, x0 + s) - x0, p = rowSums + bx * fields
+                    (ry + x0).update(repeating: UInt8(truncatingIfNeeded: (p[0] + 8) >> 4), count: n)
+                    ra.map { ($0 + x0).update(repeating: UInt8(truncatingIfNeeded: (p[3] + 8) >> 4), count: n) }
+                }
+            }
+            for cy in 0..<image.u.height {
+                let ru = image.u.row(cy), rv = image.v.row(cy)
+                let rowSums = sums + (2 * cy / s) * bw * fields
+                for bx in 0..<bw {
+                    let c0 = bx * half, n = min(cw, c0 + half) - c0, p = rowSums + bx * fields
+                    (ru + c0).update(repeating: UInt8(truncatingIfNeeded: (p[1] + 8) >> 4), count: n)
+                    (rv + c0).update(repeating: UInt8(truncatingIfNeeded: (p[2] + 8) >> 4), count: n)
                 }
             }
         }
