@@ -56,20 +56,7 @@ enum Pixellate {
                     for bx in 0..<bw { rowSums[bx * fields + 3] += 255 * (min(w, bx * s + s) - bx * s) }
                 }
             }
-            // Block means, ×16 so that chroma averaging below keeps a fraction.
-            for b in 0..<(bw * bh) {
-                let p = sums + b * fields, n = p[4]
-                for f in 0..<4 { p[f] = (p[f] * 16 + n / 2) / n }
-            }
-            for y in 0..<h {
-                let ry = image.y.row(y), ra = image.a?.row(y)
-                let rowSums = sums + (y / s) * bw * fields
-                for bx in 0..<bw {
-                    let x0 = bx * s, n = min(w, x0 + s) - x0, p = rowSums + bx * fields
-                    (ry + x0).update(repeating: UInt8(truncatingIfNeeded: (p[0] + 8) >> 4), count: n)
-                    ra.map { ($0 + x0).update(repeating: UInt8(truncatingIfNeeded: (p[3] + 8) >> 4), count: n) }
-                }
-            }
+            writeMeansAndLuma(image, size: s, sums: sums, blocksPerRow: bw, blocks: bw * bh, fields: fields)
             for cy in 0..<image.u.height {
                 let ru = image.u.row(cy), rv = image.v.row(cy)
                 let r0 = sums + (2 * cy / s) * bw * fields, r1 = sums + (min(2 * cy + 1, h - 1) / s) * bw * fields
@@ -117,20 +104,7 @@ enum Pixellate {
                     p[1] += 4 * su; p[2] += 4 * sv
                 }
             }
-            // Block means ×16, rounded as the general path rounds them.
-            for b in 0..<(bw * bh) {
-                let p = sums + b * fields, n = p[4]
-                for f in 0..<4 { p[f] = (p[f] * 16 + n / 2) / n }
-            }
-            for y in 0..<h {
-                let ry = image.y.row(y), ra = image.a?.row(y)
-                let rowSums = sums + (y / s) * bw * fields
-                for bx in 0..<bw {
-                    let x0 = bx * s, n = min(w, x0 + s) - x0, p = rowSums + bx * fields
-                    (ry + x0).update(repeating: UInt8(truncatingIfNeeded: (p[0] + 8) >> 4), count: n)
-                    ra.map { ($0 + x0).update(repeating: UInt8(truncatingIfNeeded: (p[3] + 8) >> 4), count: n) }
-                }
-            }
+            writeMeansAndLuma(image, size: s, sums: sums, blocksPerRow: bw, blocks: bw * bh, fields: fields)
             for cy in 0..<image.u.height {
                 let ru = image.u.row(cy), rv = image.v.row(cy)
                 let rowSums = sums + (2 * cy / s) * bw * fields
@@ -139,6 +113,26 @@ enum Pixellate {
                     (ru + c0).update(repeating: UInt8(truncatingIfNeeded: (p[1] + 8) >> 4), count: n)
                     (rv + c0).update(repeating: UInt8(truncatingIfNeeded: (p[2] + 8) >> 4), count: n)
                 }
+            }
+        }
+    }
+
+    /// Turns each block's sums (Y, U, V, A, pixel count: `fields` apart) into means ×16, so
+    /// that chroma averaging keeps a fraction, and writes every row's luma and alpha spans.
+    private static func writeMeansAndLuma(_ image: YUVImage, size s: Int, sums: UnsafeMutablePointer<Int>,
+                                          blocksPerRow bw: Int, blocks: Int, fields: Int) {
+        for b in 0..<blocks {
+            let p = sums + b * fields, n = p[4]
+            for f in 0..<4 { p[f] = (p[f] * 16 + n / 2) / n }
+        }
+        let w = image.width
+        for y in 0..<image.height {
+            let ry = image.y.row(y), ra = image.a?.row(y)
+            let rowSums = sums + (y / s) * bw * fields
+            for bx in 0..<bw {
+                let x0 = bx * s, n = min(w, x0 + s) - x0, p = rowSums + bx * fields
+                (ry + x0).update(repeating: UInt8(truncatingIfNeeded: (p[0] + 8) >> 4), count: n)
+                ra.map { ($0 + x0).update(repeating: UInt8(truncatingIfNeeded: (p[3] + 8) >> 4), count: n) }
             }
         }
     }
