@@ -12,7 +12,7 @@ import Testing
 
 /// Finalise tasks on agents with S3 storage (proto/PROTOCOL.md §4.5.1), against the real
 /// SeaweedFS of ops/s3.sh, with Reel's own agents running in this process.
-@Suite(.blocking, .serialized, .enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
+@Suite(.database, .blocking, .serialized, .enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
 struct AgentFinaliseTests {
     /// Reel's agent (`ReelAgent.Agent`) connected to `harness`, running until `stop()`.
     struct RunningAgent {

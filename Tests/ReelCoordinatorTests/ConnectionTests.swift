@@ -3,7 +3,7 @@ import ReelProtocol
 import Testing
 
 /// Authentication and isolation of bad connections.
-@Suite struct ConnectionTests {
+@Suite(.database) struct ConnectionTests {
     @Test func aClientWithTheWrongSecretIsRefused() async throws {
         let harness = try await CoordinatorHarness()
         do {
@@ -117,7 +117,7 @@ final class RawConnection {
 }
 
 /// `/metrics` over HTTP.
-@Suite struct MetricsEndpointTests {
+@Suite(.database) struct MetricsEndpointTests {
     @Test func metricsAreServedAsPrometheusText() async throws {
         let harness = try await CoordinatorHarness()
         guard let port = harness.coordinator.metricsAddress?.port else { Issue.record("no metrics address"); return }

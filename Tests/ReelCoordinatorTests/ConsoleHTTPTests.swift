@@ -11,7 +11,7 @@ import Testing
 
 /// The console on a real coordinator (`--http`): the API's documents are the protocol's, the
 /// job page shows each chunk's agent, actions work, and a real browser renders the dashboard.
-@Suite struct ConsoleHTTPTests {
+@Suite(.database) struct ConsoleHTTPTests {
     static func consoleHarness() async throws -> (CoordinatorHarness, TinyHTTP) {
         let harness = try await CoordinatorHarness { $0.http = HostPort(host: "127.0.0.1", port: 0) }
         guard let port = harness.coordinator.httpAddress?.port else { throw TestFailure(description: "the console did not start") }
@@ -87,7 +87,7 @@ import Testing
 
 /// The dashboard in a real browser: Debian's Chromium, headless, loads it from a running
 /// coordinator with a job and an agent, and the DOM its script rendered lists both.
-@Suite struct ConsoleBrowserTests {
+@Suite(.database) struct ConsoleBrowserTests {
     static func chromium() throws -> String {
         for path in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] where FileManager.default.isExecutableFile(atPath: path) { return path }
         throw TestFailure(description: "the browser test needs Chromium: run ops/install-deps.sh (apt-get install chromium)")
@@ -151,7 +151,7 @@ import Testing
 
 /// POSTER: the newest poster frame of a job, sent by the agent holding one of its tasks, is
 /// what the console serves; a stale sender or a non-JPEG changes nothing.
-@Suite struct PosterTests {
+@Suite(.database) struct PosterTests {
     @Test func anAgentsPosterIsServedByTheConsoleAndOnlyTheLeaseHolderMaySendOne() async throws {
         let media = try await TestMedia()
         defer { media.cleanUp() }

@@ -14,7 +14,7 @@ import Testing
 /// Times here are generous bounds on things that happen in a second or two (the grace, the
 /// reaper's pass), set far below the lease they are told apart from, so a loaded CI machine
 /// does not blur them.
-@Suite struct DispatchTests {
+@Suite(.database) struct DispatchTests {
     @Test func aWaitingClaimIsAnsweredWhenAJobArrivesAndAClosedClaimUsesNoAttempt() async throws {
         try await withCoordinator(leaseSeconds: 120) { media, harness, client in
 

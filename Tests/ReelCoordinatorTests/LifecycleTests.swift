@@ -4,7 +4,7 @@ import ReelProtocol
 import Testing
 
 /// Restart, cancel and retry: everything the coordinator knows survives in PostgreSQL and storage.
-@Suite struct LifecycleTests {
+@Suite(.database) struct LifecycleTests {
     @Test func aRestartedCoordinatorCompletesTheJob() async throws {
         let media = try await TestMedia()
         defer { media.cleanUp() }
@@ -93,7 +93,7 @@ import Testing
 
 /// A stored chunk result that is damaged or missing by finalise time is not the job's fault:
 /// just that chunk is rendered again and the job still ends done, with every frame.
-@Suite struct FinaliseFailureTests {
+@Suite(.database) struct FinaliseFailureTests {
     @Test func aCorruptStoredChunkIsRenderedAgainAndTheJobSucceeds() async throws {
         try await withCoordinator { media, harness, client in
             let job = try await LeaseTests.queuedJob(client, media, withAudio: false)
@@ -141,7 +141,7 @@ import Testing
 
 /// Issue 8.2: a composition that trapped `Rational` killed the coordinator on SUBMIT + PUT,
 /// and again on every restart (it re-planned the job). Now each is a validation error.
-@Suite struct HostileCompositionTests {
+@Suite(.database) struct HostileCompositionTests {
     @Test func overflowingTimesAreRefusedAtSubmit() async throws {
         try await withCoordinator { media, harness, client in
             let composition = """

@@ -6,7 +6,7 @@ import Testing
 @testable import ReelCoordinator
 import ReelThreadTesting
 
-@Suite(.blocking) struct LoginFailureLogTests {
+@Suite(.database, .blocking) struct LoginFailureLogTests {
     @Test(arguments: [
         (ReelProtocolError.Code.authFailed, "bad MAC"), (.replayedNonce, "replayed nonce"),
         (.unsupportedVersion, "unsupported protocol version"), (.timeout, "handshake timeout"),

@@ -11,7 +11,7 @@ import Glibc
 
 /// Job-end notifications (`reel submit --notify URL`, docs/notifications.md) against a real
 /// HTTP receiver on loopback.
-@Suite(.blocking) struct NotificationTests {
+@Suite(.database, .blocking) struct NotificationTests {
     /// A submission like `TestMedia.submission()`, with `settings.notify`.
     static func submission(_ media: TestMedia, notify: String?, noCache: Bool? = nil) throws -> [UInt8] {
         let request = SubmitRequest(composition: media.composition(withAudio: false, codec: nil), assets: try media.manifest(),

@@ -12,7 +12,7 @@ import Testing
 /// (nobody renders it until the test says so) has a preview playlist of its finished chunks,
 /// whose segments are one clean stream; headless Chromium plays it on the job page before the
 /// job ends; once the job is done the playlist is whole, and ffmpeg reads it over HTTP.
-@Suite(.serialized) struct PreviewTests {
+@Suite(.database, .serialized) struct PreviewTests {
     /// Lines of the playlist that are URIs (segments), in order.
     static func segmentURIs(_ playlist: String) -> [String] {
         playlist.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty }

@@ -7,7 +7,7 @@ import Testing
 
 /// Results uploaded in ranges (`RESULTPART`): larger than one payload, verified by SHA-256 at
 /// the end, in order, fenced on every part, resumable across connections, swept when abandoned.
-@Suite struct RangedResultTests {
+@Suite(.database) struct RangedResultTests {
     /// `count` bytes of a cheap, non-repeating-per-MiB pattern.
     static func pattern(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)

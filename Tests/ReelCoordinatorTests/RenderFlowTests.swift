@@ -8,7 +8,7 @@ import Testing
 
 /// The whole farm path through the coordinator: submit with missing assets, ranged upload,
 /// planning, claims by an agent that renders for real, finalising, output download.
-@Suite struct RenderFlowTests {
+@Suite(.database) struct RenderFlowTests {
     @Test func submitUploadRenderFinaliseAndDownload() async throws {
         try await withCoordinator(clientName: "alice@test") { media, harness, client in
             let manifest = try media.manifest()

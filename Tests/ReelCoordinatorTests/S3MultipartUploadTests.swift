@@ -12,7 +12,7 @@ import Testing
 /// upload through one presigned URL per part; an interrupted upload is resumed with only the
 /// missing parts; refused part URLs are asked for again; the coordinator completes the upload
 /// and (for assets) reads the object back to check its SHA-256.
-@Suite(.enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
+@Suite(.database, .enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
 struct S3MultipartUploadTests {
     static let partSize: Int64 = 5 << 20
 

@@ -53,7 +53,7 @@ enum CoordinatorS3 {
 
 /// The coordinator with its blobs in S3 (`--storage s3://…`): the same farm path as
 /// `RenderFlowTests`, and damage detection and retention working against the bucket.
-@Suite(.enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
+@Suite(.database, .enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
 struct S3StorageTests {
     @Test func aJobRendersWithEveryBlobInTheBucketUnderItsKey() async throws {
         let settings = try await CoordinatorS3.settings("render")
@@ -262,7 +262,7 @@ struct S3StorageTests {
 
 /// With the local directory there are no presigned URLs: every direct-transfer request is
 /// answered `no_direct`, and the bytes go over reel/1 as before (proto/PROTOCOL.md §4.5).
-struct LocalStorageDirectTransferTests {
+@Suite(.database) struct LocalStorageDirectTransferTests {
     @Test func aCoordinatorOnALocalDirectoryAnswersNoDirect() async throws {
         try await withCoordinator { media, harness, client in
             let manifest = try media.manifest()

@@ -9,7 +9,7 @@ import Testing
 
 /// Two coordinators in one process on one database and one storage directory, as
 /// `reel coordinator` runs them on two hosts (docs/task-lifecycle.md, "Several coordinators").
-@Suite(.blocking) struct SeveralCoordinatorsTests {
+@Suite(.database, .blocking) struct SeveralCoordinatorsTests {
     /// No periodic wake: the reaper's pass (which also wakes waiting claims, as a safety net)
     /// runs once at start, so only the database's LISTEN/NOTIFY can wake the other coordinator.
     static func noPeriodicWake(_ configuration: inout CoordinatorConfiguration) { configuration.reaperInterval = .seconds(3600) }

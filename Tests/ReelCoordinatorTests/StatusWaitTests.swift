@@ -4,7 +4,7 @@ import Testing
 
 /// `STATUS job= wait=`: a follower (`submit --wait`, `reel render`) is answered the moment its
 /// job ends, by whatever ends it, instead of polling for it.
-@Suite struct StatusWaitTests {
+@Suite(.database) struct StatusWaitTests {
     /// The waits here are 60 s; an answer by the end of the job comes within milliseconds. Half
     /// the wait tells the two apart on any machine.
     static let answeredEarly: Duration = .seconds(30)

@@ -2,8 +2,9 @@ import Foundation
 import ReelThreadTesting
 import Testing
 
-/// The rule that keeps Swift's cooperative pool free for the tests that need it: every suite
-/// with a synchronous test is `@Suite(.blocking)` (see `BlockingSuite`).
+/// The rules that keep the test process's shared resources free for the tests that need them:
+/// every suite with a synchronous test is `@Suite(.blocking)` (see `BlockingSuite`), and every
+/// suite whose tests use the test PostgreSQL is `@Suite(.database)` (see `DatabaseSuite`).
 ///
 /// Why it is a test: Swift Testing starts every test of the run at once, and runs synchronous
 /// test bodies on the cooperative pool, which has as many threads as the machine has cores
@@ -85,17 +86,29 @@ import Testing
         return files
     }
 
-    /// The synchronous tests whose suite is not `.blocking`, as "file:line name".
-    static func offenders(in files: [(path: String, text: String)]) -> [String] {
+    /// The tests `include` selects whose suite's attributes lack `trait`, as "file:line name".
+    static func offenders(in files: [(path: String, text: String)], lacking trait: String = ".blocking",
+                          include: (TestFunction, String) -> Bool = { test, _ in test.isSynchronous }) -> [String] {
         let scanned = files.map { scan($0.text, file: $0.path) }
         var declared: [String: Declaration] = [:]
         for declaration in scanned.flatMap(\.declarations) where declaration.kind != "extension" {
             declared[declaration.name] = declaration
         }
-        return scanned.flatMap(\.tests).filter(\.isSynchronous).compactMap { test in
+        return zip(files, scanned).flatMap { file, scan in scan.tests.filter { include($0, file.text) } }.compactMap { test in
             guard let owner = test.owner else { return "\(test.file):\(test.line) \(test.name) (outside any type)" }
             let suite = owner.kind == "extension" ? declared[owner.name] : owner
-            return suite?.attributes.contains(".blocking") == true ? nil : "\(test.file):\(test.line) \(test.name)"
+            return suite?.attributes.contains(trait) == true ? nil : "\(test.file):\(test.line) \(test.name)"
+        }
+    }
+
+    /// What a test file mentions when its tests use the test PostgreSQL (see `DatabaseSuite`).
+    static let databaseUses = ["TestDatabase", "CoordinatorHarness", "withCoordinator(", "FreshDatabase", "REEL_TEST_DATABASE_URL"]
+    static let ownFile = URL(fileURLWithPath: #filePath).lastPathComponent
+
+    /// The tests in files that use the database whose suite is not `.database`.
+    static func databaseOffenders(in files: [(path: String, text: String)]) -> [String] {
+        offenders(in: files, lacking: ".database") { test, text in
+            !test.file.hasSuffix(ownFile) && databaseUses.contains { text.contains($0) }
         }
     }
 
@@ -108,6 +121,16 @@ import Testing
         #expect(Set(files.map { $0.path.prefix { $0 != "/" } }).isSuperset(of: ["ReelCoreTests", "ReelAgentTests", "ReelProtocolTests"]))
         let offenders = Self.offenders(in: files)
         #expect(offenders.isEmpty, "add .blocking to these tests' @Suite:\n\(offenders.joined(separator: "\n"))")
+    }
+
+    /// The database rule (see `DatabaseSuite`): tests in a file that uses the test PostgreSQL
+    /// run in `.database` suites, so that no more of them run at once than the server takes.
+    @Test func everySuiteThatUsesTheDatabaseWaitsAtItsGate() throws {
+        let files = try Self.sources()
+        let users = files.filter { file in Self.databaseUses.contains { file.text.contains($0) } }
+        #expect(users.count > 25, "found \(users.count) files that use the database")
+        let offenders = Self.databaseOffenders(in: files)
+        #expect(offenders.isEmpty, "add .database to these tests' @Suite:\n\(offenders.joined(separator: "\n"))")
     }
 
     @Test func theScanTellsSynchronousTestsAndTheirSuites() {
@@ -143,5 +166,8 @@ import Testing
         #expect(tests.map(\.isSynchronous) == [true, false, true, false, false, true])
         #expect(tests.map { $0.owner?.name } == ["A", "A", "B", "C", "B", "B"])
         #expect(Self.offenders(in: [("X.swift", text)]) == ["X.swift:10 three", "X.swift:22 six"])
+        let database = text.replacingOccurrences(of: "@Suite struct B", with: "@Suite(.database) struct B") + "\n// TestDatabase.Schema()"
+        #expect(Self.databaseOffenders(in: [("Y.swift", database)]) == ["Y.swift:4 one", "Y.swift:5 two", "Y.swift:16 four"])
+        #expect(Self.databaseOffenders(in: [("Z.swift", text)]).isEmpty, "a file that does not use the database")
     }
 }

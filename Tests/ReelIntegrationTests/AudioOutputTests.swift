@@ -9,7 +9,7 @@ import ReelThreadTesting
 /// mix, so each stream's tones are measured on ffmpeg's decode of that stream alone (correlation
 /// over whole periods, as in DuckingTests): its own voice, not the other, and the bed with its
 /// `audioMix` volume, ducked under its own output's voice only.
-@Suite(.blocking) struct AudioOutputTests {
+@Suite(.database, .blocking) struct AudioOutputTests {
     static let rate = 48_000
 
     /// 6 s of 160×120 video at 25 fps; the bed (0.2 at 220 Hz, volume 0.5, ducking 12 dB under

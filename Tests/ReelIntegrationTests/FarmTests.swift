@@ -5,7 +5,7 @@ import ReelThreadTesting
 /// The farm as operators run it: a PostgreSQL, a `reel coordinator` process and `reel agent`
 /// processes (each with its own cache), driven by the `reel` client commands (ops/README.md).
 /// Needs `REEL_TEST_DATABASE_URL` (set by ops/test.sh).
-@Suite(.blocking, .serialized) struct FarmTests {
+@Suite(.database, .blocking, .serialized) struct FarmTests {
     /// A coordinator and agents on loopback, with a fresh database and storage.
     final class LocalFarm {
         let dir: URL

@@ -7,7 +7,7 @@ import ReelThreadTesting
 /// the job, the client must ride it out and download the output, and the output's video packets
 /// must equal a fault-free render's, with no chunk accepted twice.
 /// Needs `REEL_TEST_DATABASE_URL` (set by ops/test.sh); the PostgreSQL test starts its own cluster.
-@Suite(.blocking, .serialized) struct RestartFaultTests {
+@Suite(.database, .blocking, .serialized) struct RestartFaultTests {
     /// 16 s at 320x240 in 2 s chunks: 8 video chunks, so one is done while others are still to come.
     static let seconds = 16
 

@@ -4,7 +4,7 @@ import ReelThreadTesting
 
 /// Issue 11: after an edit the farm renders only the chunks whose frames changed, and the
 /// result is exactly what a from-scratch (`--no-cache`) render gives. Needs `REEL_TEST_DATABASE_URL`.
-@Suite(.blocking, .serialized) struct ReuseTests {
+@Suite(.database, .blocking, .serialized) struct ReuseTests {
     /// 8 s of 160x120 test pattern at 25 fps in 2 s chunks: four chunks (one GOP each) and the
     /// audio task. Each edit lies inside one chunk: the opacity dip in [2.5, 3.5) (chunk 1), the
     /// caption in [4.5, 5.5) (chunk 2), the second segment's source from 6 s (chunk 3); the music

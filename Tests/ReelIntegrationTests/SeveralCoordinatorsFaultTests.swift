@@ -7,7 +7,7 @@ import ReelThreadTesting
 /// never comes back. The agents on it move to the other with their leases, the client follows
 /// the job there, and the output's video packets equal a fault-free render's, with no chunk
 /// accepted twice (RestartFaultTests' checks). Needs `REEL_TEST_DATABASE_URL` (ops/test.sh).
-@Suite(.blocking, .serialized) struct SeveralCoordinatorsFaultTests {
+@Suite(.database, .blocking, .serialized) struct SeveralCoordinatorsFaultTests {
     @Test func submitWaitSurvivesOneOfTwoCoordinatorsKilled() throws {
         try Self.killOneOfTwoCoordinatorsMidJob(try FarmTests.LocalFarm(agents: 2, leaseSeconds: 5, coordinators: 2))
     }

@@ -7,7 +7,7 @@ import ReelThreadTesting
 /// Subtitle tracks (docs/composition.md, "Subtitle tracks"): written by the finaliser as one
 /// mov_text stream per track, whole, whatever the chunking. Checked with ffprobe and with what
 /// ffmpeg's own demuxer and SubRip writer extract.
-@Suite(.blocking) struct SubtitleTrackTests {
+@Suite(.database, .blocking) struct SubtitleTrackTests {
     /// A cue as ffmpeg writes it in SubRip: milliseconds and text.
     struct Extracted: Equatable, CustomStringConvertible {
         var start: Int

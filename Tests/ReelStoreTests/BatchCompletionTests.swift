@@ -5,7 +5,7 @@ import ReelThreadTesting
 @testable import ReelStore
 import ReelScheduling
 
-@Suite("JobStore: results completed in batches", .blocking)
+@Suite("JobStore: results completed in batches", .database, .blocking)
 struct BatchCompletionTests {
     @Test("a batch completes the fresh leases and refuses the stale ones, counters included")
     func freshAndStaleInOneBatch() throws {
@@ -36,7 +36,7 @@ struct BatchCompletionTests {
     }
 }
 
-@Suite("JobStore: a retried job's run", .blocking)
+@Suite("JobStore: a retried job's run", .database, .blocking)
 struct RetriedRunTests {
     @Test("retry starts a new run: its speed counts from the next claim and the frames done since")
     func retryStartsANewRun() throws {

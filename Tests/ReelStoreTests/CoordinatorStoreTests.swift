@@ -7,7 +7,7 @@ import ReelScheduling
 
 /// The store operations the coordinator added: kind-filtered claims, planning a waiting job
 /// once its assets arrive, failing a job, state counts.
-@Suite("JobStore additions for the coordinator", .blocking)
+@Suite("JobStore additions for the coordinator", .database, .blocking)
 struct CoordinatorStoreTests {
     @Test("claims filtered by kind: agents never see finalise, the finaliser sees only finalise")
     func claimByKind() throws {

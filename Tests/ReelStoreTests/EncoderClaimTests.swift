@@ -5,7 +5,7 @@ import ReelThreadTesting
 import Testing
 @testable import ReelStore
 
-@Suite("JobStore: claims honour each agent's encoders", .blocking)
+@Suite("JobStore: claims honour each agent's encoders", .database, .blocking)
 struct EncoderClaimTests {
     /// A planned job of `chunks` video chunks needing `encoder`, with audio if asked.
     static func plannedJob(_ store: FarmStore, chunks: Int, encoder: String, audio: Bool = false) throws -> Int64 {

@@ -6,7 +6,7 @@ import Testing
 @testable import ReelStore
 import ReelScheduling
 
-@Suite("JobStore leases and job lifecycle", .blocking)
+@Suite("JobStore leases and job lifecycle", .database, .blocking)
 struct JobStoreTests {
     static let sha = String(repeating: "ab", count: 32)
 

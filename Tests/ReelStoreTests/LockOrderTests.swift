@@ -9,7 +9,7 @@ import ReelScheduling
 /// under the races that used to deadlock (PostgreSQL 40P01): cancelling a large job while
 /// agents claim and complete its tasks, and several agents failing the last attempts of one
 /// job's tasks at once. Afterwards the job's counters must equal a recount of its rows.
-@Suite("JobStore: lock order under racing claims, completions, failures and cancel", .blocking)
+@Suite("JobStore: lock order under racing claims, completions, failures and cancel", .database, .blocking)
 struct LockOrderTests {
     static func largeJob(chunks: Int, maxAttempts: Int = 3) -> NewJob {
         var tasks = (0..<chunks).map {

@@ -3,7 +3,7 @@ import Testing
 import ReelThreadTesting
 @testable import ReelStore
 
-@Suite("Migrations", .blocking)
+@Suite("Migrations", .database, .blocking)
 struct MigrationTests {
     @Test("bundled migrations are numbered from 1 without gaps")
     func bundled() throws {

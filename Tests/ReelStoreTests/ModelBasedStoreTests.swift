@@ -17,7 +17,7 @@ import Testing
 /// for a waiting job. After every step every task (state, attempts, epoch, holder, lease end,
 /// the agents that failed it) and job (state, paused, priority) must agree, as must each
 /// operation's answer. The test writes nothing to the database itself: it only reads.
-@Suite("The store matches the lifecycle model over random event sequences", .blocking)
+@Suite("The store matches the lifecycle model over random event sequences", .database, .blocking)
 struct ModelBasedStoreTests {
     struct Mismatch: Error, CustomStringConvertible { var description: String }
 

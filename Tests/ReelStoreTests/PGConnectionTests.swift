@@ -5,7 +5,7 @@ import ReelThreadTesting
 @testable import ReelStore
 import ReelScheduling
 
-@Suite("PGConnection on a real PostgreSQL", .blocking)
+@Suite("PGConnection on a real PostgreSQL", .database, .blocking)
 struct PGConnectionTests {
     @Test("text parameters round-trip untouched, NULL included")
     func parameters() throws {

@@ -5,7 +5,7 @@ import ReelThreadTesting
 @testable import ReelStore
 import ReelScheduling
 
-@Suite("Quarantine decisions (pure)", .blocking)
+@Suite("Quarantine decisions (pure)", .database, .blocking)
 struct QuarantinePolicyTests {
     let policy = QuarantinePolicy(failures: 3, windowSeconds: 600, durationSeconds: 300)
     let now: Int64 = 10_000_000
@@ -43,7 +43,7 @@ struct QuarantinePolicyTests {
     }
 }
 
-@Suite("JobStore: failure-aware claims, quarantine, retention, deletion", .blocking)
+@Suite("JobStore: failure-aware claims, quarantine, retention, deletion", .database, .blocking)
 struct StoreQuarantineTests {
     static let finaliser = "@coordinator"
 

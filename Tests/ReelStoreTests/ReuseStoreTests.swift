@@ -8,7 +8,7 @@ import ReelScheduling
 /// Issue 11 in the store: tasks keep their content key, a later job's task can be created done
 /// from an earlier result with the same key (counted as done and as reused, never claimed), and
 /// a reused result found damaged is rendered after all.
-@Suite("Reused results", .blocking)
+@Suite("Reused results", .database, .blocking)
 struct ReuseStoreTests {
     static func key(_ c: Character) -> String { String(repeating: c, count: 64) }
     static func result(_ c: Character, _ n: Int) -> TaskResult { TaskResult(sha256: key(c), size: Int64(n), key: "results/\(key(c))") }

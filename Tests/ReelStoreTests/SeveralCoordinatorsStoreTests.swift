@@ -9,7 +9,7 @@ import ReelCore
 /// Work that must happen once, done by two coordinators' stores (two connections) on one
 /// database at the same moment (docs/task-lifecycle.md, "Several coordinators"): each race
 /// is run on real threads, and whatever the interleaving, the work is done exactly once.
-@Suite("Several coordinators on one database", .blocking)
+@Suite("Several coordinators on one database", .database, .blocking)
 struct SeveralCoordinatorsStoreTests {
     /// Two stores on one schema, sharing one clock.
     static func twoStores(_ schema: TestDatabase.Schema, clock: FarmClock = .wall) throws -> [FarmStore] {

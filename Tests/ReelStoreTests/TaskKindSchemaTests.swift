@@ -9,7 +9,7 @@ import Testing
 /// order the statements compute from `TaskKind.claimRank` must be the order of the
 /// `tasks_claim_order` index, so a claim reads its candidates from the index without sorting.
 /// A new kind fails here until its migration adds it to both.
-@Suite("TaskKind and the schema agree", .blocking)
+@Suite("TaskKind and the schema agree", .database, .blocking)
 struct TaskKindSchemaTests {
     @Test("the tasks table accepts every kind, and a job's tasks come back in claim-rank order")
     func everyKindIsStored() throws {

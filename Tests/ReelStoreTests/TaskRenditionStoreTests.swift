@@ -12,7 +12,7 @@ private func key(_ c: Character) -> String { String(repeating: c, count: 64) }
 /// keys found in the archives that hold them (a task's own result, or the archive its row says
 /// a rendition came from), the renditions a chunk encodes itself, and retention keeping the
 /// archives a kept job takes renditions from.
-@Suite("JobStore: ladder renditions", .blocking)
+@Suite("JobStore: ladder renditions", .database, .blocking)
 struct TaskRenditionStoreTests {
 
     /// A job of one ladder chunk with `renditions` (and the finalise).
