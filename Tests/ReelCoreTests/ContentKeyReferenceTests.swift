@@ -212,9 +212,8 @@ struct ContentKeyReferenceTests {
 
     /// The keys of this composition as the encoder wrote them before its rewrite for speed
     /// (computed with the encoder and frame cursor of commit c8fa177, the byte-at-a-time
-    /// `[UInt8]` encoder of issue 24's first round; renderer version 2 since the affine filters'
-    /// Y'CbCr path). If this fails, stored results would no longer be found: restore the
-    /// bytes, or bump `rendererVersion` on purpose and update these.
+    /// `[UInt8]` encoder of issue 24's first round). If this fails, stored
+    /// results would no longer be found: restore the bytes, or bump `rendererVersion` on purpose.
     @Test func keysAreTheOnesStoredResultsHave() throws {
         let plan = try Self.plan()
         let keys = ContentKey.videoChunks(plan, chunks: ChunkPlanner.plan(for: plan), encoderThreads: 3, assetContent: Self.content)
@@ -223,10 +222,10 @@ struct ContentKeyReferenceTests {
     }
 
     static let storedKeys: [String?] = [
-        "78fa4915507ffc0f8ef4b2f3e255340a89a3013b0e763a5608e1fea47a733afd",
-        "fa9af2e477500599de13dd031d59e859b91113b7cd96362286bf1503afb59dfc",
+        "43a894940cef0a7d09f4f32d0a955107bd9b5e78031ec6eb42b87a3ed06683d6",
+        "3dd98d86d5f47c84df7e9f54a3260e4f07972c61948425995c5170981b0387f0",
     ]
-    static let storedAudioKey: String? = "9a32050b0d92abcbbb687879ff34208cb73a4676cafb3d66aaaa33e1019b82f2"
+    static let storedAudioKey: String? = "2e67170d9d808f62d86968301687cf8f0dafd1e36474269891b89713dbb1b908"
 }
 
 /// The canonical form of a video chunk written the plain way (see `CanonicalEncoder`):
