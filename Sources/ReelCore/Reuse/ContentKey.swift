@@ -31,10 +31,7 @@ public enum ContentKey {
     /// against, or to what a `FrameDescription` means. A bump makes every stored result
     /// unreachable for reuse (they are rendered again once), which is always safe; forgetting
     /// one would let stale chunks be stitched next to fresh ones.
-    ///
-    /// 2: affine filter runs take a Y'CbCr path where a block cannot clamp (a code value
-    /// may differ by one from version 1's RGB path).
-    public static let rendererVersion = 2
+    public static let rendererVersion = 1
 
     /// The key of video chunk `frames` of `plan` encoded with `encoderThreads` threads.
     public static func videoChunk(_ plan: RenderPlan, frames: FrameRange, encoderThreads: Int,

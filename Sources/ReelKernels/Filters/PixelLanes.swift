@@ -145,14 +145,6 @@ enum PixelLanes {
         #endif
     }
 
-    @inline(__always) static func max8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 {
-        Lanes8(lowHalf: max4(a.lowHalf, b.lowHalf), highHalf: max4(a.highHalf, b.highHalf))
-    }
-
-    @inline(__always) static func min8(_ a: Lanes8, _ b: Lanes8) -> Lanes8 {
-        Lanes8(lowHalf: min4(a.lowHalf, b.lowHalf), highHalf: min4(a.highHalf, b.highHalf))
-    }
-
     /// Each chroma lane twice: the value of the block under each of its two pixels in a row.
     @inline(__always) static func widen(_ c: Lanes4) -> Lanes8 {
         Lanes8(c[0], c[0], c[1], c[1], c[2], c[2], c[3], c[3])

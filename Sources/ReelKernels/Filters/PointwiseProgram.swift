@@ -14,15 +14,6 @@ import ReelCore
 /// of a pixel costs one multiply-add from its luma plus a per-block term from its chroma;
 /// later stages run on the group's lanes in registers. One read and one write of the
 /// picture whatever the number of filters.
-///
-/// A program that is one affine map and nothing else (every run of brightness, contrast,
-/// saturation, exposure, hue, grayscale, invert, sepia and colorMatrix) skips RGB wherever it
-/// can: without the clamp, "to RGB, the map, back to Y'CbCr, average the block's chroma" is
-/// itself affine in the block's code values (`YCbCrAffine`), so a block whose pixels the map
-/// leaves inside 0…1 gets its new luma and chroma straight from the old — the same values,
-/// up to float rounding. Whether a block clamps is cheap to know: each channel of each pixel
-/// is linear in the pixel's luma (the chroma is the block's), so the block's darkest and
-/// brightest pixel bound every channel. Groups with a block that clamps take the RGB path.
 struct PointwiseProgram {
     enum Stage {
         case affine([Float])
@@ -37,8 +28,6 @@ struct PointwiseProgram {
     var stages: [Stage]
     /// True when the program is the identity (every filter at a neutral value): skipped.
     var isIdentity: Bool
-    /// The whole program in Y'CbCr for unclamped blocks: set when it is one affine map.
-    var direct: YCbCrAffine?
 
     static let curveSegments = 4096
 
@@ -84,35 +73,27 @@ struct PointwiseProgram {
         slope = s; cbWeight = u; crWeight = v; offset = o
         self.stages = stages
         isIdentity = stages.isEmpty && m == .identity
-        direct = stages.isEmpty ? YCbCrAffine(slope: s, cbWeight: u, crWeight: v, offset: o) : nil
     }
 
     /// Runs the program over `image` in place (even width and height).
     func apply(to image: YUVImage) {
         guard !isIdentity else { return }
-        let direct = direct
-        RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
-            if count == 8, let direct, direct.applyIfUnclamped(image, x: x, cy: cy) { return }
-            applyInRGB(image, x: x, cy: cy, count: count)
-        }
-    }
-
-    /// Runs the program over the group at (`x`, 2·`cy`) through RGB: every stage, every clamp.
-    @inline(__always) func applyInRGB(_ image: YUVImage, x: Int, cy: Int, count: Int) {
         let s = slope, cbw = cbWeight, crw = crWeight, o = offset
-        let cx = x / 2, cn = count / 2
-        let cu = PixelLanes.load4(image.u.row(cy) + cx, count: cn) - 128
-        let cv = PixelLanes.load4(image.v.row(cy) + cx, count: cn) - 128
-        let wr = PixelLanes.widen(cu * cbw.x + cv * crw.x + o.x)
-        let wg = PixelLanes.widen(cu * cbw.y + cv * crw.y + o.y)
-        let wb = PixelLanes.widen(cu * cbw.z + cv * crw.z + o.z)
-        let y0 = PixelLanes.load(image.y.row(2 * cy) + x, count: count)
-        let y1 = PixelLanes.load(image.y.row(2 * cy + 1) + x, count: count)
-        var g = RGBGroup(r0: y0 * s.x + wr, g0: y0 * s.y + wg, b0: y0 * s.z + wb,
-                         r1: y1 * s.x + wr, g1: y1 * s.y + wg, b1: y1 * s.z + wb)
-        g.clamp()
-        for stage in stages { Self.run(stage, on: &g) }
-        g.store(image, x: x, cy: cy, count: count)
+        RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
+            let cx = x / 2, cn = count / 2
+            let cu = PixelLanes.load4(image.u.row(cy) + cx, count: cn) - 128
+            let cv = PixelLanes.load4(image.v.row(cy) + cx, count: cn) - 128
+            let wr = PixelLanes.widen(cu * cbw.x + cv * crw.x + o.x)
+            let wg = PixelLanes.widen(cu * cbw.y + cv * crw.y + o.y)
+            let wb = PixelLanes.widen(cu * cbw.z + cv * crw.z + o.z)
+            let y0 = PixelLanes.load(image.y.row(2 * cy) + x, count: count)
+            let y1 = PixelLanes.load(image.y.row(2 * cy + 1) + x, count: count)
+            var g = RGBGroup(r0: y0 * s.x + wr, g0: y0 * s.y + wg, b0: y0 * s.z + wb,
+                             r1: y1 * s.x + wr, g1: y1 * s.y + wg, b1: y1 * s.z + wb)
+            g.clamp()
+            for stage in stages { Self.run(stage, on: &g) }
+            g.store(image, x: x, cy: cy, count: count)
+        }
     }
 
     @inline(__always) static func run(_ stage: Stage, on g: inout RGBGroup) {
@@ -154,69 +135,6 @@ struct PointwiseProgram {
             a[i] = t[j]; b[i] = t[j + 1]
         }
         return a + (b - a) * w
-    }
-}
-
-/// An affine map of RGB seen from Y'CbCr: what "code values to RGB, the map, back to
-/// Y'CbCr, each block's chroma from the mean of its four pixels" does to a 2×2 block when
-/// nothing clamps. Each pixel's new luma is `y·lumaSlope` plus a term of the block's chroma;
-/// the block's new chroma is affine in its mean luma and its chroma.
-struct YCbCrAffine {
-    /// The map in RGB from code values (`PointwiseProgram`'s): channel c of a pixel is
-    /// `y·slope[c] + (Cb − 128)·cbWeight[c] + (Cr − 128)·crWeight[c] + offset[c]`.
-    let slope: SIMD3<Float>, cbWeight: SIMD3<Float>, crWeight: SIMD3<Float>, offset: SIMD3<Float>
-    /// New luma = y·lumaSlope + (Cb − 128)·lumaCb + (Cr − 128)·lumaCr + lumaOffset.
-    let lumaSlope: Float, lumaCb: Float, lumaCr: Float, lumaOffset: Float
-    /// New Cb (and Cr) = meanY·…Y + (Cb − 128)·…Cb + (Cr − 128)·…Cr + …Offset.
-    let cbY: Float, cbCb: Float, cbCr: Float, cbOffset: Float
-    let crY: Float, crCb: Float, crCr: Float, crOffset: Float
-
-    init(slope: SIMD3<Float>, cbWeight: SIMD3<Float>, crWeight: SIMD3<Float>, offset: SIMD3<Float>) {
-        self.slope = slope; self.cbWeight = cbWeight; self.crWeight = crWeight; self.offset = offset
-        // Each output row of RGB → Y'CbCr applied to the map's columns, in Double.
-        func row(_ k: (Float, Float, Float)) -> (Float, Float, Float, Float) {
-            let w = (Double(k.0), Double(k.1), Double(k.2))
-            func dot(_ v: SIMD3<Float>) -> Double { w.0 * Double(v.x) + w.1 * Double(v.y) + w.2 * Double(v.z) }
-            return (Float(dot(slope)), Float(dot(cbWeight)), Float(dot(crWeight)), Float(dot(offset)))
-        }
-        let l = row((YCbCr601.yR, YCbCr601.yG, YCbCr601.yB))
-        let u = row((YCbCr601.uR, YCbCr601.uG, YCbCr601.uB))
-        let v = row((YCbCr601.vR, YCbCr601.vG, YCbCr601.vB))
-        (lumaSlope, lumaCb, lumaCr, lumaOffset) = (l.0, l.1, l.2, 16 + l.3)
-        (cbY, cbCb, cbCr, cbOffset) = (u.0, u.1, u.2, 128 + u.3)
-        (crY, crCb, crCr, crOffset) = (v.0, v.1, v.2, 128 + v.3)
-    }
-
-    /// Maps the full group (8 columns, two rows: 4 blocks) at (`x`, 2·`cy`) and returns true,
-    /// unless the map would take a channel of one of its pixels outside 0…1 (then it writes
-    /// nothing and returns false).
-    @inline(__always) func applyIfUnclamped(_ image: YUVImage, x: Int, cy: Int) -> Bool {
-        let cx = x / 2
-        let cu = PixelLanes.load4(image.u.row(cy) + cx) - 128
-        let cv = PixelLanes.load4(image.v.row(cy) + cx) - 128
-        let row0 = image.y.row(2 * cy) + x, row1 = image.y.row(2 * cy + 1) + x
-        let y0 = PixelLanes.load(row0), y1 = PixelLanes.load(row1)
-        // Each block's darkest and brightest luma.
-        let low = PixelLanes.min8(y0, y1), high = PixelLanes.max8(y0, y1)
-        let darkest = PixelLanes.min4(low.evenHalf, low.oddHalf)
-        let brightest = PixelLanes.max4(high.evenHalf, high.oddHalf)
-        // Every channel at both ends, for all four blocks: the least and greatest value.
-        var least = Lanes4(repeating: 0), greatest = Lanes4(repeating: 1)
-        for c in 0..<3 {
-            let w = cu * cbWeight[c] + cv * crWeight[c] + offset[c]
-            let a = darkest * slope[c] + w, b = brightest * slope[c] + w
-            least = PixelLanes.min4(least, PixelLanes.min4(a, b))
-            greatest = PixelLanes.max4(greatest, PixelLanes.max4(a, b))
-        }
-        guard min(min(least[0], least[1]), min(least[2], least[3])) >= 0,
-              max(max(greatest[0], greatest[1]), max(greatest[2], greatest[3])) <= 1 else { return false }
-        let term = PixelLanes.widen(cu * lumaCb + cv * lumaCr + lumaOffset)
-        PixelLanes.store(y0 * lumaSlope + term, row0)
-        PixelLanes.store(y1 * lumaSlope + term, row1)
-        let mean = PixelLanes.pairSums(y0 + y1) * 0.25
-        PixelLanes.store4(mean * cbY + cu * cbCb + cv * cbCr + cbOffset, image.u.row(cy) + cx)
-        PixelLanes.store4(mean * crY + cu * crCb + cv * crCr + crOffset, image.v.row(cy) + cx)
-        return true
     }
 }
 
