@@ -16,9 +16,9 @@
 # of the graph without them, so more frames lift them above that noise.
 #
 # The affine colour filters run twice: on testsrc2, whose colours all lie on the RGB cube's
-# surface (every pixel has a channel at 0 and one at 1, so any such filter clamps nearly
-# everywhere and Reel takes its RGB path), and on the same picture graded to 75 % contrast and
-# saturation, where nothing clamps under these settings and Reel maps Y'CbCr directly.
+# surface (every pixel has a channel at 0 and one at 1, so the clamp after such a filter acts
+# nearly everywhere), and on the same picture graded to 75 % contrast and saturation, more like
+# footage: a kernel that skipped RGB where nothing clamps would show its gain there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ops/bench-lib.sh
