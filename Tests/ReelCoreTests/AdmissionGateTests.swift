@@ -35,15 +35,4 @@ import Testing
             #expect(AdmissionGate.database.occupancy.inside >= 1)
         }
     }
-
-    func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting until \(what)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
 }

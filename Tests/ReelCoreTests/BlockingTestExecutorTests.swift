@@ -6,18 +6,6 @@ import Testing
 /// test's next step never waits behind tests not yet begun, even when every starting thread is
 /// blocked.
 @Suite struct BlockingTestExecutorTests {
-    /// Waits (polling, with a generous deadline) until `condition` holds.
-    func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting until \(what)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
     @Test func aStartedTestResumesBeforeANewOneStartsAndNewOnesStartWhenAThreadFrees() async throws {
         // One thread may start tests, one is kept for tests already started.
         let pool = BlockingTestExecutor(startingThreads: 1, reservedThreads: 1)
