@@ -103,20 +103,12 @@ enum PixelLanes {
         #endif
     }
 
-    /// Lanes clamped to `lo`…`hi`. On x86-64 one `maxps` and one `minps` per 4 lanes (NaN
-    /// becomes `lo`).
+    /// Lanes clamped to `lo`…`hi`, a half at a time (`clamp4`).
     @inline(__always) static func clamp(_ v: Lanes8, _ lo: Float, _ hi: Float) -> Lanes8 {
-        #if arch(x86_64)
-        let l = Lanes4(repeating: lo), h = Lanes4(repeating: hi)
-        return Lanes8(lowHalf: _mm_min_ps(_mm_max_ps(v.lowHalf, l), h), highHalf: _mm_min_ps(_mm_max_ps(v.highHalf, l), h))
-        #else
-        var r = v
-        r.replace(with: Lanes8(repeating: lo), where: r .< lo)
-        r.replace(with: Lanes8(repeating: hi), where: r .> hi)
-        return r
-        #endif
+        Lanes8(lowHalf: clamp4(v.lowHalf, lo, hi), highHalf: clamp4(v.highHalf, lo, hi))
     }
 
+    /// Lanes clamped to `lo`…`hi`. On x86-64 one `maxps` and one `minps` (NaN becomes `lo`).
     @inline(__always) static func clamp4(_ v: Lanes4, _ lo: Float, _ hi: Float) -> Lanes4 {
         #if arch(x86_64)
         return _mm_min_ps(_mm_max_ps(v, Lanes4(repeating: lo)), Lanes4(repeating: hi))
