@@ -6,7 +6,10 @@
 // and prints `RESULT mix <samples> <seconds> <samples/s>` (ops/bench-mixer.sh; `mix-legacy`:
 // the mixer as it was before issue 24, for comparison); `--case plan --composition FILE`
 // plans, chunks and keys the composition (ops/bench-plan.sh). A benchmark,
-// not a test: numbers depend on the machine. Filters and blend modes: ops/bench-filters.sh.
+// not a test: numbers depend on the machine. Filters and blend modes: ops/bench-filters.sh;
+// with `--digest` each filter and blend-mode case also prints `DIGEST <case> <hash>` of the
+// picture it wrote: run two builds on the same inputs and `diff` their DIGEST lines to see
+// whether a kernel change kept every output byte.
 import Foundation
 import ReelCore
 import ReelKernels
@@ -23,6 +26,7 @@ struct Options {
     var runs = 5
     var cube: String?
     var inputs: [String] = []
+    var digest = false
 
     init(_ arguments: [String]) {
         var it = arguments.dropFirst().makeIterator()
@@ -34,8 +38,9 @@ struct Options {
             case "--runs": runs = it.next().flatMap(Int.init) ?? runs
             case "--cube": cube = it.next()
             case "--input": if let i = it.next() { inputs.append(i) }
+            case "--digest": digest = true
             case "-h", "--help":
-                print("usage: reel-bench [--frames N] [--cube FILE.cube] [--input FRAME.yuv]… [--case blend|affine|scale|rotate90|overlay|filter:NAME|blend:MODE|filters]…\n"
+                print("usage: reel-bench [--frames N] [--digest] [--cube FILE.cube] [--input FRAME.yuv]… [--case blend|affine|scale|rotate90|overlay|filter:NAME|blend:MODE|filters]…\n"
                       + "       reel-bench --case mix|mix-legacy|plan --composition FILE [--runs N]")
                 exit(0)
             default:
@@ -272,6 +277,23 @@ func runNet(_ name: String, frames: Int, work: YUVImage, source: YUVImage, _ bod
     let net = max(cpuSeconds() - start - copies, 1e-9)
     print("\(name): \(frames) frames in \(format3(net)) s CPU = \(format3(Double(frames) / net)) frames/s")
     print("RESULT \(name) \(frames) \(format3(net)) \(format3(Double(frames) / net))")
+    if options.digest {
+        restore(work, from: source); try body()
+        print("DIGEST \(name) \(digest(work))")
+    }
+}
+
+/// FNV-1a (64-bit) of the picture's planes: `--digest` prints one per case, so two builds
+/// (another compiler, other CPU flags) can be checked to write the same bytes.
+func digest(_ image: YUVImage) -> String {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for plane in [image.y, image.u, image.v] + (image.a.map { [$0] } ?? []) {
+        for r in 0..<plane.height {
+            let row = plane.row(r)
+            for x in 0..<plane.width { h = (h ^ UInt64(row[x])) &* 0x100_0000_01b3 }
+        }
+    }
+    return String(h, radix: 16)
 }
 
 let filterCases: [(String, [FilterDraw])] = [
