@@ -129,20 +129,26 @@ struct PointwiseProgram {
         let k = PixelLanes.clamp(rounded.replacing(with: rounded - 1, where: rounded .> p), 0, Float(curveSegments - 1))
         let w = p - k
         let index = unsafeBitCast(k + 12_582_912, to: SIMD8<UInt32>.self) & 0x3F_FFFF
-        var a = Lanes8(), b = Lanes8()
-        for i in 0..<8 {
-            let j = Int(index[i])
-            a[i] = t[j]; b[i] = t[j + 1]
+        var ends = (Lanes8(), Lanes8())
+        withUnsafeMutableBytes(of: &ends) { raw in
+            let o = raw.baseAddress!.assumingMemoryBound(to: Float.self)
+            for i in 0..<8 {
+                let j = Int(index[i])
+                o[i] = t[j]; o[8 + i] = t[j + 1]
+            }
         }
-        return a + (b - a) * w
+        return ends.0 + (ends.1 - ends.0) * w
     }
 }
 
-/// A `.cube` table ready for the kernels: entries as `Float`, the domain as scale and offset.
+/// A `.cube` table ready for the kernels: entries as `Float` in memory of its own (the
+/// kernels read it through a plain pointer: no array access, retain or release per group),
+/// the domain as scale and offset.
 public final class LUTKernel: @unchecked Sendable {
     public let lut: CubeLUT
     private let scale: SIMD3<Float>, shift: SIMD3<Float>
     private let n: Int
+    private let entries: UnsafeMutablePointer<Float>
 
     public init(_ lut: CubeLUT) {
         self.lut = lut
@@ -153,31 +159,41 @@ public final class LUTKernel: @unchecked Sendable {
             s[c] = Float(k); o[c] = Float(-lut.domainMin[c] * k)
         }
         scale = s; shift = o
+        entries = .allocate(capacity: lut.table.count)
+        entries.initialize(from: lut.table, count: lut.table.count)
     }
 
+    deinit { entries.deallocate() }
+
     /// The table at every lane, mixed with the input by `intensity`.
+    ///
+    /// Each lane's result is written to a scalar buffer and the buffer read back as lanes once:
+    /// writing a lane of a vector by a run-time index goes through memory, and reading the
+    /// whole vector back after each such write stalls (the load cannot be forwarded from the
+    /// narrower store), 24 times per group.
     @inline(__always) func apply(_ r: inout Lanes8, _ g: inout Lanes8, _ b: inout Lanes8, intensity: Float) {
         let last = Float(n - 1)
         let pr = PixelLanes.clamp(r * scale.x + shift.x, 0, last)
         let pg = PixelLanes.clamp(g * scale.y + shift.y, 0, last)
         let pb = PixelLanes.clamp(b * scale.z + shift.z, 0, last)
-        var or = Lanes8(), og = Lanes8(), ob = Lanes8()
-        lut.table.withUnsafeBufferPointer { t in
-            let base = t.baseAddress!
+        var out = (Lanes8(), Lanes8(), Lanes8())
+        let t = UnsafePointer(entries), n = n, is3D = lut.isThreeDimensional
+        withUnsafeMutableBytes(of: &out) { raw in
+            let o = raw.baseAddress!.assumingMemoryBound(to: Float.self)
             for i in 0..<8 {
-                let out: SIMD3<Float>
-                if lut.isThreeDimensional {
-                    out = Self.tetrahedral(base, n, pr[i], pg[i], pb[i])
+                let v: SIMD3<Float>
+                if is3D {
+                    v = Self.tetrahedral(t, n, pr[i], pg[i], pb[i])
                 } else {
-                    out = SIMD3(Self.linear(base, n, pr[i], 0), Self.linear(base, n, pg[i], 1), Self.linear(base, n, pb[i], 2))
+                    v = SIMD3(Self.linear(t, n, pr[i], 0), Self.linear(t, n, pg[i], 1), Self.linear(t, n, pb[i], 2))
                 }
-                or[i] = out.x; og[i] = out.y; ob[i] = out.z
+                o[i] = v.x; o[8 + i] = v.y; o[16 + i] = v.z
             }
         }
         if intensity >= 1 {
-            r = or; g = og; b = ob
+            r = out.0; g = out.1; b = out.2
         } else {
-            r += (or - r) * intensity; g += (og - g) * intensity; b += (ob - b) * intensity
+            r += (out.0 - r) * intensity; g += (out.1 - g) * intensity; b += (out.2 - b) * intensity
         }
     }
 
