@@ -15,18 +15,27 @@ enum EdgeFilters {
     enum Kind { case sobel(strength: Float), sketch(strength: Float), toon(threshold: Float, levels: Float) }
 
     static func apply(_ kind: Kind, to image: YUVImage, source: FloatPlane, magnitude: FloatPlane) {
+        if case .toon(let threshold, let levels) = kind {
+            toon(image, threshold: threshold, levels: levels, red: source)
+            return
+        }
         let w = image.width, h = image.height
         source.resize(width: w, height: h)
-        // The sampled channel: luminance, or red for toon.
-        let weights: (Float, Float, Float)
-        if case .toon = kind { weights = (1, 0, 0) } else { weights = (0.2125, 0.7154, 0.0721) }
+        // The sampled channel: luminance.
+        let weights: (Float, Float, Float) = (0.2125, 0.7154, 0.0721)
         source.withSamples { s in
             RGBGroup.forEach(width: w, height: h) { x, cy, count in
                 var g = RGBGroup.load(image, x: x, cy: cy, count: count)
                 g.clamp()
                 let l0 = g.r0 * weights.0 + g.g0 * weights.1 + g.b0 * weights.2
                 let l1 = g.r1 * weights.0 + g.g1 * weights.1 + g.b1 * weights.2
-                for i in 0..<count { s[2 * cy * w + x + i] = l0[i]; s[(2 * cy + 1) * w + x + i] = l1[i] }
+                let d0 = s + 2 * cy * w + x, d1 = d0 + w
+                if count == 8 {
+                    UnsafeMutableRawPointer(d0).storeBytes(of: l0, as: Lanes8.self)
+                    UnsafeMutableRawPointer(d1).storeBytes(of: l1, as: Lanes8.self)
+                } else {
+                    for i in 0..<count { d0[i] = l0[i]; d1[i] = l1[i] }
+                }
             }
         }
         sobel(source, into: magnitude)
@@ -47,37 +56,85 @@ enum EdgeFilters {
                     image.u.row(cy).update(repeating: 128, count: image.u.width)
                     image.v.row(cy).update(repeating: 128, count: image.v.width)
                 }
-            case .toon(let threshold, let levels):
-                RGBGroup.forEach(width: w, height: h) { x, cy, count in
-                    var g = RGBGroup.load(image, x: x, cy: cy, count: count)
-                    g.clamp()
-                    var keep0 = Lanes8(), keep1 = Lanes8()
-                    let m0 = m + 2 * cy * w + x, m1 = m0 + w
+            case .toon:
+                preconditionFailure("toon runs in `toon(_:threshold:levels:red:)`")
+            }
+        }
+    }
+
+    /// `toon` in two passes: the clamped red channel into `red`, padded by one sample on every
+    /// side with its edge samples (so every 3×3 neighbourhood is in the plane), then one pass
+    /// over the pixel groups that works out each pixel's Sobel magnitude in registers and
+    /// posterises its colour. The same arithmetic as `sobel` and the RGB path (the same
+    /// bytes), without the magnitude plane between them.
+    static func toon(_ image: YUVImage, threshold: Float, levels: Float, red: FloatPlane) {
+        let w = image.width, h = image.height, pw = w + 2
+        red.resize(width: pw, height: h + 2)
+        red.withSamples { r in
+            // Red of each pixel from its luma and its block's Cr, clamped to 0…1, as
+            // `RGBGroup.load` and `clamp` compute it.
+            for y in 0..<h {
+                let ry = image.y.row(y), rv = image.v.row(y / 2), out = r + (y + 1) * pw + 1
+                var x = 0
+                while x < w {
+                    let count = min(8, w - x)
+                    let v = PixelLanes.widen(PixelLanes.load4(rv + x / 2, count: (count + 1) / 2) - 128)
+                    let l = (PixelLanes.load(ry + x, count: count) - 16) * YCbCr601.kY
+                    let value = PixelLanes.clamp(l + v * YCbCr601.kRV, 0, 1)
                     if count == 8 {
-                        let one = Lanes8(repeating: 1)
-                        keep0.replace(with: one, where: UnsafeRawPointer(m0).loadUnaligned(as: Lanes8.self) .< threshold)
-                        keep1.replace(with: one, where: UnsafeRawPointer(m1).loadUnaligned(as: Lanes8.self) .< threshold)
+                        UnsafeMutableRawPointer(out + x).storeBytes(of: value, as: Lanes8.self)
                     } else {
-                        for i in 0..<count {
-                            keep0[i] = m0[i] < threshold ? 1 : 0
-                            keep1[i] = m1[i] < threshold ? 1 : 0
-                        }
+                        for i in 0..<count { out[x + i] = value[i] }
                     }
-                    // floor(c·levels + 0.5) without `rounded(.down)` (a libm call per lane
-                    // without SSE4.1): round to the nearest integer by adding and subtracting
-                    // 1.5·2²³ (exact for 0 ≤ v < 2²²; c is clamped to 0…1), then step down
-                    // where that rounded up.
-                    @inline(__always) func posterize(_ c: Lanes8, _ keep: Lanes8) -> Lanes8 {
-                        let v = c * levels + 0.5
-                        var t = (v + 12_582_912) - 12_582_912
-                        t.replace(with: t - 1, where: t .> v)
-                        return t / levels * keep
-                    }
-                    g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
-                    g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)
-                    g.clamp()
-                    g.store(image, x: x, cy: cy, count: count)
+                    x += 8
                 }
+                out[-1] = out[0]; out[w] = out[w - 1]
+            }
+            (r).update(from: r + pw, count: pw)
+            (r + (h + 1) * pw).update(from: r + h * pw, count: pw)
+        }
+        red.withSamples { r in
+            @inline(__always) func lanes(_ p: UnsafeMutablePointer<Float>) -> Lanes8 {
+                UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self)
+            }
+            /// Sobel magnitudes of picture row `y`, columns `x…x + 7` (padded row `y + 1`).
+            @inline(__always) func magnitude(_ y: Int, _ x: Int, _ count: Int) -> Lanes8 {
+                let up = r + y * pw + x, mid = up + pw, down = mid + pw
+                if count == 8 {
+                    let ul = lanes(up), uc = lanes(up + 1), ur = lanes(up + 2)
+                    let ml = lanes(mid), mr = lanes(mid + 2)
+                    let dl = lanes(down), dc = lanes(down + 1), dr = lanes(down + 2)
+                    let gx = (ur + 2 * mr + dr) - (ul + 2 * ml + dl)
+                    let gy = (dl + 2 * dc + dr) - (ul + 2 * uc + ur)
+                    return (gx * gx + gy * gy).squareRoot()
+                }
+                var m = Lanes8()
+                for i in 0..<count {
+                    let gx = (up[i + 2] + 2 * mid[i + 2] + down[i + 2]) - (up[i] + 2 * mid[i] + down[i])
+                    let gy = (down[i] + 2 * down[i + 1] + down[i + 2]) - (up[i] + 2 * up[i + 1] + up[i + 2])
+                    m[i] = (gx * gx + gy * gy).squareRoot()
+                }
+                return m
+            }
+            let one = Lanes8(repeating: 1), zero = Lanes8(repeating: 0)
+            // floor(c·levels + 0.5) without `rounded(.down)` (a libm call per lane without
+            // SSE4.1): round to the nearest integer by adding and subtracting 1.5·2²³ (exact
+            // for 0 ≤ v < 2²²; c is clamped to 0…1), then step down where that rounded up.
+            @inline(__always) func posterize(_ c: Lanes8, _ keep: Lanes8) -> Lanes8 {
+                let v = c * levels + 0.5
+                var t = (v + 12_582_912) - 12_582_912
+                t.replace(with: t - 1, where: t .> v)
+                return t / levels * keep
+            }
+            RGBGroup.forEach(width: w, height: h) { x, cy, count in
+                var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+                g.clamp()
+                let keep0 = zero.replacing(with: one, where: magnitude(2 * cy, x, count) .< threshold)
+                let keep1 = zero.replacing(with: one, where: magnitude(2 * cy + 1, x, count) .< threshold)
+                g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
+                g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)
+                g.clamp()
+                g.store(image, x: x, cy: cy, count: count)
             }
         }
     }
