@@ -212,8 +212,10 @@ struct ContentKeyReferenceTests {
 
     /// The keys of this composition as the encoder wrote them before its rewrite for speed
     /// (computed with the encoder and frame cursor of commit c8fa177, the byte-at-a-time
-    /// `[UInt8]` encoder of issue 24's first round). If this fails, stored
-    /// results would no longer be found: restore the bytes, or bump `rendererVersion` on purpose.
+    /// `[UInt8]` encoder of issue 24's first round; renderer version 3 since the recursive
+    /// Gaussian blur). If this fails, stored results would no longer be found: restore the
+    /// bytes, or bump `rendererVersion` on purpose and update these (the test that checks
+    /// `ContentKey` against `ReferenceKey` vouches for the new ones).
     @Test func keysAreTheOnesStoredResultsHave() throws {
         let plan = try Self.plan()
         let keys = ContentKey.videoChunks(plan, chunks: ChunkPlanner.plan(for: plan), encoderThreads: 3, assetContent: Self.content)
@@ -222,10 +224,10 @@ struct ContentKeyReferenceTests {
     }
 
     static let storedKeys: [String?] = [
-        "43a894940cef0a7d09f4f32d0a955107bd9b5e78031ec6eb42b87a3ed06683d6",
-        "3dd98d86d5f47c84df7e9f54a3260e4f07972c61948425995c5170981b0387f0",
+        "0b2352be516944cf28f7c13c828bde4d9b92e71670c7846706a7b561872d00cc",
+        "dd2c07d7e2fc683453e0893737f57a8e2088049b892c18fce61dce3284e96521",
     ]
-    static let storedAudioKey: String? = "2e67170d9d808f62d86968301687cf8f0dafd1e36474269891b89713dbb1b908"
+    static let storedAudioKey: String? = "7aed98e73b8d26d639a423454acf3e6c37dd7a607e858c3715afccc30069a13c"
 }
 
 /// The canonical form of a video chunk written the plain way (see `CanonicalEncoder`):

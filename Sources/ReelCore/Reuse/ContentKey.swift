@@ -31,7 +31,11 @@ public enum ContentKey {
     /// against, or to what a `FrameDescription` means. A bump makes every stored result
     /// unreachable for reuse (they are rendered again once), which is always safe; forgetting
     /// one would let stale chunks be stitched next to fresh ones.
-    public static let rendererVersion = 1
+    ///
+    /// 3: `gaussianBlur` from σ 2.5 (in a plane's pixels) is Young and van Vliet's recursive
+    /// filter instead of direct convolution (a few code values apart at the sharpest edges).
+    /// (2 was used for a while by an affine-filter path since backed out; never reuse a number.)
+    public static let rendererVersion = 3
 
     /// The key of video chunk `frames` of `plan` encoded with `encoderThreads` threads.
     public static func videoChunk(_ plan: RenderPlan, frames: FrameRange, encoderThreads: Int,

@@ -1,12 +1,13 @@
 import Foundation
 
 /// A picture plane as `Float` samples, rows packed (`stride == width`), plus the separable
-/// Gaussian convolution the blur and sharpen filters use.
+/// Gaussian blur the blur and sharpen filters use.
 ///
-/// The Gaussian is convolved directly (not approximated by boxes or a recursive filter): a
-/// kernel of radius ⌈3σ⌉, normalised to sum 1, with edges clamped (the picture's border
-/// pixels repeat, as a GPU texture clamped to its edge samples). Both passes run 8 output
-/// samples at a time.
+/// Below `GaussianBlur.recursiveFrom` the Gaussian is convolved directly: a kernel of radius
+/// ⌈3σ⌉, normalised to sum 1, with edges clamped (the picture's border pixels repeat, as a GPU
+/// texture clamped to its edge samples); both passes run 8 output samples at a time. From
+/// there on, where direct convolution's cost (one multiply per tap pair) outgrows it, the
+/// blur is `RecursiveGaussian`, whose cost does not depend on σ.
 final class FloatPlane {
     private(set) var width = 0, height = 0
     private(set) var samples: [Float] = []
@@ -62,10 +63,25 @@ enum GaussianBlur {
         return raw.map { Float($0 / total) }
     }
 
+    /// The σ (in a plane's pixels) from which the blur is recursive. Below it Young and van
+    /// Vliet's approximation strays too far from the Gaussian on noisy pictures (36.5 dB PSNR at
+    /// σ 2 against the exact blur on sharp stripes with per-pixel noise, 42–66 dB from 2.5 on:
+    /// `RecursiveGaussianTests`), and direct convolution is cheap (radius ⌈3σ⌉ ≤ 8 taps a side).
+    static let recursiveFrom = 2.5
+
     /// Blurs `plane` in place with `sigma` (in the plane's pixels); `temp` is scratch.
     /// `sigma` below 0.05 leaves it unchanged.
     static func blur(_ plane: FloatPlane, sigma: Double, temp: FloatPlane, row: FloatPlane) {
         guard sigma >= 0.05 else { return }
+        if sigma >= recursiveFrom {
+            RecursiveGaussian(sigma: sigma).blur(plane, ring: row, scratch: temp)
+        } else {
+            convolve(plane, sigma: sigma, temp: temp, row: row)
+        }
+    }
+
+    /// Blurs `plane` in place by direct convolution with `sigma`; `temp` and `row` are scratch.
+    static func convolve(_ plane: FloatPlane, sigma: Double, temp: FloatPlane, row: FloatPlane) {
         let k = kernel(sigma: sigma)
         let r = k.count / 2
         let w = plane.width, h = plane.height

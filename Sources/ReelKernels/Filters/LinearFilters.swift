@@ -13,6 +13,21 @@ final class LinearFilters {
     private let temp = FloatPlane(), row = FloatPlane(), original = FloatPlane()
 
     func blur(_ image: YUVImage, sigma: Double) {
+        if image.a.map(Self.isOpaque) ?? true {
+            // Opaque: each plane on its own, and from `GaussianBlur.recursiveFrom` straight from
+            // and back to its bytes (the recursive blur reads the picture once and writes it once).
+            for (plane, bias, s) in [(image.y, Float(16), 1.0), (image.u, 128, 0.5), (image.v, 128, 0.5)] {
+                let sigma = sigma * s
+                if sigma >= GaussianBlur.recursiveFrom {
+                    RecursiveGaussian(sigma: sigma).blur(plane, bias: bias, ring: row, scratch: temp)
+                } else {
+                    planes[0].load(plane, bias: bias)
+                    GaussianBlur.blur(planes[0], sigma: sigma, temp: temp, row: row)
+                    planes[0].store(plane, bias: bias)
+                }
+            }
+            return
+        }
         filter(image) { plane, s in GaussianBlur.blur(plane, sigma: sigma * s, temp: temp, row: row) }
     }
 
