@@ -14,17 +14,8 @@ final class LinearFilters {
 
     func blur(_ image: YUVImage, sigma: Double) {
         if image.a.map(Self.isOpaque) ?? true {
-            // Opaque: each plane on its own, and from `GaussianBlur.recursiveFrom` straight from
-            // and back to its bytes (the recursive blur reads the picture once and writes it once).
-            for (plane, bias, s) in [(image.y, Float(16), 1.0), (image.u, 128, 0.5), (image.v, 128, 0.5)] {
-                let sigma = sigma * s
-                if sigma >= GaussianBlur.recursiveFrom {
-                    RecursiveGaussian(sigma: sigma).blur(plane, bias: bias, ring: row, scratch: temp)
-                } else {
-                    planes[0].load(plane, bias: bias)
-                    GaussianBlur.blur(planes[0], sigma: sigma, temp: temp, row: row)
-                    planes[0].store(plane, bias: bias)
-                }
+            for (plane, bias, s) in Self.opaquePlanes(of: image) {
+                GaussianBlur.blur(BytePlaneRows(plane: plane, bias: bias), sigma: sigma * s, ring: temp, scratch: row)
             }
             return
         }
@@ -34,17 +25,32 @@ final class LinearFilters {
     /// Unsharp mask: `x + amount·(x − blur(x))`.
     func sharpen(_ image: YUVImage, amount: Double, sigma: Double) {
         let a = Float(amount)
+        if image.a.map(Self.isOpaque) ?? true {
+            original.resize(width: image.width, height: 1)
+            original.withSamples { o in
+                for (plane, bias, s) in Self.opaquePlanes(of: image) {
+                    let rows = SharpenedRows(base: BytePlaneRows(plane: plane, bias: bias), amount: a, original: o)
+                    GaussianBlur.blur(rows, sigma: sigma * s, ring: temp, scratch: row)
+                }
+            }
+            return
+        }
         filter(image) { plane, s in
-            original.resize(width: plane.width, height: plane.height)
-            plane.withSamples { p in original.withSamples { o in o.update(from: p, count: plane.width * plane.height) } }
-            GaussianBlur.blur(plane, sigma: sigma * s, temp: temp, row: row)
-            let n = plane.width * plane.height
             plane.withSamples { p in
+                original.resize(width: plane.width, height: 1)
                 original.withSamples { o in
-                    for i in 0..<n { p[i] = o[i] + a * (o[i] - p[i]) }
+                    let rows = SharpenedRows(base: FloatPlaneRows(samples: p, width: plane.width, height: plane.height), amount: a, original: o)
+                    GaussianBlur.blur(rows, sigma: sigma * s, ring: temp, scratch: row)
                 }
             }
         }
+    }
+
+    /// An opaque picture's planes, each with the code value the filters take as 0 and its
+    /// scale (chroma is at half resolution): each is filtered straight from and back to its
+    /// bytes, a row at a time.
+    private static func opaquePlanes(of image: YUVImage) -> [(Plane, Float, Double)] {
+        [(image.y, 16, 1), (image.u, 128, 0.5), (image.v, 128, 0.5)]
     }
 
     /// Runs `body(plane, scale)` over each plane as Float (luma scale 1, chroma 0.5), premultiplied

@@ -51,7 +51,7 @@ struct RecursiveGaussian {
     ///    the last one.
     /// 2. Bottom to top: the vertical backward pass, each output row written to the picture
     ///    and kept in `ring` (the last three feed the next row).
-    private func run<Rows: RecursiveRows>(_ rows: Rows, ring: FloatPlane, scratch: FloatPlane) {
+    func run<Rows: PlaneRows>(_ rows: Rows, ring: FloatPlane, scratch: FloatPlane) {
         let w = rows.width, h = rows.height, total = h + tail
         ring.resize(width: w, height: 8)
         // The vertical pass's rows, then the horizontal pass's columns.
@@ -111,7 +111,7 @@ struct RecursiveGaussian {
     /// back into rows. Each step adds the newest output last, so a step waits on the one
     /// before it for one multiply and one add; the eight lanes are two such chains side by side.
     @inline(__always)
-    private func horizontal<Rows: RecursiveRows>(_ rows: Rows, top: Int, into out: UnsafeMutablePointer<Float>,
+    private func horizontal<Rows: PlaneRows>(_ rows: Rows, top: Int, into out: UnsafeMutablePointer<Float>,
                                                  columns s: Columns) {
         let w = rows.width, h = rows.height, count = w + tail, whole = w & ~3
         let b = Lanes8(repeating: self.b), a1 = Lanes8(repeating: self.a1), a2 = Lanes8(repeating: self.a2), a3 = Lanes8(repeating: self.a3)
@@ -174,46 +174,6 @@ struct RecursiveGaussian {
         let cd0 = Lanes4(c[0], d[0], c[1], d[1]), cd1 = Lanes4(c[2], d[2], c[3], d[3])
         return (Lanes4(ab0[0], ab0[1], cd0[0], cd0[1]), Lanes4(ab0[2], ab0[3], cd0[2], cd0[3]),
                 Lanes4(ab1[0], ab1[1], cd1[0], cd1[1]), Lanes4(ab1[2], ab1[3], cd1[2], cd1[3]))
-    }
-}
-
-/// The picture a `RecursiveGaussian` reads and writes, a row at a time, as `Float` samples.
-protocol RecursiveRows {
-    var width: Int { get }
-    var height: Int { get }
-    /// Samples `x…x + 3` of row `y`.
-    func four(_ y: Int, _ x: Int) -> Lanes4
-    func sample(_ y: Int, _ x: Int) -> Float
-    /// Replaces row `y` with the `width` samples at `samples`.
-    func write(row y: Int, from samples: UnsafePointer<Float>)
-}
-
-/// An 8-bit plane read as code value − `bias`, written back rounded to nearest (ties to
-/// even) and clamped to 0…255, as `FloatPlane.store` does.
-struct BytePlaneRows: RecursiveRows {
-    let plane: Plane, bias: Float
-    var width: Int { plane.width }
-    var height: Int { plane.height }
-    @inline(__always) func four(_ y: Int, _ x: Int) -> Lanes4 { PixelLanes.load4(plane.row(y) + x) - bias }
-    @inline(__always) func sample(_ y: Int, _ x: Int) -> Float { Float(plane.row(y)[x]) - bias }
-    @inline(__always) func write(row y: Int, from samples: UnsafePointer<Float>) {
-        let dst = plane.row(y), w = plane.width
-        var x = 0
-        while x + 8 <= w {
-            PixelLanes.store(UnsafeRawPointer(samples + x).loadUnaligned(as: Lanes8.self) + bias, dst + x)
-            x += 8
-        }
-        while x < w { dst[x] = UInt8(truncatingIfNeeded: Int(min(max(samples[x] + bias, 0), 255) + 0.5)); x += 1 }
-    }
-}
-
-/// A `FloatPlane`'s samples, in place.
-struct FloatPlaneRows: RecursiveRows {
-    let samples: UnsafeMutablePointer<Float>, width: Int, height: Int
-    @inline(__always) func four(_ y: Int, _ x: Int) -> Lanes4 { UnsafeRawPointer(samples + y * width + x).loadUnaligned(as: Lanes4.self) }
-    @inline(__always) func sample(_ y: Int, _ x: Int) -> Float { samples[y * width + x] }
-    @inline(__always) func write(row y: Int, from source: UnsafePointer<Float>) {
-        (samples + y * width).update(from: source, count: width)
     }
 }
 

@@ -132,3 +132,52 @@ import ReelThreadTesting
         #expect(abs(r.reduce(0, +) - 1) < 0.001, "the response sums to \(r.reduce(0, +))")
     }
 }
+
+/// The blurs read and write an opaque picture's bytes straight (`BytePlaneRows`, no `Float`
+/// copy of the picture): the same bytes as blurring a `FloatPlane` copy and rounding it back,
+/// for both the direct and the recursive blur and for the unsharp mask.
+@Suite(.blocking) struct PlaneRowsTests {
+    static func picture(width: Int, height: Int) -> YUVImage {
+        let image = YUVImage(width: width, height: height)
+        for (k, plane) in [image.y, image.u, image.v].enumerated() {
+            for y in 0..<plane.height {
+                for x in 0..<plane.width {
+                    let stripe = (x / 5 + y / 9) % 2 == 0 ? 200 : 40
+                    let noise = Int(UInt32(truncatingIfNeeded: (x &* 2_654_435_761) ^ (y &* 40_503) ^ k) % 30)
+                    plane.row(y)[x] = UInt8(stripe - noise)
+                }
+            }
+        }
+        return image
+    }
+
+    static func bytes(_ image: YUVImage) -> [UInt8] {
+        [image.y, image.u, image.v].flatMap { p in (0..<p.height).flatMap { Array(UnsafeBufferPointer(start: p.row($0), count: p.width)) } }
+    }
+
+    @Test(arguments: [1.2, 2.0, 3.5, 6.0])
+    func blurAndSharpenWriteWhatTheFloatPathWrites(_ sigma: Double) {
+        let w = 70, h = 38
+        let blurred = Self.picture(width: w, height: h), sharpened = Self.picture(width: w, height: h)
+        let filters = LinearFilters()
+        filters.blur(blurred, sigma: sigma)
+        filters.sharpen(sharpened, amount: 1.5, sigma: sigma)
+        // The same through a Float copy of each plane.
+        let expectedBlur = Self.picture(width: w, height: h), expectedSharpen = Self.picture(width: w, height: h)
+        for (image, amount) in [(expectedBlur, Float?.none), (expectedSharpen, 1.5)] {
+            for (plane, bias, scale) in [(image.y, Float(16), 1.0), (image.u, 128, 0.5), (image.v, 128, 0.5)] {
+                let f = FloatPlane(), original = FloatPlane()
+                f.load(plane, bias: bias)
+                original.load(plane, bias: bias)
+                GaussianBlur.blur(f, sigma: sigma * scale, temp: FloatPlane(), row: FloatPlane())
+                if let a = amount {
+                    f.withSamples { p in original.withSamples { o in for i in 0..<(f.width * f.height) { p[i] = o[i] + a * (o[i] - p[i]) } } }
+                }
+                f.store(plane, bias: bias)
+            }
+        }
+        #expect(Self.bytes(blurred) == Self.bytes(expectedBlur), "blur σ \(sigma)")
+        #expect(Self.bytes(sharpened) == Self.bytes(expectedSharpen), "sharpen σ \(sigma)")
+        #expect(Self.bytes(blurred) != Self.bytes(Self.picture(width: w, height: h)), "the blur should change the picture")
+    }
+}
