@@ -29,12 +29,6 @@ struct RecursiveGaussian {
         tail = Int((6 * sigma).rounded(.up)) + 10
     }
 
-    /// Blurs the 8-bit `plane` in place: its code values minus `bias` are blurred, and the
-    /// result plus `bias` is rounded back to bytes. `ring` and `scratch` are working memory.
-    func blur(_ plane: Plane, bias: Float, ring: FloatPlane, scratch: FloatPlane) {
-        run(BytePlaneRows(plane: plane, bias: bias), ring: ring, scratch: scratch)
-    }
-
     /// Blurs `plane` in place; `ring` and `scratch` are working memory.
     func blur(_ plane: FloatPlane, ring: FloatPlane, scratch: FloatPlane) {
         plane.withSamples { p in
