@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Below `GaussianBlur.recursiveFrom` the Gaussian is convolved directly: a kernel of radius
 /// ⌈3σ⌉, normalised to sum 1, with edges clamped (the picture's border pixels repeat, as a GPU
-/// texture clamped to its edge samples); both passes run 8 output samples at a time. From
+/// texture clamped to its edge samples); both passes run 16 output samples at a time. From
 /// there on, where direct convolution's cost (one multiply per tap pair) outgrows it, the
 /// blur is `RecursiveGaussian`, whose cost does not depend on σ.
 final class FloatPlane {
@@ -18,39 +18,30 @@ final class FloatPlane {
         if samples.count < width * height { samples = [Float](repeating: 0, count: width * height) }
     }
 
-    /// Copies `plane` in, as `(value − bias)·scale`.
+    /// Copies `plane` in, as `value − bias`.
     func load(_ plane: Plane, bias: Float = 0) {
         resize(width: plane.width, height: plane.height)
-        samples.withUnsafeMutableBufferPointer { s in
-            for y in 0..<height {
-                let src = UnsafePointer(plane.row(y)), dst = s.baseAddress! + y * width
-                var x = 0
-                while x + 8 <= width {
-                    UnsafeMutableRawPointer(dst + x).storeBytes(of: PixelLanes.load(src + x) - bias, as: Lanes8.self)
-                    x += 8
-                }
-                while x < width { dst[x] = Float(src[x]) - bias; x += 1 }
-            }
+        withRows { rows in
+            let bytes = BytePlaneRows(plane: plane, bias: bias)
+            for y in 0..<height { bytes.read(row: y, into: rows.samples + y * width) }
         }
     }
 
     /// Writes the samples, `+ bias`, rounded and clamped to 0…255, into `plane`.
     func store(_ plane: Plane, bias: Float = 0) {
-        samples.withUnsafeBufferPointer { s in
-            for y in 0..<height {
-                let src = s.baseAddress! + y * width, dst = plane.row(y)
-                var x = 0
-                while x + 8 <= width {
-                    PixelLanes.store(UnsafeRawPointer(src + x).loadUnaligned(as: Lanes8.self) + bias, dst + x)
-                    x += 8
-                }
-                while x < width { dst[x] = UInt8(truncatingIfNeeded: Int(min(max(src[x] + bias, 0), 255) + 0.5)); x += 1 }
-            }
+        withRows { rows in
+            let bytes = BytePlaneRows(plane: plane, bias: bias)
+            for y in 0..<height { bytes.write(row: y, from: rows.samples + y * width) }
         }
     }
 
     @inline(__always) func withSamples<R>(_ body: (UnsafeMutablePointer<Float>) -> R) -> R {
         samples.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+    }
+
+    /// The samples as `PlaneRows`, for the blurs.
+    @inline(__always) func withRows<R>(_ body: (FloatPlaneRows) -> R) -> R {
+        withSamples { body(FloatPlaneRows(samples: $0, width: width, height: height)) }
     }
 }
 
@@ -72,9 +63,7 @@ enum GaussianBlur {
     /// Blurs `plane` in place with `sigma` (in the plane's pixels); `temp` and `row` are
     /// scratch. `sigma` below 0.05 leaves it unchanged.
     static func blur(_ plane: FloatPlane, sigma: Double, temp: FloatPlane, row: FloatPlane) {
-        plane.withSamples { p in
-            blur(FloatPlaneRows(samples: p, width: plane.width, height: plane.height), sigma: sigma, ring: temp, scratch: row)
-        }
+        plane.withRows { blur($0, sigma: sigma, ring: temp, scratch: row) }
     }
 
     /// Blurs `rows` in place with `sigma` (in the plane's pixels): recursively from
@@ -90,9 +79,7 @@ enum GaussianBlur {
 
     /// Blurs `plane` in place by direct convolution with `sigma`; `temp` and `row` are scratch.
     static func convolve(_ plane: FloatPlane, sigma: Double, temp: FloatPlane, row: FloatPlane) {
-        plane.withSamples { p in
-            convolve(FloatPlaneRows(samples: p, width: plane.width, height: plane.height), sigma: sigma, ring: temp, pad: row)
-        }
+        plane.withRows { convolve($0, sigma: sigma, ring: temp, pad: row) }
     }
 
     /// Direct convolution of `rows` in place, a row at a time: each source row's horizontal

@@ -36,11 +36,10 @@ final class LinearFilters {
             return
         }
         filter(image) { plane, s in
-            plane.withSamples { p in
-                original.resize(width: plane.width, height: 1)
+            original.resize(width: plane.width, height: 1)
+            plane.withRows { rows in
                 original.withSamples { o in
-                    let rows = SharpenedRows(base: FloatPlaneRows(samples: p, width: plane.width, height: plane.height), amount: a, original: o)
-                    GaussianBlur.blur(rows, sigma: sigma * s, ring: temp, scratch: row)
+                    GaussianBlur.blur(SharpenedRows(base: rows, amount: a, original: o), sigma: sigma * s, ring: temp, scratch: row)
                 }
             }
         }

@@ -31,9 +31,7 @@ struct RecursiveGaussian {
 
     /// Blurs `plane` in place; `ring` and `scratch` are working memory.
     func blur(_ plane: FloatPlane, ring: FloatPlane, scratch: FloatPlane) {
-        plane.withSamples { p in
-            run(FloatPlaneRows(samples: p, width: plane.width, height: plane.height), ring: ring, scratch: scratch)
-        }
+        plane.withRows { run($0, ring: ring, scratch: scratch) }
     }
 
     /// The whole blur in two sweeps over the picture, so that it is read once and written
