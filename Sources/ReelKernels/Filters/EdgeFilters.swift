@@ -12,13 +12,11 @@
 /// GPUImage writes an opaque alpha; a Reel layer keeps its own, so the picture around a
 /// layer that does not cover the frame stays transparent.
 enum EdgeFilters {
-    enum Kind { case sobel(strength: Float), sketch(strength: Float), toon(threshold: Float, levels: Float) }
+    /// The filters that grey the picture by the magnitude of its luminance's gradient; `toon`
+    /// has a function of its own.
+    enum Kind { case sobel(strength: Float), sketch(strength: Float) }
 
     static func apply(_ kind: Kind, to image: YUVImage, source: FloatPlane, magnitude: FloatPlane) {
-        if case .toon(let threshold, let levels) = kind {
-            toon(image, threshold: threshold, levels: levels, red: source)
-            return
-        }
         let w = image.width, h = image.height
         source.resize(width: w, height: h)
         // The sampled channel: luminance.
@@ -56,19 +54,18 @@ enum EdgeFilters {
                     image.u.row(cy).update(repeating: 128, count: image.u.width)
                     image.v.row(cy).update(repeating: 128, count: image.v.width)
                 }
-            case .toon:
-                preconditionFailure("toon runs in `toon(_:threshold:levels:red:)`")
             }
         }
     }
 
     /// `toon` in two passes: the clamped red channel into `red`, padded by one sample on every
-    /// side with its edge samples (so every 3×3 neighbourhood is in the plane), then one pass
+    /// side with its edge samples (so every 3×3 neighbourhood is in the plane; 8 more on the
+    /// right, so that a group cut by the right edge reads whole lanes too), then one pass
     /// over the pixel groups that works out each pixel's Sobel magnitude in registers and
     /// posterises its colour. The same arithmetic as `sobel` and the RGB path (the same
     /// bytes), without the magnitude plane between them.
     static func toon(_ image: YUVImage, threshold: Float, levels: Float, red: FloatPlane) {
-        let w = image.width, h = image.height, pw = w + 2
+        let w = image.width, h = image.height, pw = w + 10
         red.resize(width: pw, height: h + 2)
         red.withSamples { r in
             // Red of each pixel from its luma and its block's Cr, clamped to 0…1, as
@@ -88,33 +85,17 @@ enum EdgeFilters {
                     }
                     x += 8
                 }
-                out[-1] = out[0]; out[w] = out[w - 1]
+                out[-1] = out[0]
+                (out + w).update(repeating: out[w - 1], count: 9)
             }
             (r).update(from: r + pw, count: pw)
             (r + (h + 1) * pw).update(from: r + h * pw, count: pw)
         }
         red.withSamples { r in
-            @inline(__always) func lanes(_ p: UnsafeMutablePointer<Float>) -> Lanes8 {
-                UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self)
-            }
             /// Sobel magnitudes of picture row `y`, columns `x…x + 7` (padded row `y + 1`).
-            @inline(__always) func magnitude(_ y: Int, _ x: Int, _ count: Int) -> Lanes8 {
-                let up = r + y * pw + x, mid = up + pw, down = mid + pw
-                if count == 8 {
-                    let ul = lanes(up), uc = lanes(up + 1), ur = lanes(up + 2)
-                    let ml = lanes(mid), mr = lanes(mid + 2)
-                    let dl = lanes(down), dc = lanes(down + 1), dr = lanes(down + 2)
-                    let gx = (ur + 2 * mr + dr) - (ul + 2 * ml + dl)
-                    let gy = (dl + 2 * dc + dr) - (ul + 2 * uc + ur)
-                    return (gx * gx + gy * gy).squareRoot()
-                }
-                var m = Lanes8()
-                for i in 0..<count {
-                    let gx = (up[i + 2] + 2 * mid[i + 2] + down[i + 2]) - (up[i] + 2 * mid[i] + down[i])
-                    let gy = (down[i] + 2 * down[i + 1] + down[i + 2]) - (up[i] + 2 * up[i + 1] + up[i + 2])
-                    m[i] = (gx * gx + gy * gy).squareRoot()
-                }
-                return m
+            @inline(__always) func magnitude(_ y: Int, _ x: Int) -> Lanes8 {
+                let up = UnsafePointer(r + y * pw + x)
+                return sobel8(up, up + pw, up + 2 * pw)
             }
             let one = Lanes8(repeating: 1), zero = Lanes8(repeating: 0)
             // floor(c·levels + 0.5) without `rounded(.down)` (a libm call per lane without
@@ -129,8 +110,8 @@ enum EdgeFilters {
             RGBGroup.forEach(width: w, height: h) { x, cy, count in
                 var g = RGBGroup.load(image, x: x, cy: cy, count: count)
                 g.clamp()
-                let keep0 = zero.replacing(with: one, where: magnitude(2 * cy, x, count) .< threshold)
-                let keep1 = zero.replacing(with: one, where: magnitude(2 * cy + 1, x, count) .< threshold)
+                let keep0 = zero.replacing(with: one, where: magnitude(2 * cy, x) .< threshold)
+                let keep1 = zero.replacing(with: one, where: magnitude(2 * cy + 1, x) .< threshold)
                 g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
                 g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)
                 g.clamp()
@@ -154,24 +135,29 @@ enum EdgeFilters {
                         let gy = (down[l] + 2 * down[x] + down[r]) - (up[l] + 2 * up[x] + up[r])
                         return (gx * gx + gy * gy).squareRoot()
                     }
-                    @inline(__always) func lanes(_ p: UnsafeMutablePointer<Float>) -> Lanes8 {
-                        UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self)
-                    }
                     row[0] = at(0)
                     var x = 1
                     // Interior, 8 at a time: every tap is inside the row.
                     while x + 9 <= w {
-                        let ul = lanes(up + x - 1), uc = lanes(up + x), ur = lanes(up + x + 1)
-                        let ml = lanes(mid + x - 1), mr = lanes(mid + x + 1)
-                        let dl = lanes(down + x - 1), dc = lanes(down + x), dr = lanes(down + x + 1)
-                        let gx = (ur + 2 * mr + dr) - (ul + 2 * ml + dl)
-                        let gy = (dl + 2 * dc + dr) - (ul + 2 * uc + ur)
-                        UnsafeMutableRawPointer(row + x).storeBytes(of: (gx * gx + gy * gy).squareRoot(), as: Lanes8.self)
+                        let value = sobel8(UnsafePointer(up + x - 1), UnsafePointer(mid + x - 1), UnsafePointer(down + x - 1))
+                        UnsafeMutableRawPointer(row + x).storeBytes(of: value, as: Lanes8.self)
                         x += 8
                     }
                     while x < w { row[x] = at(x); x += 1 }
                 }
             }
         }
+    }
+
+    /// `length(h, v)` of the 3×3 Sobel operator at 8 pixels of a row: `up`, `mid` and `down`
+    /// point at the sample left of the first pixel in the rows above, at and below it.
+    @inline(__always) static func sobel8(_ up: UnsafePointer<Float>, _ mid: UnsafePointer<Float>, _ down: UnsafePointer<Float>) -> Lanes8 {
+        @inline(__always) func lanes(_ p: UnsafePointer<Float>) -> Lanes8 { UnsafeRawPointer(p).loadUnaligned(as: Lanes8.self) }
+        let ul = lanes(up), uc = lanes(up + 1), ur = lanes(up + 2)
+        let ml = lanes(mid), mr = lanes(mid + 2)
+        let dl = lanes(down), dc = lanes(down + 1), dr = lanes(down + 2)
+        let gx = (ur + 2 * mr + dr) - (ul + 2 * ml + dl)
+        let gy = (dl + 2 * dc + dr) - (ul + 2 * uc + ur)
+        return (gx * gx + gy * gy).squareRoot()
     }
 }

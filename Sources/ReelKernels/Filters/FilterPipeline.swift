@@ -76,7 +76,7 @@ public final class FilterPipeline {
         case .sketch(let strength):
             EdgeFilters.apply(.sketch(strength: Float(strength)), to: image, source: planes.0, magnitude: planes.1)
         case .toon(let threshold, let levels):
-            EdgeFilters.apply(.toon(threshold: Float(threshold), levels: Float(levels)), to: image, source: planes.0, magnitude: planes.1)
+            EdgeFilters.toon(image, threshold: Float(threshold), levels: Float(levels), red: planes.0)
         case .swirl(let x, let y, let radius, let angle):
             Swirl.apply(to: image, centerX: x, centerY: y, radius: radius * scale, angle: angle, scratch: &byteScratch)
         case .kuwahara(let radius):
