@@ -27,6 +27,7 @@ struct Options {
     var cube: String?
     var inputs: [String] = []
     var digest = false
+    var dump: String?
 
     init(_ arguments: [String]) {
         var it = arguments.dropFirst().makeIterator()
@@ -39,8 +40,9 @@ struct Options {
             case "--cube": cube = it.next()
             case "--input": if let i = it.next() { inputs.append(i) }
             case "--digest": digest = true
+            case "--dump": dump = it.next()
             case "-h", "--help":
-                print("usage: reel-bench [--frames N] [--digest] [--cube FILE.cube] [--input FRAME.yuv]… [--case blend|affine|scale|rotate90|overlay|filter:NAME|blend:MODE|filters]…\n"
+                print("usage: reel-bench [--frames N] [--digest] [--dump DIR] [--cube FILE.cube] [--input FRAME.yuv]… [--case blend|affine|scale|rotate90|overlay|filter:NAME|blend:MODE|filters]…\n"
                       + "       reel-bench --case mix|mix-legacy|plan --composition FILE [--runs N]")
                 exit(0)
             default:
@@ -277,10 +279,23 @@ func runNet(_ name: String, frames: Int, work: YUVImage, source: YUVImage, _ bod
     let net = max(cpuSeconds() - start - copies, 1e-9)
     print("\(name): \(frames) frames in \(format3(net)) s CPU = \(format3(Double(frames) / net)) frames/s")
     print("RESULT \(name) \(frames) \(format3(net)) \(format3(Double(frames) / net))")
-    if options.digest {
+    if options.digest || options.dump != nil {
         restore(work, from: source); try body()
-        print("DIGEST \(name) \(digest(work))")
+        if options.digest { print("DIGEST \(name) \(digest(work))") }
+        if let dir = options.dump {
+            do { try dump(work, to: "\(dir)/\(name.replacingOccurrences(of: ":", with: "-")).yuv") } catch { print("reel-bench: \(error)"); exit(1) }
+        }
     }
+}
+
+/// Writes the picture's Y, U and V planes as raw yuv420p (`--dump DIR`: each filter and blend
+/// case's output, to compare two builds or check a kernel against a reference outside Reel).
+func dump(_ image: YUVImage, to path: String) throws {
+    var bytes: [UInt8] = []
+    for plane in [image.y, image.u, image.v] {
+        for r in 0..<plane.height { bytes.append(contentsOf: UnsafeBufferPointer(start: plane.row(r), count: plane.width)) }
+    }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
 /// FNV-1a (64-bit) of the picture's planes: `--digest` prints one per case, so two builds

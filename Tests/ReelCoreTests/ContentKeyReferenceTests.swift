@@ -212,8 +212,8 @@ struct ContentKeyReferenceTests {
 
     /// The keys of this composition as the encoder wrote them before its rewrite for speed
     /// (computed with the encoder and frame cursor of commit c8fa177, the byte-at-a-time
-    /// `[UInt8]` encoder of issue 24's first round; renderer version 3 since the recursive
-    /// Gaussian blur). If this fails, stored results would no longer be found: restore the
+    /// `[UInt8]` encoder of issue 24's first round; renderer version 4 since the fixed-point
+    /// affine filters). If this fails, stored results would no longer be found: restore the
     /// bytes, or bump `rendererVersion` on purpose and update these (the test that checks
     /// `ContentKey` against `ReferenceKey` vouches for the new ones).
     @Test func keysAreTheOnesStoredResultsHave() throws {
@@ -224,10 +224,10 @@ struct ContentKeyReferenceTests {
     }
 
     static let storedKeys: [String?] = [
-        "0b2352be516944cf28f7c13c828bde4d9b92e71670c7846706a7b561872d00cc",
-        "dd2c07d7e2fc683453e0893737f57a8e2088049b892c18fce61dce3284e96521",
+        "96b5d2efd224e7475f6dfd28a67ed4970333b7cc2f4d97604c77fdff3b9c53d1",
+        "bfd6958773a585f2283f02dcf4eed8ecc24c20f2a5107e525d5a38b4461e1989",
     ]
-    static let storedAudioKey: String? = "7aed98e73b8d26d639a423454acf3e6c37dd7a607e858c3715afccc30069a13c"
+    static let storedAudioKey: String? = "4abf21e7c8950a35c46dc595fcc013d307d875f5d758003e539fc8b3dfabfd3c"
 }
 
 /// The canonical form of a video chunk written the plain way (see `CanonicalEncoder`):

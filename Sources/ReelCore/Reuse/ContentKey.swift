@@ -35,7 +35,9 @@ public enum ContentKey {
     /// 3: `gaussianBlur` from σ 2.5 (in a plane's pixels) is Young and van Vliet's recursive
     /// filter instead of direct convolution (a few code values apart at the sharpest edges).
     /// (2 was used for a while by an affine-filter path since backed out; never reuse a number.)
-    public static let rendererVersion = 3
+    /// 4: runs of affine colour filters whose terms fit are worked out in 16-bit fixed point
+    /// (`FixedAffine`): some code values one apart from the `Float` path's.
+    public static let rendererVersion = 4
 
     /// The key of video chunk `frames` of `plan` encoded with `encoderThreads` threads.
     public static func videoChunk(_ plan: RenderPlan, frames: FrameRange, encoderThreads: Int,

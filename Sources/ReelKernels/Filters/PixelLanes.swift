@@ -218,24 +218,33 @@ struct RGBGroup {
     /// Reads the group whose top-left luma pixel is (`x`, 2·`cy`): `count` (even, ≤ 8) columns.
     /// Unclamped RGB: legal Y'CbCr gives 0…1, chroma subsampling can step slightly outside.
     @inline(__always) static func load(_ image: YUVImage, x: Int, cy: Int, count: Int) -> RGBGroup {
+        load(GroupRows(image, cy: cy), x: x, count: count)
+    }
+
+    /// Reads the group at column `x` of `rows`: `count` (even, ≤ 8) columns.
+    @inline(__always) static func load(_ rows: GroupRows, x: Int, count: Int) -> RGBGroup {
         let cx = x / 2, cn = count / 2
-        let u = PixelLanes.widen(PixelLanes.load4(image.u.row(cy) + cx, count: cn) - 128)
-        let v = PixelLanes.widen(PixelLanes.load4(image.v.row(cy) + cx, count: cn) - 128)
+        let u = PixelLanes.widen(PixelLanes.load4(rows.u + cx, count: cn) - 128)
+        let v = PixelLanes.widen(PixelLanes.load4(rows.v + cx, count: cn) - 128)
         let cr = v * YCbCr601.kRV, cg = u * YCbCr601.kGU + v * YCbCr601.kGV, cb = u * YCbCr601.kBU
-        let l0 = (PixelLanes.load(image.y.row(2 * cy) + x, count: count) - 16) * YCbCr601.kY
-        let l1 = (PixelLanes.load(image.y.row(2 * cy + 1) + x, count: count) - 16) * YCbCr601.kY
+        let l0 = (PixelLanes.load(rows.y0 + x, count: count) - 16) * YCbCr601.kY
+        let l1 = (PixelLanes.load(rows.y1 + x, count: count) - 16) * YCbCr601.kY
         return RGBGroup(r0: l0 + cr, g0: l0 + cg, b0: l0 + cb, r1: l1 + cr, g1: l1 + cg, b1: l1 + cb)
     }
 
     /// Writes each pixel's luma and each block's chroma (from the mean of its four RGB values).
     /// Channels should already be in 0…1; the stores clamp the code values anyway.
     @inline(__always) func store(_ image: YUVImage, x: Int, cy: Int, count: Int) {
-        PixelLanes.store(16 + r0 * YCbCr601.yR + g0 * YCbCr601.yG + b0 * YCbCr601.yB, image.y.row(2 * cy) + x, count: count)
-        PixelLanes.store(16 + r1 * YCbCr601.yR + g1 * YCbCr601.yG + b1 * YCbCr601.yB, image.y.row(2 * cy + 1) + x, count: count)
+        store(GroupRows(image, cy: cy), x: x, count: count)
+    }
+
+    @inline(__always) func store(_ rows: GroupRows, x: Int, count: Int) {
+        PixelLanes.store(16 + r0 * YCbCr601.yR + g0 * YCbCr601.yG + b0 * YCbCr601.yB, rows.y0 + x, count: count)
+        PixelLanes.store(16 + r1 * YCbCr601.yR + g1 * YCbCr601.yG + b1 * YCbCr601.yB, rows.y1 + x, count: count)
         let r = PixelLanes.pairSums(r0 + r1) * 0.25, g = PixelLanes.pairSums(g0 + g1) * 0.25, b = PixelLanes.pairSums(b0 + b1) * 0.25
         let cx = x / 2, cn = count / 2
-        PixelLanes.store4(128 + r * YCbCr601.uR + g * YCbCr601.uG + b * YCbCr601.uB, image.u.row(cy) + cx, count: cn)
-        PixelLanes.store4(128 + r * YCbCr601.vR + g * YCbCr601.vG + b * YCbCr601.vB, image.v.row(cy) + cx, count: cn)
+        PixelLanes.store4(128 + r * YCbCr601.uR + g * YCbCr601.uG + b * YCbCr601.uB, rows.u + cx, count: cn)
+        PixelLanes.store4(128 + r * YCbCr601.vR + g * YCbCr601.vG + b * YCbCr601.vB, rows.v + cx, count: cn)
     }
 
     /// Calls `body(x, cy, count)` for every group of an even-sized picture, row pairs top to bottom.
@@ -247,5 +256,30 @@ struct RGBGroup {
                 x += 8
             }
         }
+    }
+}
+
+/// The rows one row pair of groups reads and writes: two luma rows and their chroma rows.
+/// Kernels in a hurry loop over these themselves, whole groups (`count` 8, a constant the
+/// loads and stores fold) apart from a last narrower one, instead of calling a closure per
+/// group through `RGBGroup.forEach`.
+struct GroupRows {
+    let y0: UnsafeMutablePointer<UInt8>, y1: UnsafeMutablePointer<UInt8>
+    let u: UnsafeMutablePointer<UInt8>, v: UnsafeMutablePointer<UInt8>
+
+    /// Row pair `cy` (luma rows 2·`cy` and 2·`cy` + 1) of `image`.
+    @inline(__always) init(_ image: YUVImage, cy: Int) {
+        y0 = image.y.row(2 * cy); y1 = image.y.row(2 * cy + 1)
+        u = image.u.row(cy); v = image.v.row(cy)
+    }
+
+    @inline(__always) init(y0: UnsafeMutablePointer<UInt8>, y1: UnsafeMutablePointer<UInt8>,
+                           u: UnsafeMutablePointer<UInt8>, v: UnsafeMutablePointer<UInt8>) {
+        self.y0 = y0; self.y1 = y1; self.u = u; self.v = v
+    }
+
+    /// The rows from luma column `x` (even) on.
+    @inline(__always) func advanced(by x: Int) -> GroupRows {
+        GroupRows(y0: y0 + x, y1: y1 + x, u: u + x / 2, v: v + x / 2)
     }
 }

@@ -28,6 +28,8 @@ struct PointwiseProgram {
     var stages: [Stage]
     /// True when the program is the identity (every filter at a neutral value): skipped.
     var isIdentity: Bool
+    /// The program in 16-bit fixed point, when it is one affine map whose terms fit.
+    var fixed: FixedAffine?
 
     static let curveSegments = 4096
 
@@ -73,27 +75,53 @@ struct PointwiseProgram {
         slope = s; cbWeight = u; crWeight = v; offset = o
         self.stages = stages
         isIdentity = stages.isEmpty && m == .identity
+        fixed = stages.isEmpty ? FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o) : nil
     }
 
     /// Runs the program over `image` in place (even width and height).
     func apply(to image: YUVImage) {
         guard !isIdentity else { return }
-        let s = slope, cbw = cbWeight, crw = crWeight, o = offset
-        RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
-            let cx = x / 2, cn = count / 2
-            let cu = PixelLanes.load4(image.u.row(cy) + cx, count: cn) - 128
-            let cv = PixelLanes.load4(image.v.row(cy) + cx, count: cn) - 128
-            let wr = PixelLanes.widen(cu * cbw.x + cv * crw.x + o.x)
-            let wg = PixelLanes.widen(cu * cbw.y + cv * crw.y + o.y)
-            let wb = PixelLanes.widen(cu * cbw.z + cv * crw.z + o.z)
-            let y0 = PixelLanes.load(image.y.row(2 * cy) + x, count: count)
-            let y1 = PixelLanes.load(image.y.row(2 * cy + 1) + x, count: count)
-            var g = RGBGroup(r0: y0 * s.x + wr, g0: y0 * s.y + wg, b0: y0 * s.z + wb,
-                             r1: y1 * s.x + wr, g1: y1 * s.y + wg, b1: y1 * s.z + wb)
-            g.clamp()
-            for stage in stages { Self.run(stage, on: &g) }
-            g.store(image, x: x, cy: cy, count: count)
+        if let fixed { return fixed.apply(to: image) }
+        if stages.isEmpty { sweep(image, staged: false) } else { sweep(image, staged: true) }
+    }
+
+    /// The loop over the picture's groups, whole groups first (their `count` is a constant 8),
+    /// then a narrower last one. `staged` is a constant at each call, so the affine-only
+    /// programs (the common case) carry no stage code.
+    @inline(__always) private func sweep(_ image: YUVImage, staged: Bool) {
+        let width = image.width, whole = width & ~7
+        for cy in 0..<(image.height / 2) {
+            let rows = GroupRows(image, cy: cy)
+            var x = 0
+            while x < whole {
+                group(rows, x: x, count: 8, staged: staged)
+                x += 8
+            }
+            if x < width { group(rows, x: x, count: width - x, staged: staged) }
         }
+    }
+
+    @inline(__always) private func group(_ rows: GroupRows, x: Int, count: Int, staged: Bool) {
+        let s = slope, cbw = cbWeight, crw = crWeight, o = offset
+        let cx = x / 2, cn = count / 2
+        let cu = PixelLanes.load4(rows.u + cx, count: cn) - 128
+        let cv = PixelLanes.load4(rows.v + cx, count: cn) - 128
+        let wr = PixelLanes.widen(cu * cbw.x + cv * crw.x + o.x)
+        let wg = PixelLanes.widen(cu * cbw.y + cv * crw.y + o.y)
+        let wb = PixelLanes.widen(cu * cbw.z + cv * crw.z + o.z)
+        let y0 = PixelLanes.load(rows.y0 + x, count: count)
+        let y1 = PixelLanes.load(rows.y1 + x, count: count)
+        var g = RGBGroup(r0: y0 * s.x + wr, g0: y0 * s.y + wg, b0: y0 * s.z + wb,
+                         r1: y1 * s.x + wr, g1: y1 * s.y + wg, b1: y1 * s.z + wb)
+        g.clamp()
+        if staged { runStages(on: &g) }
+        g.store(rows, x: x, count: count)
+    }
+
+    /// The stages after the first affine run, on one group: out of line, so the affine-only
+    /// loop stays small enough to keep its constants in registers.
+    @inline(never) private func runStages(on g: inout RGBGroup) {
+        for stage in stages { Self.run(stage, on: &g) }
     }
 
     @inline(__always) static func run(_ stage: Stage, on g: inout RGBGroup) {

@@ -1,0 +1,115 @@
+import Foundation
+import ReelCore
+import Testing
+import ReelThreadTesting
+@testable import ReelKernels
+
+/// The 16-bit fixed-point run of affine filter programs (`FixedAffine`) and the `Float` run
+/// (`PointwiseProgram`'s loop) against the program's map worked out here in `Double`, pixel by
+/// pixel: each pixel's RGB from its luma and its block's chroma, the map, clamp, luma per pixel,
+/// chroma from the block's mean. Widths that are not multiples of the 16-pixel group (the
+/// last group goes through a scratch copy), pictures with illegal Y'CbCr (so the clamps act),
+/// and maps too large for fixed point, which must fall back to `Float`.
+/// (The maps themselves are checked against numpy in `PointwiseFilterTests`.)
+@Suite(.blocking) struct FixedAffineTests {
+    static func picture(width: Int, height: Int, seed: UInt32) -> YUVImage {
+        let image = YUVImage(width: width, height: height)
+        var state = seed &* 2_654_435_761 | 1
+        func next() -> UInt8 { state ^= state << 13; state ^= state >> 17; state ^= state << 5; return UInt8(truncatingIfNeeded: state >> 7) }
+        for plane in [image.y, image.u, image.v] {
+            for r in 0..<plane.height { for x in 0..<plane.width { plane.row(r)[x] = next() } }
+        }
+        return image
+    }
+
+    static func copy(_ image: YUVImage) -> YUVImage {
+        let c = YUVImage(width: image.width, height: image.height)
+        c.copy(from: image)
+        return c
+    }
+
+    /// The exact result, rounded, for every sample: (y, u, v) planes.
+    static func reference(_ image: YUVImage, _ filters: [FilterDraw]) -> [[Int]] {
+        let m = filters.compactMap(ColorAffine.of).reduce(ColorAffine.identity) { $0.then($1) }
+        let w = image.width, h = image.height
+        var y = [Int](repeating: 0, count: w * h), u = [Int](repeating: 0, count: w * h / 4), v = u
+        for cy in 0..<h / 2 {
+            for cx in 0..<w / 2 {
+                let cb = Double(image.u.row(cy)[cx]) - 128, cr = Double(image.v.row(cy)[cx]) - 128
+                var mean = [0.0, 0.0, 0.0]
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let px = 2 * cx + dx, py = 2 * cy + dy
+                    let l = (Double(image.y.row(py)[px]) - 16) / 219
+                    let rgb = [l + 1.402 / 224 * cr, l - 0.344_136 / 224 * cb - 0.714_136 / 224 * cr, l + 1.772 / 224 * cb]
+                    var out = [0.0, 0.0, 0.0]
+                    for i in 0..<3 {
+                        let s = m[i, 0] * rgb[0] + m[i, 1] * rgb[1] + m[i, 2] * rgb[2] + m[i, 3]
+                        out[i] = min(max(s, 0), 1)
+                        mean[i] += out[i] / 4
+                    }
+                    y[py * w + px] = Int((16 + 219 * (0.299 * out[0] + 0.587 * out[1] + 0.114 * out[2])).rounded())
+                }
+                u[cy * w / 2 + cx] = Int((128 + 224 * (-0.168_736 * mean[0] - 0.331_264 * mean[1] + 0.5 * mean[2])).rounded())
+                v[cy * w / 2 + cx] = Int((128 + 224 * (0.5 * mean[0] - 0.418_688 * mean[1] - 0.081_312 * mean[2])).rounded())
+            }
+        }
+        return [y, u, v]
+    }
+
+    /// Largest difference from `expected` and the share of samples that differ, over all planes.
+    static func compare(_ image: YUVImage, _ expected: [[Int]]) -> (worst: Int, differing: Double) {
+        var worst = 0, differing = 0, total = 0
+        for (plane, want) in zip([image.y, image.u, image.v], expected) {
+            for r in 0..<plane.height {
+                for x in 0..<plane.width {
+                    let d = abs(Int(plane.row(r)[x]) - want[r * plane.width + x])
+                    worst = max(worst, d); differing += d > 0 ? 1 : 0; total += 1
+                }
+            }
+        }
+        return (worst, Double(differing) / Double(total))
+    }
+
+    static let programs: [[FilterDraw]] = [
+        [.brightness(0.1)],
+        [.brightness(-0.35), .contrast(1.6)],
+        [.invert],
+        [.hue(degrees: -140), .saturation(1.8)],
+        [.brightness(0.1), .contrast(1.2), .saturation(1.3), .sepia(intensity: 1)],
+        [.colorMatrix(matrix: [0.2, 0.9, 0.1, 0.05, 0.8, 0.1, -0.2, 0, 0.3, -0.4, 1.2, -0.1], intensity: 0.9)],
+        [.contrast(1.9)],
+    ]
+
+    @Test(arguments: [(16, 2), (36, 6), (50, 4), (66, 10)])
+    func bothRunsMatchTheMapWorkedOutInDouble(_ width: Int, _ height: Int) throws {
+        for (k, filters) in Self.programs.enumerated() {
+            let source = Self.picture(width: width, height: height, seed: UInt32(k + width))
+            let expected = Self.reference(source, filters)
+            let program = try PointwiseProgram(filters) { _ in throw FilterPipelineError("no LUT") }
+            let fixed = try #require(program.fixed, "\(filters) should run in fixed point")
+            let a = Self.copy(source)
+            fixed.apply(to: a)
+            let (worst, differing) = Self.compare(a, expected)
+            #expect(worst <= 1 && differing < 0.05, "fixed point, \(filters) at \(width)x\(height): worst \(worst), \(differing * 100) % differ")
+            var floating = program
+            floating.fixed = nil
+            let b = Self.copy(source)
+            floating.apply(to: b)
+            let (worstF, differingF) = Self.compare(b, expected)
+            #expect(worstF <= 1 && differingF < 0.02, "Float, \(filters) at \(width)x\(height): worst \(worstF), \(differingF * 100) % differ")
+        }
+    }
+
+    /// Maps whose terms do not fit 16 bits run in `Float`, still exactly as the map says.
+    @Test func largeMapsFallBackToFloat() throws {
+        for filters: [FilterDraw] in [[.exposure(3)], [.contrast(4)], [.colorMatrix(matrix: [4, 0, 0, -1.5, 0, 1, 0, 0, 0, 0, 1, 0], intensity: 1)]] {
+            let program = try PointwiseProgram(filters) { _ in throw FilterPipelineError("no LUT") }
+            #expect(program.fixed == nil, "\(filters) cannot be held in Q13")
+            let source = Self.picture(width: 36, height: 6, seed: 9)
+            let image = Self.copy(source)
+            program.apply(to: image)
+            let (worst, differing) = Self.compare(image, Self.reference(source, filters))
+            #expect(worst <= 1 && differing < 0.05, "\(filters): worst \(worst), \(differing * 100) % differ")
+        }
+    }
+}
