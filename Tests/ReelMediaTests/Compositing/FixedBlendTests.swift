@@ -1,0 +1,115 @@
+import Foundation
+import ReelCore
+import Testing
+import ReelThreadTesting
+@testable import ReelKernels
+
+/// The blend modes' 16-bit fixed-point loop (`FixedBlend`) and `Float` loop (`BlendModeKernel`)
+/// against W3C's formulas worked out here in `Double`, pixel by pixel: both pictures to 0…1 RGB
+/// (clamped), B(Cb, Cs), source-over by alpha × opacity, luma per pixel, chroma from each
+/// block's mean. Widths that are not multiples of the 16-pixel group, a layer with an alpha
+/// plane and one without, and pictures with illegal Y'CbCr so the clamps act.
+/// (The formulas are checked against numpy on rendered clips in `PointwiseFilterTests`.)
+@Suite(.blocking) struct FixedBlendTests {
+    static func rgb(_ image: YUVImage, _ x: Int, _ y: Int) -> [Double] {
+        let l = (Double(image.y.row(y)[x]) - 16) / 219
+        let cb = Double(image.u.row(y / 2)[x / 2]) - 128, cr = Double(image.v.row(y / 2)[x / 2]) - 128
+        return [l + 1.402 / 224 * cr, l - 0.344_136 / 224 * cb - 0.714_136 / 224 * cr, l + 1.772 / 224 * cb]
+    }
+
+    static func formula(_ mode: BlendMode, _ cb: Double, _ cs: Double) -> Double {
+        func hardLight(_ cb: Double, _ cs: Double) -> Double {
+            cs <= 0.5 ? cb * 2 * cs : cb + (2 * cs - 1) - cb * (2 * cs - 1)
+        }
+        switch mode {
+        case .normal: return cs
+        case .multiply: return cb * cs
+        case .screen: return cb + cs - cb * cs
+        case .overlay: return hardLight(cs, cb)
+        case .darken: return min(cb, cs)
+        case .lighten: return max(cb, cs)
+        case .colorDodge: return cb == 0 ? 0 : cs == 1 ? 1 : min(1, cb / (1 - cs))
+        case .colorBurn: return cb == 1 ? 1 : cs == 0 ? 0 : 1 - min(1, (1 - cb) / cs)
+        case .hardLight: return hardLight(cb, cs)
+        case .softLight:
+            let d = cb <= 0.25 ? ((16 * cb - 12) * cb + 4) * cb : cb.squareRoot()
+            return cs <= 0.5 ? cb - (1 - 2 * cs) * cb * (1 - cb) : cb + (2 * cs - 1) * (d - cb)
+        case .difference: return abs(cb - cs)
+        case .exclusion: return cb + cs - 2 * cb * cs
+        case .add: return min(1, cb + cs)
+        }
+    }
+
+    /// The exact result, rounded, for every sample (y, u, v planes); and for each block whether
+    /// a channel of it lies within `margin` of 0 or 1 before clamping, where colour dodge and
+    /// burn jump between their extremes on any rounding of the input (not compared for those).
+    static func reference(_ layer: YUVImage, _ frame: YUVImage, _ mode: BlendMode, opacity: Double) -> (planes: [[Int]], edgy: [Bool]) {
+        let w = frame.width, h = frame.height, margin = 3e-4
+        var y = [Int](repeating: 0, count: w * h), u = [Int](repeating: 0, count: w * h / 4), v = u
+        var edgy = [Bool](repeating: false, count: w * h / 4)
+        for cy in 0..<h / 2 {
+            for cx in 0..<w / 2 {
+                var mean = [0.0, 0.0, 0.0]
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let px = 2 * cx + dx, py = 2 * cy + dy
+                    let s = rgb(layer, px, py), b = rgb(frame, px, py)
+                    if (s + b).contains(where: { abs($0) < margin || abs($0 - 1) < margin }) { edgy[cy * w / 2 + cx] = true }
+                    let alpha = (layer.a.map { Double($0.row(py)[px]) } ?? 255) / 255 * opacity
+                    var out = [0.0, 0.0, 0.0]
+                    for c in 0..<3 {
+                        let cs = min(max(s[c], 0), 1), cb = min(max(b[c], 0), 1)
+                        out[c] = cb + (formula(mode, cb, cs) - cb) * alpha
+                        mean[c] += out[c] / 4
+                    }
+                    y[py * w + px] = Int((16 + 219 * (0.299 * out[0] + 0.587 * out[1] + 0.114 * out[2])).rounded())
+                }
+                u[cy * w / 2 + cx] = Int((128 + 224 * (-0.168_736 * mean[0] - 0.331_264 * mean[1] + 0.5 * mean[2])).rounded())
+                v[cy * w / 2 + cx] = Int((128 + 224 * (0.5 * mean[0] - 0.418_688 * mean[1] - 0.081_312 * mean[2])).rounded())
+            }
+        }
+        return ([y, u, v], edgy)
+    }
+
+    /// Largest difference and share of differing samples, skipping the blocks `skip` marks.
+    static func compare(_ image: YUVImage, _ expected: [[Int]], skip: [Bool]) -> (worst: Int, differing: Double) {
+        var worst = 0, differing = 0, total = 0
+        for (k, (plane, want)) in zip([image.y, image.u, image.v], expected).enumerated() {
+            for r in 0..<plane.height {
+                for x in 0..<plane.width {
+                    let block = k == 0 ? (r / 2) * (image.width / 2) + x / 2 : r * plane.width + x
+                    if skip[block] { continue }
+                    let d = abs(Int(plane.row(r)[x]) - want[r * plane.width + x])
+                    worst = max(worst, d); differing += d > 0 ? 1 : 0; total += 1
+                }
+            }
+        }
+        return (worst, Double(differing) / Double(max(total, 1)))
+    }
+
+    @Test(arguments: [(36, 6, true), (50, 4, false), (64, 8, true)])
+    func bothLoopsMatchTheW3CFormulas(_ width: Int, _ height: Int, _ withAlpha: Bool) {
+        for (k, mode) in BlendMode.allCases.enumerated() {
+            for opacity in [0.7, 1.0] {
+                let frame = FixedAffineTests.picture(width: width, height: height, seed: UInt32(3 * k + 1))
+                let top = FixedAffineTests.picture(width: width, height: height, seed: UInt32(3 * k + 2))
+                let layer = YUVImage(width: width, height: height, hasAlpha: withAlpha)
+                for (d, s) in [(layer.y, top.y), (layer.u, top.u), (layer.v, top.v)] {
+                    for r in 0..<s.height { d.row(r).update(from: s.row(r), count: s.width) }
+                }
+                if let a = layer.a {
+                    for r in 0..<height { for x in 0..<width { a.row(r)[x] = UInt8(truncatingIfNeeded: (x * 37 + r * 11) % 300) } }
+                }
+                let (expected, edgy) = Self.reference(layer, frame, mode, opacity: opacity)
+                let skip = mode == .colorDodge || mode == .colorBurn ? edgy : edgy.map { _ in false }
+                #expect(skip.filter { $0 }.count * 5 < skip.count, "\(mode): too few blocks compared")
+                for fixed in [true, false] {
+                    let out = FixedAffineTests.copy(frame)
+                    BlendModeKernel.blend(layer, onto: out, mode: mode, opacity: opacity, fixedPoint: fixed)
+                    let (worst, differing) = Self.compare(out, expected, skip: skip)
+                    #expect(worst <= 1 && differing < 0.05,
+                            "\(fixed ? "fixed point" : "Float"), \(mode) at \(opacity), \(width)x\(height): worst \(worst), \(differing * 100) % differ")
+                }
+            }
+        }
+    }
+}
