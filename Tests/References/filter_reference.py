@@ -207,6 +207,14 @@ def apply_filters(rgb, filters):
             mag = sobel_magnitude(luminance) * f.get("edgeStrength", 1)
             grey = np.clip(mag if t == "sobelEdge" else 1 - mag, 0, 1)
             rgb = np.repeat(grey[..., None], 3, axis=-1)
+        elif t == "toon":
+            # GPUImage's toon shader: the Sobel magnitude of the red channel; below the
+            # threshold the colour posterised, floor(c·levels + 0.5)/levels; black elsewhere.
+            c = np.clip(rgb, 0, 1)
+            mag = sobel_magnitude(c[..., 0])
+            levels = f.get("levels", 10)
+            keep = (mag < f.get("threshold", 0.2))[..., None]
+            rgb = np.clip(np.floor(c * levels + 0.5) / levels * keep, 0, 1)
         else:
             raise ValueError("no reference for " + f["type"])
     return rgb

@@ -1,3 +1,6 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
 
 /// GPUImage's Sobel family, on 0…1 RGB per the 4:2:0 convention of `PixelLanes`, with the
 /// picture's edge pixels repeated beyond it (a texture clamped to its edge):
@@ -59,13 +62,12 @@ enum EdgeFilters {
     }
 
     /// `toon` in two passes: the clamped red channel into `red`, padded by one sample on every
-    /// side with its edge samples (so every 3×3 neighbourhood is in the plane; 8 more on the
-    /// right, so that a group cut by the right edge reads whole lanes too), then one pass
-    /// over the pixel groups that works out each pixel's Sobel magnitude in registers and
-    /// posterises its colour. The same arithmetic as `sobel` and the RGB path (the same
-    /// bytes), without the magnitude plane between them.
+    /// side with its edge samples (so every 3×3 neighbourhood is in the plane; 16 more on the
+    /// right, so that a 16-pixel group cut by the right edge reads whole lanes too), then one
+    /// pass over the pixel groups that works out each pixel's Sobel magnitude in registers
+    /// and posterises its colour (`posterize`), without a magnitude plane between them.
     static func toon(_ image: YUVImage, threshold: Float, levels: Float, red: FloatPlane) {
-        let w = image.width, h = image.height, pw = w + 10
+        let w = image.width, h = image.height, pw = w + 18
         red.resize(width: pw, height: h + 2)
         red.withSamples { r in
             // Red of each pixel from its luma and its block's Cr, clamped to 0…1, as
@@ -86,38 +88,92 @@ enum EdgeFilters {
                     x += 8
                 }
                 out[-1] = out[0]
-                (out + w).update(repeating: out[w - 1], count: 9)
+                (out + w).update(repeating: out[w - 1], count: 17)
             }
             (r).update(from: r + pw, count: pw)
             (r + (h + 1) * pw).update(from: r + h * pw, count: pw)
         }
         red.withSamples { r in
-            /// Sobel magnitudes of picture row `y`, columns `x…x + 7` (padded row `y + 1`).
-            @inline(__always) func magnitude(_ y: Int, _ x: Int) -> Lanes8 {
-                let up = UnsafePointer(r + y * pw + x)
-                return sobel8(up, up + pw, up + 2 * pw)
+            posterize(image, red: UnsafePointer(r), stride: pw, threshold: threshold, levels: levels)
+        }
+    }
+
+    /// Toon's second pass: each pixel's Sobel magnitude (from the padded red plane `red`,
+    /// `stride` samples a row) against `threshold`, and its colour posterised to `levels`
+    /// steps (or black). On x86-64 in 16-pixel groups of `Q13` RGB (the fixed-point read and
+    /// write of the affine filters and blends), with the posterising step in `Float`.
+    private static func posterize(_ image: YUVImage, red r: UnsafePointer<Float>, stride pw: Int, threshold: Float, levels: Float) {
+        let w = image.width, h = image.height
+        /// Sobel magnitudes of picture row `y`, columns `x…x + 7` (padded row `y + 1`).
+        @inline(__always) func magnitude(_ y: Int, _ x: Int) -> Lanes8 {
+            let up = r + y * pw + x
+            return sobel8(up, up + pw, up + 2 * pw)
+        }
+        #if arch(x86_64)
+        let read = FixedAffine.identity!
+        let scale = Lanes4(repeating: levels / Float(Q13.one)), step = Lanes4(repeating: Float(Q13.one) / levels)
+        let limit = Lanes4(repeating: threshold)
+        /// 16-bit lanes set where the magnitude is below the threshold, for 8 pixels.
+        @inline(__always) func keep(_ y: Int, _ x: Int) -> __m128i {
+            let m = magnitude(y, x)
+            return _mm_packs_epi32(_mm_castps_si128(_mm_cmplt_ps(m.lowHalf, limit)), _mm_castps_si128(_mm_cmplt_ps(m.highHalf, limit)))
+        }
+        /// floor(c·levels + 0.5)/levels, clamped to 1, where `keep`; else 0.
+        @inline(__always) func poster(_ c: __m128i, _ keep: __m128i) -> __m128i {
+            let zero = _mm_setzero_si128()
+            @inline(__always) func half(_ c: __m128i) -> __m128i {
+                // v ≥ 0.5, so truncation is floor.
+                let k = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(c), scale), Lanes4(repeating: 0.5)))
+                return _mm_cvtps_epi32(_mm_mul_ps(_mm_cvtepi32_ps(k), step))
             }
-            let one = Lanes8(repeating: 1), zero = Lanes8(repeating: 0)
-            // floor(c·levels + 0.5) without `rounded(.down)` (a libm call per lane without
-            // SSE4.1): round to the nearest integer by adding and subtracting 1.5·2²³ (exact
-            // for 0 ≤ v < 2²²; c is clamped to 0…1), then step down where that rounded up.
-            @inline(__always) func posterize(_ c: Lanes8, _ keep: Lanes8) -> Lanes8 {
-                let v = c * levels + 0.5
-                var t = (v + 12_582_912) - 12_582_912
-                t.replace(with: t - 1, where: t .> v)
-                return t / levels * keep
+            let p = _mm_packs_epi32(half(_mm_unpacklo_epi16(c, zero)), half(_mm_unpackhi_epi16(c, zero)))
+            return _mm_and_si128(_mm_min_epi16(p, Q13.full), keep)
+        }
+        let scratch = GroupScratch()
+        @inline(__always) func group(_ rows: GroupRows, _ y: Int, _ x: Int) {
+            let g = read.load(rows)
+            let k0l = keep(y, x), k0r = keep(y, x + 8), k1l = keep(y + 1, x), k1r = keep(y + 1, x + 8)
+            @inline(__always) func channel(_ c: Q13Channel) -> Q13Channel {
+                Q13Channel(poster(c.l0, k0l), poster(c.r0, k0r), poster(c.l1, k1l), poster(c.r1, k1r))
             }
-            RGBGroup.forEach(width: w, height: h) { x, cy, count in
-                var g = RGBGroup.load(image, x: x, cy: cy, count: count)
-                g.clamp()
-                let keep0 = zero.replacing(with: one, where: magnitude(2 * cy, x) .< threshold)
-                let keep1 = zero.replacing(with: one, where: magnitude(2 * cy + 1, x) .< threshold)
-                g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
-                g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)
-                g.clamp()
-                g.store(image, x: x, cy: cy, count: count)
+            Q13Group(r: channel(g.r), g: channel(g.g), b: channel(g.b)).store(rows)
+        }
+        let whole = w & ~15
+        for cy in 0..<(h / 2) {
+            let rows = GroupRows(image, cy: cy)
+            var x = 0
+            while x < whole {
+                group(rows.advanced(by: x), 2 * cy, x)
+                x += 16
+            }
+            if x < w {
+                let n = w - x
+                group(scratch.copy(rows.advanced(by: x), count: n), 2 * cy, x)
+                scratch.copyBack(to: rows.advanced(by: x), count: n)
             }
         }
+        #else
+        let one = Lanes8(repeating: 1), zero = Lanes8(repeating: 0)
+        // floor(c·levels + 0.5) without `rounded(.down)`: round to the nearest integer by
+        // adding and subtracting 1.5·2²³ (exact for 0 ≤ v < 2²²; c is clamped to 0…1), then
+        // step down where that rounded up.
+        @inline(__always) func posterize(_ c: Lanes8, _ keep: Lanes8) -> Lanes8 {
+            let v = c * levels + 0.5
+            var t = (v + 12_582_912) - 12_582_912
+            t.replace(with: t - 1, where: t .> v)
+            return t / levels * keep
+        }
+        RGBGroup.forEach(width: w, height: h) { x, cy, count in
+            var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+            g.clamp()
+            let keep0 = zero.replacing(with: one, where: magnitude(2 * cy, x) .< threshold)
+            let keep1 = zero.replacing(with: one, where: magnitude(2 * cy + 1, x) .< threshold)
+            g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
+            g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)
+            g.clamp()
+            g.store(image, x: x, cy: cy, count: count)
+        }
+        #endif
     }
 
     /// `length(h, v)` of the 3×3 Sobel operator at every pixel of `plane`, edges repeated.

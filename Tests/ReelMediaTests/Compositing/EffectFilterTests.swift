@@ -62,6 +62,8 @@ import ReelThreadTesting
         (##"[{"type": "vignette", "center": {"x": 0.4, "y": 0.6}, "color": "#203040", "start": 0.2, "end": 0.6}]"##, 0),
         (#"[{"type": "sobelEdge", "edgeStrength": 0.8}]"#, 0),
         (#"[{"type": "sketch"}]"#, 0),
+        (#"[{"type": "toon", "threshold": 0.3, "levels": 6}]"#, 0),
+        (#"[{"type": "toon"}]"#, 0),
     ])
     func neighbourhoodFilterMatchesNumpy(_ filters: String, _ margin: Int) throws {
         let dir = try TestMedia.tempDirectory()
@@ -80,8 +82,8 @@ import ReelThreadTesting
         }
     }
 
-    /// The other neighbourhood filters have no numpy twin here: they must run, change the
-    /// picture, and leave it the same when run again (determinism).
+    /// The neighbourhood filters without a numpy twin here (and toon, which has one) must run,
+    /// change the picture, and leave it the same when run again (determinism).
     @Test(arguments: [
         #"[{"type": "sharpen", "amount": 1.5, "sigma": 2}]"#,
         #"[{"type": "toon", "threshold": 0.3, "levels": 6}]"#,
