@@ -136,5 +136,46 @@ for p in "${pairs[@]}"; do
   f=$(ff1 "$graph" graded)
   echo "| $name | $r | $f | $(ratio "$r" "$f") | \`${graph//$work\//}\` |"
 done
+
+# The same picture on both sides. FFmpeg's `eq`, `hue`, `negate` and `blend` work on the
+# Y'CbCr planes one at a time (a luma table, chroma scaled as if it were a colour), a cheaper
+# operation with another result than the RGB formulas Reel computes (and its tests hold it to).
+# Here FFmpeg computes Reel's result: the filter (or a `lutrgb` or `colorchannelmixer` with the
+# same formula) in planar RGB, its conversions counting against it as they do for
+# colorchannelmixer above.
+rgb() { echo "format=gbrp,$1,format=yuv420p"; }
+lut3() { echo "lutrgb=r=$1:g=$1:b=$1"; }
+ff2rgb() {
+  local with without
+  with=$(ff_utime "${two[@]}" -filter_complex "[0]format=gbrp[a];[1]format=gbrp[b];[a][b]$1,format=yuv420p" -frames:v "$ff_frames")
+  without=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1:enable=0" -frames:v "$ff_frames")
+  awk -v w="$with" -v o="$without" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+}
+same=(
+  "brightness|filter:brightness|$(rgb "$(lut3 'val+25.5')")"
+  "contrast|filter:contrast|$(rgb "$(lut3 '(val-127.5)*1.3+127.5')")"
+  "saturation|filter:saturation|$(rgb "colorchannelmixer=1.3937:-0.3576:-0.0361:0:-0.1063:1.1424:-0.0361:0:-0.1063:-0.3576:1.4639:0")"
+  "gamma|filter:gamma|$(rgb "$(lut3 'gammaval(1.5)')")"
+  "hue|filter:hue|$(rgb "colorchannelmixer=0.910684:-0.244017:0.333333:0:0.333333:0.910684:-0.244017:0:-0.244017:0.333333:0.910684:0")"
+  "invert|filter:invert|$(rgb negate)"
+)
+echo
+echo "The same picture on both sides: FFmpeg's filter run in planar RGB (gbrp), where the operations"
+echo "above that FFmpeg runs on the Y'CbCr planes one at a time compute another result:"
+echo
+echo "| filter (1920x1080 yuv420p, one core) | Reel frames/s | FFmpeg frames/s | Reel / FFmpeg | FFmpeg graph |"
+echo "|---|---:|---:|---:|---|"
+for p in "${same[@]}"; do
+  IFS='|' read -r name case graph <<<"$p"
+  r=$(reel "$case")
+  f=$(ff1 "$graph")
+  echo "| $name | $r | $f | $(ratio "$r" "$f") | \`$graph\` |"
+done
+for m in "normal:normal" "multiply:multiply" "screen:screen" "darken:darken" "lighten:lighten" "difference:difference" "add:addition"; do
+  reel_mode=${m%%:*}; ff_mode=${m##*:}
+  r=$(reel "blend:$reel_mode")
+  f=$(ff2rgb "blend=all_mode=$ff_mode")
+  echo "| blend $reel_mode | $r | $f | $(ratio "$r" "$f") | \`[0]format=gbrp[a];[1]format=gbrp[b];[a][b]blend=all_mode=$ff_mode,format=yuv420p\` |"
+done
 echo
 echo "Machine: $(machine); $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); $frames frames per case for Reel, $ff_frames for FFmpeg; \`ops/bench-filters.sh $frames\`."
