@@ -30,11 +30,14 @@ struct FixedAffine {
     private let cr: (__m128i, __m128i, __m128i)
     private let offset: (__m128i, __m128i, __m128i)
     #endif
+    /// Applied to each channel after the map and its clamp, when the program has a `gamma`.
+    private var curve: Curve?
 
     /// The map `channel = y·slope + (Cb − 128)·cbWeight + (Cr − 128)·crWeight + offset`
     /// (code values in, 0…1 out), or nil when a term does not fit (see the type's comment).
-    init?(slope s: SIMD3<Float>, cbWeight u: SIMD3<Float>, crWeight v: SIMD3<Float>, offset o: SIMD3<Float>) {
+    init?(slope s: SIMD3<Float>, cbWeight u: SIMD3<Float>, crWeight v: SIMD3<Float>, offset o: SIMD3<Float>, curve: Curve? = nil) {
         #if arch(x86_64)
+        self.curve = curve
         func fixed(_ x: Float, _ scale: Float) -> Int32? {
             let f = (x * scale).rounded()
             return abs(f) <= 32767 ? Int32(f) : nil
@@ -63,6 +66,49 @@ struct FixedAffine {
     /// Runs the map over `image` in place (even width and height).
     func apply(to image: YUVImage) {
         #if arch(x86_64)
+        if let curve { sweep(image) { curve.apply($0) } } else { sweep(image) { $0 } }
+        #endif
+    }
+
+    /// A curve after the map (a `gamma` filter): each channel's Q13 value looked up in a table
+    /// of all 8193, sampled from the `Float` path's table (`samples`, 0…1 at evenly spaced
+    /// points, interpolated linearly as that path does).
+    final class Curve: @unchecked Sendable {
+        private let entries: UnsafeMutablePointer<Int16>
+
+        init(samples t: [Float]) {
+            let segments = t.count - 1
+            entries = .allocate(capacity: Int(Q13.one) + 1)
+            for v in 0...Int(Q13.one) {
+                let p = Double(v) / Double(Q13.one) * Double(segments)
+                let k = min(Int(p), segments - 1), w = p - Double(k)
+                let value = Double(t[k]) + (Double(t[k + 1]) - Double(t[k])) * w
+                entries[v] = Int16(min(max(value, 0), 1) * Double(Q13.one) + 0.5)
+            }
+        }
+
+        deinit { entries.deallocate() }
+
+        #if arch(x86_64)
+        /// The table at every lane of `g` (0…8192). The lanes go out to memory once, are looked
+        /// up one by one into a second buffer, and come back as vectors once: writing lanes
+        /// into a vector and reading it back would stall on every store.
+        @inline(__always) func apply(_ g: Q13Group) -> Q13Group {
+            var lanes = g, out = g
+            withUnsafeMutableBytes(of: &lanes) { a in
+                withUnsafeMutableBytes(of: &out) { b in
+                    let p = a.baseAddress!.assumingMemoryBound(to: Int16.self), q = b.baseAddress!.assumingMemoryBound(to: Int16.self)
+                    for i in 0..<96 { q[i] = entries[Int(p[i])] }
+                }
+            }
+            return out
+        }
+        #endif
+    }
+
+    #if arch(x86_64)
+    /// The loop over the picture's 16-pixel groups; `stage` runs between the map and the write.
+    @inline(__always) private func sweep(_ image: YUVImage, _ stage: (Q13Group) -> Q13Group) {
         let width = image.width, whole = width & ~15
         let scratch = GroupScratch()
         for cy in 0..<(image.height / 2) {
@@ -70,18 +116,18 @@ struct FixedAffine {
             var x = 0
             while x < whole {
                 let at = rows.advanced(by: x)
-                load(at).store(at)
+                stage(load(at)).store(at)
                 x += 16
             }
             if x < width {
                 // The last columns through a scratch group: the same arithmetic, `n` pixels kept.
                 let n = width - x, at = scratch.copy(rows.advanced(by: x), count: n)
-                load(at).store(at)
+                stage(load(at)).store(at)
                 scratch.copyBack(to: rows.advanced(by: x), count: n)
             }
         }
-        #endif
     }
+    #endif
 
     #if arch(x86_64)
     /// The map of the group at `rows` (16 pixels of two luma rows, 8 chroma samples), clamped.

@@ -28,7 +28,8 @@ struct PointwiseProgram {
     var stages: [Stage]
     /// True when the program is the identity (every filter at a neutral value): skipped.
     var isIdentity: Bool
-    /// The program in 16-bit fixed point, when it is one affine map whose terms fit.
+    /// The program in 16-bit fixed point, when it is one affine map whose terms fit, possibly
+    /// followed by one `gamma`.
     var fixed: FixedAffine?
 
     static let curveSegments = 4096
@@ -75,7 +76,15 @@ struct PointwiseProgram {
         slope = s; cbWeight = u; crWeight = v; offset = o
         self.stages = stages
         isIdentity = stages.isEmpty && m == .identity
-        fixed = stages.isEmpty ? FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o) : nil
+        switch stages.count {
+        case 0: fixed = FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o)
+        case 1:
+            // An affine run then one `gamma` (the common way to use it): the curve by table.
+            if case .curve(let table) = stages[0] {
+                fixed = FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o, curve: FixedAffine.Curve(samples: table))
+            }
+        default: break
+        }
     }
 
     /// Runs the program over `image` in place (even width and height).

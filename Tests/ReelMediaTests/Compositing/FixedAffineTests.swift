@@ -9,7 +9,8 @@ import ReelThreadTesting
 /// pixel: each pixel's RGB from its luma and its block's chroma, the map, clamp, luma per pixel,
 /// chroma from the block's mean. Widths that are not multiples of the 16-pixel group (the
 /// last group goes through a scratch copy), pictures with illegal Y'CbCr (so the clamps act),
-/// and maps too large for fixed point, which must fall back to `Float`.
+/// maps too large for fixed point, which must fall back to `Float`, and a map followed by a
+/// `gamma` (its curve by a table of every Q13 value).
 /// (The maps themselves are checked against numpy in `PointwiseFilterTests`.)
 @Suite(.blocking) struct FixedAffineTests {
     static func picture(width: Int, height: Int, seed: UInt32) -> YUVImage {
@@ -31,6 +32,9 @@ import ReelThreadTesting
     /// The exact result, rounded, for every sample: (y, u, v) planes.
     static func reference(_ image: YUVImage, _ filters: [FilterDraw]) -> [[Int]] {
         let m = filters.compactMap(ColorAffine.of).reduce(ColorAffine.identity) { $0.then($1) }
+        // A last `gamma` (the one stage the fixed-point run takes after the map).
+        var gamma = 1.0
+        if case .gamma(let g) = filters.last { gamma = g }
         let w = image.width, h = image.height
         var y = [Int](repeating: 0, count: w * h), u = [Int](repeating: 0, count: w * h / 4), v = u
         for cy in 0..<h / 2 {
@@ -44,7 +48,7 @@ import ReelThreadTesting
                     var out = [0.0, 0.0, 0.0]
                     for i in 0..<3 {
                         let s = m[i, 0] * rgb[0] + m[i, 1] * rgb[1] + m[i, 2] * rgb[2] + m[i, 3]
-                        out[i] = min(max(s, 0), 1)
+                        out[i] = pow(min(max(s, 0), 1), gamma)
                         mean[i] += out[i] / 4
                     }
                     y[py * w + px] = Int((16 + 219 * (0.299 * out[0] + 0.587 * out[1] + 0.114 * out[2])).rounded())
@@ -78,6 +82,8 @@ import ReelThreadTesting
         [.brightness(0.1), .contrast(1.2), .saturation(1.3), .sepia(intensity: 1)],
         [.colorMatrix(matrix: [0.2, 0.9, 0.1, 0.05, 0.8, 0.1, -0.2, 0, 0.3, -0.4, 1.2, -0.1], intensity: 0.9)],
         [.contrast(1.9)],
+        [.gamma(0.5)],
+        [.brightness(0.1), .saturation(1.4), .gamma(2.2)],
     ]
 
     @Test(arguments: [(16, 2), (36, 6), (50, 4), (66, 10)])
