@@ -64,20 +64,30 @@ graded=(-f lavfi -i "$src,$grade")
 two=(-f lavfi -i "$src" -f lavfi -i "testsrc2=s=1920x1080:r=25,format=yuv420p,trim=start_frame=37,setpts=PTS-STARTPTS")
 # frames/s of the filter graph $1 on one input (testsrc2, or the graded picture when $2 is
 # "graded"), net of the same graph without the filter.
+# frames/s of FFmpeg's filter: the CPU seconds of the graph with it ($1) and without it ($2).
+net_fps() { awk -v w="$1" -v o="$2" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'; }
 ff1() {
   local with without input=("${one[@]}")
   [ "${2:-}" = graded ] && input=("${graded[@]}")
   with=$(ff_utime "${input[@]}" -vf "$1" -frames:v "$ff_frames")
   without=$(ff_utime "${input[@]}" -vf null -frames:v "$ff_frames")
-  awk -v w="$with" -v o="$without" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+  net_fps "$with" "$without"
 }
 ff2() {
   local with without
   with=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1" -frames:v "$ff_frames")
   without=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1:enable=0" -frames:v "$ff_frames")
-  awk -v w="$with" -v o="$without" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+  net_fps "$with" "$without"
 }
 ratio() { awk -v r="$1" -v f="$2" 'BEGIN { if (f !~ /^[0-9.]+$/ || f + 0 == 0) print "–"; else printf "%.2f×", r / f }'; }
+table_head() {
+  echo "| filter (1920x1080 yuv420p, one core) | Reel frames/s | FFmpeg frames/s | Reel / FFmpeg | FFmpeg graph |"
+  echo "|---|---:|---:|---:|---|"
+}
+# A table's heading: a blank line, the lines given, a blank line, the table's head.
+section() { echo; printf '%s\n' "$@"; echo; table_head; }
+# row NAME REEL FFMPEG SHOWN-GRAPH
+row() { echo "| $1 | $2 | $3 | $(ratio "$2" "$3") | $4 |"; }
 
 sepia=".393:.769:.189:0:.349:.686:.168:0:.272:.534:.131:0"
 # name | reel case | ffmpeg graph (one input) | shown graph
@@ -106,13 +116,12 @@ pairs=(
   "kuwahara|filter:kuwahara|"
   "chromaKey (layer with alpha)|filter:chromaKey|chromakey=0x00ff00:0.1:0.1"
 )
-echo "| filter (1920x1080 yuv420p, one core) | Reel frames/s | FFmpeg frames/s | Reel / FFmpeg | FFmpeg graph |"
-echo "|---|---:|---:|---:|---|"
+table_head
 for p in "${pairs[@]}"; do
   IFS='|' read -r name case graph <<<"$p"
   r=$(reel "$case")
   if [ -n "$graph" ]; then f=$(ff1 "$graph"); shown="\`${graph//$work\//}\`"; else f="–"; shown="(none)"; fi
-  echo "| $name | $r | $f | $(ratio "$r" "$f") | $shown |"
+  row "$name" "$r" "$f" "$shown"
 done
 # Blend modes: Reel's W3C mode against ffmpeg's blend of the same name (all_mode, on the yuv planes).
 for m in "normal:normal" "multiply:multiply" "screen:screen" "overlay:overlay" "darken:darken" "lighten:lighten" \
@@ -121,20 +130,16 @@ for m in "normal:normal" "multiply:multiply" "screen:screen" "overlay:overlay" "
   reel_mode=${m%%:*}; ff_mode=${m##*:}
   r=$(reel "blend:$reel_mode")
   f=$(ff2 "blend=all_mode=$ff_mode")
-  echo "| blend $reel_mode | $r | $f | $(ratio "$r" "$f") | \`blend=all_mode=$ff_mode\` |"
+  row "blend $reel_mode" "$r" "$f" "\`blend=all_mode=$ff_mode\`"
 done
-echo
-echo "The affine filters on testsrc2 graded to 75 % contrast and saturation (\`$grade\`, applied before"
-echo "the filter on both sides):"
-echo
-echo "| filter (1920x1080 yuv420p, one core) | Reel frames/s | FFmpeg frames/s | Reel / FFmpeg | FFmpeg graph |"
-echo "|---|---:|---:|---:|---|"
+section "The affine filters on testsrc2 graded to 75 % contrast and saturation (\`$grade\`, applied before" \
+  "the filter on both sides):"
 for p in "${pairs[@]}"; do
   IFS='|' read -r name case graph <<<"$p"
   case " ${affine[*]} " in *" ${case#filter:} "*) ;; *) continue ;; esac
   r=$(reel "$case" "$work/reel-graded.txt")
   f=$(ff1 "$graph" graded)
-  echo "| $name | $r | $f | $(ratio "$r" "$f") | \`${graph//$work\//}\` |"
+  row "$name" "$r" "$f" "\`${graph//$work\//}\`"
 done
 
 # The same picture on both sides. FFmpeg's `eq`, `hue`, `negate` and `blend` work on the
@@ -150,7 +155,7 @@ ff2rgb() {
   local with without
   with=$(ff_utime "${two[@]}" -filter_complex "[0]format=gbrp[a];[1]format=gbrp[b];[a][b]$1,format=yuv420p" -frames:v "$ff_frames")
   without=$(ff_utime "${two[@]}" -filter_complex "[0][1]$1:enable=0" -frames:v "$ff_frames")
-  awk -v w="$with" -v o="$without" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'
+  net_fps "$with" "$without"
 }
 same=(
   "brightness|filter:brightness|$(rgb "$(lut3 'val+25.5')")"
@@ -160,23 +165,19 @@ same=(
   "hue|filter:hue|$(rgb "colorchannelmixer=0.910684:-0.244017:0.333333:0:0.333333:0.910684:-0.244017:0:-0.244017:0.333333:0.910684:0")"
   "invert|filter:invert|$(rgb negate)"
 )
-echo
-echo "The same picture on both sides: FFmpeg's filter run in RGB, where the operations"
-echo "above that FFmpeg runs on the Y'CbCr planes one at a time compute another result:"
-echo
-echo "| filter (1920x1080 yuv420p, one core) | Reel frames/s | FFmpeg frames/s | Reel / FFmpeg | FFmpeg graph |"
-echo "|---|---:|---:|---:|---|"
+section "The same picture on both sides: FFmpeg's filter run in RGB, where the operations" \
+  "above that FFmpeg runs on the Y'CbCr planes one at a time compute another result:"
 for p in "${same[@]}"; do
   IFS='|' read -r name case graph <<<"$p"
   r=$(reel "$case")
   f=$(ff1 "$graph")
-  echo "| $name | $r | $f | $(ratio "$r" "$f") | \`$graph\` |"
+  row "$name" "$r" "$f" "\`$graph\`"
 done
 for m in "normal:normal" "multiply:multiply" "screen:screen" "darken:darken" "lighten:lighten" "difference:difference" "add:addition"; do
   reel_mode=${m%%:*}; ff_mode=${m##*:}
   r=$(reel "blend:$reel_mode")
   f=$(ff2rgb "blend=all_mode=$ff_mode")
-  echo "| blend $reel_mode | $r | $f | $(ratio "$r" "$f") | \`[0]format=gbrp[a];[1]format=gbrp[b];[a][b]blend=all_mode=$ff_mode,format=yuv420p\` |"
+  row "blend $reel_mode" "$r" "$f" "\`[0]format=gbrp[a];[1]format=gbrp[b];[a][b]blend=all_mode=$ff_mode,format=yuv420p\`"
 done
 echo
 echo "Machine: $(machine); $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); $frames frames per case for Reel, $ff_frames for FFmpeg; \`ops/bench-filters.sh $frames\`."
