@@ -1,3 +1,6 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
 import ReelCore
 
 /// Draws `YUVImage`s onto `YUVImage`s: the per-frame work of the renderer.
@@ -242,9 +245,25 @@ public enum Compositor {
         for y in 0..<ch {
             let r0 = a.row(2 * y), r1 = 2 * y + 1 < a.height ? a.row(2 * y + 1) : r0
             let d = buffer + y * cw
-            for x in 0..<cw {
+            // 8 blocks at a time while both of each block's columns are inside the row.
+            var x = 0
+            #if arch(x86_64)
+            let low = _mm_set1_epi16(0xFF), two = _mm_set1_epi16(2)
+            while 2 * x + 16 <= a.width {
+                let p = unsafeBitCast(UnsafeRawPointer(r0 + 2 * x).loadUnaligned(as: SIMD16<UInt8>.self), to: __m128i.self)
+                let q = unsafeBitCast(UnsafeRawPointer(r1 + 2 * x).loadUnaligned(as: SIMD16<UInt8>.self), to: __m128i.self)
+                // Each 16-bit lane holds a block's two columns: the even one low, the odd one high.
+                let sum = _mm_add_epi16(_mm_add_epi16(_mm_and_si128(p, low), _mm_srli_epi16(p, 8)),
+                                        _mm_add_epi16(_mm_and_si128(q, low), _mm_srli_epi16(q, 8)))
+                let mean = _mm_srli_epi16(_mm_add_epi16(sum, two), 2)
+                UnsafeMutableRawPointer(d + x).storeBytes(of: _mm_cvtsi128_si64(_mm_packus_epi16(mean, mean)), as: Int64.self)
+                x += 8
+            }
+            #endif
+            while x < cw {
                 let x1 = min(2 * x + 1, a.width - 1)
                 d[x] = UInt8(truncatingIfNeeded: (Int(r0[2 * x]) + Int(r0[x1]) + Int(r1[2 * x]) + Int(r1[x1]) + 2) >> 2)
+                x += 1
             }
         }
         body(Plane(base: buffer, width: cw, height: ch, stride: cw))
