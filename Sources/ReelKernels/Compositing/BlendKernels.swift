@@ -67,6 +67,20 @@ enum BlendKernels {
         blend(x, count)
     }
 
+    /// True when every value of `alpha` is 255 (16 at a time; false at the first that is not).
+    static func isOpaque(_ alpha: Plane) -> Bool {
+        for y in 0..<alpha.height {
+            let r = alpha.row(y)
+            var x = 0
+            while x + 16 <= alpha.width {
+                if uniformAlpha(r + x) != 255 { return false }
+                x += 16
+            }
+            while x < alpha.width { if r[x] != 255 { return false }; x += 1 }
+        }
+        return true
+    }
+
     /// 0 or 255 when the 16 alpha values at `p` are all that, else -1.
     @inline(__always) static func uniformAlpha(_ p: UnsafePointer<UInt8>) -> Int {
         let v = UnsafeRawPointer(p).loadUnaligned(as: SIMD16<UInt8>.self)

@@ -90,7 +90,11 @@ public enum Compositor {
         guard region.width > 0, region.height > 0 else { return }
 
         if let offset = integerOffset(transform), isIntegral(region) {
-            drawTranslated(source, offset: offset, region: region, opacity: op, onto: dest)
+            // An alpha plane that is 255 everywhere blends as no alpha at all: rows are copied
+            // (at full opacity) without reading it again. The check stops at the first
+            // transparent span, so it costs little when the layer has any.
+            let alpha = source.a.flatMap { BlendKernels.isOpaque($0) ? nil : $0 }
+            drawTranslated(source, alpha: alpha, offset: offset, region: region, opacity: op, onto: dest)
             if writesCoverage, let coverage = dest.a { drawCoverageTranslated(source, offset: offset, region: region, opacity: op, onto: coverage) }
             return
         }
@@ -119,7 +123,8 @@ public enum Compositor {
 
     /// Identity linear part with an integer offset: every source pixel lands on one dest
     /// pixel, coverage is 0 or 1, no resampling.
-    private static func drawTranslated(_ source: YUVImage, offset: (x: Int, y: Int), region: Rect, opacity op: Int, onto dest: YUVImage) {
+    private static func drawTranslated(_ source: YUVImage, alpha sourceAlpha: Plane?, offset: (x: Int, y: Int), region: Rect,
+                                       opacity op: Int, onto dest: YUVImage) {
         let sx0 = Int(region.x), sy0 = Int(region.y), sx1 = Int(region.maxX), sy1 = Int(region.maxY)
         let dx0 = max(0, sx0 + offset.x), dy0 = max(0, sy0 + offset.y)
         let dx1 = min(dest.width, sx1 + offset.x), dy1 = min(dest.height, sy1 + offset.y)
@@ -127,7 +132,7 @@ public enum Compositor {
         for y in dy0..<dy1 {
             let s = UnsafePointer(source.y.row(y - offset.y) + (dx0 - offset.x))
             let d = dest.y.row(y) + dx0
-            if let a = source.a {
+            if let a = sourceAlpha {
                 BlendKernels.blendRow(s, alpha: UnsafePointer(a.row(y - offset.y) + (dx0 - offset.x)), d, count: dx1 - dx0, opacity: op)
             } else {
                 BlendKernels.blendRow(s, d, count: dx1 - dx0, alpha: op)
@@ -145,7 +150,7 @@ public enum Compositor {
         let cdx0 = dx0 / 2, cdy0 = dy0 / 2, cdx1 = min(dest.u.width, (dx1 + 1) / 2), cdy1 = min(dest.u.height, (dy1 + 1) / 2)
         let cox = offset.x / 2, coy = offset.y / 2
         guard cdx1 > cdx0, cdy1 > cdy0 else { return }
-        withChromaAlpha(source) { alpha in
+        withChromaAlpha(sourceAlpha) { alpha in
             func blendRow(_ sp: Plane, _ dp: Plane, _ y: Int) {
                 let s = UnsafePointer(sp.row(y - coy) + (cdx0 - cox)), d = dp.row(y) + cdx0
                 if let alpha {
@@ -164,7 +169,7 @@ public enum Compositor {
     private static func drawChroma(_ source: YUVImage, inverse: AffineTransform, region: Rect, opacity op: Int, onto dest: YUVImage) {
         guard let chroma = PlaneMapping(inverse: inverse, planeScale: 0.5, crop: region, lumaWidth: source.width, lumaHeight: source.height,
                                         sourceWidth: source.u.width, sourceHeight: source.u.height) else { return }
-        withChromaAlpha(source) { alpha in
+        withChromaAlpha(source.a) { alpha in
             composite(source.u, alpha: alpha, onto: dest.u, mapping: chroma, opacity: op)
             composite(source.v, alpha: alpha, onto: dest.v, mapping: chroma, opacity: op)
         }
@@ -237,9 +242,9 @@ public enum Compositor {
 
     /// Runs `body` with the source alpha at chroma resolution (2×2 mean), or nil for an opaque
     /// source. The scratch plane lives only for the call.
-    private static func withChromaAlpha(_ source: YUVImage, _ body: (Plane?) -> Void) {
-        guard let a = source.a else { return body(nil) }
-        let cw = source.u.width, ch = source.u.height
+    private static func withChromaAlpha(_ alpha: Plane?, _ body: (Plane?) -> Void) {
+        guard let a = alpha else { return body(nil) }
+        let cw = (a.width + 1) / 2, ch = (a.height + 1) / 2
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: cw * ch)
         defer { buffer.deallocate() }
         for y in 0..<ch {

@@ -69,13 +69,7 @@ final class LinearFilters {
         y.store(image.y, bias: 16); u.store(image.u, bias: 128); v.store(image.v, bias: 128); a.store(alpha)
     }
 
-    static func isOpaque(_ alpha: Plane) -> Bool {
-        for y in 0..<alpha.height {
-            let r = alpha.row(y)
-            for x in 0..<alpha.width where r[x] != 255 { return false }
-        }
-        return true
-    }
+    static func isOpaque(_ alpha: Plane) -> Bool { BlendKernels.isOpaque(alpha) }
 
     /// Luma samples × alpha/255; chroma samples × the 2×2 mean alpha/255.
     private static func multiply(_ y: FloatPlane, _ u: FloatPlane, _ v: FloatPlane, by a: FloatPlane) {
