@@ -2,8 +2,13 @@
 import _Builtin_intrinsics.intel
 #endif
 
-/// A pointwise program that is one clamped affine map of RGB, run in 16-bit fixed point: eight
-/// pixels a register instead of four, and no conversions between integers and floats.
+/// A pointwise program that is one clamped affine map of RGB, possibly followed by one `gamma`
+/// curve, run in 16-bit fixed point: eight pixels a register instead of four, and no
+/// conversions between integers and floats. Blends and toon read their pictures through it.
+///
+/// Groups are two rows of 16 pixels (8 chroma samples); the last, narrower group of a row pair
+/// goes through a scratch copy (`GroupScratch`) with the same arithmetic, so every pixel of a
+/// picture is computed one way.
 ///
 /// Same semantics as the `Float` path (`PointwiseProgram`): each pixel's RGB from its luma and
 /// its block's chroma, the map, a clamp to 0…1, luma per pixel and chroma from each 2×2

@@ -9,7 +9,10 @@ import ReelCore
 /// (colour dodge and burn) and soft light's square root go through `Float` for those steps only.
 ///
 /// The same formulas as the `Float` kernel, with results within a code value of the exact
-/// ones; x86-64 only (elsewhere `BlendModeKernel` runs its `Float` loop).
+/// ones, but for colour dodge and burn where a channel lies within about 10⁻⁴ of 0 or 1
+/// before clamping: there those formulas jump between their extremes, as they do on any
+/// rounding of the input (the `Float` kernel's too, at 10⁻⁵). x86-64 only (elsewhere
+/// `BlendModeKernel` runs its `Float` loop).
 enum FixedBlend {
     #if arch(x86_64)
     /// `layer` (with an alpha plane, same size as `frame`, even width and height) onto `frame`.
