@@ -9,38 +9,55 @@
 /// (per column over the window's rows, then prefix sums along the row), so the cost per
 /// pixel does not grow with the radius.
 final class Kuwahara {
-    private var rgb: [[UInt8]] = [[], [], []]
+    /// 8-bit R, G and B planes, one after the other (`w·h` bytes each).
+    private var rgb: [UInt8] = []
     private var out: [FloatPlane] = [FloatPlane(), FloatPlane(), FloatPlane()]
 
     func apply(to image: YUVImage, radius: Int) {
         let r = max(1, radius)
         let w = image.width, h = image.height
         let pw = w + 2 * r
-        for c in 0..<3 where rgb[c].count < w * h { rgb[c] = [UInt8](repeating: 0, count: w * h) }
+        if rgb.count < 3 * w * h { rgb = [UInt8](repeating: 0, count: 3 * w * h) }
         for plane in out { plane.resize(width: w, height: h) }
         // 8-bit RGB of every pixel.
-        RGBGroup.forEach(width: w, height: h) { x, cy, count in
-            var g = RGBGroup.load(image, x: x, cy: cy, count: count)
-            g.clamp()
-            for (k, (row, channel)) in [(0, g.r0), (0, g.g0), (0, g.b0), (1, g.r1), (1, g.g1), (1, g.b1)].enumerated() {
-                let c = k % 3, y = 2 * cy + row
-                for i in 0..<count { rgb[c][y * w + x + i] = UInt8(truncatingIfNeeded: Int(channel[i] * 255 + 0.5)) }
+        rgb.withUnsafeMutableBufferPointer { planes in
+            let red = planes.baseAddress!, green = red + w * h, blue = green + w * h
+            RGBGroup.forEach(width: w, height: h) { x, cy, count in
+                var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+                g.clamp()
+                @inline(__always) func put(_ channel: Lanes8, _ plane: UnsafeMutablePointer<UInt8>, _ y: Int) {
+                    let d = plane + y * w + x
+                    for i in 0..<count { d[i] = UInt8(truncatingIfNeeded: Int(channel[i] * 255 + 0.5)) }
+                }
+                put(g.r0, red, 2 * cy); put(g.g0, green, 2 * cy); put(g.b0, blue, 2 * cy)
+                put(g.r1, red, 2 * cy + 1); put(g.g1, green, 2 * cy + 1); put(g.b1, blue, 2 * cy + 1)
             }
         }
         // Column sums over the rows above (y−r…y) and below (y…y+r), of values and squares,
-        // for 3 channels: 12 arrays over the padded width.
-        var columns = [[Int]](repeating: [Int](repeating: 0, count: pw), count: 12)
-        var prefix = [[Int]](repeating: [Int](repeating: 0, count: pw + 1), count: 12)
+        // for 3 channels: 12 rows over the padded width, and their prefix sums along the row.
+        // Flat memory read through pointers: no array access (bounds check, uniqueness check)
+        // or allocation per pixel.
+        let columns = UnsafeMutablePointer<Int>.allocate(capacity: 12 * pw)
+        let prefix = UnsafeMutablePointer<Int>.allocate(capacity: 12 * (pw + 1))
+        defer { columns.deallocate(); prefix.deallocate() }
+        columns.initialize(repeating: 0, count: 12 * pw)
+        prefix.initialize(repeating: 0, count: 12 * (pw + 1))
         @inline(__always) func clampRow(_ y: Int) -> Int { min(max(y, 0), h - 1) }
         func add(_ y: Int, window: Int, sign: Int) {
             let sy = clampRow(y)
             for c in 0..<3 {
-                let src = rgb[c]
-                let base = sy * w
-                for px in 0..<pw {
-                    let v = Int(src[base + min(max(px - r, 0), w - 1)])
-                    columns[window * 6 + c][px] += sign * v
-                    columns[window * 6 + 3 + c][px] += sign * v * v
+                rgb.withUnsafeBufferPointer { src in
+                    let row = src.baseAddress! + (c * h + sy) * w
+                    let sums = columns + (window * 6 + c) * pw, squares = columns + (window * 6 + 3 + c) * pw
+                    @inline(__always) func put(_ px: Int, _ v: Int) {
+                        sums[px] += sign * v
+                        squares[px] += sign * v * v
+                    }
+                    // The padding repeats the row's first and last values; the middle is the row.
+                    let first = Int(row[0]), last = Int(row[w - 1])
+                    for px in 0..<r { put(px, first) }
+                    for x in 0..<w { put(r + x, Int(row[x])) }
+                    for px in (r + w)..<pw { put(px, last) }
                 }
             }
         }
@@ -55,28 +72,39 @@ final class Kuwahara {
             }
             for q in 0..<12 {
                 var s = 0
-                prefix[q][0] = 0
-                for px in 0..<pw { s += columns[q][px]; prefix[q][px + 1] = s }
+                let col = columns + q * pw, pre = prefix + q * (pw + 1)
+                pre[0] = 0
+                for px in 0..<pw { s += col[px]; pre[px + 1] = s }
             }
             let o0 = out[0], o1 = out[1], o2 = out[2]
             o0.withSamples { d0 in o1.withSamples { d1 in o2.withSamples { d2 in
+                /// The sum over padded columns `from..<to` of prefix row `q`.
+                @inline(__always) func sum(_ q: Int, _ from: Int, _ to: Int) -> Int {
+                    let pre = prefix + q * (pw + 1)
+                    return pre[to] - pre[from]
+                }
                 for x in 0..<w {
                     // Padded column of pixel x is x + r; left window x−r…x, right window x…x+r.
-                    let left = (x, x + r + 1), right = (x + r, x + 2 * r + 1)
                     var best: Float = 100
                     var mean: (Float, Float, Float) = (0, 0, 0)
-                    for (window, span) in [(0, left), (0, right), (1, right), (1, left)] {
+                    /// The square of rows `window` (0 above, 1 below) and columns `from..<to`:
+                    /// its mean colour if its summed variance is the lowest so far.
+                    @inline(__always) func consider(_ window: Int, _ from: Int, _ to: Int) {
                         var sigma2: Float = 0
                         var m: (Float, Float, Float) = (0, 0, 0)
                         for c in 0..<3 {
-                            let sum = Float(prefix[window * 6 + c][span.1] - prefix[window * 6 + c][span.0])
-                            let squares = Float(prefix[window * 6 + 3 + c][span.1] - prefix[window * 6 + 3 + c][span.0])
-                            let mc = sum * scale
+                            let total = Float(sum(window * 6 + c, from, to))
+                            let squares = Float(sum(window * 6 + 3 + c, from, to))
+                            let mc = total * scale
                             sigma2 += abs(squares * scale2 - mc * mc)
                             if c == 0 { m.0 = mc } else if c == 1 { m.1 = mc } else { m.2 = mc }
                         }
                         if sigma2 < best { best = sigma2; mean = m }
                     }
+                    consider(0, x, x + r + 1)
+                    consider(0, x + r, x + 2 * r + 1)
+                    consider(1, x + r, x + 2 * r + 1)
+                    consider(1, x, x + r + 1)
                     d0[y * w + x] = mean.0; d1[y * w + x] = mean.1; d2[y * w + x] = mean.2
                 }
             } } }
