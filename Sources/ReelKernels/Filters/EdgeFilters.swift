@@ -103,7 +103,6 @@ enum EdgeFilters {
     /// steps (or black). On x86-64 in 16-pixel groups of `Q13` RGB (the fixed-point read and
     /// write of the affine filters and blends), with the posterising step in `Float`.
     private static func posterize(_ image: YUVImage, red r: UnsafePointer<Float>, stride pw: Int, threshold: Float, levels: Float) {
-        let w = image.width, h = image.height
         /// Sobel magnitudes of picture row `y`, columns `x…x + 7` (padded row `y + 1`).
         @inline(__always) func magnitude(_ y: Int, _ x: Int) -> Lanes8 {
             let up = r + y * pw + x
@@ -129,28 +128,13 @@ enum EdgeFilters {
             let p = _mm_packs_epi32(half(_mm_unpacklo_epi16(c, zero)), half(_mm_unpackhi_epi16(c, zero)))
             return _mm_and_si128(_mm_min_epi16(p, Q13.full), keep)
         }
-        let scratch = GroupScratch()
-        @inline(__always) func group(_ rows: GroupRows, _ y: Int, _ x: Int) {
+        GroupScratch.forEachGroup(of: image) { rows, y, x in
             let g = read.load(rows)
             let k0l = keep(y, x), k0r = keep(y, x + 8), k1l = keep(y + 1, x), k1r = keep(y + 1, x + 8)
             @inline(__always) func channel(_ c: Q13Channel) -> Q13Channel {
                 Q13Channel(poster(c.l0, k0l), poster(c.r0, k0r), poster(c.l1, k1l), poster(c.r1, k1r))
             }
             Q13Group(r: channel(g.r), g: channel(g.g), b: channel(g.b)).store(rows)
-        }
-        let whole = w & ~15
-        for cy in 0..<(h / 2) {
-            let rows = GroupRows(image, cy: cy)
-            var x = 0
-            while x < whole {
-                group(rows.advanced(by: x), 2 * cy, x)
-                x += 16
-            }
-            if x < w {
-                let n = w - x
-                group(scratch.copy(rows.advanced(by: x), count: n), 2 * cy, x)
-                scratch.copyBack(to: rows.advanced(by: x), count: n)
-            }
         }
         #else
         let one = Lanes8(repeating: 1), zero = Lanes8(repeating: 0)
@@ -163,7 +147,7 @@ enum EdgeFilters {
             t.replace(with: t - 1, where: t .> v)
             return t / levels * keep
         }
-        RGBGroup.forEach(width: w, height: h) { x, cy, count in
+        RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
             var g = RGBGroup.load(image, x: x, cy: cy, count: count)
             g.clamp()
             let keep0 = zero.replacing(with: one, where: magnitude(2 * cy, x) .< threshold)

@@ -71,7 +71,11 @@ struct FixedAffine {
     /// Runs the map over `image` in place (even width and height).
     func apply(to image: YUVImage) {
         #if arch(x86_64)
-        if let curve { sweep(image) { curve.apply($0) } } else { sweep(image) { $0 } }
+        if let curve {
+            GroupScratch.forEachGroup(of: image) { rows, _, _ in curve.apply(load(rows)).store(rows) }
+        } else {
+            GroupScratch.forEachGroup(of: image) { rows, _, _ in load(rows).store(rows) }
+        }
         #endif
     }
 
@@ -110,29 +114,6 @@ struct FixedAffine {
         }
         #endif
     }
-
-    #if arch(x86_64)
-    /// The loop over the picture's 16-pixel groups; `stage` runs between the map and the write.
-    @inline(__always) private func sweep(_ image: YUVImage, _ stage: (Q13Group) -> Q13Group) {
-        let width = image.width, whole = width & ~15
-        let scratch = GroupScratch()
-        for cy in 0..<(image.height / 2) {
-            let rows = GroupRows(image, cy: cy)
-            var x = 0
-            while x < whole {
-                let at = rows.advanced(by: x)
-                stage(load(at)).store(at)
-                x += 16
-            }
-            if x < width {
-                // The last columns through a scratch group: the same arithmetic, `n` pixels kept.
-                let n = width - x, at = scratch.copy(rows.advanced(by: x), count: n)
-                stage(load(at)).store(at)
-                scratch.copyBack(to: rows.advanced(by: x), count: n)
-            }
-        }
-    }
-    #endif
 
     #if arch(x86_64)
     /// The map of the group at `rows` (16 pixels of two luma rows, 8 chroma samples), clamped.
@@ -295,5 +276,27 @@ final class GroupScratch {
         let s = rows
         dest.y0.update(from: s.y0, count: count); dest.y1.update(from: s.y1, count: count)
         dest.u.update(from: s.u, count: count / 2); dest.v.update(from: s.v, count: count / 2)
+    }
+
+    /// Calls `body(rows, y, x)` for every 16-pixel group of `image` (even width and height),
+    /// row pairs top to bottom: `y` and `x` are the group's top-left pixel, `rows` its memory.
+    /// The last, narrower group of a row pair goes through a scratch copy (the same code on
+    /// every pixel), its first pixels copied back afterwards.
+    @inline(__always) static func forEachGroup(of image: YUVImage, _ body: (GroupRows, Int, Int) -> Void) {
+        let width = image.width, whole = width & ~15
+        let scratch = GroupScratch()
+        for cy in 0..<(image.height / 2) {
+            let rows = GroupRows(image, cy: cy)
+            var x = 0
+            while x < whole {
+                body(rows.advanced(by: x), 2 * cy, x)
+                x += 16
+            }
+            if x < width {
+                let n = width - x
+                body(scratch.copy(rows.advanced(by: x), count: n), 2 * cy, x)
+                scratch.copyBack(to: rows.advanced(by: x), count: n)
+            }
+        }
     }
 }

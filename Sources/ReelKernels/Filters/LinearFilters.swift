@@ -13,7 +13,7 @@ final class LinearFilters {
     private let temp = FloatPlane(), row = FloatPlane(), original = FloatPlane()
 
     func blur(_ image: YUVImage, sigma: Double) {
-        if image.a.map(Self.isOpaque) ?? true {
+        if image.a.map(BlendKernels.isOpaque) ?? true {
             for (plane, bias, s) in Self.opaquePlanes(of: image) {
                 GaussianBlur.blur(BytePlaneRows(plane: plane, bias: bias), sigma: sigma * s, ring: temp, scratch: row)
             }
@@ -25,7 +25,7 @@ final class LinearFilters {
     /// Unsharp mask: `x + amount·(x − blur(x))`.
     func sharpen(_ image: YUVImage, amount: Double, sigma: Double) {
         let a = Float(amount)
-        if image.a.map(Self.isOpaque) ?? true {
+        if image.a.map(BlendKernels.isOpaque) ?? true {
             original.resize(width: image.width, height: 1)
             original.withSamples { o in
                 for (plane, bias, s) in Self.opaquePlanes(of: image) {
@@ -57,7 +57,7 @@ final class LinearFilters {
     private func filter(_ image: YUVImage, _ body: (FloatPlane, Double) -> Void) {
         let (y, u, v, a) = (planes[0], planes[1], planes[2], planes[3])
         y.load(image.y, bias: 16); u.load(image.u, bias: 128); v.load(image.v, bias: 128)
-        guard let alpha = image.a, !Self.isOpaque(alpha) else {
+        guard let alpha = image.a, !BlendKernels.isOpaque(alpha) else {
             body(y, 1); body(u, 0.5); body(v, 0.5)
             y.store(image.y, bias: 16); u.store(image.u, bias: 128); v.store(image.v, bias: 128)
             return
@@ -68,8 +68,6 @@ final class LinearFilters {
         Self.divide(y, u, v, by: a)
         y.store(image.y, bias: 16); u.store(image.u, bias: 128); v.store(image.v, bias: 128); a.store(alpha)
     }
-
-    static func isOpaque(_ alpha: Plane) -> Bool { BlendKernels.isOpaque(alpha) }
 
     /// Luma samples × alpha/255; chroma samples × the 2×2 mean alpha/255.
     private static func multiply(_ y: FloatPlane, _ u: FloatPlane, _ v: FloatPlane, by a: FloatPlane) {
