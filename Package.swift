@@ -48,7 +48,11 @@ let package = Package(
         // The compositor's pixel kernels (Compositing/Compositor.swift), the filter, LUT, chroma-key
         // and blend-mode kernels (Filters/) and the images they work on (-Ounchecked, see above).
         // Nothing here parses input: .cube files are parsed in ReelCore, media in ReelMedia.
-        .target(name: "ReelKernels", dependencies: ["ReelCore"], swiftSettings: uncheckedKernels),
+        .target(name: "ReelKernels", dependencies: ["ReelCore", "CReelAVX2"], swiftSettings: uncheckedKernels),
+        // Kernels for CPUs with AVX2 (functions compiled for it, called only where cpuid says so:
+        // ReelKernels' VectorISA), giving the same bytes as their Swift versions; contraction
+        // into fused multiply-adds is off so that they do.
+        .target(name: "CReelAVX2", cSettings: [.unsafeFlags(["-ffp-contract=off", "-O2"])]),
         // libav, text, audio mixing, encoding, muxing, and the finaliser that joins a job's chunks
         // (Chunks/Finaliser.swift); frames are composited through ReelKernels.
         .target(name: "ReelMedia", dependencies: [

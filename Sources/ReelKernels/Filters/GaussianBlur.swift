@@ -71,7 +71,8 @@ enum GaussianBlur {
     static func blur<Rows: PlaneRows>(_ rows: Rows, sigma: Double, ring: FloatPlane, scratch: FloatPlane) {
         guard sigma >= 0.05 else { return }
         if sigma >= recursiveFrom {
-            RecursiveGaussian(sigma: sigma).run(rows, ring: ring, scratch: scratch)
+            let g = RecursiveGaussian(sigma: sigma)
+            if !g.runAVX2(rows, scratch: scratch) { g.run(rows, ring: ring, scratch: scratch) }
         } else {
             convolve(rows, sigma: sigma, ring: ring, pad: scratch)
         }

@@ -181,3 +181,66 @@ import ReelThreadTesting
         #expect(Self.bytes(blurred) != Self.bytes(Self.picture(width: w, height: h)), "the blur should change the picture")
     }
 }
+
+/// The AVX2 kernel (`CReelAVX2`, used where the CPU has AVX2) against the Swift one: the same
+/// bytes, blurred and sharpened, on planes that are not multiples of its eight-row bands and
+/// eight-column blocks, down to one pixel, at σ that give short and long tails. Renders must
+/// not depend on which CPU of a farm rendered a chunk. Skipped on CPUs without AVX2, where the
+/// Swift kernel is the only one.
+@Suite(.blocking) struct RecursiveGaussianAVX2Tests {
+    /// A plane with sharp edges and per-pixel noise, over the whole code range.
+    static func image(width: Int, height: Int) -> YUVImage {
+        let image = YUVImage(width: width, height: height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let stripe = (x / 3 + y / 5) % 2 == 0 ? 235 : 20
+                let noise = Int(UInt32(truncatingIfNeeded: (x &* 2_654_435_761) ^ (y &* 40_503)) % 40)
+                image.y.row(y)[x] = UInt8(min(255, stripe + noise - 10))
+            }
+        }
+        return image
+    }
+
+    static func bytes(_ p: Plane) -> [UInt8] {
+        (0..<p.height).flatMap { Array(UnsafeBufferPointer(start: p.row($0), count: p.width)) }
+    }
+
+    @Test(.enabled(if: VectorISA.detected == .avx2, "this CPU has no AVX2"),
+          arguments: [(1, 1), (2, 3), (7, 9), (8, 8), (9, 16), (17, 7), (33, 20), (70, 38), (203, 61), (320, 181)])
+    func sameBytesAsTheSwiftKernel(_ width: Int, _ height: Int) {
+        for sigma in [2.5, 3.7, 9.0] {
+            for (bias, amount) in [(Float(16), Float?.none), (128, 1.5)] {
+                let swift = Self.image(width: width, height: height), avx2 = Self.image(width: width, height: height)
+                let g = RecursiveGaussian(sigma: sigma)
+                let original = FloatPlane()
+                original.resize(width: width, height: 1)
+                original.withSamples { o in
+                    let s = BytePlaneRows(plane: swift.y, bias: bias), a = BytePlaneRows(plane: avx2.y, bias: bias)
+                    if let amount {
+                        g.run(SharpenedRows(base: s, amount: amount, original: o), ring: FloatPlane(), scratch: FloatPlane())
+                        #expect(g.runAVX2(SharpenedRows(base: a, amount: amount, original: o), scratch: FloatPlane(), isa: .avx2))
+                    } else {
+                        g.run(s, ring: FloatPlane(), scratch: FloatPlane())
+                        #expect(g.runAVX2(a, scratch: FloatPlane(), isa: .avx2))
+                    }
+                }
+                let expected = Self.bytes(swift.y), got = Self.bytes(avx2.y)
+                let differing = zip(expected, got).filter { $0 != $1 }.count
+                #expect(differing == 0, "\(width)×\(height), σ \(sigma), sharpen \(amount.map { "\($0)" } ?? "no"): \(differing) bytes differ")
+                if width * height > 100 {
+                    #expect(expected != Self.bytes(Self.image(width: width, height: height).y), "the blur should change the plane")
+                }
+            }
+        }
+    }
+
+    @Test func otherRowsAndTheBaselineAreLeftToTheSwiftKernel() {
+        let p = FloatPlane()
+        p.resize(width: 9, height: 9)
+        p.withRows { rows in
+            #expect(!RecursiveGaussian(sigma: 3).runAVX2(rows, scratch: FloatPlane(), isa: .avx2))
+        }
+        let image = Self.image(width: 9, height: 9)
+        #expect(!RecursiveGaussian(sigma: 3).runAVX2(BytePlaneRows(plane: image.y, bias: 16), scratch: FloatPlane(), isa: .baseline))
+    }
+}

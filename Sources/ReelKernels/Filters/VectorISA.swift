@@ -1,0 +1,41 @@
+import CReelAVX2
+import Foundation
+
+/// Which vector instructions the kernels may use beyond the architecture's baseline (SSE2 on
+/// x86-64). Kernels with an AVX2 version (`CReelAVX2`) give the same bytes as the Swift ones,
+/// so the choice is only one of speed, made once per process from what the CPU and the OS
+/// support. `REEL_VECTOR_ISA=baseline` in the environment forces the baseline (to compare).
+enum VectorISA: Sendable {
+    case baseline, avx2
+
+    static let detected: VectorISA = {
+        if ProcessInfo.processInfo.environment["REEL_VECTOR_ISA"] == "baseline" { return .baseline }
+        return reel_cpu_has_avx2() != 0 ? .avx2 : .baseline
+    }()
+}
+
+extension RecursiveGaussian {
+    /// Blurs `rows` in place with the AVX2 kernel when `isa` has it and the rows are an 8-bit
+    /// plane (sharpened or not); false, with `rows` untouched, otherwise. `scratch` is working
+    /// memory.
+    func runAVX2<Rows: PlaneRows>(_ rows: Rows, scratch: FloatPlane, isa: VectorISA = .detected) -> Bool {
+        guard isa == .avx2 else { return false }
+        // Decided when `Rows` is specialised.
+        if let r = rows as? BytePlaneRows {
+            avx2(r.plane, bias: r.bias, amount: 0, original: nil, scratch: scratch)
+        } else if let r = rows as? SharpenedRows<BytePlaneRows> {
+            avx2(r.base.plane, bias: r.base.bias, amount: r.amount, original: r.original, scratch: scratch)
+        } else {
+            return false
+        }
+        return true
+    }
+
+    private func avx2(_ plane: Plane, bias: Float, amount: Float, original: UnsafeMutablePointer<Float>?, scratch: FloatPlane) {
+        var g = reel_recursive_gaussian(b: b, a1: a1, a2: a2, a3: a3, tail: tail)
+        scratch.resize(width: 1, height: reel_gaussian_avx2_working(&g, plane.width, plane.height))
+        scratch.withSamples { working in
+            reel_gaussian_avx2(&g, plane.base, plane.stride, plane.width, plane.height, bias, amount, original, working)
+        }
+    }
+}
