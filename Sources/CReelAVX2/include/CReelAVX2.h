@@ -28,3 +28,22 @@ void reel_gaussian_avx2(const reel_recursive_gaussian *g, uint8_t *plane, long s
 long reel_gaussian_avx2_working(const reel_recursive_gaussian *g, long width, long height);
 
 #endif
+
+#ifndef CREELAVX2_AFFINE_H
+#define CREELAVX2_AFFINE_H
+/// A clamped affine map of RGB in 16-bit fixed point (ReelKernels' `FixedAffine`): per channel
+/// (r, g, b), the slope on luma·256 (for an unsigned high multiply) and whether it is
+/// negative, the Cb and Cr weights (for a signed high multiply of (C − 128)·256), and the
+/// offset, all as that type holds them.
+typedef struct {
+    int16_t slope[3], cb[3], cr[3], offset[3];
+    uint8_t negative[3];
+} reel_fixed_affine;
+
+/// `FixedAffine.apply` over the first `columns` pixels (a multiple of 32) of every row pair of
+/// a 4:2:0 picture (even `height`), 32 pixels a step, for CPUs with AVX2: the same integer
+/// operations lane by lane, so the same bytes. Only call it when `reel_cpu_has_avx2()`; it
+/// does nothing on other architectures.
+void reel_fixed_affine_avx2(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
+                            uint8_t *v, long vstride, long columns, long height);
+#endif

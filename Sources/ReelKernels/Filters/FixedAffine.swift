@@ -1,6 +1,7 @@
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
+import CReelAVX2
 
 /// A pointwise program that is one clamped affine map of RGB, possibly followed by one `gamma`
 /// curve, run in 16-bit fixed point: eight pixels a register instead of four, and no
@@ -37,6 +38,8 @@ struct FixedAffine {
     #endif
     /// Applied to each channel after the map and its clamp, when the program has a `gamma`.
     private var curve: Curve?
+    /// The same terms as plain numbers, for the AVX2 kernel.
+    private var terms = reel_fixed_affine()
 
     /// The map `channel = y·slope + (Cb − 128)·cbWeight + (Cr − 128)·crWeight + offset`
     /// (code values in, 0…1 out), or nil when a term does not fit (see the type's comment).
@@ -47,7 +50,7 @@ struct FixedAffine {
             let f = (x * scale).rounded()
             return abs(f) <= 32767 ? Int32(f) : nil
         }
-        var sl = [__m128i](), cbs = [__m128i](), crs = [__m128i](), offs = [__m128i](), neg = [Bool]()
+        var sl = [__m128i](), cbs = [__m128i](), crs = [__m128i](), offs = [__m128i](), neg = [Bool](), raw = [[Int16]]()
         for c in 0..<3 {
             // luma·|slope| in Q13 must stay within the signed range: 255·|s|·8192 ≤ 32767.
             guard let k = fixed(abs(s[c]), 2_097_152), 255 * Float(k) / 256 <= 32767,
@@ -56,9 +59,13 @@ struct FixedAffine {
                   128 * (abs(Float(a)) + abs(Float(b))) / 256 + abs(Float(d)) <= 32767 else { return nil }
             sl.append(Q13.splat(k)); neg.append(s[c] < 0)
             cbs.append(Q13.splat(a)); crs.append(Q13.splat(b)); offs.append(Q13.splat(d))
+            raw.append([Int16(truncatingIfNeeded: k), Int16(truncatingIfNeeded: a), Int16(truncatingIfNeeded: b), Int16(truncatingIfNeeded: d)])
         }
         slope = (sl[0], sl[1], sl[2]); negative = (neg[0], neg[1], neg[2])
         cb = (cbs[0], cbs[1], cbs[2]); cr = (crs[0], crs[1], crs[2]); offset = (offs[0], offs[1], offs[2])
+        func three(_ i: Int) -> (Int16, Int16, Int16) { (raw[0][i], raw[1][i], raw[2][i]) }
+        terms = reel_fixed_affine(slope: three(0), cb: three(1), cr: three(2), offset: three(3),
+                                  negative: (neg[0] ? 1 : 0, neg[1] ? 1 : 0, neg[2] ? 1 : 0))
         #else
         return nil
         #endif
@@ -68,13 +75,22 @@ struct FixedAffine {
     static let identity = FixedAffine(slope: SIMD3(repeating: YCbCr601.kY), cbWeight: SIMD3(0, YCbCr601.kGU, YCbCr601.kBU),
                                       crWeight: SIMD3(YCbCr601.kRV, YCbCr601.kGV, 0), offset: SIMD3(repeating: -16 * YCbCr601.kY))
 
-    /// Runs the map over `image` in place (even width and height).
-    func apply(to image: YUVImage) {
+    /// Runs the map over `image` in place (even width and height). Without a curve, on a CPU
+    /// with AVX2 (`isa`), whole 32-pixel groups run in the AVX2 kernel (`CReelAVX2`, the same
+    /// bytes) and the rest of each row pair here.
+    func apply(to image: YUVImage, isa: VectorISA = .detected) {
         #if arch(x86_64)
         if let curve {
             GroupScratch.forEachGroup(of: image) { rows, _, _ in curve.apply(load(rows)).store(rows) }
         } else {
-            GroupScratch.forEachGroup(of: image) { rows, _, _ in load(rows).store(rows) }
+            var from = 0
+            if isa == .avx2 {
+                from = image.width & ~31
+                var t = terms
+                reel_fixed_affine_avx2(&t, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
+                                       from, image.height)
+            }
+            GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in load(rows).store(rows) }
         }
         #endif
     }
@@ -278,16 +294,17 @@ final class GroupScratch {
         dest.u.update(from: s.u, count: count / 2); dest.v.update(from: s.v, count: count / 2)
     }
 
-    /// Calls `body(rows, y, x)` for every 16-pixel group of `image` (even width and height),
-    /// row pairs top to bottom: `y` and `x` are the group's top-left pixel, `rows` its memory.
-    /// The last, narrower group of a row pair goes through a scratch copy (the same code on
-    /// every pixel), its first pixels copied back afterwards.
-    @inline(__always) static func forEachGroup(of image: YUVImage, _ body: (GroupRows, Int, Int) -> Void) {
+    /// Calls `body(rows, y, x)` for every 16-pixel group of `image` (even width and height)
+    /// from column `from` (a multiple of 16) on, row pairs top to bottom: `y` and `x` are the
+    /// group's top-left pixel, `rows` its memory. The last, narrower group of a row pair goes
+    /// through a scratch copy (the same code on every pixel), its first pixels copied back
+    /// afterwards.
+    @inline(__always) static func forEachGroup(of image: YUVImage, from: Int = 0, _ body: (GroupRows, Int, Int) -> Void) {
         let width = image.width, whole = width & ~15
         let scratch = GroupScratch()
         for cy in 0..<(image.height / 2) {
             let rows = GroupRows(image, cy: cy)
-            var x = 0
+            var x = from
             while x < whole {
                 body(rows.advanced(by: x), 2 * cy, x)
                 x += 16
