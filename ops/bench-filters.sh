@@ -15,6 +15,9 @@
 # figure is a difference of two runs: its cheapest filters cost less than the spread between runs
 # of the graph without them, so more frames lift them above that noise.
 #
+# Reel's kernels use AVX2 where the CPU has it (the same bytes; `REEL_VECTOR_ISA=baseline` in the
+# environment runs the baseline kernels instead): the machine line says which ran.
+#
 # The affine colour filters run twice: on testsrc2, whose colours all lie on the RGB cube's
 # surface (every pixel has a channel at 0 and one at 1, so the clamp after such a filter acts
 # nearly everywhere), and on the same picture graded to 75 % contrast and saturation, more like
@@ -50,6 +53,7 @@ PY
 log "Reel: reel-bench on CPU 0"
 taskset -c 0 "$bench" --frames "$frames" --cube "$work/grade.cube" --input "$work/top.yuv" --input "$work/bottom.yuv" \
   --case filters > "$work/reel.txt"
+isa=$(awk '$1 == "ISA" {print $2}' "$work/reel.txt")
 affine=(brightness contrast saturation exposure hue grayscale invert sepia colorMatrix chain4)
 taskset -c 0 "$bench" --frames "$frames" --input "$work/graded.yuv" --input "$work/bottom.yuv" \
   $(printf -- '--case filter:%s ' "${affine[@]}") > "$work/reel-graded.txt"
@@ -180,4 +184,4 @@ for m in "normal:normal" "multiply:multiply" "screen:screen" "darken:darken" "li
   row "blend $reel_mode" "$r" "$f" "\`[0]format=gbrp[a];[1]format=gbrp[b];[a][b]blend=all_mode=$ff_mode,format=yuv420p\`"
 done
 echo
-echo "Machine: $(machine); $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); $frames frames per case for Reel, $ff_frames for FFmpeg; \`ops/bench-filters.sh $frames\`."
+echo "Machine: $(machine); $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); Reel's vector kernels: $isa; $frames frames per case for Reel, $ff_frames for FFmpeg; \`ops/bench-filters.sh $frames\`."

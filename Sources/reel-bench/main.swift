@@ -101,6 +101,8 @@ func format3(_ v: Double) -> String {
 }
 
 let options = Options(CommandLine.arguments)
+// Which compilation of the vector kernels runs (AVX2 where the CPU has it; REEL_VECTOR_ISA=baseline forces the other).
+print("ISA \(VectorISA.detected.rawValue)")
 func enabled(_ name: String) -> Bool {
     options.cases.isEmpty && !name.contains(":") || options.cases.contains(name)
         || (options.cases.contains("filters") && (name.hasPrefix("filter:") || name.hasPrefix("blend:")))

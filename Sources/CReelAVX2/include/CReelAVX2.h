@@ -8,6 +8,10 @@
 /// Always 0 on other architectures.
 int reel_cpu_has_avx2(void);
 
+/// 1 when this CPU and the operating system support AVX-512F and AVX-512BW (the CPU reports
+/// them, and XCR0 has the opmask and 512-bit register states as well as AVX's), else 0.
+int reel_cpu_has_avx512bw(void);
+
 /// The recursive Gaussian's coefficients (`RecursiveGaussian`): w[n] = b·x[n] + a1·w[n−1] +
 /// a2·w[n−2] + a3·w[n−3], forwards then backwards, running `tail` samples past each end.
 typedef struct {
@@ -46,4 +50,8 @@ typedef struct {
 /// does nothing on other architectures.
 void reel_fixed_affine_avx2(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
                             uint8_t *v, long vstride, long columns, long height);
+
+/// The same for CPUs with AVX-512BW, 64 pixels a step (`columns` a multiple of 64).
+void reel_fixed_affine_avx512(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
+                              uint8_t *v, long vstride, long columns, long height);
 #endif

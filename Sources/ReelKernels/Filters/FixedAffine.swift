@@ -76,19 +76,25 @@ struct FixedAffine {
                                       crWeight: SIMD3(YCbCr601.kRV, YCbCr601.kGV, 0), offset: SIMD3(repeating: -16 * YCbCr601.kY))
 
     /// Runs the map over `image` in place (even width and height). Without a curve, on a CPU
-    /// with AVX2 (`isa`), whole 32-pixel groups run in the AVX2 kernel (`CReelAVX2`, the same
-    /// bytes) and the rest of each row pair here.
+    /// with AVX2 or AVX-512BW (`isa`), whole groups of 32 or 64 pixels run in that kernel
+    /// (`CReelAVX2`, the same bytes) and the rest of each row pair here.
     func apply(to image: YUVImage, isa: VectorISA = .detected) {
         #if arch(x86_64)
         if let curve {
             GroupScratch.forEachGroup(of: image) { rows, _, _ in curve.apply(load(rows)).store(rows) }
         } else {
-            var from = 0
-            if isa == .avx2 {
+            var from = 0, t = terms
+            switch isa {
+            case .avx512:
+                from = image.width & ~63
+                reel_fixed_affine_avx512(&t, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
+                                         from, image.height)
+            case .avx2:
                 from = image.width & ~31
-                var t = terms
                 reel_fixed_affine_avx2(&t, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
                                        from, image.height)
+            case .baseline:
+                break
             }
             GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in load(rows).store(rows) }
         }

@@ -2,16 +2,26 @@ import CReelAVX2
 import Foundation
 
 /// Which vector instructions the kernels may use beyond the architecture's baseline (SSE2 on
-/// x86-64). Kernels with an AVX2 version (`CReelAVX2`) give the same bytes as the Swift ones,
-/// so the choice is only one of speed, made once per process from what the CPU and the OS
-/// support. `REEL_VECTOR_ISA=baseline` in the environment forces the baseline (to compare).
-enum VectorISA: Sendable {
-    case baseline, avx2
+/// x86-64). Kernels with versions for AVX2 or AVX-512BW (`CReelAVX2`) give the same bytes as
+/// the Swift ones, so the choice is only one of speed, made once per process from what the
+/// CPU and the OS support. `REEL_VECTOR_ISA=baseline` (or `avx2`) in the environment caps it,
+/// to compare.
+public enum VectorISA: String, Comparable, Sendable {
+    case baseline, avx2, avx512
 
-    static let detected: VectorISA = {
-        if ProcessInfo.processInfo.environment["REEL_VECTOR_ISA"] == "baseline" { return .baseline }
-        return reel_cpu_has_avx2() != 0 ? .avx2 : .baseline
+    public static let detected: VectorISA = {
+        let found: VectorISA = reel_cpu_has_avx512bw() != 0 ? .avx512 : reel_cpu_has_avx2() != 0 ? .avx2 : .baseline
+        let cap = ProcessInfo.processInfo.environment["REEL_VECTOR_ISA"].flatMap(VectorISA.init(rawValue:)) ?? .avx512
+        return min(found, cap)
     }()
+
+    /// Whether the CPU has AVX2 (AVX-512BW's CPUs all do).
+    var hasAVX2: Bool { self >= .avx2 }
+
+    public static func < (a: VectorISA, b: VectorISA) -> Bool {
+        let order: [VectorISA] = [.baseline, .avx2, .avx512]
+        return order.firstIndex(of: a)! < order.firstIndex(of: b)!
+    }
 }
 
 extension RecursiveGaussian {
@@ -19,7 +29,7 @@ extension RecursiveGaussian {
     /// plane (sharpened or not); false, with `rows` untouched, otherwise. `scratch` is working
     /// memory.
     func runAVX2<Rows: PlaneRows>(_ rows: Rows, scratch: FloatPlane, isa: VectorISA = .detected) -> Bool {
-        guard isa == .avx2 else { return false }
+        guard isa.hasAVX2 else { return false }
         // Decided when `Rows` is specialised.
         if let r = rows as? BytePlaneRows {
             avx2(r.plane, bias: r.bias, amount: 0, original: nil, scratch: scratch)
