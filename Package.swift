@@ -49,9 +49,12 @@ let package = Package(
         // and blend-mode kernels (Filters/) and the images they work on (-Ounchecked, see above).
         // Nothing here parses input: .cube files are parsed in ReelCore, media in ReelMedia.
         .target(name: "ReelKernels", dependencies: ["ReelCore", "CReelAVX2"], swiftSettings: uncheckedKernels),
-        // Kernels for CPUs with AVX2 (functions compiled for it, called only where cpuid says so:
-        // ReelKernels' VectorISA), giving the same bytes as their Swift versions; contraction
-        // into fused multiply-adds is off so that they do.
+        // Kernels for CPUs with AVX2 or AVX-512BW (functions compiled for them, called only where
+        // cpuid says so: ReelKernels' VectorISA), giving the same bytes as their Swift versions;
+        // contraction into fused multiply-adds is off so that they do. C, with the instruction set
+        // on each function: a Swift module built with -mavx2 also emits the runtime's weak
+        // value-witness helpers (__swift_memcpy…) with AVX instructions, and the linker may keep
+        // those copies for the whole program, which would then fail on CPUs without AVX.
         .target(name: "CReelAVX2", cSettings: [.unsafeFlags(["-ffp-contract=off", "-O2"])]),
         // libav, text, audio mixing, encoding, muxing, and the finaliser that joins a job's chunks
         // (Chunks/Finaliser.swift); frames are composited through ReelKernels.
