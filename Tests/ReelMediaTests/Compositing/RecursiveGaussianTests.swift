@@ -244,3 +244,16 @@ import ReelThreadTesting
         #expect(!RecursiveGaussian(sigma: 3).runAVX2(BytePlaneRows(plane: image.y, bias: 16), scratch: FloatPlane(), isa: .baseline))
     }
 }
+
+/// The CPU check (`cpuid` and XCR0) against what Linux reports in /proc/cpuinfo, which lists
+/// `avx2` and `avx512bw` only when the kernel enabled their register state too.
+@Suite struct VectorISATests {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_VECTOR_ISA"] == nil, "REEL_VECTOR_ISA caps the level"))
+    func theLevelIsWhatLinuxReports() throws {
+        let info = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let flags = Set(info.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? [])
+        let expected: VectorISA = flags.contains("avx512bw") && flags.contains("avx512f") && flags.contains("avx2") ? .avx512
+            : flags.contains("avx2") ? .avx2 : .baseline
+        #expect(VectorISA.detected == expected, "cpuid says \(VectorISA.detected), /proc/cpuinfo \(expected)")
+    }
+}
