@@ -247,7 +247,7 @@ import ReelThreadTesting
 
 /// The CPU check (`cpuid` and XCR0) against what Linux reports in /proc/cpuinfo, which lists
 /// `avx2` and `avx512bw` only when the kernel enabled their register state too.
-@Suite struct VectorISATests {
+@Suite(.blocking) struct VectorISATests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_VECTOR_ISA"] == nil, "REEL_VECTOR_ISA caps the level"))
     func theLevelIsWhatLinuxReports() throws {
         let info = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
