@@ -1,0 +1,94 @@
+// The body of ReelKernels' FixedAffine (a clamped affine map of RGB in Q13 fixed point,
+// 1.0 = 8192) for wide registers, written once and included by fixed_affine_avx2.c (32 pixels
+// of two rows a step) and fixed_affine_avx512.c (64): integer operations, each the same as the
+// Swift kernel's on every lane, so the same bytes (FixedAffineTests compare them).
+//
+// AVX2's and AVX-512's unpacks and packs work within each 128-bit part of a register, so the
+// pixels of a register are 0–7 of each 16 (or 8–15), and chroma blocks, widened in order,
+// duplicate into exactly those pixels; packing back puts everything in order again.
+//
+// The including file defines: KERNEL (static inline, always inlined, with its target),
+// FUNCTION (the exported name), TARGET (its target string), STEP (pixels a step), V (the
+// register type), OP(name) (the intrinsic `name` for V), ZERO(), LOAD(p) and STORE(p, v) (a
+// register of bytes), CHROMA_LOAD(p) (STEP / 2 bytes widened to 16-bit lanes) and
+// CHROMA_STORE(words, p) (STEP / 2 16-bit lanes as bytes, saturated as `packuswb`).
+
+typedef struct {
+    V slope, cb, cr, offset;
+    int negative;
+} channel_map;
+
+/// Lanes clamped to 0…1 (0…8192).
+KERNEL V clamp(V v) {
+    return OP(min_epi16)(OP(max_epi16)(v, ZERO()), OP(set1_epi16)(8192));
+}
+
+/// One channel at four registers of pixels (row 0 left/right, row 1 left/right), from luma·256
+/// and the blocks' (Cb − 128)·256, (Cr − 128)·256.
+KERNEL void channel(const channel_map *m, const V y[4], V du, V dv, V out[4]) {
+    V w = OP(adds_epi16)(OP(adds_epi16)(OP(mulhi_epi16)(du, m->cb), OP(mulhi_epi16)(dv, m->cr)), m->offset);
+    V wl = OP(unpacklo_epi16)(w, w), wh = OP(unpackhi_epi16)(w, w);
+    for (int i = 0; i < 4; i++) {
+        V t = OP(mulhi_epu16)(y[i], m->slope), c = (i & 1) ? wh : wl;
+        out[i] = clamp(m->negative ? OP(subs_epi16)(c, t) : OP(adds_epi16)(c, t));
+    }
+}
+
+/// Y' = 16 + 219·(0.299 R + 0.587 G + 0.114 B) from Q13, as `Q13Group.store`.
+KERNEL V luma(V r, V g, V b) {
+    V s = OP(add_epi16)(OP(mulhi_epu16)(OP(slli_epi16)(r, 2), OP(set1_epi16)(16763)), OP(set1_epi16)(16 * 128 + 64 + 1));
+    s = OP(add_epi16)(s, OP(mulhi_epu16)(OP(slli_epi16)(g, 2), OP(set1_epi16)((short)32910)));
+    s = OP(add_epi16)(s, OP(mulhi_epu16)(OP(slli_epi16)(b, 2), OP(set1_epi16)(6391)));
+    return OP(srli_epi16)(s, 7);
+}
+
+/// Each 2×2 block's sum of four Q13 values, one lane per block, blocks in order.
+KERNEL V block_sums(const V c[4]) {
+    const V ones = OP(set1_epi16)(1);
+    return OP(packs_epi32)(OP(madd_epi16)(OP(add_epi16)(c[0], c[2]), ones), OP(madd_epi16)(OP(add_epi16)(c[1], c[3]), ones));
+}
+
+/// Cb or Cr = 128 + 224·(…) of the blocks' mean RGB, as `Q13Group.store`.
+KERNEL V chroma(V mr, V mg, V mb, short k0, short k1, short k2) {
+    V s = OP(add_epi16)(OP(mulhi_epi16)(mr, OP(set1_epi16)(k0)), OP(set1_epi16)(128 * 128 + 64 + 1));
+    s = OP(add_epi16)(s, OP(mulhi_epi16)(mg, OP(set1_epi16)(k1)));
+    s = OP(add_epi16)(s, OP(mulhi_epi16)(mb, OP(set1_epi16)(k2)));
+    return OP(srai_epi16)(s, 7);
+}
+
+/// (C − 128)·256 of STEP / 2 chroma samples.
+KERNEL V centred(const uint8_t *p) {
+    return OP(slli_epi16)(OP(sub_epi16)(CHROMA_LOAD(p), OP(set1_epi16)(128)), 8);
+}
+
+__attribute__((target(TARGET)))
+void FUNCTION(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
+              uint8_t *v, long vstride, long columns, long height) {
+    channel_map m[3];
+    for (int c = 0; c < 3; c++) {
+        m[c].slope = OP(set1_epi16)(map->slope[c]);
+        m[c].cb = OP(set1_epi16)(map->cb[c]);
+        m[c].cr = OP(set1_epi16)(map->cr[c]);
+        m[c].offset = OP(set1_epi16)(map->offset[c]);
+        m[c].negative = map->negative[c];
+    }
+    const V zero = ZERO();
+    for (long cy = 0; cy < height / 2; cy++) {
+        uint8_t *y0 = y + 2 * cy * ystride, *y1 = y0 + ystride, *pu = u + cy * ustride, *pv = v + cy * vstride;
+        for (long x = 0; x < columns; x += STEP) {
+            const V du = centred(pu + x / 2), dv = centred(pv + x / 2);
+            const V l0 = LOAD(y0 + x), l1 = LOAD(y1 + x);
+            // Luma·256: the byte in each lane's high half.
+            const V l[4] = {OP(unpacklo_epi8)(zero, l0), OP(unpackhi_epi8)(zero, l0), OP(unpacklo_epi8)(zero, l1), OP(unpackhi_epi8)(zero, l1)};
+            V r[4], g[4], b[4];
+            channel(&m[0], l, du, dv, r);
+            channel(&m[1], l, du, dv, g);
+            channel(&m[2], l, du, dv, b);
+            STORE(y0 + x, OP(packus_epi16)(luma(r[0], g[0], b[0]), luma(r[1], g[1], b[1])));
+            STORE(y1 + x, OP(packus_epi16)(luma(r[2], g[2], b[2]), luma(r[3], g[3], b[3])));
+            const V mr = block_sums(r), mg = block_sums(g), mb = block_sums(b);
+            CHROMA_STORE(chroma(mr, mg, mb, -9676, -18996, 28672), pu + x / 2);
+            CHROMA_STORE(chroma(mr, mg, mb, 28672, -24009, -4663), pv + x / 2);
+        }
+    }
+}
