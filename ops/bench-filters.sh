@@ -15,8 +15,8 @@
 # figure is a difference of two runs: its cheapest filters cost less than the spread between runs
 # of the graph without them, so more frames lift them above that noise.
 #
-# Reel's kernels use AVX2 where the CPU has it (the same bytes; `REEL_VECTOR_ISA=baseline` in the
-# environment runs the baseline kernels instead): the machine line says which ran.
+# Reel's kernels use AVX2 or AVX-512BW where the CPU has them (the same bytes; `REEL_VECTOR_ISA=
+# baseline` or `avx2` in the environment caps the level): the machine line says which ran.
 #
 # The affine colour filters run twice: on testsrc2, whose colours all lie on the RGB cube's
 # surface (every pixel has a channel at 0 and one at 1, so the clamp after such a filter acts
@@ -66,10 +66,10 @@ ff_utime() {
 one=(-f lavfi -i "$src")
 graded=(-f lavfi -i "$src,$grade")
 two=(-f lavfi -i "$src" -f lavfi -i "testsrc2=s=1920x1080:r=25,format=yuv420p,trim=start_frame=37,setpts=PTS-STARTPTS")
-# frames/s of the filter graph $1 on one input (testsrc2, or the graded picture when $2 is
-# "graded"), net of the same graph without the filter.
 # frames/s of FFmpeg's filter: the CPU seconds of the graph with it ($1) and without it ($2).
 net_fps() { awk -v w="$1" -v o="$2" -v n="$ff_frames" 'BEGIN { d = w - o; if (d <= 0.005) print "≈0 (within noise)"; else printf "%.1f", n / d }'; }
+# frames/s of the filter graph $1 on one input (testsrc2, or the graded picture when $2 is
+# "graded"), net of the same graph without the filter.
 ff1() {
   local with without input=("${one[@]}")
   [ "${2:-}" = graded ] && input=("${graded[@]}")

@@ -101,7 +101,7 @@ func format3(_ v: Double) -> String {
 }
 
 let options = Options(CommandLine.arguments)
-// Which compilation of the vector kernels runs (AVX2 where the CPU has it; REEL_VECTOR_ISA=baseline forces the other).
+// Which vector kernels run: AVX-512BW or AVX2 where the CPU has them (REEL_VECTOR_ISA=baseline or avx2 caps it).
 print("ISA \(VectorISA.detected.rawValue)")
 func enabled(_ name: String) -> Bool {
     options.cases.isEmpty && !name.contains(":") || options.cases.contains(name)

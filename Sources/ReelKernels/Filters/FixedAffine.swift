@@ -38,7 +38,7 @@ struct FixedAffine {
     #endif
     /// Applied to each channel after the map and its clamp, when the program has a `gamma`.
     private var curve: Curve?
-    /// The same terms as plain numbers, for the AVX2 kernel.
+    /// The same terms as plain numbers, for the AVX2 and AVX-512BW kernels.
     private var terms = reel_fixed_affine()
 
     /// The map `channel = y·slope + (Cb − 128)·cbWeight + (Cr − 128)·crWeight + offset`

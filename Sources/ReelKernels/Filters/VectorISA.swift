@@ -6,7 +6,7 @@ import Foundation
 /// the Swift ones, so the choice is only one of speed, made once per process from what the
 /// CPU and the OS support. `REEL_VECTOR_ISA=baseline` (or `avx2`) in the environment caps it,
 /// to compare.
-public enum VectorISA: String, Comparable, Sendable {
+public enum VectorISA: String, CaseIterable, Comparable, Sendable {
     case baseline, avx2, avx512
 
     public static let detected: VectorISA = {
@@ -18,9 +18,9 @@ public enum VectorISA: String, Comparable, Sendable {
     /// Whether the CPU has AVX2 (AVX-512BW's CPUs all do).
     var hasAVX2: Bool { self >= .avx2 }
 
+    /// In the order of the cases: each level has every instruction of the ones before it.
     public static func < (a: VectorISA, b: VectorISA) -> Bool {
-        let order: [VectorISA] = [.baseline, .avx2, .avx512]
-        return order.firstIndex(of: a)! < order.firstIndex(of: b)!
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 }
 
