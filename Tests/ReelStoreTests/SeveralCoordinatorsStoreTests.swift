@@ -125,6 +125,19 @@ struct SeveralCoordinatorsStoreTests {
         #expect(taken, "the lock is free once its holder's connection is gone")
     }
 
+    /// Advisory locks belong to the whole database: keyed by the lock alone, a farm's sweep (or a
+    /// test's, each test having a schema of its own) would hold every other schema's too.
+    @Test("the storage sweep lock is a farm's own: a farm in another schema of the database neither holds nor blocks it")
+    func sweepLockIsPerSchema() throws {
+        let mine = try TestDatabase.Schema(), theirs = try TestDatabase.Schema()
+        let other = try theirs.store(), store = try mine.store()
+        #expect(try other.coordinators.tryLock(.storageSweep))
+        #expect(try store.coordinators.tryLock(.storageSweep), "another farm's sweep does not hold this one's")
+        #expect(try Self.twoStores(mine)[0].coordinators.tryLock(.storageSweep) == false, "within the farm it is still exclusive")
+        try store.coordinators.unlock(.storageSweep)
+        try other.coordinators.unlock(.storageSweep)
+    }
+
     @Test("changes made through one connection are announced to listeners on another (LISTEN reel)")
     func changesAreNotified() throws {
         let schema = try TestDatabase.Schema()

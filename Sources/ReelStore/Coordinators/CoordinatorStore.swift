@@ -50,10 +50,12 @@ public enum FarmLock: Sendable {
     /// A storage sweep (`StorageSweeper`): deleting files while another sweep decides on the same ones.
     case storageSweep
 
-    /// A constant per lock, in a range of its own ("REELSW" + 1, beside the migrations' "REELMIGR").
+    /// A constant per lock ("SW" + 1), the first half of its two-part key; the second is the
+    /// farm's schema (`Statements.tryAdvisoryLock`). The migrations' lock ("REELMIGR") is a
+    /// one-part key, a space of its own.
     var key: Int64 {
         switch self {
-        case .storageSweep: 0x5245_454C_5357_0001
+        case .storageSweep: 0x5357_0001
         }
     }
 }

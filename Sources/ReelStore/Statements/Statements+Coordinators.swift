@@ -18,9 +18,12 @@ extension Statements {
         WHERE last_heartbeat > now() - make_interval(secs => $1::double precision)
         ORDER BY id
         """
+    // Session-level advisory locks are the database's, not a schema's: each is keyed by the lock
+    // ($1) and the farm's schema, so that farms in other schemas of the same database (and tests
+    // running side by side, each in a schema of its own) neither share nor block them.
     /// A session-level advisory lock, if free (`pg_try_advisory_lock`).
-    static let tryAdvisoryLock = "SELECT pg_try_advisory_lock($1::bigint) AS locked"
+    static let tryAdvisoryLock = "SELECT pg_try_advisory_lock($1::integer, hashtext(current_schema())) AS locked"
     /// A session-level advisory lock, waiting for it (`pg_advisory_lock`).
-    static let advisoryLock = "SELECT pg_advisory_lock($1::bigint)"
-    static let advisoryUnlock = "SELECT pg_advisory_unlock($1::bigint) AS unlocked"
+    static let advisoryLock = "SELECT pg_advisory_lock($1::integer, hashtext(current_schema()))"
+    static let advisoryUnlock = "SELECT pg_advisory_unlock($1::integer, hashtext(current_schema())) AS unlocked"
 }
