@@ -1,7 +1,8 @@
 // The body of ReelKernels' FixedAffine (a clamped affine map of RGB in Q13 fixed point,
-// 1.0 = 8192) for wide registers, written once and included by fixed_affine_avx2.c (32 pixels
-// of two rows a step) and fixed_affine_avx512.c (64): integer operations, each the same as the
+// 1.0 = 8192) for wide registers, written once and included by fixed_point_avx2.c (32 pixels
+// of two rows a step) and fixed_point_avx512.c (64): integer operations, each the same as the
 // Swift kernel's on every lane, so the same bytes (FixedAffineTests compare them).
+// fixed_blend_kernel.h, included after it, builds the blend modes from its helpers.
 //
 // AVX2's and AVX-512's unpacks and packs work within each 128-bit part of a register, so the
 // pixels of a register are 0–7 of each 16 (or 8–15), and chroma blocks, widened in order,
@@ -61,10 +62,8 @@ KERNEL V centred(const uint8_t *p) {
     return OP(slli_epi16)(OP(sub_epi16)(CHROMA_LOAD(p), OP(set1_epi16)(128)), 8);
 }
 
-__attribute__((target(TARGET)))
-void FUNCTION(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
-              uint8_t *v, long vstride, long columns, long height) {
-    channel_map m[3];
+/// The map's terms in registers.
+KERNEL void load_maps(const reel_fixed_affine *map, channel_map m[3]) {
     for (int c = 0; c < 3; c++) {
         m[c].slope = OP(set1_epi16)(map->slope[c]);
         m[c].cb = OP(set1_epi16)(map->cb[c]);
@@ -72,23 +71,42 @@ void FUNCTION(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u
         m[c].offset = OP(set1_epi16)(map->offset[c]);
         m[c].negative = map->negative[c];
     }
+}
+
+/// The map of the group at column `x` of a row pair (luma rows `y0`, `y1`, chroma rows `u`,
+/// `v`, each already advanced to it), clamped: four registers of each channel.
+KERNEL void read_group(const channel_map m[3], const uint8_t *y0, const uint8_t *y1, const uint8_t *u, const uint8_t *v,
+                       V r[4], V g[4], V b[4]) {
     const V zero = ZERO();
+    const V du = centred(u), dv = centred(v);
+    const V l0 = LOAD(y0), l1 = LOAD(y1);
+    // Luma·256: the byte in each lane's high half.
+    const V l[4] = {OP(unpacklo_epi8)(zero, l0), OP(unpackhi_epi8)(zero, l0), OP(unpacklo_epi8)(zero, l1), OP(unpackhi_epi8)(zero, l1)};
+    channel(&m[0], l, du, dv, r);
+    channel(&m[1], l, du, dv, g);
+    channel(&m[2], l, du, dv, b);
+}
+
+/// Writes the group's luma per pixel and chroma per block from its RGB (as `Q13Group.store`).
+KERNEL void write_group(const V r[4], const V g[4], const V b[4], uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v) {
+    STORE(y0, OP(packus_epi16)(luma(r[0], g[0], b[0]), luma(r[1], g[1], b[1])));
+    STORE(y1, OP(packus_epi16)(luma(r[2], g[2], b[2]), luma(r[3], g[3], b[3])));
+    const V mr = block_sums(r), mg = block_sums(g), mb = block_sums(b);
+    CHROMA_STORE(chroma(mr, mg, mb, -9676, -18996, 28672), u);
+    CHROMA_STORE(chroma(mr, mg, mb, 28672, -24009, -4663), v);
+}
+
+__attribute__((target(TARGET)))
+void FUNCTION(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
+              uint8_t *v, long vstride, long columns, long height) {
+    channel_map m[3];
+    load_maps(map, m);
     for (long cy = 0; cy < height / 2; cy++) {
         uint8_t *y0 = y + 2 * cy * ystride, *y1 = y0 + ystride, *pu = u + cy * ustride, *pv = v + cy * vstride;
         for (long x = 0; x < columns; x += STEP) {
-            const V du = centred(pu + x / 2), dv = centred(pv + x / 2);
-            const V l0 = LOAD(y0 + x), l1 = LOAD(y1 + x);
-            // Luma·256: the byte in each lane's high half.
-            const V l[4] = {OP(unpacklo_epi8)(zero, l0), OP(unpackhi_epi8)(zero, l0), OP(unpacklo_epi8)(zero, l1), OP(unpackhi_epi8)(zero, l1)};
             V r[4], g[4], b[4];
-            channel(&m[0], l, du, dv, r);
-            channel(&m[1], l, du, dv, g);
-            channel(&m[2], l, du, dv, b);
-            STORE(y0 + x, OP(packus_epi16)(luma(r[0], g[0], b[0]), luma(r[1], g[1], b[1])));
-            STORE(y1 + x, OP(packus_epi16)(luma(r[2], g[2], b[2]), luma(r[3], g[3], b[3])));
-            const V mr = block_sums(r), mg = block_sums(g), mb = block_sums(b);
-            CHROMA_STORE(chroma(mr, mg, mb, -9676, -18996, 28672), pu + x / 2);
-            CHROMA_STORE(chroma(mr, mg, mb, 28672, -24009, -4663), pv + x / 2);
+            read_group(m, y0 + x, y1 + x, pu + x / 2, pv + x / 2, r, g, b);
+            write_group(r, g, b, y0 + x, y1 + x, pu + x / 2, pv + x / 2);
         }
     }
 }

@@ -54,4 +54,30 @@ void reel_fixed_affine_avx2(const reel_fixed_affine *map, uint8_t *y, long ystri
 /// The same for CPUs with AVX-512BW, 64 pixels a step (`columns` a multiple of 64).
 void reel_fixed_affine_avx512(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
                               uint8_t *v, long vstride, long columns, long height);
+/// The planes of a 4:2:0 picture: luma, Cb, Cr and (NULL when there is none) alpha, each row
+/// `…stride` bytes after the one before.
+typedef struct {
+    uint8_t *y, *u, *v, *a;
+    long ystride, ustride, vstride, astride;
+} reel_planes;
+
+/// The blend modes of `reel_fixed_blend_avx2` (ReelCore's `BlendMode`).
+enum {
+    REEL_BLEND_NORMAL = 0, REEL_BLEND_MULTIPLY, REEL_BLEND_SCREEN, REEL_BLEND_OVERLAY, REEL_BLEND_DARKEN,
+    REEL_BLEND_LIGHTEN, REEL_BLEND_COLOR_DODGE, REEL_BLEND_COLOR_BURN, REEL_BLEND_HARD_LIGHT, REEL_BLEND_SOFT_LIGHT,
+    REEL_BLEND_DIFFERENCE, REEL_BLEND_EXCLUSION, REEL_BLEND_ADD
+};
+
+/// `FixedBlend.blend` over the first `columns` pixels (a multiple of 32) of every row pair
+/// (even `height`): `layer` (its alpha, or opaque) composited onto `frame` with `mode` at
+/// `opacity` (Q15), both pictures read through `map` (the identity), for CPUs with AVX2: the
+/// same operations lane by lane, so the same bytes. Only call it when `reel_cpu_has_avx2()`;
+/// it does nothing on other architectures.
+void reel_fixed_blend_avx2(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,
+                           long columns, long height);
+
+/// The same for CPUs with AVX-512BW, 64 pixels a step (`columns` a multiple of 64).
+void reel_fixed_blend_avx512(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,
+                             long columns, long height);
 #endif
+

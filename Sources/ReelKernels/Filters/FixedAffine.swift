@@ -39,7 +39,7 @@ struct FixedAffine {
     /// Applied to each channel after the map and its clamp, when the program has a `gamma`.
     private var curve: Curve?
     /// The same terms as plain numbers, for the AVX2 and AVX-512BW kernels.
-    private var terms = reel_fixed_affine()
+    private(set) var terms = reel_fixed_affine()
 
     /// The map `channel = y·slope + (Cb − 128)·cbWeight + (Cr − 128)·crWeight + offset`
     /// (code values in, 0…1 out), or nil when a term does not fit (see the type's comment).

@@ -1,6 +1,7 @@
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
+import CReelAVX2
 import ReelCore
 
 /// `BlendModeKernel` in 16-bit fixed point (`Q13`): both pictures read as clamped RGB, the
@@ -16,32 +17,52 @@ import ReelCore
 enum FixedBlend {
     #if arch(x86_64)
     /// `layer` (with an alpha plane, same size as `frame`, even width and height) onto `frame`.
-    static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double) {
+    /// On a CPU with AVX2 or AVX-512BW (`isa`), whole groups of 32 or 64 pixels run in that
+    /// kernel (`CReelAVX2`, the same operations, so the same bytes) and the rest of each row
+    /// pair here.
+    static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double, isa: VectorISA = .detected) {
+        let c = (layer, frame, opacity, isa)
         switch mode {
-        case .normal: run(layer, frame, opacity) { _, s in s }
-        case .multiply: run(layer, frame, opacity) { b, s in Q13.mul(b, s) }
-        case .screen: run(layer, frame, opacity) { b, s in screen(b, s) }
-        case .overlay: run(layer, frame, opacity) { b, s in hardLight(s, b) }
-        case .darken: run(layer, frame, opacity) { b, s in _mm_min_epi16(b, s) }
-        case .lighten: run(layer, frame, opacity) { b, s in _mm_max_epi16(b, s) }
-        case .colorDodge: run(layer, frame, opacity) { b, s in colorDodge(b, s) }
-        case .colorBurn: run(layer, frame, opacity) { b, s in colorBurn(b, s) }
-        case .hardLight: run(layer, frame, opacity) { b, s in hardLight(b, s) }
-        case .softLight: run(layer, frame, opacity) { b, s in softLight(b, s) }
-        case .difference: run(layer, frame, opacity) { b, s in _mm_max_epi16(_mm_sub_epi16(b, s), _mm_sub_epi16(s, b)) }
-        case .exclusion: run(layer, frame, opacity) { b, s in _mm_sub_epi16(_mm_add_epi16(b, s), _mm_slli_epi16(Q13.mul(b, s), 1)) }
-        case .add: run(layer, frame, opacity) { b, s in _mm_min_epi16(_mm_add_epi16(b, s), Q13.full) }
+        case .normal: run(c, REEL_BLEND_NORMAL) { _, s in s }
+        case .multiply: run(c, REEL_BLEND_MULTIPLY) { b, s in Q13.mul(b, s) }
+        case .screen: run(c, REEL_BLEND_SCREEN) { b, s in screen(b, s) }
+        case .overlay: run(c, REEL_BLEND_OVERLAY) { b, s in hardLight(s, b) }
+        case .darken: run(c, REEL_BLEND_DARKEN) { b, s in _mm_min_epi16(b, s) }
+        case .lighten: run(c, REEL_BLEND_LIGHTEN) { b, s in _mm_max_epi16(b, s) }
+        case .colorDodge: run(c, REEL_BLEND_COLOR_DODGE) { b, s in colorDodge(b, s) }
+        case .colorBurn: run(c, REEL_BLEND_COLOR_BURN) { b, s in colorBurn(b, s) }
+        case .hardLight: run(c, REEL_BLEND_HARD_LIGHT) { b, s in hardLight(b, s) }
+        case .softLight: run(c, REEL_BLEND_SOFT_LIGHT) { b, s in softLight(b, s) }
+        case .difference: run(c, REEL_BLEND_DIFFERENCE) { b, s in _mm_max_epi16(_mm_sub_epi16(b, s), _mm_sub_epi16(s, b)) }
+        case .exclusion: run(c, REEL_BLEND_EXCLUSION) { b, s in _mm_sub_epi16(_mm_add_epi16(b, s), _mm_slli_epi16(Q13.mul(b, s), 1)) }
+        case .add: run(c, REEL_BLEND_ADD) { b, s in _mm_min_epi16(_mm_add_epi16(b, s), Q13.full) }
         }
     }
 
-    /// The loop, with `B(Cb, Cs)` = `mode` on 8 lanes of backdrop and source.
+    /// The loop, with `B(Cb, Cs)` = `mode` on 8 lanes of backdrop and source; `vectorMode` is
+    /// the same mode for the AVX kernels.
     @inline(__always)
-    private static func run(_ layer: YUVImage, _ frame: YUVImage, _ opacity: Double, _ mode: (__m128i, __m128i) -> __m128i) {
+    private static func run(_ c: (layer: YUVImage, frame: YUVImage, opacity: Double, isa: VectorISA), _ vectorMode: Int,
+                            _ mode: (__m128i, __m128i) -> __m128i) {
+        let (layer, frame, opacity) = (c.layer, c.frame, c.opacity)
         precondition(layer.width == frame.width && layer.height == frame.height && layer.width % 2 == 0 && layer.height % 2 == 0)
         let read = FixedAffine.identity!
         // alpha·257 (0…65535) times opacity in Q15: the weight in Q15.
-        let op = Q13.splat(Int32((min(max(opacity, 0), 1) * 32767).rounded()))
+        let weightQ15 = Int32((min(max(opacity, 0), 1) * 32767).rounded())
+        let op = Q13.splat(weightQ15)
         let width = frame.width, whole = width & ~15
+        var from = 0
+        if c.isa != .baseline {
+            var terms = read.terms
+            var source = reel_planes(layer), backdrop = reel_planes(frame)
+            if c.isa == .avx512 {
+                from = width & ~63
+                reel_fixed_blend_avx512(Int32(vectorMode), &terms, Int16(weightQ15), &source, &backdrop, from, frame.height)
+            } else {
+                from = width & ~31
+                reel_fixed_blend_avx2(Int32(vectorMode), &terms, Int16(weightQ15), &source, &backdrop, from, frame.height)
+            }
+        }
         let layerScratch = GroupScratch(), frameScratch = GroupScratch(), alphaScratch = GroupScratch()
         let opaque = GroupScratch()
         opaque.rows.y0.update(repeating: 255, count: 32)
@@ -68,7 +89,7 @@ enum FixedBlend {
             // Without an alpha plane every pixel is opaque: the alpha rows are a group of 255s.
             let a0 = layer.a.map { UnsafePointer($0.row(2 * cy)) }, a1 = layer.a.map { UnsafePointer($0.row(2 * cy + 1)) }
             let solid = UnsafePointer(opaque.rows.y0)
-            var x = 0
+            var x = from
             while x < whole {
                 group(s.advanced(by: x), b.advanced(by: x), a0.map { $0 + x } ?? solid, a1.map { $0 + x } ?? solid)
                 x += 16
@@ -157,3 +178,13 @@ enum FixedBlend {
     }
     #endif
 }
+
+#if arch(x86_64)
+extension reel_planes {
+    /// The planes of `image` for the AVX kernels (`a` NULL when it has no alpha plane).
+    init(_ image: YUVImage) {
+        self.init(y: image.y.base, u: image.u.base, v: image.v.base, a: image.a?.base,
+                  ystride: image.y.stride, ustride: image.u.stride, vstride: image.v.stride, astride: image.a?.stride ?? 0)
+    }
+}
+#endif

@@ -112,4 +112,38 @@ import ReelThreadTesting
             }
         }
     }
+
+    /// The AVX2 and AVX-512BW kernels (`CReelAVX2`) write the Swift kernel's bytes: every mode,
+    /// with and without an alpha plane, at three opacities, on widths with and without a
+    /// remainder past their 32- or 64-pixel steps (and one narrower than a step), on random
+    /// pictures with illegal Y'CbCr (so the clamps act and channels sit at exactly 0 and 1,
+    /// where dodge, burn and soft light branch). Skipped where the CPU has neither.
+    @Test(.enabled(if: VectorISA.detected.hasAVX2, "this CPU has no AVX2"), arguments: [(36, 4), (64, 6), (96, 4), (130, 6), (200, 2)])
+    func theVectorKernelsWriteTheSwiftKernelsBytes(_ width: Int, _ height: Int) {
+        for (k, mode) in BlendMode.allCases.enumerated() {
+            for withAlpha in [true, false] {
+                let frame = FixedAffineTests.picture(width: width, height: height, seed: UInt32(5 * k + width))
+                let top = FixedAffineTests.picture(width: width, height: height, seed: UInt32(5 * k + width + 1))
+                let layer = YUVImage(width: width, height: height, hasAlpha: withAlpha)
+                for (d, s) in [(layer.y, top.y), (layer.u, top.u), (layer.v, top.v)] {
+                    for r in 0..<s.height { d.row(r).update(from: s.row(r), count: s.width) }
+                }
+                if let a = layer.a {
+                    for r in 0..<height { for x in 0..<width { a.row(r)[x] = UInt8(truncatingIfNeeded: (x * 53 + r * 29) % 290) } }
+                }
+                for opacity in [0.35, 0.8, 1.0] {
+                    let swift = FixedAffineTests.copy(frame)
+                    FixedBlend.blend(layer, onto: swift, mode: mode, opacity: opacity, isa: .baseline)
+                    for isa in [VectorISA.avx2, .avx512] where isa <= VectorISA.detected {
+                        let vector = FixedAffineTests.copy(frame)
+                        FixedBlend.blend(layer, onto: vector, mode: mode, opacity: opacity, isa: isa)
+                        for (a, b) in zip([swift.y, swift.u, swift.v], [vector.y, vector.u, vector.v]) {
+                            let differing = (0..<a.height).reduce(0) { n, r in n + (0..<a.width).filter { a.row(r)[$0] != b.row(r)[$0] }.count }
+                            #expect(differing == 0, "\(isa): \(mode), alpha \(withAlpha), opacity \(opacity), \(width)x\(height): \(differing) samples differ from the Swift kernel's")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

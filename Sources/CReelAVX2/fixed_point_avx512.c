@@ -1,5 +1,5 @@
-// FixedAffine for CPUs with AVX-512BW: 64 pixels of two rows (32 chroma blocks) a step. The
-// body is fixed_affine_kernel.h's.
+// FixedAffine and FixedBlend for CPUs with AVX-512BW: 64 pixels of two rows (32 chroma blocks)
+// a step. The bodies are fixed_affine_kernel.h's and fixed_blend_kernel.h's.
 
 #include "CReelAVX2.h"
 
@@ -9,13 +9,17 @@
 #define TARGET "avx512bw,avx512f,avx2"
 #define KERNEL static inline __attribute__((always_inline, target(TARGET)))
 #define FUNCTION reel_fixed_affine_avx512
+#define BLEND_FUNCTION reel_fixed_blend_avx512
 #define STEP 64
 #define V __m512i
+#define VF __m512
 #define OP(name) _mm512_##name
 #define ZERO() _mm512_setzero_si512()
 #define LOAD(p) _mm512_loadu_si512(p)
 #define STORE(p, v) _mm512_storeu_si512((p), (v))
 #define CHROMA_LOAD(p) _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(p)))
+#define SELECT_GT(a, b, yes, no) _mm512_mask_blend_epi16(_mm512_cmpgt_epi16_mask((a), (b)), (no), (yes))
+#define SELECT_EQ(a, b, yes, no) _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask((a), (b)), (no), (yes))
 
 /// 32 words as 32 bytes in order.
 KERNEL void store_bytes32(__m512i words, uint8_t *p) {
@@ -26,9 +30,15 @@ KERNEL void store_bytes32(__m512i words, uint8_t *p) {
 #define CHROMA_STORE(words, p) store_bytes32((words), (p))
 
 #include "fixed_affine_kernel.h"
+#include "fixed_blend_kernel.h"
 #else
 void reel_fixed_affine_avx512(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
                               uint8_t *v, long vstride, long columns, long height) {
     (void)map; (void)y; (void)ystride; (void)u; (void)ustride; (void)v; (void)vstride; (void)columns; (void)height;
+}
+
+void reel_fixed_blend_avx512(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,
+                             long columns, long height) {
+    (void)mode; (void)map; (void)opacity; (void)layer; (void)frame; (void)columns; (void)height;
 }
 #endif

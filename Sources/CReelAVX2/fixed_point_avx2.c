@@ -1,5 +1,6 @@
-// FixedAffine for CPUs with AVX2: 32 pixels of two rows (16 chroma blocks) a step where the
-// Swift kernel does 16. The body is fixed_affine_kernel.h's.
+// FixedAffine and FixedBlend for CPUs with AVX2: 32 pixels of two rows (16 chroma blocks) a
+// step where the Swift kernels do 16. The bodies are fixed_affine_kernel.h's and
+// fixed_blend_kernel.h's.
 
 #include "CReelAVX2.h"
 
@@ -9,13 +10,17 @@
 #define TARGET "avx2"
 #define KERNEL static inline __attribute__((always_inline, target(TARGET)))
 #define FUNCTION reel_fixed_affine_avx2
+#define BLEND_FUNCTION reel_fixed_blend_avx2
 #define STEP 32
 #define V __m256i
+#define VF __m256
 #define OP(name) _mm256_##name
 #define ZERO() _mm256_setzero_si256()
 #define LOAD(p) _mm256_loadu_si256((const __m256i *)(p))
 #define STORE(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
 #define CHROMA_LOAD(p) _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p)))
+#define SELECT_GT(a, b, yes, no) _mm256_blendv_epi8((no), (yes), _mm256_cmpgt_epi16((a), (b)))
+#define SELECT_EQ(a, b, yes, no) _mm256_blendv_epi8((no), (yes), _mm256_cmpeq_epi16((a), (b)))
 
 /// 16 words as 16 bytes in order.
 KERNEL void store_bytes16(__m256i words, uint8_t *p) {
@@ -24,9 +29,15 @@ KERNEL void store_bytes16(__m256i words, uint8_t *p) {
 #define CHROMA_STORE(words, p) store_bytes16((words), (p))
 
 #include "fixed_affine_kernel.h"
+#include "fixed_blend_kernel.h"
 #else
 void reel_fixed_affine_avx2(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
                             uint8_t *v, long vstride, long columns, long height) {
     (void)map; (void)y; (void)ystride; (void)u; (void)ustride; (void)v; (void)vstride; (void)columns; (void)height;
+}
+
+void reel_fixed_blend_avx2(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,
+                           long columns, long height) {
+    (void)mode; (void)map; (void)opacity; (void)layer; (void)frame; (void)columns; (void)height;
 }
 #endif
