@@ -12,7 +12,8 @@
 // FUNCTION (the exported name), TARGET (its target string), STEP (pixels a step), V (the
 // register type), OP(name) (the intrinsic `name` for V), ZERO(), LOAD(p) and STORE(p, v) (a
 // register of bytes), CHROMA_LOAD(p) (STEP / 2 bytes widened to 16-bit lanes) and
-// CHROMA_STORE(words, p) (STEP / 2 16-bit lanes as bytes, saturated as `packuswb`).
+// CHROMA_STORE(words, p) (STEP / 2 16-bit lanes as bytes, saturated as `packuswb`),
+// CURVE_GATHER(table, v) (each 16-bit lane of v, 0…8192, replaced by table[lane]).
 
 typedef struct {
     V slope, cb, cr, offset;
@@ -96,9 +97,15 @@ KERNEL void write_group(const V r[4], const V g[4], const V b[4], uint8_t *y0, u
     CHROMA_STORE(chroma(mr, mg, mb, 28672, -24009, -4663), v);
 }
 
-__attribute__((target(TARGET)))
-void FUNCTION(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
-              uint8_t *v, long vstride, long columns, long height) {
+/// `curve` (8193 entries and one more, read by 32-bit gathers, for 0…8192) at each lane of
+/// `v`, as `FixedAffine.Curve.apply` looks it up.
+KERNEL V curve_lanes(const int16_t *curve, V v) {
+    return CURVE_GATHER(curve, v);
+}
+
+/// The affine loop; `curve` (a constant NULL or not where this is inlined) after the clamp.
+KERNEL void affine_rows(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u, long ustride,
+                        uint8_t *v, long vstride, long columns, long height) {
     channel_map m[3];
     load_maps(map, m);
     for (long cy = 0; cy < height / 2; cy++) {
@@ -106,7 +113,21 @@ void FUNCTION(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u
         for (long x = 0; x < columns; x += STEP) {
             V r[4], g[4], b[4];
             read_group(m, y0 + x, y1 + x, pu + x / 2, pv + x / 2, r, g, b);
+            if (curve) {
+                for (int i = 0; i < 4; i++) {
+                    r[i] = curve_lanes(curve, r[i]);
+                    g[i] = curve_lanes(curve, g[i]);
+                    b[i] = curve_lanes(curve, b[i]);
+                }
+            }
             write_group(r, g, b, y0 + x, y1 + x, pu + x / 2, pv + x / 2);
         }
     }
+}
+
+__attribute__((target(TARGET)))
+void FUNCTION(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u, long ustride,
+              uint8_t *v, long vstride, long columns, long height) {
+    if (curve) affine_rows(map, curve, y, ystride, u, ustride, v, vstride, columns, height);
+    else affine_rows(map, NULL, y, ystride, u, ustride, v, vstride, columns, height);
 }

@@ -28,12 +28,22 @@ KERNEL void store_bytes16(__m256i words, uint8_t *p) {
 }
 #define CHROMA_STORE(words, p) store_bytes16((words), (p))
 
+/// table[lane] for each of 16 lanes (0…8192): two 8-lane gathers of 32 bits (the entry and the
+/// next, which the mask drops), packed back in order.
+KERNEL __m256i gather_curve16(const int16_t *table, __m256i v) {
+    const __m256i low = _mm256_set1_epi32(0xffff);
+    __m256i a = _mm256_i32gather_epi32((const int *)table, _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)), 2);
+    __m256i b = _mm256_i32gather_epi32((const int *)table, _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)), 2);
+    return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(a, low), _mm256_and_si256(b, low)), 0xd8);
+}
+#define CURVE_GATHER(table, v) gather_curve16((table), (v))
+
 #include "fixed_affine_kernel.h"
 #include "fixed_blend_kernel.h"
 #else
-void reel_fixed_affine_avx2(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
+void reel_fixed_affine_avx2(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u, long ustride,
                             uint8_t *v, long vstride, long columns, long height) {
-    (void)map; (void)y; (void)ystride; (void)u; (void)ustride; (void)v; (void)vstride; (void)columns; (void)height;
+    (void)map; (void)curve; (void)y; (void)ystride; (void)u; (void)ustride; (void)v; (void)vstride; (void)columns; (void)height;
 }
 
 void reel_fixed_blend_avx2(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,

@@ -29,12 +29,21 @@ KERNEL void store_bytes32(__m512i words, uint8_t *p) {
 }
 #define CHROMA_STORE(words, p) store_bytes32((words), (p))
 
+/// table[lane] for each of 32 lanes (0…8192): two 16-lane gathers of 32 bits (the entry and
+/// the next), truncated to 16 bits and put back in order.
+KERNEL __m512i gather_curve32(const int16_t *table, __m512i v) {
+    __m512i a = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), (const void *)table, 2);
+    __m512i b = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), (const void *)table, 2);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(a)), _mm512_cvtepi32_epi16(b), 1);
+}
+#define CURVE_GATHER(table, v) gather_curve32((table), (v))
+
 #include "fixed_affine_kernel.h"
 #include "fixed_blend_kernel.h"
 #else
-void reel_fixed_affine_avx512(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
+void reel_fixed_affine_avx512(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u, long ustride,
                               uint8_t *v, long vstride, long columns, long height) {
-    (void)map; (void)y; (void)ystride; (void)u; (void)ustride; (void)v; (void)vstride; (void)columns; (void)height;
+    (void)map; (void)curve; (void)y; (void)ystride; (void)u; (void)ustride; (void)v; (void)vstride; (void)columns; (void)height;
 }
 
 void reel_fixed_blend_avx512(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,

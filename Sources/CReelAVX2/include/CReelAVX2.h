@@ -46,14 +46,16 @@ typedef struct {
 
 /// `FixedAffine.apply` over the first `columns` pixels (a multiple of 32) of every row pair of
 /// a 4:2:0 picture (even `height`), 32 pixels a step, for CPUs with AVX2: the same integer
-/// operations lane by lane, so the same bytes. Only call it when `reel_cpu_has_avx2()`; it
-/// does nothing on other architectures.
-void reel_fixed_affine_avx2(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
+/// operations lane by lane, so the same bytes. `curve`, when not NULL, is the map's gamma
+/// (`FixedAffine.Curve`: 8193 entries for 0…8192, and one more that is never used, since the
+/// entries are read 32 bits at a time). Only call it when `reel_cpu_has_avx2()`; it does nothing
+/// on other architectures.
+void reel_fixed_affine_avx2(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u, long ustride,
                             uint8_t *v, long vstride, long columns, long height);
 
 /// The same for CPUs with AVX-512BW, 64 pixels a step (`columns` a multiple of 64).
-void reel_fixed_affine_avx512(const reel_fixed_affine *map, uint8_t *y, long ystride, uint8_t *u, long ustride,
-                              uint8_t *v, long vstride, long columns, long height);
+void reel_fixed_affine_avx512(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u,
+                              long ustride, uint8_t *v, long vstride, long columns, long height);
 /// The planes of a 4:2:0 picture: luma, Cb, Cr and (NULL when there is none) alpha, each row
 /// `…stride` bytes after the one before.
 typedef struct {

@@ -75,27 +75,28 @@ struct FixedAffine {
     static let identity = FixedAffine(slope: SIMD3(repeating: YCbCr601.kY), cbWeight: SIMD3(0, YCbCr601.kGU, YCbCr601.kBU),
                                       crWeight: SIMD3(YCbCr601.kRV, YCbCr601.kGV, 0), offset: SIMD3(repeating: -16 * YCbCr601.kY))
 
-    /// Runs the map over `image` in place (even width and height). Without a curve, on a CPU
+    /// Runs the map (and its curve) over `image` in place (even width and height). On a CPU
     /// with AVX2 or AVX-512BW (`isa`), whole groups of 32 or 64 pixels run in that kernel
     /// (`CReelAVX2`, the same bytes) and the rest of each row pair here.
     func apply(to image: YUVImage, isa: VectorISA = .detected) {
         #if arch(x86_64)
+        var from = 0, t = terms
+        let table = curve.map { UnsafePointer($0.entries) }
+        switch isa {
+        case .avx512:
+            from = image.width & ~63
+            reel_fixed_affine_avx512(&t, table, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
+                                     from, image.height)
+        case .avx2:
+            from = image.width & ~31
+            reel_fixed_affine_avx2(&t, table, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
+                                   from, image.height)
+        case .baseline:
+            break
+        }
         if let curve {
-            GroupScratch.forEachGroup(of: image) { rows, _, _ in curve.apply(load(rows)).store(rows) }
+            GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in curve.apply(load(rows)).store(rows) }
         } else {
-            var from = 0, t = terms
-            switch isa {
-            case .avx512:
-                from = image.width & ~63
-                reel_fixed_affine_avx512(&t, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
-                                         from, image.height)
-            case .avx2:
-                from = image.width & ~31
-                reel_fixed_affine_avx2(&t, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
-                                       from, image.height)
-            case .baseline:
-                break
-            }
             GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in load(rows).store(rows) }
         }
         #endif
@@ -105,11 +106,14 @@ struct FixedAffine {
     /// of all 8193, sampled from the `Float` path's table (`samples`, 0…1 at evenly spaced
     /// points, interpolated linearly as that path does).
     final class Curve: @unchecked Sendable {
-        private let entries: UnsafeMutablePointer<Int16>
+        /// 8193 entries (0…8192) and a last one, 0, that is never looked up: the AVX kernels
+        /// gather 32 bits (an entry and the next) a lane.
+        let entries: UnsafeMutablePointer<Int16>
 
         init(samples t: [Float]) {
             let segments = t.count - 1
-            entries = .allocate(capacity: Int(Q13.one) + 1)
+            entries = .allocate(capacity: Int(Q13.one) + 2)
+            entries[Int(Q13.one) + 1] = 0
             for v in 0...Int(Q13.one) {
                 let p = Double(v) / Double(Q13.one) * Double(segments)
                 let k = min(Int(p), segments - 1), w = p - Double(k)
