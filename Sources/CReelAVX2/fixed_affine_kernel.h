@@ -25,15 +25,20 @@ KERNEL V clamp(V v) {
     return OP(min_epi16)(OP(max_epi16)(v, ZERO()), OP(set1_epi16)(8192));
 }
 
-/// One channel at four registers of pixels (row 0 left/right, row 1 left/right), from luma·256
-/// and the blocks' (Cb − 128)·256, (Cr − 128)·256.
-KERNEL void channel(const channel_map *m, const V y[4], V du, V dv, V out[4]) {
+/// One channel at four registers of pixels (row 0 left/right, row 1 left/right), from the
+/// products luma·slope `t` and the blocks' (Cb − 128)·256, (Cr − 128)·256.
+KERNEL void channel(const channel_map *m, const V t[4], V du, V dv, V out[4]) {
     V w = OP(adds_epi16)(OP(adds_epi16)(OP(mulhi_epi16)(du, m->cb), OP(mulhi_epi16)(dv, m->cr)), m->offset);
     V wl = OP(unpacklo_epi16)(w, w), wh = OP(unpackhi_epi16)(w, w);
     for (int i = 0; i < 4; i++) {
-        V t = OP(mulhi_epu16)(y[i], m->slope), c = (i & 1) ? wh : wl;
-        out[i] = clamp(m->negative ? OP(subs_epi16)(c, t) : OP(adds_epi16)(c, t));
+        V c = (i & 1) ? wh : wl;
+        out[i] = clamp(m->negative ? OP(subs_epi16)(c, t[i]) : OP(adds_epi16)(c, t[i]));
     }
+}
+
+/// luma·256 times the channel's |slope| (`pmulhuw`), at four registers.
+KERNEL void products(const channel_map *m, const V y[4], V t[4]) {
+    for (int i = 0; i < 4; i++) t[i] = OP(mulhi_epu16)(y[i], m->slope);
 }
 
 /// Y' = 16 + 219·(0.299 R + 0.587 G + 0.114 B) from Q13, as `Q13Group.store`.
@@ -63,8 +68,9 @@ KERNEL V centred(const uint8_t *p) {
     return OP(slli_epi16)(OP(sub_epi16)(CHROMA_LOAD(p), OP(set1_epi16)(128)), 8);
 }
 
-/// The map's terms in registers.
-KERNEL void load_maps(const reel_fixed_affine *map, channel_map m[3]) {
+/// The map's terms in registers; returns whether the three channels' slopes are the same
+/// (then one luma product serves all three: the same values, fewer multiplies).
+KERNEL int load_maps(const reel_fixed_affine *map, channel_map m[3]) {
     for (int c = 0; c < 3; c++) {
         m[c].slope = OP(set1_epi16)(map->slope[c]);
         m[c].cb = OP(set1_epi16)(map->cb[c]);
@@ -72,20 +78,26 @@ KERNEL void load_maps(const reel_fixed_affine *map, channel_map m[3]) {
         m[c].offset = OP(set1_epi16)(map->offset[c]);
         m[c].negative = map->negative[c];
     }
+    return map->slope[0] == map->slope[1] && map->slope[1] == map->slope[2];
 }
 
 /// The map of the group at column `x` of a row pair (luma rows `y0`, `y1`, chroma rows `u`,
-/// `v`, each already advanced to it), clamped: four registers of each channel.
-KERNEL void read_group(const channel_map m[3], const uint8_t *y0, const uint8_t *y1, const uint8_t *u, const uint8_t *v,
-                       V r[4], V g[4], V b[4]) {
+/// `v`, each already advanced to it), clamped: four registers of each channel. `same_slopes`
+/// as `load_maps` returned it.
+KERNEL void read_group(const channel_map m[3], int same_slopes, const uint8_t *y0, const uint8_t *y1, const uint8_t *u,
+                       const uint8_t *v, V r[4], V g[4], V b[4]) {
     const V zero = ZERO();
     const V du = centred(u), dv = centred(v);
     const V l0 = LOAD(y0), l1 = LOAD(y1);
     // Luma·256: the byte in each lane's high half.
     const V l[4] = {OP(unpacklo_epi8)(zero, l0), OP(unpackhi_epi8)(zero, l0), OP(unpacklo_epi8)(zero, l1), OP(unpackhi_epi8)(zero, l1)};
-    channel(&m[0], l, du, dv, r);
-    channel(&m[1], l, du, dv, g);
-    channel(&m[2], l, du, dv, b);
+    V t[4];
+    products(&m[0], l, t);
+    channel(&m[0], t, du, dv, r);
+    if (!same_slopes) products(&m[1], l, t);
+    channel(&m[1], t, du, dv, g);
+    if (!same_slopes) products(&m[2], l, t);
+    channel(&m[2], t, du, dv, b);
 }
 
 /// Writes the group's luma per pixel and chroma per block from its RGB (as `Q13Group.store`).
@@ -107,12 +119,12 @@ KERNEL V curve_lanes(const int16_t *curve, V v) {
 KERNEL void affine_rows(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u, long ustride,
                         uint8_t *v, long vstride, long columns, long height) {
     channel_map m[3];
-    load_maps(map, m);
+    const int same_slopes = load_maps(map, m);
     for (long cy = 0; cy < height / 2; cy++) {
         uint8_t *y0 = y + 2 * cy * ystride, *y1 = y0 + ystride, *pu = u + cy * ustride, *pv = v + cy * vstride;
         for (long x = 0; x < columns; x += STEP) {
             V r[4], g[4], b[4];
-            read_group(m, y0 + x, y1 + x, pu + x / 2, pv + x / 2, r, g, b);
+            read_group(m, same_slopes, y0 + x, y1 + x, pu + x / 2, pv + x / 2, r, g, b);
             if (curve) {
                 for (int i = 0; i < 4; i++) {
                     r[i] = curve_lanes(curve, r[i]);

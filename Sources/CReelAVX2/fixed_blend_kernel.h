@@ -106,7 +106,7 @@ KERNEL void composite(int mode, V cb[4], const V cs[4], const V w[4]) {
 KERNEL void blend_rows(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,
                        long columns, long height) {
     channel_map m[3];
-    load_maps(map, m);
+    const int same_slopes = load_maps(map, m);
     const V op = OP(set1_epi16)(opacity), opaque = OP(set1_epi8)((char)255);
     for (long cy = 0; cy < height / 2; cy++) {
         const uint8_t *sy0 = layer->y + 2 * cy * layer->ystride, *sy1 = sy0 + layer->ystride;
@@ -116,8 +116,8 @@ KERNEL void blend_rows(int mode, const reel_fixed_affine *map, int16_t opacity, 
         uint8_t *pu = frame->u + cy * frame->ustride, *pv = frame->v + cy * frame->vstride;
         for (long x = 0; x < columns; x += STEP) {
             V sr[4], sg[4], sb[4], br[4], bg[4], bb[4];
-            read_group(m, sy0 + x, sy1 + x, su + x / 2, sv + x / 2, sr, sg, sb);
-            read_group(m, y0 + x, y1 + x, pu + x / 2, pv + x / 2, br, bg, bb);
+            read_group(m, same_slopes, sy0 + x, sy1 + x, su + x / 2, sv + x / 2, sr, sg, sb);
+            read_group(m, same_slopes, y0 + x, y1 + x, pu + x / 2, pv + x / 2, br, bg, bb);
             // alpha·257 (the byte in both halves of a lane), times the opacity in Q15.
             const V a0 = sa0 ? LOAD(sa0 + x) : opaque, a1 = sa1 ? LOAD(sa1 + x) : opaque;
             const V w[4] = {OP(mulhi_epu16)(OP(unpacklo_epi8)(a0, a0), op), OP(mulhi_epu16)(OP(unpackhi_epi8)(a0, a0), op),

@@ -21,11 +21,10 @@
 #define SELECT_GT(a, b, yes, no) _mm512_mask_blend_epi16(_mm512_cmpgt_epi16_mask((a), (b)), (no), (yes))
 #define SELECT_EQ(a, b, yes, no) _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask((a), (b)), (no), (yes))
 
-/// 32 words as 32 bytes in order.
+/// 32 words as 32 bytes in order, saturated as `packuswb` (negative to 0, above 255 to 255):
+/// a max with 0, then an unsigned saturating narrow.
 KERNEL void store_bytes32(__m512i words, uint8_t *p) {
-    __m256i lo = _mm512_castsi512_si256(words), hi = _mm512_extracti64x4_epi64(words, 1);
-    _mm_storeu_si128((__m128i *)p, _mm_packus_epi16(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1)));
-    _mm_storeu_si128((__m128i *)(p + 16), _mm_packus_epi16(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1)));
+    _mm256_storeu_si256((__m256i *)p, _mm512_cvtusepi16_epi8(_mm512_max_epi16(words, _mm512_setzero_si512())));
 }
 #define CHROMA_STORE(words, p) store_bytes32((words), (p))
 
