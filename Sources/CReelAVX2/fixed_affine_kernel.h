@@ -81,9 +81,8 @@ KERNEL int load_maps(const reel_fixed_affine *map, channel_map m[3]) {
     return map->slope[0] == map->slope[1] && map->slope[1] == map->slope[2];
 }
 
-/// The map of the group at column `x` of a row pair (luma rows `y0`, `y1`, chroma rows `u`,
-/// `v`, each already advanced to it), clamped: four registers of each channel. `same_slopes`
-/// as `load_maps` returned it.
+/// The map of one group, clamped, as four registers of each channel: its two luma rows at `y0`
+/// and `y1`, its chroma at `u` and `v`. `same_slopes` as `load_maps` returned it.
 KERNEL void read_group(const channel_map m[3], int same_slopes, const uint8_t *y0, const uint8_t *y1, const uint8_t *u,
                        const uint8_t *v, V r[4], V g[4], V b[4]) {
     const V zero = ZERO();
