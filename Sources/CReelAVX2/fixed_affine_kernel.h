@@ -20,9 +20,12 @@ typedef struct {
     int negative;
 } channel_map;
 
+/// 1.0 in Q13 in every lane.
+KERNEL V full(void) { return OP(set1_epi16)(8192); }
+
 /// Lanes clamped to 0…1 (0…8192).
 KERNEL V clamp(V v) {
-    return OP(min_epi16)(OP(max_epi16)(v, ZERO()), OP(set1_epi16)(8192));
+    return OP(min_epi16)(OP(max_epi16)(v, ZERO()), full());
 }
 
 /// One channel at four registers of pixels (row 0 left/right, row 1 left/right), from the
@@ -108,13 +111,9 @@ KERNEL void write_group(const V r[4], const V g[4], const V b[4], uint8_t *y0, u
     CHROMA_STORE(chroma(mr, mg, mb, 28672, -24009, -4663), v);
 }
 
-/// `curve` (8193 entries and one more, read by 32-bit gathers, for 0…8192) at each lane of
-/// `v`, as `FixedAffine.Curve.apply` looks it up.
-KERNEL V curve_lanes(const int16_t *curve, V v) {
-    return CURVE_GATHER(curve, v);
-}
-
-/// The affine loop; `curve` (a constant NULL or not where this is inlined) after the clamp.
+/// The affine loop; `curve` (a constant NULL or not where this is inlined) after the clamp:
+/// 8193 entries and one more, read by 32-bit gathers, looked up as `FixedAffine.Curve.apply`
+/// does.
 KERNEL void affine_rows(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u, long ustride,
                         uint8_t *v, long vstride, long columns, long height) {
     channel_map m[3];
@@ -126,9 +125,9 @@ KERNEL void affine_rows(const reel_fixed_affine *map, const int16_t *curve, uint
             read_group(m, same_slopes, y0 + x, y1 + x, pu + x / 2, pv + x / 2, r, g, b);
             if (curve) {
                 for (int i = 0; i < 4; i++) {
-                    r[i] = curve_lanes(curve, r[i]);
-                    g[i] = curve_lanes(curve, g[i]);
-                    b[i] = curve_lanes(curve, b[i]);
+                    r[i] = CURVE_GATHER(curve, r[i]);
+                    g[i] = CURVE_GATHER(curve, g[i]);
+                    b[i] = CURVE_GATHER(curve, b[i]);
                 }
             }
             write_group(r, g, b, y0 + x, y1 + x, pu + x / 2, pv + x / 2);

@@ -17,8 +17,6 @@ KERNEL V q13_mul(V a, V b) {
     return OP(mulhi_epu16)(OP(slli_epi16)(a, 2), OP(slli_epi16)(b, 1));
 }
 
-KERNEL V full(void) { return OP(set1_epi16)(8192); }
-
 KERNEL V screen(V b, V s) {
     return OP(sub_epi16)(OP(add_epi16)(b, s), q13_mul(b, s));
 }
@@ -134,19 +132,13 @@ __attribute__((target(TARGET)))
 void BLEND_FUNCTION(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,
                     long columns, long height) {
     // One loop per mode, each with its mode a constant (blend_rows is inlined into every case).
+#define BLEND_CASE(m) case m: blend_rows(m, map, opacity, layer, frame, columns, height); break;
     switch (mode) {
-    case REEL_BLEND_MULTIPLY: blend_rows(REEL_BLEND_MULTIPLY, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_SCREEN: blend_rows(REEL_BLEND_SCREEN, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_OVERLAY: blend_rows(REEL_BLEND_OVERLAY, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_DARKEN: blend_rows(REEL_BLEND_DARKEN, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_LIGHTEN: blend_rows(REEL_BLEND_LIGHTEN, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_COLOR_DODGE: blend_rows(REEL_BLEND_COLOR_DODGE, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_COLOR_BURN: blend_rows(REEL_BLEND_COLOR_BURN, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_HARD_LIGHT: blend_rows(REEL_BLEND_HARD_LIGHT, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_SOFT_LIGHT: blend_rows(REEL_BLEND_SOFT_LIGHT, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_DIFFERENCE: blend_rows(REEL_BLEND_DIFFERENCE, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_EXCLUSION: blend_rows(REEL_BLEND_EXCLUSION, map, opacity, layer, frame, columns, height); break;
-    case REEL_BLEND_ADD: blend_rows(REEL_BLEND_ADD, map, opacity, layer, frame, columns, height); break;
+    BLEND_CASE(REEL_BLEND_MULTIPLY) BLEND_CASE(REEL_BLEND_SCREEN) BLEND_CASE(REEL_BLEND_OVERLAY)
+    BLEND_CASE(REEL_BLEND_DARKEN) BLEND_CASE(REEL_BLEND_LIGHTEN) BLEND_CASE(REEL_BLEND_COLOR_DODGE)
+    BLEND_CASE(REEL_BLEND_COLOR_BURN) BLEND_CASE(REEL_BLEND_HARD_LIGHT) BLEND_CASE(REEL_BLEND_SOFT_LIGHT)
+    BLEND_CASE(REEL_BLEND_DIFFERENCE) BLEND_CASE(REEL_BLEND_EXCLUSION) BLEND_CASE(REEL_BLEND_ADD)
     default: blend_rows(REEL_BLEND_NORMAL, map, opacity, layer, frame, columns, height); break;
     }
+#undef BLEND_CASE
 }

@@ -56,6 +56,7 @@ void reel_fixed_affine_avx2(const reel_fixed_affine *map, const int16_t *curve, 
 /// The same for CPUs with AVX-512BW, 64 pixels a step (`columns` a multiple of 64).
 void reel_fixed_affine_avx512(const reel_fixed_affine *map, const int16_t *curve, uint8_t *y, long ystride, uint8_t *u,
                               long ustride, uint8_t *v, long vstride, long columns, long height);
+
 /// The planes of a 4:2:0 picture: luma, Cb, Cr and (NULL when there is none) alpha, each row
 /// `…stride` bytes after the one before.
 typedef struct {
@@ -82,4 +83,3 @@ void reel_fixed_blend_avx2(int mode, const reel_fixed_affine *map, int16_t opaci
 void reel_fixed_blend_avx512(int mode, const reel_fixed_affine *map, int16_t opacity, const reel_planes *layer, const reel_planes *frame,
                              long columns, long height);
 #endif
-

@@ -80,15 +80,13 @@ struct FixedAffine {
     /// (`CReelAVX2`, the same bytes) and the rest of each row pair here.
     func apply(to image: YUVImage, isa: VectorISA = .detected) {
         #if arch(x86_64)
-        var from = 0, t = terms
-        let table = curve.map { UnsafePointer($0.entries) }
+        var t = terms
+        let table = curve.map { UnsafePointer($0.entries) }, from = isa.vectorColumns(image.width)
         switch isa {
         case .avx512:
-            from = image.width & ~63
             reel_fixed_affine_avx512(&t, table, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
                                      from, image.height)
         case .avx2:
-            from = image.width & ~31
             reel_fixed_affine_avx2(&t, table, image.y.base, image.y.stride, image.u.base, image.u.stride, image.v.base, image.v.stride,
                                    from, image.height)
         case .baseline:

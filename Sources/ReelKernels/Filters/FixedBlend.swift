@@ -51,17 +51,12 @@ enum FixedBlend {
         let weightQ15 = Int32((min(max(opacity, 0), 1) * 32767).rounded())
         let op = Q13.splat(weightQ15)
         let width = frame.width, whole = width & ~15
-        var from = 0
-        if c.isa != .baseline {
-            var terms = read.terms
-            var source = reel_planes(layer), backdrop = reel_planes(frame)
-            if c.isa == .avx512 {
-                from = width & ~63
-                reel_fixed_blend_avx512(Int32(vectorMode), &terms, Int16(weightQ15), &source, &backdrop, from, frame.height)
-            } else {
-                from = width & ~31
-                reel_fixed_blend_avx2(Int32(vectorMode), &terms, Int16(weightQ15), &source, &backdrop, from, frame.height)
-            }
+        let from = c.isa.vectorColumns(width)
+        var terms = read.terms, source = reel_planes(layer), backdrop = reel_planes(frame)
+        switch c.isa {
+        case .avx512: reel_fixed_blend_avx512(Int32(vectorMode), &terms, Int16(weightQ15), &source, &backdrop, from, frame.height)
+        case .avx2: reel_fixed_blend_avx2(Int32(vectorMode), &terms, Int16(weightQ15), &source, &backdrop, from, frame.height)
+        case .baseline: break
         }
         let layerScratch = GroupScratch(), frameScratch = GroupScratch(), alphaScratch = GroupScratch()
         let opaque = GroupScratch()

@@ -18,6 +18,17 @@ public enum VectorISA: String, CaseIterable, Comparable, Sendable {
     /// Whether the CPU has AVX2 (AVX-512BW's CPUs all do).
     var hasAVX2: Bool { self >= .avx2 }
 
+    /// The columns of a row `width` pixels wide that the fixed-point kernels of this level
+    /// (`CReelAVX2`: 32 pixels a step with AVX2, 64 with AVX-512BW) take; the Swift kernel
+    /// does the rest, and all of it at the baseline.
+    func vectorColumns(_ width: Int) -> Int {
+        switch self {
+        case .baseline: 0
+        case .avx2: width & ~31
+        case .avx512: width & ~63
+        }
+    }
+
     /// In the order of the cases: each level has every instruction of the ones before it.
     public static func < (a: VectorISA, b: VectorISA) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
