@@ -6,6 +6,7 @@
 #
 #   ops/bench-submit.sh [OUTPUT.md]      (default: print to stdout; KEEP_WORK=1 keeps the work dir)
 #   env: HOURS ("2 8 16") · RUNS (3) submits per length, the median reported
+#        CHUNK_SECONDS (the coordinator's default, 10 s) the jobs' chunk length
 #        REEL_BIN_DIR: use these binaries instead of building release ones · PG_PORT (54393)
 #
 # PostgreSQL, one `reel coordinator` and no agent on loopback. The two stills are uploaded once
@@ -19,6 +20,8 @@ root=$PWD
 report=${1:-/dev/stdout}
 hours_list=${HOURS:-2 8 16}
 runs=${RUNS:-3}
+chunk_option=()
+[ -n "${CHUNK_SECONDS:-}" ] && chunk_option=(--chunk-seconds "$CHUNK_SECONDS")
 
 . ops/bench-lib.sh
 use_release reel
@@ -71,7 +74,7 @@ for hours in $hours_list; do
   for run in $(seq 1 "$runs"); do
     before=$(cpu)
     started=$(now)
-    job=$("$bin/reel" submit "$work/timeline-${hours}h.json" --quiet)
+    job=$("$bin/reel" submit "$work/timeline-${hours}h.json" "${chunk_option[@]}" --quiet)
     ended=$(now)
     after=$(cpu)
     walls+=("$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.3f", b - a }')")
@@ -90,5 +93,5 @@ done
   echo "|---|---:|---:|---:|---|---:|---:|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "Command: \`ops/bench-submit.sh\` (HOURS=\"$hours_list\", RUNS=$runs). Machine: $(machine), $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')."
+  echo "Command: \`ops/bench-submit.sh\` (HOURS=\"$hours_list\", RUNS=$runs${CHUNK_SECONDS:+, CHUNK_SECONDS=$CHUNK_SECONDS}). Machine: $(machine), $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')."
 } >"$report"

@@ -25,7 +25,8 @@ cleanup() {
   if [ "$status" = 0 ]; then rm -rf "$scratch"; else echo "test.sh: the tests' scratch files are kept in $scratch" >&2; fi
 }
 trap cleanup EXIT
-REEL_TEST_DATABASE_URL=$(ops/postgres.sh start "$pgdir" "$port")
+# With pg_stat_statements loaded: the statement budget tests count what the hot paths run.
+REEL_TEST_DATABASE_URL=$(PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements" ops/postgres.sh start "$pgdir" "$port")
 export REEL_TEST_DATABASE_URL
 REEL_TEST_S3_ENDPOINT=$(ops/s3.sh start "$s3dir" "$s3port")
 REEL_TEST_S3_CREDENTIALS=$s3dir/credentials   # AWS shared-credentials format, profile default

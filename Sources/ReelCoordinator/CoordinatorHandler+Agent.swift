@@ -60,7 +60,7 @@ extension CoordinatorHandler {
             frames = FrameRange(start: 0, end: count)
         }
         // A ladder chunk whose other renditions are reused encodes only these (nil: all).
-        let renditions = claimed.kind == .videoChunk ? try await pool.run { try $0.jobs.renditionsToEncode(task: claimed.id) } : nil
+        let renditions = claimed.kind == .videoChunk ? claimed.renditionsToEncode : nil
         let specification = claimed.kind == .finalise
             ? try await finaliseSpecification(for: claimed, planDocument: reference)
             : TaskSpecification(job: claimed.jobID, task: claimed.id, kind: claimed.kind, frames: frames,

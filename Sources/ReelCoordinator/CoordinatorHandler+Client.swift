@@ -221,10 +221,14 @@ extension CoordinatorHandler {
         }
     }
 
+    /// The job is cancelled in one row before the reply; its open tasks stop right after it
+    /// (`LeaseReaper.stopTasks`, batch by batch), and its holders get `LOST` from then on.
     func cancel(job: Int64) async throws -> Message {
-        try await pool.run { try $0.lifecycle.cancel(job: job) }
+        try await pool.run { try $0.lifecycle.markCancelled(job: job) }
         jobWatchers.jobMayHaveEnded(job)
         logger.info("job cancelled", metadata: ["job": "\(job)"])
+        let pool = pool, logger = logger
+        Task { await LeaseReaper.stopTasks(ofJob: job, store: pool, logger: logger) }
         return .ok
     }
 

@@ -5,6 +5,7 @@ import ReelMedia
 import ReelProtocol
 import ReelStore
 import ReelScheduling
+import Synchronization
 
 /// Splits a job whose assets are all stored into tasks: probes and validates the composition
 /// against the stored files (`CompositionLoader.plan` makes its `RenderPlan`), cuts the frames
@@ -25,11 +26,16 @@ struct JobSplitter: Sendable {
     let dispatcher: Dispatcher
     /// Rung when a job cannot be split (it fails).
     let jobWatchers: JobWatchers
+    /// The splits running now, by job: a trigger for a job being split waits for that split
+    /// instead of planning the job a second time beside it (a `SUBMIT` and the reaper's pass
+    /// used to plan a 14,400-chunk job twice at once, doubling what the submitter waited for).
+    let inFlight = SplitsInFlight()
 
     /// Splits every queued job that has no tasks yet.
     func splitPendingJobs() async {
         do {
-            for job in try await pool.run({ try $0.jobs.jobsWithoutTasks() }) {
+            // A job being split now is left to that split (the reaper's pass does not wait on it).
+            for job in try await pool.run({ try $0.jobs.jobsWithoutTasks() }) where !inFlight.contains(job) {
                 await split(job: job)
             }
         } catch {
@@ -62,8 +68,13 @@ struct JobSplitter: Sendable {
         return true
     }
 
-    /// Splits one job; a composition that does not validate against its stored assets fails the job.
+    /// Splits one job (or waits for the split of it already running); a composition that does
+    /// not validate against its stored assets fails the job.
     func split(job: Int64) async {
+        await inFlight.run(job) { await splitNow(job: job) }
+    }
+
+    private func splitNow(job: Int64) async {
         do {
             guard let documents = try await pool.run({ try $0.jobs.documents(job) }) else { return }
             let stored = try CoordinatorJSON.decode(StoredJobSettings.self, from: documents.settings)
@@ -169,6 +180,27 @@ struct JobSplitter: Sendable {
             logger.error("planning failed", metadata: ["job": "\(job)", "error": "\(error)"])
             _ = try? await pool.run { try $0.lifecycle.failJob(job, message: "planning failed: \(error)") }
             jobWatchers.jobMayHaveEnded(job)
+        }
+    }
+}
+
+/// The jobs being split right now, each with the task splitting it.
+final class SplitsInFlight: Sendable {
+    private let running = Mutex<[Int64: Task<Void, Never>]>([:])
+
+    func contains(_ job: Int64) -> Bool { running.withLock { $0[job] != nil } }
+
+    /// Runs `split` for `job` unless a split of it is running, and waits for whichever runs.
+    func run(_ job: Int64, _ split: @escaping @Sendable () async -> Void) async {
+        let task = running.withLock { running -> Task<Void, Never> in
+            if let task = running[job] { return task }
+            let task = Task { await split() }
+            running[job] = task
+            return task
+        }
+        await task.value
+        running.withLock { running in
+            if running[job] == task { running[job] = nil }
         }
     }
 }

@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// The coordinator's periodic pass (every `reaperInterval`): leases run out by the farm clock
 /// end (`LifecycleStore.expireLeases`, which decides what becomes of their tasks), then the
 /// dispatcher is woken, jobs whose assets arrived (or whose splitting a restart interrupted) are
-/// split into tasks, and the state gauges are refreshed. It decides nothing itself.
+/// split into tasks, cancelled jobs' open tasks left open by a stop are cancelled, and the state
+/// gauges are refreshed. It decides nothing itself.
 struct LeaseReaper: Service {
     let worker: StoreWorker
     let splitter: JobSplitter
@@ -46,12 +47,31 @@ struct LeaseReaper: Service {
                 }
             }
             await splitter.splitPendingJobs()
+            // Cancels whose sweep a stop interrupted (a cancel's own sweep usually ends first).
+            for job in try await worker.run({ try $0.lifecycle.jobsWithTasksToStop() }) {
+                await Self.stopTasks(ofJob: job, store: worker, logger: logger)
+            }
             if refreshingGauges {
                 let counts = try await worker.run { try $0.jobs.stateCounts() }
                 metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)
             }
         } catch {
             logger.error("reaper pass failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Cancels the open tasks of cancelled job `job`, one short transaction per batch, until
+    /// none is left (or the rest are locked: the next pass takes them).
+    static func stopTasks(ofJob job: Int64, store: some StoreRunning, logger: Logger) async {
+        do {
+            var stopped = 0, batch = 0
+            repeat {
+                batch = try await store.run { try $0.lifecycle.stopOpenTasks(ofJob: job) }
+                stopped += batch
+            } while batch > 0
+            if stopped > 0 { logger.info("cancelled job's open tasks stopped", metadata: ["job": "\(job)", "tasks": "\(stopped)"]) }
+        } catch {
+            logger.error("stopping a cancelled job's tasks failed; the next pass tries again", metadata: ["job": "\(job)", "error": "\(error)"])
         }
     }
 }

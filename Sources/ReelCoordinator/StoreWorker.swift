@@ -1,4 +1,5 @@
 import Dispatch
+import NIOCore
 import ReelCore
 import ReelStore
 import ReelScheduling
@@ -38,18 +39,53 @@ final class StoreWorker: @unchecked Sendable {
     }
 }
 
-/// A few `StoreWorker`s used round-robin by request handlers.
+/// A few `StoreWorker`s shared by request handlers: each call runs on a worker that is idle,
+/// or waits in one first-come-first-served line for the next worker to become idle. A call
+/// that blocks on a row lock (a result waiting for a job a cancel holds) therefore holds only
+/// its own worker; the calls behind it go to the others instead of queueing behind it, as
+/// they did when calls were dealt to the workers round-robin.
 final class StorePool: Sendable {
+    private struct State {
+        var idle: [Int]
+        /// Calls waiting for a worker, first come first served.
+        var waiting = CircularBuffer<CheckedContinuation<Int, Never>>()
+    }
+
     private let workers: [StoreWorker]
-    private let counter = Mutex<UInt64>(0)
+    private let state: Mutex<State>
 
     init(conninfo: String, count: Int, clock: FarmClock = .wall) throws {
         workers = try (0..<max(1, count)).map { try StoreWorker(conninfo: conninfo, label: "pool\($0)", clock: clock) }
+        state = Mutex(State(idle: Array(workers.indices.reversed())))
     }
 
     func run<T: Sendable>(_ body: @escaping @Sendable (FarmStore) throws -> T) async throws -> T {
-        let next = counter.withLock { $0 &+= 1; return $0 }
-        return try await workers[Int(next % UInt64(workers.count))].run(body)
+        let index = await acquire()
+        defer { release(index) }
+        return try await workers[index].run(body)
+    }
+
+    private func acquire() async -> Int {
+        if let index = state.withLock({ $0.idle.popLast() }) { return index }
+        return await withCheckedContinuation { continuation in
+            let index = state.withLock { s -> Int? in
+                if let index = s.idle.popLast() { return index }
+                s.waiting.append(continuation)
+                return nil
+            }
+            if let index { continuation.resume(returning: index) }
+        }
+    }
+
+    private func release(_ index: Int) {
+        let next = state.withLock { s -> CheckedContinuation<Int, Never>? in
+            guard let next = s.waiting.popFirst() else {
+                s.idle.append(index)
+                return nil
+            }
+            return next
+        }
+        next?.resume(returning: index)
     }
 }
 

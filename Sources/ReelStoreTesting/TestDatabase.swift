@@ -39,6 +39,32 @@ public enum TestDatabase {
 
     nonisolated(unsafe) static var clusterDirectory: UnsafeMutablePointer<CChar>?
 
+    /// The server option the statement budget tests need (ops/test.sh starts its cluster with it too).
+    public static let statementStatistics = "-c shared_preload_libraries=pg_stat_statements"
+
+    /// A database of its own on the test server, dropped when released: for tests that read the
+    /// server's per-database statistics (`pg_stat_statements` keys them by database).
+    public final class Database: Sendable {
+        public let name: String
+        public let conninfo: String
+
+        public init() throws {
+            name = "reel_t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let base = TestDatabase.url
+            conninfo = base.hasPrefix("postgres://") || base.hasPrefix("postgresql://")
+                ? base + (base.contains("?") ? "&" : "?") + "dbname=\(name)"
+                : base + " dbname=\(name)"
+            try PGConnection(base).query("CREATE DATABASE \(name)")
+        }
+
+        public func connect() throws -> PGConnection { try PGConnection(conninfo) }
+
+        deinit {
+            let name = name
+            DispatchQueue.global().async { _ = try? PGConnection(TestDatabase.url).query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        }
+    }
+
     /// Runs ops/postgres.sh with its output in files, not pipes: the server it starts must not
     /// inherit a pipe we wait on (reading to EOF would then block until the server exits).
     static func run(_ arguments: [String]) -> (Int32, String, String) {
@@ -52,7 +78,8 @@ public enum TestDatabase {
         let quoted = ([script] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         // posix_spawn + waitpid rather than Foundation.Process, whose waitUntilExit can stall
         // when the cooperative pool's few threads are all blocked in tests.
-        let command = "exec /bin/sh \(quoted) >'\(outPath)' 2>'\(errPath)' </dev/null"
+        // pg_stat_statements loaded, as ops/test.sh's cluster has it: the statement budget tests count with it.
+        let command = "PG_OPTIONS='\(statementStatistics)' exec /bin/sh \(quoted) >'\(outPath)' 2>'\(errPath)' </dev/null"
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
         defer { for pointer in argv { free(pointer) } }

@@ -72,6 +72,9 @@ struct DispatchBench {
         var resultMilliseconds: [Double] = []
         var empty = 0
         var errors: [String] = []
+        /// When this agent's last result was accepted, ms after the start: with a queue that
+        /// empties inside the window, the rate counts up to the last work, not the idle tail.
+        var lastResultMilliseconds = 0.0
     }
 
     static func run(_ o: Options) async throws -> String {
@@ -110,6 +113,7 @@ struct DispatchBench {
                             _ = try await client.request(.result(task: assignment.task, epoch: assignment.epoch, sha256: digest, data: payload),
                                                          timeout: .seconds(30))
                             samples.resultMilliseconds.append(milliseconds(clock.now - sent))
+                            samples.lastResultMilliseconds = milliseconds(clock.now - start)
                         } catch {
                             samples.errors.append("\(error)")
                             if samples.errors.count > 20 { break }
@@ -124,6 +128,7 @@ struct DispatchBench {
                 all.resultMilliseconds += s.resultMilliseconds
                 all.empty += s.empty
                 all.errors += s.errors
+                all.lastResultMilliseconds = max(all.lastResultMilliseconds, s.lastResultMilliseconds)
             }
             return all
         }
@@ -138,9 +143,14 @@ struct DispatchBench {
             func p(_ q: Double) -> String { String(format: "%.1f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) }
             return "\(name) ms: p50 \(p(0.5)), p99 \(p(0.99)), max \(String(format: "%.1f", sorted.last!))"
         }
+        // Agents claiming back to back that got NONE had emptied the queue: the rate is then
+        // over the time until the last result, not the whole window.
+        let busySeconds = o.renderMilliseconds == 0 && merged.empty > 0 && merged.lastResultMilliseconds > 0
+            ? merged.lastResultMilliseconds / 1000 : seconds
         var lines = [
-            "agents: \(o.agents), render: \(o.renderMilliseconds) ms per task, window: \(String(format: "%.1f", seconds)) s",
-            "claims: \(claims) (\(String(format: "%.0f", Double(claims) / seconds)) per second), empty claims (NONE): \(merged.empty)",
+            "agents: \(o.agents), render: \(o.renderMilliseconds) ms per task, window: \(String(format: "%.1f", seconds)) s"
+                + (busySeconds < seconds ? " (the queue emptied after \(String(format: "%.2f", busySeconds)) s)" : ""),
+            "claims: \(claims) (\(String(format: "%.0f", Double(claims) / busySeconds)) per second), empty claims (NONE): \(merged.empty)",
             line("claim latency", merged.claimMilliseconds),
             line("result latency", merged.resultMilliseconds),
             "errors: \(merged.errors.count)",

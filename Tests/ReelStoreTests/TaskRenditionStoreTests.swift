@@ -22,12 +22,15 @@ struct TaskRenditionStoreTests {
         return NewJob(composition: #"{"formatVersion":1}"#, tasks: [chunk, NewTask(kind: .finalise, ordinal: 0)])
     }
 
-    /// Claims and completes the job's chunk with `result`, then its finalise.
-    static func finish(_ store: FarmStore, agent: Int64, result: TaskResult) throws {
+    /// Claims and completes the job's chunk with `result`, then its finalise. - Returns: the
+    /// chunk as claimed.
+    @discardableResult
+    static func finish(_ store: FarmStore, agent: Int64, result: TaskResult) throws -> ClaimedTask {
         let chunk = try #require(try store.lifecycle.claimTask(agent: agent, leaseSeconds: 30, kinds: [.videoChunk]))
         try store.lifecycle.complete(chunk.lease, result: result)
         let finalise = try #require(try store.lifecycle.claimTask(agent: agent, leaseSeconds: 30, kinds: [.finalise]))
         #expect(try store.lifecycle.complete(finalise.lease, result: TaskResult(sha256: key("f"), size: 2, key: "out")).jobDone)
+        return chunk
     }
 
     @Test func renditionsAreFoundInTheArchivesThatHoldThemAndKeepThoseArchives() throws {
@@ -41,7 +44,8 @@ struct TaskRenditionStoreTests {
         let job1 = try store.jobs.create(Self.ladderJob([TaskRendition(name: "top", key: key("a")), TaskRendition(name: "mid", key: key("b")),
                                                          TaskRendition(name: "low", key: key("c"))]))
         #expect(try store.assets.archives(forRenditionKeys: [key("a")]).isEmpty, "not done yet")
-        try Self.finish(store, agent: agent, result: first)
+        let chunk1 = try Self.finish(store, agent: agent, result: first)
+        #expect(chunk1.renditionsToEncode == nil, "a chunk that encodes every rendition")
         #expect(try store.assets.archives(forRenditionKeys: [key("a"), key("c"), key("d")]) == [key("a"): first, key("c"): first])
 
         // The second changes "low" (key d): top and mid come from the first archive.
@@ -49,11 +53,9 @@ struct TaskRenditionStoreTests {
                                                          TaskRendition(name: "mid", key: key("b"), source: first),
                                                          TaskRendition(name: "low", key: key("d"))]))
         let chunk2 = try #require(try store.jobs.tasks(ofJob: job2).first { $0.kind == .videoChunk })
-        #expect(try store.jobs.renditionsToEncode(task: chunk2.id) == ["low"])
-        let chunk1 = try #require(try store.jobs.tasks(ofJob: job1).first { $0.kind == .videoChunk })
-        #expect(try store.jobs.renditionsToEncode(task: chunk1.id) == nil, "a chunk that encodes every rendition")
         #expect(try store.jobs.renditions(ofJob: job2)[chunk2.id]?.map(\.source) == [first, first, nil])
-        try Self.finish(store, agent: agent, result: second)
+        // The claim says which renditions the chunk encodes itself (the TASK's renditions=).
+        #expect(try Self.finish(store, agent: agent, result: second).renditionsToEncode == ["low"])
         // The newest holder of each key; a reused rendition points at the archive it came from.
         #expect(try store.assets.archives(forRenditionKeys: [key("a"), key("b"), key("c"), key("d")])
                 == [key("a"): first, key("b"): first, key("c"): first, key("d"): second])

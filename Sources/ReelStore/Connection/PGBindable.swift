@@ -18,15 +18,39 @@ extension Bool: PGBindable { public var pgText: String? { self ? "true" : "false
 extension Double: PGBindable { public var pgText: String? { "\(self)" } }
 
 extension Optional: PGBindable where Wrapped: PGBindable {
-    public var pgText: String? { flatMap(\.pgText) }
+    // A switch, not `flatMap(\.pgText)`: a key path costs a lookup per element, and task
+    // inserts bind arrays of 15,000 optional keys.
+    public var pgText: String? {
+        switch self {
+        case .some(let value): value.pgText
+        case .none: nil
+        }
+    }
 }
 
 extension Array: PGBindable where Element: PGBindable {
+    /// Built in one string, escaping only elements that hold `\` or `"`: claims and results
+    /// bind arrays of hundreds of ids and hashes, and Foundation's `replacingOccurrences` per
+    /// element was a tenth of the coordinator's CPU time under load.
     public var pgText: String? {
-        "{" + map { element in
-            element.pgText.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-                ?? "NULL"
-        }.joined(separator: ",") + "}"
+        var text = "{"
+        text.reserveCapacity(2 + count * 24)
+        for (index, element) in enumerated() {
+            if index > 0 { text.append(",") }
+            guard let value = element.pgText else { text.append("NULL"); continue }
+            text.append("\"")
+            if value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
+                for character in value.unicodeScalars {
+                    if character == "\\" || character == "\"" { text.append("\\") }
+                    text.unicodeScalars.append(character)
+                }
+            } else {
+                text.append(value)
+            }
+            text.append("\"")
+        }
+        text.append("}")
+        return text
     }
 }
 

@@ -38,6 +38,11 @@ public final class PGConnection: @unchecked Sendable {
         PQfinish(connection)
     }
 
+    /// Requests sent to the server and answered (statements, prepares, scripts) since the
+    /// connection opened: what a store operation costs in round trips, which the statement
+    /// budget tests hold constant.
+    public private(set) var roundTrips = 0
+
     /// Runs one statement with `$1…$n` bound to `parameters` in order (`PGBindable`: their text
     /// form, nil as SQL NULL). Parameters are never spliced into SQL, so values need no escaping.
     /// A statement with parameters is prepared on first use and executed prepared afterwards
@@ -131,6 +136,7 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Copies a `PGresult` into Swift values and frees it (the single owner of every result).
     private func consume(_ result: OpaquePointer?, sql: String) throws -> PGResult {
+        roundTrips += 1
         guard let result else {
             throw PGError(sqlState: nil, message: PGConnection.trimmed(PQerrorMessage(connection)), statement: PGConnection.firstLine(sql))
         }

@@ -99,15 +99,6 @@ public struct JobStore: Sendable {
         return found
     }
 
-    /// The renditions a ladder chunk task encodes itself, in the ladder's order: nil when it
-    /// encodes all of them (no rendition comes from another archive, or it has no rows).
-    public func renditionsToEncode(task: Int64) throws -> [String]? {
-        let rows = try connection.query(Statements.renditionsToEncode, [task]).rows
-        let names = try rows.map { try $0.string("name") }
-        guard let first = rows.first, try first.int("total") != names.count else { return nil }
-        return names
-    }
-
     /// Per-state task counts, frames and times of one job; `nil` if there is no such job.
     public func summary(_ job: Int64) throws -> JobSummary? {
         try connection.query(Statements.jobSummary, [job]).singleRow().map(Self.summary)

@@ -29,6 +29,10 @@ public struct ClaimedTask: Hashable, Sendable {
     public var lease: Lease { Lease(task: id, epoch: epoch, agent: leaseOwner) }
     /// The agent holding the lease.
     public var leaseOwner: Int64
+    /// For a ladder chunk some of whose renditions are reused from other archives: the names of
+    /// the renditions it encodes itself, in the ladder's order; nil when it encodes all of them
+    /// (or is no ladder chunk).
+    public var renditionsToEncode: [String]? = nil
 }
 
 /// A task's result as uploaded and verified by the coordinator.

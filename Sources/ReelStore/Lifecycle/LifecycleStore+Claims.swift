@@ -1,3 +1,4 @@
+import Foundation
 import ReelScheduling
 
 /// Claims: the one claim routine every caller uses (the coordinator's dispatcher for agents,
@@ -99,6 +100,7 @@ extension LifecycleStore {
         return ClaimedTask(id: try row.int64("id"), jobID: try row.int64("job_id"), kind: try row.value("kind"), ordinal: try row.int("ordinal"),
                            frameStart: try row.int64("frame_start"), frameEnd: try row.int64("frame_end"), spec: try row.string("spec"),
                            epoch: try row.int64("epoch"), attempts: try row.int("attempts"),
-                           leaseExpiresAtMillis: try row.int64("expires_ms"), planDocument: plan, leaseOwner: try row.int64("lease_owner"))
+                           leaseExpiresAtMillis: try row.int64("expires_ms"), planDocument: plan, leaseOwner: try row.int64("lease_owner"),
+                           renditionsToEncode: try row["renditions_to_encode"].map { try JSONDecoder().decode([String].self, from: Data($0.utf8)) })
     }
 }

@@ -318,5 +318,72 @@ CREATE TABLE task_renditions (
 CREATE INDEX task_renditions_key ON task_renditions (rendition_key);
 CREATE INDEX task_renditions_source ON task_renditions (source_sha256) WHERE source_sha256 IS NOT NULL;
 """#),
+        Migration(version: 11, name: "hot_paths", sql: #"""
+-- Issue 37: what claims, results, heartbeats, submits and cancels cost in the database.
+--
+-- A cancel changes the job's row only; its open tasks are cancelled after the reply, in
+-- batches (LifecycleStore.stopOpenTasks). tasks_to_stop marks a cancelled job whose open tasks
+-- are not all cancelled yet, so a coordinator that stopped in between finishes the sweep.
+ALTER TABLE jobs ADD COLUMN tasks_to_stop boolean NOT NULL DEFAULT false;
+CREATE INDEX jobs_tasks_to_stop ON jobs (id) WHERE tasks_to_stop;
+
+-- Events name their task and agent without foreign keys, as tasks.last_agent already does:
+-- every claim and every result appends an event, and each key cost a lookup and a row lock
+-- per event. Task rows go only with their job (and its events with it); agent ids are never
+-- reused, so a forgotten agent's events simply find no name.
+ALTER TABLE events DROP CONSTRAINT events_task_id_fkey;
+ALTER TABLE events DROP CONSTRAINT events_agent_id_fkey;
+
+-- "claimable" once per statement, not once per row: a submit of 15,000 tasks or a retry of
+-- them ran the notify function 15,000 times. The update trigger now also sends it, from the
+-- transition tables; and a statement that changes no task's done/failed/cancelled membership
+-- (a claim, a heartbeat, progress) leaves before the counters' join.
+DROP TRIGGER tasks_queued_on_insert ON tasks;
+DROP TRIGGER tasks_queued_on_update ON tasks;
+
+CREATE OR REPLACE FUNCTION reel_tasks_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF EXISTS (SELECT 1 FROM new_rows WHERE state = 'queued') THEN
+        PERFORM pg_notify('reel', TG_TABLE_SCHEMA || ' claimable');
+    END IF;
+    UPDATE jobs j SET render_tasks = j.render_tasks + d.n, tasks_done = j.tasks_done + d.done,
+                      frames_total = j.frames_total + d.frames, frames_done = j.frames_done + d.frames_done
+    FROM (SELECT job_id, count(*) AS n, count(*) FILTER (WHERE state = 'done') AS done,
+                 coalesce(sum(frame_end - frame_start) FILTER (WHERE kind = 'video_chunk'), 0) AS frames,
+                 coalesce(sum(frame_end - frame_start) FILTER (WHERE kind = 'video_chunk' AND state = 'done'), 0) AS frames_done
+          FROM new_rows WHERE kind <> 'finalise' GROUP BY job_id) d
+    WHERE j.id = d.job_id;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION reel_tasks_updated() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF EXISTS (SELECT 1 FROM new_rows WHERE state = 'queued')
+       AND EXISTS (SELECT 1 FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE n.state = 'queued' AND o.state <> 'queued') THEN
+        PERFORM pg_notify('reel', TG_TABLE_SCHEMA || ' claimable');
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM new_rows WHERE state IN ('done', 'failed', 'cancelled'))
+       AND NOT EXISTS (SELECT 1 FROM old_rows WHERE state IN ('done', 'failed', 'cancelled')) THEN
+        RETURN NULL;
+    END IF;
+    UPDATE jobs j SET tasks_done = j.tasks_done + d.done, tasks_failed = j.tasks_failed + d.failed,
+                      tasks_cancelled = j.tasks_cancelled + d.cancelled, frames_done = j.frames_done + d.frames
+    FROM (SELECT n.job_id,
+                 sum((n.state = 'done')::int - (o.state = 'done')::int) AS done,
+                 sum((n.state = 'failed')::int - (o.state = 'failed')::int) AS failed,
+                 sum((n.state = 'cancelled')::int - (o.state = 'cancelled')::int) AS cancelled,
+                 sum(CASE WHEN n.kind = 'video_chunk'
+                          THEN ((n.state = 'done')::int - (o.state = 'done')::int) * (n.frame_end - n.frame_start)
+                          ELSE 0 END) AS frames
+          FROM old_rows o JOIN new_rows n ON n.id = o.id
+          WHERE n.kind <> 'finalise' AND n.state IS DISTINCT FROM o.state
+            AND (n.state IN ('done', 'failed', 'cancelled') OR o.state IN ('done', 'failed', 'cancelled'))
+          GROUP BY n.job_id) d
+    WHERE j.id = d.job_id AND (d.done <> 0 OR d.failed <> 0 OR d.cancelled <> 0);
+    RETURN NULL;
+END
+$fn$;
+"""#),
     ]
 }

@@ -38,11 +38,6 @@ extension Statements {
         UPDATE task_renditions r SET source_sha256 = NULL, source_size = NULL, source_key = NULL
         FROM tasks t WHERE t.id = r.task_id AND t.job_id = $1::bigint AND r.source_sha256 = ANY($2::text[])
         """
-    /// The renditions task `$1` encodes itself (no source), in the ladder's order.
-    static let renditionsToEncode = """
-        SELECT name, (SELECT count(*) FROM task_renditions a WHERE a.task_id = $1::bigint) AS total
-        FROM task_renditions WHERE task_id = $1::bigint AND source_sha256 IS NULL ORDER BY position
-        """
     /// The number of job `$1`'s tasks done from a reused result.
     private static let reusedTaskCount = "(SELECT count(*) FROM tasks WHERE job_id = $1::bigint AND reused)"
     /// `tasks_reused` of job `$1` recounted (a reused result found damaged is rendered after all).

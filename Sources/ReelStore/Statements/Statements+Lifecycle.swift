@@ -51,7 +51,9 @@ extension Statements {
     /// from the farm clock's `$4` under the next epoch, using up one attempt; record it as each
     /// agent's current task (a claim is also a sign of life); append one `claimed` event per
     /// lease. Tasks are updated before agents (the store's lock order). Returns each lease with
-    /// its job's state, so the caller marks jobs running only when one was still queued.
+    /// its job's state, so the caller marks jobs running only when one was still queued, and,
+    /// for a ladder chunk some of whose renditions are reused, the names of those it encodes
+    /// (a JSON array; NULL: every rendition, or no ladder), so the `TASK` needs no query of its own.
     /// The tasks are locked first with `SKIP LOCKED` (a claim never waits on a task another
     /// transaction holds, so it can neither stall nor deadlock) and leased only if still queued.
     static let leaseTasks = """
@@ -74,7 +76,11 @@ extension Statements {
             INSERT INTO events (job_id, task_id, agent_id, kind, message)
             SELECT l.job_id, l.id, l.lease_owner, 'claimed', 'epoch ' || l.epoch || ', attempt ' || l.attempts FROM leased l
         )
-        SELECT * FROM leased
+        SELECT l.*,
+               (SELECT CASE WHEN count(*) = count(*) FILTER (WHERE r.source_sha256 IS NULL) THEN NULL
+                            ELSE coalesce(json_agg(r.name ORDER BY r.position) FILTER (WHERE r.source_sha256 IS NULL), '[]')::text END
+                FROM task_renditions r WHERE r.task_id = l.id) AS renditions_to_encode
+        FROM leased l
         """
     /// After a claim commits, in a transaction of its own (a claim holds task locks and must
     /// never wait for a job row): the jobs `$1` start running, those in `$2` (a task that ends
@@ -242,11 +248,36 @@ extension Statements {
 
     /// Locks job `$1` and reads its state (lock order: job first); no row when there is no such job.
     static let lockedJobState = "SELECT state FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
-    /// Cancels a job that has not ended; returns it when it did.
+    /// Cancels a job that has not ended; returns it when it did. One row whatever the job's
+    /// size: its open tasks are cancelled after the reply (`stopOpenTasks`, flagged by
+    /// `tasks_to_stop`); until then none of them is claimed, since claims read only active jobs.
     static let cancelJob = """
-        UPDATE jobs SET state = 'cancelled', paused = false, finished_at = now(), updated_at = now()
+        UPDATE jobs SET state = 'cancelled', paused = false, finished_at = now(), updated_at = now(), tasks_to_stop = true
         WHERE id = $1::bigint AND state NOT IN \(terminalJobStates) RETURNING id
         """
+    /// Up to `$2` open tasks of job `$1`, cancelled while it has ended with `tasks_to_stop` set:
+    /// the job is locked first (the store's lock order), the tasks with `SKIP LOCKED` (a task a
+    /// heartbeat or result holds right now is left for the next batch). The flag is cleared
+    /// with the batch that leaves no open task. Returns how many it cancelled.
+    static let stopOpenTasks = """
+        WITH job AS (
+            SELECT id FROM jobs WHERE id = $1::bigint AND state IN \(terminalJobStates) AND tasks_to_stop FOR NO KEY UPDATE
+        ), open AS (
+            SELECT t.id FROM tasks t JOIN job ON t.job_id = job.id WHERE t.state IN ('queued', 'leased')
+            LIMIT $2::integer FOR UPDATE OF t SKIP LOCKED
+        ), stopped AS (
+            UPDATE tasks t SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+            FROM open WHERE t.id = open.id RETURNING t.id
+        ), finished AS (
+            UPDATE jobs j SET tasks_to_stop = false FROM job
+            WHERE j.id = job.id AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.job_id = job.id AND o.state IN ('queued', 'leased')
+                                                                      AND o.id NOT IN (SELECT id FROM stopped))
+        )
+        SELECT count(*) AS stopped FROM stopped
+        """
+    /// The ended jobs whose open tasks are still to be cancelled (a coordinator stopped between
+    /// a cancel's reply and its sweep).
+    static let jobsWithTasksToStop = "SELECT id FROM jobs WHERE tasks_to_stop ORDER BY id"
     /// When a job ends early (cancelled or failed), its unfinished tasks stop (holders get LOST).
     static let cancelOpenTasks = """
         UPDATE tasks SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
@@ -255,7 +286,7 @@ extension Statements {
     /// Retries a failed or cancelled job; returns it when it did. Its current run starts anew.
     static let retryJob = """
         UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL, updated_at = now(),
-                        run_started_at = NULL, run_frames_base = frames_done
+                        run_started_at = NULL, run_frames_base = frames_done, tasks_to_stop = false
         WHERE id = $1::bigint AND state IN ('failed', 'cancelled') RETURNING id
         """
     /// Retry: failed and cancelled tasks get a fresh set of attempts (done tasks keep their results).

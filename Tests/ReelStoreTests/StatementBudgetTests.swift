@@ -1,0 +1,185 @@
+import Foundation
+import ReelStoreTesting
+import Testing
+import ReelThreadTesting
+@testable import ReelStore
+import ReelScheduling
+
+/// What the farm's hot paths cost in the database, counted rather than timed (timings on two
+/// shared cores are noise; counts are exact): the SQL statements the server runs for one claim,
+/// one result, one heartbeat, a cancel, a retry and a submit's task insert — trigger bodies
+/// included, from `pg_stat_statements` with `track = all` on a database of the suite's own —
+/// and the round trips the store's connection makes for them. Each operation is measured on
+/// a job of 10 tasks and on one of 2,000: the counts must be equal (nothing grows with the job)
+/// and within the budget written beside each. A per-row trigger, a statement per task, or an
+/// extra query per claim fails here.
+///
+/// Foreign-key checks are left out of the statement counts: PostgreSQL runs one per row
+/// written by design, in C (23 ms for 14,400 task rows).
+@Suite("Store: statements and round trips of the hot paths", .database, .blocking)
+struct StatementBudgetTests {
+    struct Cost: Equatable, CustomStringConvertible {
+        var statements: Int
+        var roundTrips: Int
+        var description: String { "\(statements) statements, \(roundTrips) round trips" }
+    }
+
+    /// A database with `pg_stat_statements`, and a migrated store on it whose statements are
+    /// counted with their trigger bodies.
+    final class Meter {
+        let database: TestDatabase.Database
+        let admin: PGConnection
+        let store: FarmStore
+
+        init() throws {
+            database = try TestDatabase.Database()
+            admin = try database.connect()
+            do {
+                try admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                try admin.query("SELECT count(*) FROM pg_stat_statements")
+            } catch {
+                throw PGError(sqlState: nil, message: "the statement budget tests need pg_stat_statements loaded: start PostgreSQL with "
+                              + "\(TestDatabase.statementStatistics) (ops/test.sh does): \(error)")
+            }
+            let connection = try database.connect()
+            try connection.query("SET pg_stat_statements.track = 'all'")
+            try Migrator.migrate(connection)
+            store = FarmStore(connection: connection)
+        }
+
+        /// The statements the server ran in this database and the round trips `store` made
+        /// while `body` ran.
+        func cost(_ body: (FarmStore) throws -> Void) throws -> Cost {
+            try admin.query("SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)")
+            let before = store.connection.roundTrips
+            try body(store)
+            let roundTrips = store.connection.roundTrips - before
+            let statements = try admin.query("""
+                SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%FOR KEY SHARE OF x%'
+                """).rows[0].int("n")
+            return Cost(statements: statements, roundTrips: roundTrips)
+        }
+
+        /// A queued job of `chunks` video chunks, an audio task and its finalise task.
+        func job(chunks: Int) throws -> Int64 {
+            try store.jobs.create(JobStoreTests.job(chunks: chunks))
+        }
+    }
+
+    static let sizes = [10, 2_000]
+
+    /// The costs of `measured` on a job of each size in `sizes`, each on a fresh job readied by
+    /// `prepare` (not counted), after one unmeasured run of both on a small job so that every
+    /// statement is already prepared on the connection.
+    static func costs<T>(_ meter: Meter, prepare: (FarmStore, _ job: Int64, _ agent: Int64) throws -> T,
+                         _ measured: (FarmStore, T) throws -> Void) throws -> [Cost] {
+        let agent = try meter.store.agents.register(name: "agent-\(UUID().uuidString.prefix(8))", host: "h", capabilities: "{}")
+        try measured(meter.store, try prepare(meter.store, try meter.job(chunks: 3), agent))
+        return try sizes.map { size in
+            let state = try prepare(meter.store, try meter.job(chunks: size), agent)
+            return try meter.cost { try measured($0, state) }
+        }
+    }
+
+    /// Equal at every size, and within `budget`.
+    static func expectConstant(_ costs: [Cost], within budget: Cost, _ what: String) {
+        #expect(Set(costs.map(\.statements)).count == 1 && Set(costs.map(\.roundTrips)).count == 1,
+                "\(what) grows with the job: \(zip(sizes, costs).map { "\($0.0) tasks: \($0.1)" })")
+        #expect(costs.allSatisfy { $0.statements <= budget.statements && $0.roundTrips <= budget.roundTrips },
+                "\(what) costs \(costs), over its budget of \(budget)")
+    }
+
+    /// An agent's claim of one task of `job`'s, after a first claim that marked it running.
+    static func claimed(_ store: FarmStore, _ agent: Int64) throws -> ClaimedTask {
+        try #require(try store.lifecycle.claimTask(agent: agent, leaseSeconds: 60, kinds: [.videoChunk]))
+    }
+
+    @Test("one claim: three round trips (jobs, candidates, lease), whatever the job's size")
+    func claim() throws {
+        let costs = try Self.costs(try Meter(), prepare: { store, _, agent in
+            // The job's first claim marks it running (once per job): not the steady state measured.
+            _ = try Self.claimed(store, agent)
+            return agent
+        }) { store, agent in _ = try Self.claimed(store, agent) }
+        Self.expectConstant(costs, within: Cost(statements: 3, roundTrips: 3), "a claim")
+    }
+
+    @Test("one result: a transaction of three statements, whatever the job's size")
+    func result() throws {
+        let costs = try Self.costs(try Meter(), prepare: { store, _, agent in try Self.claimed(store, agent) }) { store, claimed in
+            #expect(try store.lifecycle.complete(claimed.lease, result: JobStoreTests.result(1)).jobID == claimed.jobID)
+        }
+        Self.expectConstant(costs, within: Cost(statements: 7, roundTrips: 5), "a result")
+    }
+
+    @Test("one heartbeat: one statement, one round trip")
+    func heartbeat() throws {
+        let costs = try Self.costs(try Meter(), prepare: { store, _, agent in try Self.claimed(store, agent) }) { store, claimed in
+            _ = try store.lifecycle.renew(claimed.lease, leaseSeconds: 60)
+        }
+        Self.expectConstant(costs, within: Cost(statements: 2, roundTrips: 1), "a heartbeat")
+    }
+
+    @Test("a cancel answers after a constant number of statements, however many tasks the job has")
+    func cancel() throws {
+        let meter = try Meter()
+        let costs = try Self.costs(meter, prepare: { store, job, agent in
+            _ = try Self.claimed(store, agent)
+            return job
+        }) { store, job in try store.lifecycle.markCancelled(job: job) }
+        Self.expectConstant(costs, within: Cost(statements: 5, roundTrips: 5), "a cancel")
+        // Its open tasks stop after the reply, in batches: a batch is one statement (with its trigger).
+        let job = try meter.job(chunks: 3_000)
+        try meter.store.lifecycle.markCancelled(job: job)
+        let batch = try meter.cost { #expect(try $0.lifecycle.stopOpenTasks(ofJob: job) == 2_000) }
+        #expect(batch.roundTrips == 1 && batch.statements <= 3, "a batch of 2,000 stopped tasks costs \(batch)")
+        try meter.store.lifecycle.stopOpenTasks(ofJob: job)
+        #expect(try meter.store.lifecycle.jobsWithTasksToStop().isEmpty)
+        #expect(try meter.store.jobs.tasks(ofJob: job).allSatisfy { $0.state == .cancelled })
+    }
+
+    @Test("a retry, pause, resume and priority change: constant, whatever the job's size")
+    func operatorActions() throws {
+        let meter = try Meter()
+        let retry = try Self.costs(meter, prepare: { store, job, _ in
+            try store.lifecycle.cancel(job: job)
+            return job
+        }) { store, job in try store.lifecycle.retry(job: job) }
+        Self.expectConstant(retry, within: Cost(statements: 8, roundTrips: 5), "a retry")
+        let pause = try Self.costs(meter, prepare: { _, job, _ in job }) { store, job in
+            try store.lifecycle.setPaused(job: job, true)
+            try store.lifecycle.setPaused(job: job, false)
+            try store.lifecycle.setPriority(job: job, 5)
+        }
+        Self.expectConstant(pause, within: Cost(statements: 18, roundTrips: 15), "a pause, a resume and a priority change")
+    }
+
+    @Test("a submit's tasks go in with one insert, whatever their number")
+    func submitInsertsTasks() throws {
+        let meter = try Meter()
+        let costs = try Self.costs(meter, prepare: { store, job, _ in
+            // A job as SUBMIT records it (no tasks yet), and the tasks planning makes of it.
+            let tasks = try store.jobs.tasks(ofJob: job).map { NewTask(kind: $0.kind, ordinal: $0.ordinal, frameStart: $0.frameStart,
+                                                                       frameEnd: $0.frameEnd, spec: "") }
+            return (try store.jobs.create(NewJob(composition: #"{"formatVersion":1}"#, tasks: [])), tasks)
+        }) { store, new in
+            #expect(try store.jobs.createTasks(job: new.0, renderPlan: "{}", tasks: new.1))
+        }
+        Self.expectConstant(costs, within: Cost(statements: 10, roundTrips: 6), "a submit's task insert")
+    }
+
+    @Test("the count sees a per-row trigger: the guard can fail")
+    func theCountSeesARowTrigger() throws {
+        let meter = try Meter()
+        try meter.admin.query("""
+            CREATE FUNCTION reel_budget_probe() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM 1; RETURN NULL; END $$
+            """)
+        try meter.admin.query("CREATE TRIGGER reel_budget_probe AFTER INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION reel_budget_probe()")
+        let costs = try Self.sizes.map { size in try meter.cost { _ = try meter.job(chunks: size) } }
+        #expect(costs[1].statements - costs[0].statements == Self.sizes[1] - Self.sizes[0],
+                "one more statement per task with a row trigger: \(costs)")
+    }
+}
