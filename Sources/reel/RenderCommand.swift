@@ -55,10 +55,13 @@ struct RenderCommand: AsyncParsableCommand {
                 let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks,
                                                   isCancelled: { Interruption.shared.isInterrupted })
                 let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
+                var loudness: [LoudnessReport] = []
                 try Interruption.shared.renderingLocally(to: output) {
-                    try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
+                    loudness = try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }.loudness
                 }
                 print("\(output): \(plan.outputSummary)")
+                // Even with --quiet: the file is delivered, but not as asked for (`LoudnessMiss`).
+                if let warning = LoudnessReport.warning(of: loudness, outputs: plan.export.audioOutputs) { Terminal.error("\(output): \(warning)") }
                 return
             }
             let environmentDatabase = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
