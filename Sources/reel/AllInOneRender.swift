@@ -142,6 +142,7 @@ struct AllInOneRender {
         }
         await following.close()
         try Task.checkCancellation()
+        if let warning = ClientFormatting.loudnessWarning(final) { Terminal.error(warning) }
         farm.finished = "\(output): job \(job), \(final.frameCount) frames, \(ClientFormatting.reuse(final.tasks)) on \(agents) agent(s)"
     }
 

@@ -36,7 +36,7 @@ struct ImportCommand: ParsableCommand {
                 FileHandle.standardOutput.write(Data(input.text.utf8))
                 return
             }
-            try requireWritableOutput(output)
+            try requireWritableOutput(output, example: "composition.json")
             do { try Data(input.text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
                 throw UserError("cannot write \(output): \(error.localizedDescription)")
             }

@@ -37,6 +37,8 @@ struct RecipeOptions: ParsableArguments {
     /// files joined), so `--size` means nothing and no output name means M4A.
     func finish(_ json: [String: Any], soundOnly: Bool = false) throws {
         var root = json
+        // The path before its extension: `-o renders` (a folder) is told it is a folder.
+        if let output, !printComposition { try requireWritableOutput(output) }
         var export: [String: Any] = ["preset": preset, "optimizeForNetworkUse": true]
         // Printed without -o, the composition leaves the container to the name it is rendered to.
         if output != nil { export["fileType"] = try fileType().rawValue }
@@ -54,7 +56,6 @@ struct RecipeOptions: ParsableArguments {
         }
         guard let output else { return }
         Interruption.shared.install()
-        try requireWritableOutput(output)
         let composition = try Composition.parse(Array(data))
         let plan = try CompositionLoader.plan(composition, directory: FileManager.default.currentDirectoryPath)
         let bar = quiet ? nil : ProgressBar(label: "render")

@@ -43,21 +43,25 @@ struct RenderCommand: AsyncParsableCommand {
             Interruption.shared.install()
             let input = try CompositionInput.load(composition, timeline: timeline)
             let seconds = Rational(parsing: chunkSeconds)!
-            let fileType = try OutputContainer.fileType(forOutput: output, export: input.composition.export).mapError { UserError($0.message) }.get()
-            // An HLS output is a folder: -o DIR/master.m3u8 makes DIR when it is missing.
-            // An HLS output and a PNG sequence are folders: -o DIR/master.m3u8 or
-            // -o DIR/frame-%05d.png makes DIR when it is missing.
-            if fileType == .hls || fileType == .png { try HLSOutput.makeFolder(for: output) }
+            // The path first, as submit and fetch check it: `-o renders` (a folder that exists)
+            // is told it is a folder, not that its name lacks an extension. An HLS output and a
+            // PNG sequence are folders: -o DIR/master.m3u8 or -o DIR/frame-%05d.png makes DIR
+            // when it is missing (any other name: nothing).
+            try HLSOutput.makeFolder(for: output)
             try requireWritableOutput(output)
+            let fileType = try OutputContainer.fileType(forOutput: output, export: input.composition.export).mapError { UserError($0.message) }.get()
             if inProcess {
                 let plan = try input.plan(outputFileType: fileType)
                 let options = LocalRender.Options(workers: agents, chunkSeconds: seconds, encoderThreads: encoderThreads, keepChunks: keepChunks,
                                                   isCancelled: { Interruption.shared.isInterrupted })
                 let bar = quiet ? nil : ProgressBar(label: "render \(LocalRender.chunks(for: plan, options: options).count) chunks")
+                var loudness: [LoudnessReport] = []
                 try Interruption.shared.renderingLocally(to: output) {
-                    try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }
+                    loudness = try LocalRender.render(plan, to: output, options: options) { bar?.update($0) }.loudness
                 }
                 print("\(output): \(plan.outputSummary)")
+                // Even with --quiet: the file is delivered, but not as asked for (`LoudnessMiss`).
+                if let warning = LoudnessReport.warning(of: loudness, outputs: plan.export.audioOutputs) { Terminal.error("\(output): \(warning)") }
                 return
             }
             let environmentDatabase = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }

@@ -53,8 +53,17 @@ func requireReadableFile(_ path: String, what: String) throws {
     guard FileManager.default.isReadableFile(atPath: path) else { throw UserError("\(what) \(path) is not readable") }
 }
 
-/// Checks that an output path's directory exists, so a long render does not fail at the end.
-func requireWritableOutput(_ path: String) throws {
+/// Checks an output path before anything is rendered or downloaded, so a long render does not
+/// fail at the end: its name must name a file (`OutputName`: not `..`, `.` or `renders/`), no
+/// directory may exist under it (a finished file cannot be renamed over one), and the
+/// directory it goes in must exist and be writable. `example`: a file name of the kind the
+/// command writes, offered when the path names a directory.
+func requireWritableOutput(_ path: String, example: String = "out.mp4") throws {
+    if case .failure(let problem) = OutputName.parse(path, example: example) { throw UserError(problem.message) }
+    var existing: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &existing), existing.boolValue {
+        throw UserError(OutputNameError.directory(path, example: example).message)
+    }
     let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {

@@ -55,7 +55,7 @@ struct ThumbnailCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try requireReadableFile(input, what: "the input")
-            try requireWritableOutput(output)
+            try requireWritableOutput(output, example: "thumb.png")
             LibAVLogging.quiet()
             guard let format = Thumbnails.ImageFormat(path: output) else {
                 throw UserError("-o \(output): thumbnails are written as .png, .jpg or .jpeg")

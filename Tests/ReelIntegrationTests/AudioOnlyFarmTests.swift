@@ -26,10 +26,7 @@ extension FarmTests {
         #expect(wrong.status == 1 && wrong.stderr.contains("job \(job)'s output is a WAV .wav file"), "\(wrong.stderr)")
 
         // `reel render` all in one, on a database of its own: the same path, as an M4A.
-        guard let base = ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else { return }
-        let database = "render_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
-        try Media.run("psql", [base, "-qc", "CREATE DATABASE \(database)"])
-        let url = base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(database)$1", options: .regularExpression)
+        let url = try FreshDatabase.url()
         let m4a = farm.dir.appendingPathComponent("merged.m4a").path
         let render = try Media.run(Media.reel, ["render", composition, "-o", m4a, "--database", url, "--agents", "1", "--quiet"], allowFailure: true)
         #expect(render.status == 0, "\(render.stderr)")

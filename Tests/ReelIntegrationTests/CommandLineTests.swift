@@ -224,6 +224,44 @@ import ReelThreadTesting
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("typed.mov").path))
     }
 
+    /// `-o ..` and `-o .` used to trap (the output name's extension was read with `.last!` of
+    /// an empty split). A path that names a directory — by its form, or because a folder exists
+    /// there — is a mistake the user fixes: every command that writes an output says so with
+    /// exit status 1, before it renders, connects or downloads anything.
+    @Test func outputPathsThatNameDirectoriesExitOneAndSaySo() throws {
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let clip = try Fixtures.numberedClip(in: dir)
+        let json = dir.appendingPathComponent("c.json").path
+        try """
+            {"formatVersion": 1, "assets": {"n": {"url": "\(clip)"}}, "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "n", "at": 0}]}]}
+            """.write(toFile: json, atomically: true, encoding: .utf8)
+        let still = dir.appendingPathComponent("still.png").path
+        try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:s=64x48", "-frames:v", "1", still])
+        let existing = dir.appendingPathComponent("renders").path
+        try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: false)
+        let outputs: [(given: String, suggested: String)] = [
+            ("..", "../out.mp4"), (".", "out.mp4"), (dir.path + "/new/", dir.path + "/new/out.mp4"),
+            (existing + "/..", existing + "/../out.mp4"), (existing, existing + "/out.mp4"),
+        ]
+        // An unreachable coordinator: submit and fetch must refuse the name before connecting.
+        let offline = ["--coordinator", "127.0.0.1:1"]
+        for (given, suggested) in outputs {
+            for command in [["render", json, "--in-process", "--quiet"], ["render", json, "--quiet"], ["concat", clip, "--quiet"],
+                            ["slideshow", still, "--quiet"], ["submit", json, "--wait", "--quiet"] + offline, ["fetch", "1", "--quiet"] + offline] {
+                let r = try Media.run(Media.reel, command + ["-o", given], allowFailure: true)
+                #expect(r.status == 1, "\(command[0]) -o \(given): status \(r.status), \(r.stderr)")
+                #expect(r.stderr.contains("the output name \(given) is a directory, not a file name: give a file name such as \(suggested)"),
+                        "\(command[0]) -o \(given): \(r.stderr)")
+            }
+        }
+        // A name with nothing after its last dot has no extension; it is not read as `.out`.
+        let dotted = try Media.run(Media.reel, ["render", json, "--in-process", "-o", dir.appendingPathComponent("out.").path], allowFailure: true)
+        #expect(dotted.status == 1 && dotted.stderr.contains("the output name out. ends in a dot with no extension after it; Reel writes .mp4"),
+                "\(dotted.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: existing).isEmpty, "nothing is written into the folder")
+    }
+
     /// Issue 10: times in messages are seconds, not `N/D` fractions.
     @Test func timesInMessagesAreSeconds() throws {
         let dir = try Media.tempDirectory()

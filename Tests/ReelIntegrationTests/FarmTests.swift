@@ -33,13 +33,8 @@ import ReelThreadTesting
         ///     on coordinator i mod n (its list rotated), clients start on the first.
         init(agents count: Int, leaseSeconds: Int = 3, server: String? = nil,
              storage: (arguments: [String], environment: [String: String])? = nil, coordinators: Int = 1) throws {
-            guard let base = server ?? ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else {
-                throw Media.Failure(description: "REEL_TEST_DATABASE_URL is not set: run the tests with ops/test.sh")
-            }
+            let url = try FreshDatabase.url(server: server, prefix: "farm")
             dir = try Media.tempDirectory()
-            let database = "farm_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
-            try Media.run("psql", [base, "-qc", "CREATE DATABASE \(database)"])
-            let url = base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(database)$1", options: .regularExpression)
             databaseURL = url
             secret = dir.appendingPathComponent("secret").path
             try Data((0..<32).map { _ in UInt8.random(in: 97...122) }).write(to: URL(fileURLWithPath: secret))

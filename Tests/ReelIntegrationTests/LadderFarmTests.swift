@@ -234,7 +234,7 @@ extension FarmTests {
     /// `reel render` all in one (a private coordinator and agents on a database of its own)
     /// renders a ladder too, into a folder.
     @Test func reelRenderAllInOneRendersALadder() throws {
-        guard let base = ProcessInfo.processInfo.environment["REEL_TEST_DATABASE_URL"], !base.isEmpty else { return }
+        let url = try FreshDatabase.url()
         let dir = try Media.tempDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let source = dir.appendingPathComponent("src.mov").path
@@ -243,9 +243,6 @@ extension FarmTests {
                           "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", source])
         let composition = dir.appendingPathComponent("ladder.json").path
         try Self.ladderComposition(source: source).write(toFile: composition, atomically: true, encoding: .utf8)
-        let database = "render_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
-        try Media.run("psql", [base, "-qc", "CREATE DATABASE \(database)"])
-        let url = base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(database)$1", options: .regularExpression)
         let master = dir.appendingPathComponent("out/master.m3u8").path
         let render = try Media.run(Media.reel, ["render", composition, "-o", master, "--database", url, "--agents", "2",
                                                 "--chunk-seconds", "2", "--quiet"],

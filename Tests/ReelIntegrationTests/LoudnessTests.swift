@@ -195,6 +195,53 @@ import ReelThreadTesting
         #expect(finaliser.map { $0.joined() } == ["agent-1"], "\(finaliser)")
     }
 
+    /// A target no programme reaches: −5 LUFS under a −20 dBTP ceiling, which the limiter holds
+    /// the peaks to, so the loudness stays far below the target however many encodings try.
+    static let unreachable = #"{"integrated": -5, "truePeak": -20}"#
+
+    /// Checks that `text` carries the `LoudnessMiss` warning for `unreachable`, whose delivered
+    /// integrated loudness is the output file's as ffmpeg measures it.
+    static func checkUnreachableWarning(_ text: String, output: String) throws {
+        let start = try #require(text.range(of: LoudnessMiss.warningPrefix + ": integrated "), "no loudness warning in: \(text)")
+        let figure = text[start.upperBound...].prefix { $0 == "−" || $0 == "." || $0.isNumber }.replacingOccurrences(of: "−", with: "-")
+        let delivered = try #require(Double(figure), "no delivered loudness in: \(text)")
+        let measured = try Self.ffmpegLoudness(output)
+        #expect(abs(delivered - measured.integrated) <= 0.3, "the warning says \(delivered) LUFS, ffmpeg measures \(measured.integrated)")
+        #expect(measured.integrated < -5 - 3, "ffmpeg measures \(measured.integrated) LUFS: the target was reachable after all")
+        #expect(text.contains("LU below the target's −5 LUFS (more than the 0.2 LU allowed)"), "\(text)")
+        #expect(text.contains("the target's −20 dBTP"), "\(text)")
+    }
+
+    /// An output that still misses its target after the last encoding is delivered, with a
+    /// warning giving the measured and target figures: `reel render` prints it (even --quiet).
+    @Test func anUnreachableTargetIsDeliveredWithAWarning() throws {
+        let dir = try Media.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let json = try Self.composition(in: dir, loudness: Self.unreachable)
+        let output = dir.appendingPathComponent("out.mov").path
+        let render = try Media.run(Media.reel, ["render", json, "-o", output, "--in-process", "--chunk-seconds", "2", "--quiet"], allowFailure: true)
+        #expect(render.status == 0, "\(render.stderr)")
+        try Self.checkUnreachableWarning(render.stderr, output: output)
+    }
+
+    /// Through the farm the warning is the end of the job's loudness line: in its `loudness`
+    /// event, in `reel status JOB`, and printed by `reel submit --wait` (even --quiet).
+    @Test func anUnreachableTargetIsAWarningInTheJobsEventsAndStatus() throws {
+        let farm = try FarmTests.LocalFarm(agents: 1)
+        let json = try Self.composition(in: farm.dir, loudness: Self.unreachable)
+        let output = farm.dir.appendingPathComponent("farm.mov").path
+        let submit = try farm.reel(["submit", json, "--chunk-seconds", "2", "--wait", "-o", output, "--quiet"], allowFailure: true)
+        try #require(submit.status == 0, "submit failed: \(submit.stderr)")
+        let job = submit.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try Self.checkUnreachableWarning(submit.stderr, output: output)
+        #expect(submit.stderr.contains("job \(job) loudness: normalised to −5 LUFS, −20 dBTP: "), "\(submit.stderr)")
+        let status = try farm.reel(["status", job])
+        #expect(status.stdout.contains("job \(job) loudness: normalised to −5 LUFS, −20 dBTP: "), "\(status.stdout)")
+        try Self.checkUnreachableWarning(status.stdout, output: output)
+        let events = try farm.reel(["events", job])
+        try Self.checkUnreachableWarning(events.stdout, output: output)
+    }
+
     /// Renders `json` through `farm` into `output` (`submit --wait`, 2 s chunks) and returns the
     /// job's id and its loudness line as `reel status JOB --json` gives it.
     static func submitReadingLoudness(_ farm: FarmTests.LocalFarm, _ json: String, to output: String) throws -> (job: String, loudness: String) {

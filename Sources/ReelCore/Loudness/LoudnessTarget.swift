@@ -83,9 +83,25 @@ public struct LoudnessReport: Hashable, Sendable, Codable {
         measured.integrated.map { target.integrated - $0 } ?? 0
     }
 
-    /// One line for a job's history and `reel status`.
+    /// One line for a job's history and `reel status`; an output that still misses its target
+    /// ends with the `LoudnessMiss` warning.
     public var summary: String {
         "normalised to \(target): measured \(before.summary); gain \(LoudnessFormat.signed(gain)) dB; output \(after.summary)"
+            + (miss.map { "; " + $0.warning } ?? "")
+    }
+
+    /// The warnings of the reports of every audio output that misses its target, labelled as in
+    /// `summary(of:outputs:)` when there are several outputs, joined by ` | `; nil when every
+    /// output meets its target.
+    public static func warning(of reports: [LoudnessReport], outputs: [AudioOutput]?) -> String? {
+        let missed = reports.enumerated().compactMap { i, report in report.miss.map { (i, $0.warning) } }
+        guard !missed.isEmpty else { return nil }
+        guard reports.count > 1 else { return missed[0].1 }
+        return missed.map { i, warning in "\(label(i, outputs: outputs)): \(warning)" }.joined(separator: " | ")
+    }
+
+    static func label(_ i: Int, outputs: [AudioOutput]?) -> String {
+        outputs.flatMap { i < $0.count ? $0[i].label : nil } ?? "output \(i + 1)"
     }
 
     /// One line for a job's history and `reel status` over the reports of every audio output
@@ -94,10 +110,7 @@ public struct LoudnessReport: Hashable, Sendable, Codable {
     /// beyond `outputs` (or all of them, without it) are labelled by position.
     public static func summary(of reports: [LoudnessReport], outputs: [AudioOutput]?) -> String? {
         guard reports.count > 1 else { return reports.first?.summary }
-        return reports.enumerated().map { i, report in
-            let label = outputs.flatMap { i < $0.count ? $0[i].label : nil } ?? "output \(i + 1)"
-            return "\(label): \(report.summary)"
-        }.joined(separator: " | ")
+        return reports.enumerated().map { i, report in "\(label(i, outputs: outputs)): \(report.summary)" }.joined(separator: " | ")
     }
 }
 

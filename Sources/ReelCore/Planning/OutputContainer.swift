@@ -1,7 +1,9 @@
 /// Which container an output file gets: `export.fileType` when the composition says, else the
 /// output name's extension (`.mp4`, `.m4v` → MP4; `.mov` → QuickTime; `.m4a` → M4A and `.wav`
 /// → WAV, both sound only; `.webm` → WebM; `.m3u8` → an HLS folder, the name being its master playlist), as AVAssetExportSession users expect from `outputURL`. An unknown extension, or one that contradicts
-/// `export.fileType`, is an error naming both, never a silent MP4 under another name.
+/// `export.fileType`, is an error naming both, never a silent MP4 under another name. The name
+/// is read by `OutputName`, so one that names a directory (`..`, `renders/`) is an error that
+/// says so.
 public enum OutputContainer {
     /// The extensions Reel writes, and the container each means.
     public static let extensions: [(suffix: String, fileType: FileType)] = [
@@ -16,11 +18,15 @@ public enum OutputContainer {
     /// `writtenBy` says where that container came from, for the error that says what to change.
     public static func fileType(forOutput outputPath: String, written: FileType?,
                                 writtenBy: Source = .composition) -> Result<FileType, OutputNameError> {
-        let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
-        let suffix = name.contains(".") ? String(name.split(separator: ".").last!).lowercased() : ""
+        let parsed: OutputName
+        switch OutputName.parse(outputPath) {
+        case .success(let name): parsed = name
+        case .failure(let problem): return .failure(problem)
+        }
+        let (name, suffix) = (parsed.fileName, parsed.fileExtension)
         guard let implied = extensions.first(where: { $0.suffix == suffix })?.fileType else {
             let known = extensions.map { ".\($0.suffix)" }.joined(separator: ", ")
-            let given = suffix.isEmpty ? "has no extension" : "ends in .\(suffix)"
+            let given = !suffix.isEmpty ? "ends in .\(suffix)" : name.hasSuffix(".") ? "ends in a dot with no extension after it" : "has no extension"
             return .failure(OutputNameError(message: "the output name \(name) \(given); Reel writes \(known)"
                 + (written.map { " (\(writtenBy.inNote) is \"\($0.rawValue)\")" } ?? "")))
         }
@@ -42,8 +48,8 @@ public enum OutputContainer {
     /// came from. An audio-only container takes any video codec: it writes no picture.
     public static func fileType(forOutput outputPath: String, export: ExportOptions) -> Result<FileType, OutputNameError> {
         let resolved = fileType(forOutput: outputPath, written: export.fileType)
-        guard case .success(let fileType) = resolved else { return resolved }
-        let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
+        guard case .success(let fileType) = resolved, case .success(let parsed) = OutputName.parse(outputPath) else { return resolved }
+        let name = parsed.fileName
         if let written = export.audio.codec, let audio = AudioCodec(rawValue: written), !audio.canBeWritten(in: fileType) {
             let allowed = audio.fileTypes.map { ".\($0.rawValue)" }.joined(separator: ", ")
             return .failure(OutputNameError(message: "the output name \(name) gives \(fileType.displayName), which cannot hold export.audio.codec "
@@ -63,7 +69,7 @@ public enum OutputContainer {
         }
         return .failure(OutputNameError(message: "the output name \(name) gives \(container), but \(export.videoCodecOrigin) encodes "
             + "\(codec.displayName), which Reel writes only in \(allowed): name the output \(allowed) (for example "
-            + "\(name.split(separator: ".").dropLast().joined(separator: ".")).\(codec.defaultFileType.rawValue)), or choose another codec"))
+            + "\(parsed.stem).\(codec.defaultFileType.rawValue)), or choose another codec"))
     }
 }
 

@@ -18,6 +18,11 @@ import ReelCore
 ///    above the target's, the ceiling is lowered by the excess (and 0.1 dB); and the mix is
 ///    encoded again, at most `maximumEncodings` times in all. The steps depend only on the
 ///    samples, so a render gives the same bytes every time.
+/// 4. **Deliver** what the last encoding made, even when it still misses the target (a target
+///    the material cannot reach, such as a loud level under a low true-peak ceiling): the file
+///    is usable and another render would give the same bytes, so the job is not failed; the
+///    report it carries says how far off it is, and the finaliser's loudness line carries a
+///    `LoudnessMiss` warning with the measured and target figures (`reel status`, `reel events`).
 ///
 /// Loudness is a property of the whole programme, never of a piece of it: this works because
 /// the audio is one task that sees the whole mix. If audio is ever split into chunks, the
@@ -30,7 +35,7 @@ enum NormalisedAudio {
     static let ceilingMargin = 0.5
     static let maximumEncodings = 4
     /// How far the delivered integrated loudness may miss the target before it is encoded again.
-    static let loudnessTolerance = 0.2
+    static let loudnessTolerance = LoudnessTarget.integratedTolerance
 
     static func render(_ plan: RenderPlan, target: LoudnessTarget, to path: String, media: MediaSources) throws -> ChunkArtifact {
         let measuring = AudioMixer(plan: plan, media: media)
@@ -51,10 +56,11 @@ enum NormalisedAudio {
                        gain: gain, ceiling: ceiling, to: encoded)
             encodings += 1
             after = try LoudnessAnalysis.measure(path: encoded, sampleRate: mixer.sampleRate, channels: mixer.channels, duration: plan.duration)
-            let loudnessMiss = after.integrated.map { target.integrated - $0 } ?? 0
-            let peakExcess = after.truePeak.map { $0 - target.truePeak } ?? 0
-            guard abs(loudnessMiss) > loudnessTolerance || peakExcess > 0, encodings < maximumEncodings else { break }
-            if abs(loudnessMiss) > loudnessTolerance, let loudness = after.integrated {
+            // The same test as the warning an output that still misses after the last encoding
+            // is delivered with (`LoudnessMiss`, reported by the finaliser).
+            guard let miss = LoudnessMiss(target: target, delivered: after), encodings < maximumEncodings else { break }
+            if let over = miss.loudness, let loudness = after.integrated {
+                let loudnessMiss = -over
                 // dLoudness/dGain is 1 until the limiter works hard (then less): the secant of
                 // the last two encodings, kept sensible, says how far to move.
                 var slope = 1.0
@@ -64,7 +70,7 @@ enum NormalisedAudio {
                 previous = (gain, loudness)
                 gain += loudnessMiss / slope
             }
-            if peakExcess > 0 { ceiling -= peakExcess + 0.1 }
+            if let peakExcess = miss.peakExcess { ceiling -= peakExcess + 0.1 }
         }
         let report = LoudnessReport(target: target, before: before, gain: gain, ceiling: ceiling, after: after)
         let partial = AtomicFile.temporaryPath(for: path)

@@ -41,6 +41,14 @@ enum ClientFormatting {
         return text + storageLine(report.storage)
     }
 
+    /// `job N loudness: …` for a done job whose output still misses its loudness target
+    /// (`LoudnessMiss`), for `reel render` and `reel submit --wait` to print when the job ends:
+    /// the warning must reach whoever waited for the file, not only `reel status`. Nil otherwise.
+    static func loudnessWarning(_ job: JobStatus) -> String? {
+        guard let loudness = job.loudness, loudness.contains(LoudnessMiss.warningPrefix) else { return nil }
+        return "job \(job.id) loudness: \(loudness.escapingControlCharacters)"
+    }
+
     /// `3 of 13 tasks reused, 10 rendered`: how much of a finished job came from earlier renders.
     static func reuse(_ tasks: TaskCounts) -> String {
         "\(tasks.reused) of \(tasks.total) tasks reused, \(tasks.total - tasks.reused) rendered"

@@ -86,6 +86,8 @@ struct SubmitCommand: AsyncParsableCommand {
             }).waitUntilFinished()
             switch final.state {
             case "done":
+                // Even with --quiet: the file is delivered, but not as asked for.
+                if let warning = ClientFormatting.loudnessWarning(final) { Terminal.error(warning) }
                 if let output {
                     try await OutputDownload.run(job: job, to: output, via: following, quiet: quiet)
                     if !quiet {
