@@ -25,6 +25,7 @@ reel=$(reel_binary bench-bytes "${1:-}")
 report=${2:-}
 [ "$(id -u)" = 0 ] || { echo "bench-bytes: network namespaces need root; run with sudo" >&2; exit 1; }
 seconds=${SOURCE_SECONDS:-10}
+sources=${SOURCES:-2}   # 1: one source of SOURCE_SECONDS (a single large asset), 2: two
 ns_a=reel-ba-$$ ns_b=reel-bb-$$
 veth_a=rba$$ veth_b=rbb$$
 addr_a=10.78.0.1 addr_b=10.78.0.2 port=7400 metrics_port=7401 s3_port=8333
@@ -61,9 +62,10 @@ two_hosts "$ns_a" "$ns_b" "$veth_a" "$veth_b" "$addr_a" "$addr_b"
 head -c 32 /dev/urandom | base64 > "$work/secret"
 chmod 600 "$work/secret"
 
-log "generating two ${seconds} s 1280x720 sources (noisy, high bitrate) and the composition"
+names=(a b); [ "$sources" = 1 ] && names=(a)
+log "generating ${#names[@]} ${seconds} s 1280x720 source(s) (noisy, high bitrate) and the composition"
 mkdir -p "$work/src"
-for name in a b; do
+for name in "${names[@]}"; do
   seed=$([ "$name" = a ] && echo 1 || echo 2)
   ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=1280x720:rate=30:duration=$seconds,noise=alls=12:allf=t+u:all_seed=$seed" \
     -c:v libx264 -preset ultrafast -crf 8 -g 30 -pix_fmt yuv420p "$work/src/$name.mp4"
@@ -71,14 +73,15 @@ done
 cat > "$work/comp.json" <<JSON
 {
   "formatVersion": 1,
-  "assets": {"a": {"url": "src/a.mp4"}, "b": {"url": "src/b.mp4"}},
-  "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "a", "at": 0}, {"asset": "b", "at": $seconds}]}],
+  "assets": {"a": {"url": "src/a.mp4"}$([ "$sources" = 2 ] && echo ', "b": {"url": "src/b.mp4"}')},
+  "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "a", "at": 0}$([ "$sources" = 2 ] && echo ", {\"asset\": \"b\", \"at\": $seconds}")]}],
   "videoComposition": {"renderSize": {"width": 320, "height": 180}, "frameDuration": "1/30"},
   "export": {"preset": "medium", "fileType": "mp4"}
 }
 JSON
 "$reel" validate "$work/comp.json" >&2
-source_bytes=$(( $(stat -c %s "$work/src/a.mp4") + $(stat -c %s "$work/src/b.mp4") ))
+source_bytes=0
+for name in "${names[@]}"; do source_bytes=$(( source_bytes + $(stat -c %s "$work/src/$name.mp4") )); done
 log "sources: $source_bytes bytes"
 
 log "host A: PostgreSQL; host B: the S3 server"
@@ -141,7 +144,7 @@ run s3 bench_s3 --storage s3://reel-bench/farm --s3-endpoint "$endpoint" --local
 {
   echo "### Bytes through the coordinator for one job (\`ops/bench-bytes.sh\`)"
   echo
-  echo "Two ${seconds} s 1280x720 sources, $source_bytes bytes together, cut together at 320x180, 2 s chunks, two agents;"
+  echo "${#names[@]} × ${seconds} s 1280x720 source(s), $source_bytes bytes in all, cut together at 320x180, 2 s chunks, two agents;"
   echo "\`reel submit --wait\`, then \`reel fetch\`. Bytes counted on the coordinator's network interface (namespace host A;"
   echo "PostgreSQL on A's loopback is not counted). Machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d); binary $(basename "$(dirname "$reel")")."
   echo

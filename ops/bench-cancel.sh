@@ -102,5 +102,5 @@ wait "$load" 2>/dev/null || true
   echo "| claims of the other job in the 2 s after the cancel | $(( claimed_small_after - claimed_small_before )) |"
   echo "| the cancelled job's tasks still queued or leased | $open_big |"
   echo
-  echo "Command: \`AGENTS=$agents CHUNKS=$chunks ops/bench-cancel.sh\`. Machine: $(machine)."
+  echo "Command: \`AGENTS=$agents CHUNKS=$chunks RENDER_MS=$render_ms ops/bench-cancel.sh\`. Machine: $(machine)."
 } >"$report"

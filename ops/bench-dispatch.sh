@@ -6,6 +6,8 @@
 #   env: AGENTS (200) simulated agents · RUN_SECONDS (20) per measurement · JOBS (16) jobs queued
 #        HOURS (4) timeline length · SEGMENTS (1440) still segments per timeline · CHUNK_SECONDS (2)
 #        REEL_BIN_DIR: use these binaries instead of building release ones into .build-release
+#        PHASES ("closed paced"): which of the two load phases run · PACED_SECONDS (RUN_SECONDS)
+#        the paced phase's window · RENDER_MS (1000) each paced "render"
 #
 # 1. builds reel and reel-dispatchbench (release) unless REEL_BIN_DIR is given;
 # 2. starts a private PostgreSQL and a coordinator on loopback (storage and data in a temp dir);
@@ -28,6 +30,9 @@ jobs=${JOBS:-16}
 hours=${HOURS:-4}
 segments=${SEGMENTS:-1440}
 chunk_seconds=${CHUNK_SECONDS:-2}
+phases=${PHASES:-closed paced}
+paced_seconds=${PACED_SECONDS:-$run_seconds}
+render_ms=${RENDER_MS:-1000}
 
 . ops/bench-lib.sh
 use_release reel reel-dispatchbench
@@ -98,7 +103,7 @@ measure() {
   local c0 p0 out c1 p1 claims
   c0=$(cpu_coordinator); p0=$(cpu_postgres)
   out=$(/usr/bin/time -f "client-cpu %U %S" "$bin/reel-dispatchbench" --host 127.0.0.1 --port "$port" \
-    --secret-file "$work/secret" --agents "$agents" --seconds "$run_seconds" --render-ms "$1" 2>&1)
+    --secret-file "$work/secret" --agents "$agents" --seconds "$2" --render-ms "$1" 2>&1)
   c1=$(cpu_coordinator); p1=$(cpu_postgres)
   claims=$(echo "$out" | sed -n 's/^claims: \([0-9]*\).*/\1/p')
   echo "$out" | grep -v '^client-cpu'
@@ -107,10 +112,15 @@ measure() {
     END { if (n > 0) printf "CPU per claim (ms): coordinator %.2f, PostgreSQL %.2f, load client %.2f\n", 1000 * c / n, 1000 * p / n, 1000 * l / n }'
 }
 
-log "throughput: $agents agents claiming back to back for $run_seconds s"
-closed=$(measure 0)
-log "latency: $agents agents rendering 1 s per task for $run_seconds s"
-paced=$(measure 1000)
+closed="(not run)" paced="(not run)"
+if [[ " $phases " == *" closed "* ]]; then
+  log "throughput: $agents agents claiming back to back for $run_seconds s"
+  closed=$(measure 0 "$run_seconds")
+fi
+if [[ " $phases " == *" paced "* ]]; then
+  log "latency: $agents agents rendering $render_ms ms per task for $paced_seconds s"
+  paced=$(measure "$render_ms" "$paced_seconds")
+fi
 rss_peak=$(awk '/VmHWM/ {print $2}' "/proc/$coordinator/status")
 rss_now=$(awk '/VmRSS/ {print $2}' "/proc/$coordinator/status")
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
@@ -118,7 +128,7 @@ mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 {
   echo "### Dispatch: $agents agents, $jobs × ${hours} h timeline ($segments stills) in ${chunk_seconds} s chunks"
   echo
-  echo "Command: \`AGENTS=$agents RUN_SECONDS=$run_seconds JOBS=$jobs HOURS=$hours SEGMENTS=$segments CHUNK_SECONDS=$chunk_seconds ops/bench-dispatch.sh\`"
+  echo "Command: \`AGENTS=$agents RUN_SECONDS=$run_seconds JOBS=$jobs HOURS=$hours SEGMENTS=$segments CHUNK_SECONDS=$chunk_seconds PHASES=\"$phases\" PACED_SECONDS=$paced_seconds RENDER_MS=$render_ms ops/bench-dispatch.sh\`"
   echo "Machine: $(machine)"
   echo
   echo "| figure | value |"
@@ -133,7 +143,7 @@ mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
   echo '```text'
   echo "$closed"
   echo '```'
-  echo "Agents rendering 1 s per task:"
+  echo "Agents rendering $render_ms ms per task:"
   echo '```text'
   echo "$paced"
   echo '```'

@@ -210,6 +210,18 @@ struct ContentKeyReferenceTests {
         }
     }
 
+    /// Keyed in parts on several cores (here one chunk a part at least), every key is the digest
+    /// of the bytes one sequential walk writes for its chunk.
+    @Test func keysInPartsAreTheKeysOfOneWalk() throws {
+        let plan = try Self.plan()
+        for chunks in Self.chunkings(plan) where chunks.count > 1 {
+            let sequential = ContentKey.videoChunks(plan, chunks: chunks, encoderThreads: 3, assetContent: Self.content,
+                                                    minimumChunksPerPart: .max)
+            let parallel = ContentKey.videoChunks(plan, chunks: chunks, encoderThreads: 3, assetContent: Self.content, minimumChunksPerPart: 1)
+            #expect(parallel == sequential, "\(chunks.count) chunks")
+        }
+    }
+
     /// The keys of this composition as the encoder wrote them before its rewrite for speed
     /// (computed with the encoder and frame cursor of commit c8fa177, the byte-at-a-time
     /// `[UInt8]` encoder of issue 24's first round; renderer version 4 since the fixed-point

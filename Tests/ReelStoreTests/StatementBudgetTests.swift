@@ -21,7 +21,11 @@ struct StatementBudgetTests {
     struct Cost: Equatable, CustomStringConvertible {
         var statements: Int
         var roundTrips: Int
-        var description: String { "\(statements) statements, \(roundTrips) round trips" }
+        /// Each statement's calls, by the start of its text: what a failure message lists.
+        var calls: [String: Int] = [:]
+        var description: String {
+            "\(statements) statements, \(roundTrips) round trips (\(calls.sorted { $0.key < $1.key }.map { "\($0.value)× \($0.key)" }.joined(separator: "; ")))"
+        }
     }
 
     /// A database with `pg_stat_statements`, and a migrated store on it whose statements are
@@ -54,12 +58,14 @@ struct StatementBudgetTests {
             let before = store.connection.roundTrips
             try body(store)
             let roundTrips = store.connection.roundTrips - before
-            let statements = try admin.query("""
-                SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_statements
+            let rows = try admin.query("""
+                SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 60) AS query, sum(calls) AS calls FROM pg_stat_statements
                 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
                   AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%FOR KEY SHARE OF x%'
-                """).rows[0].int("n")
-            return Cost(statements: statements, roundTrips: roundTrips)
+                GROUP BY 1
+                """).rows
+            let calls = Dictionary(try rows.map { (try $0.string("query"), try $0.int("calls")) }, uniquingKeysWith: +)
+            return Cost(statements: calls.values.reduce(0, +), roundTrips: roundTrips, calls: calls)
         }
 
         /// A queued job of `chunks` video chunks, an audio task and its finalise task.
@@ -72,20 +78,27 @@ struct StatementBudgetTests {
 
     /// The costs of `measured` on a job of each size in `sizes`, each on a fresh job readied by
     /// `prepare` (not counted), after one unmeasured run of both on a small job so that every
-    /// statement is already prepared on the connection.
+    /// statement is already prepared on the connection. Each job is the only one claimable
+    /// while it is measured (the one before is cancelled), so claims take its tasks.
     static func costs<T>(_ meter: Meter, prepare: (FarmStore, _ job: Int64, _ agent: Int64) throws -> T,
                          _ measured: (FarmStore, T) throws -> Void) throws -> [Cost] {
-        let agent = try meter.store.agents.register(name: "agent-\(UUID().uuidString.prefix(8))", host: "h", capabilities: "{}")
-        try measured(meter.store, try prepare(meter.store, try meter.job(chunks: 3), agent))
+        let store = meter.store
+        let agent = try store.agents.register(name: "agent-\(UUID().uuidString.prefix(8))", host: "h", capabilities: "{}")
+        func endOthers() throws {
+            for job in try store.jobs.recent(limit: 100) where !job.state.isTerminal { try store.lifecycle.cancel(job: job.id) }
+        }
+        try endOthers()
+        try measured(store, try prepare(store, try meter.job(chunks: 3), agent))
         return try sizes.map { size in
-            let state = try prepare(meter.store, try meter.job(chunks: size), agent)
+            try endOthers()
+            let state = try prepare(store, try meter.job(chunks: size), agent)
             return try meter.cost { try measured($0, state) }
         }
     }
 
     /// Equal at every size, and within `budget`.
     static func expectConstant(_ costs: [Cost], within budget: Cost, _ what: String) {
-        #expect(Set(costs.map(\.statements)).count == 1 && Set(costs.map(\.roundTrips)).count == 1,
+        #expect(Set(costs.map(\.calls)).count == 1 && Set(costs.map(\.roundTrips)).count == 1,
                 "\(what) grows with the job: \(zip(sizes, costs).map { "\($0.0) tasks: \($0.1)" })")
         #expect(costs.allSatisfy { $0.statements <= budget.statements && $0.roundTrips <= budget.roundTrips },
                 "\(what) costs \(costs), over its budget of \(budget)")
@@ -103,23 +116,24 @@ struct StatementBudgetTests {
             _ = try Self.claimed(store, agent)
             return agent
         }) { store, agent in _ = try Self.claimed(store, agent) }
-        Self.expectConstant(costs, within: Cost(statements: 3, roundTrips: 3), "a claim")
+        Self.expectConstant(costs, within: Cost(statements: 5, roundTrips: 3), "a claim")
     }
 
-    @Test("one result: a transaction of three statements, whatever the job's size")
+    @Test("one result: one transaction of five round trips, whatever the job's size")
     func result() throws {
         let costs = try Self.costs(try Meter(), prepare: { store, _, agent in try Self.claimed(store, agent) }) { store, claimed in
-            #expect(try store.lifecycle.complete(claimed.lease, result: JobStoreTests.result(1)).jobID == claimed.jobID)
+            let completion = try store.lifecycle.complete(claimed.lease, result: JobStoreTests.result(1))
+            #expect(completion.jobID == claimed.jobID)
         }
-        Self.expectConstant(costs, within: Cost(statements: 7, roundTrips: 5), "a result")
+        Self.expectConstant(costs, within: Cost(statements: 8, roundTrips: 5), "a result")
     }
 
-    @Test("one heartbeat: one statement, one round trip")
+    @Test("one heartbeat: one round trip, whatever the job's size")
     func heartbeat() throws {
         let costs = try Self.costs(try Meter(), prepare: { store, _, agent in try Self.claimed(store, agent) }) { store, claimed in
             _ = try store.lifecycle.renew(claimed.lease, leaseSeconds: 60)
         }
-        Self.expectConstant(costs, within: Cost(statements: 2, roundTrips: 1), "a heartbeat")
+        Self.expectConstant(costs, within: Cost(statements: 3, roundTrips: 1), "a heartbeat")
     }
 
     @Test("a cancel answers after a constant number of statements, however many tasks the job has")
@@ -129,15 +143,20 @@ struct StatementBudgetTests {
             _ = try Self.claimed(store, agent)
             return job
         }) { store, job in try store.lifecycle.markCancelled(job: job) }
-        Self.expectConstant(costs, within: Cost(statements: 5, roundTrips: 5), "a cancel")
+        Self.expectConstant(costs, within: Cost(statements: 6, roundTrips: 5), "a cancel")
         // Its open tasks stop after the reply, in batches: a batch is one statement (with its trigger).
+        try meter.store.lifecycle.cancel(job: try meter.job(chunks: 3))  // prepares the batch statement
         let job = try meter.job(chunks: 3_000)
         try meter.store.lifecycle.markCancelled(job: job)
-        let batch = try meter.cost { #expect(try $0.lifecycle.stopOpenTasks(ofJob: job) == 2_000) }
-        #expect(batch.roundTrips == 1 && batch.statements <= 3, "a batch of 2,000 stopped tasks costs \(batch)")
-        try meter.store.lifecycle.stopOpenTasks(ofJob: job)
-        #expect(try meter.store.lifecycle.jobsWithTasksToStop().isEmpty)
+        #expect(try meter.store.lifecycle.jobsWithTasksToStop().contains(job))
+        var stopped = 0
+        let batch = try meter.cost { stopped = try $0.lifecycle.stopOpenTasks(ofJob: job) }
+        #expect(stopped == 2_000)
+        #expect(batch.roundTrips == 1 && batch.statements <= 4, "a batch of 2,000 stopped tasks costs \(batch)")
+        #expect(try meter.store.lifecycle.stopOpenTasks(ofJob: job) == 1_002, "the rest: 1,000 chunks, the audio and the finalise")
+        #expect(try !meter.store.lifecycle.jobsWithTasksToStop().contains(job))
         #expect(try meter.store.jobs.tasks(ofJob: job).allSatisfy { $0.state == .cancelled })
+        #expect(try meter.store.jobs.summary(job)?.taskCounts[.cancelled] == 3_001, "the counters: every render task cancelled")
     }
 
     @Test("a retry, pause, resume and priority change: constant, whatever the job's size")
@@ -147,7 +166,7 @@ struct StatementBudgetTests {
             try store.lifecycle.cancel(job: job)
             return job
         }) { store, job in try store.lifecycle.retry(job: job) }
-        Self.expectConstant(retry, within: Cost(statements: 8, roundTrips: 5), "a retry")
+        Self.expectConstant(retry, within: Cost(statements: 10, roundTrips: 6), "a retry")
         let pause = try Self.costs(meter, prepare: { _, job, _ in job }) { store, job in
             try store.lifecycle.setPaused(job: job, true)
             try store.lifecycle.setPaused(job: job, false)
@@ -165,9 +184,10 @@ struct StatementBudgetTests {
                                                                        frameEnd: $0.frameEnd, spec: "") }
             return (try store.jobs.create(NewJob(composition: #"{"formatVersion":1}"#, tasks: [])), tasks)
         }) { store, new in
-            #expect(try store.jobs.createTasks(job: new.0, renderPlan: "{}", tasks: new.1))
+            let created = try store.jobs.createTasks(job: new.0, renderPlan: "{}", tasks: new.1)
+            #expect(created)
         }
-        Self.expectConstant(costs, within: Cost(statements: 10, roundTrips: 6), "a submit's task insert")
+        Self.expectConstant(costs, within: Cost(statements: 10, roundTrips: 7), "a submit's task insert")
     }
 
     @Test("the count sees a per-row trigger: the guard can fail")
@@ -178,8 +198,8 @@ struct StatementBudgetTests {
             BEGIN PERFORM 1; RETURN NULL; END $$
             """)
         try meter.admin.query("CREATE TRIGGER reel_budget_probe AFTER INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION reel_budget_probe()")
-        let costs = try Self.sizes.map { size in try meter.cost { _ = try meter.job(chunks: size) } }
-        #expect(costs[1].statements - costs[0].statements == Self.sizes[1] - Self.sizes[0],
-                "one more statement per task with a row trigger: \(costs)")
+        let costs = try Self.sizes.map { size in try meter.cost { _ in _ = try meter.job(chunks: size) } }
+        #expect(costs[1].statements - costs[0].statements >= Self.sizes[1] - Self.sizes[0],
+                "at least one more statement per task with a row trigger: \(costs)")
     }
 }

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Every figure of the farm's core against its target, in one table (issue 37): what a user of
+# the farm waits for, end to end, at the sizes the targets name. Run it before resolving any
+# change to the store, the protocol, the coordinator or storage, and compare with the summary
+# at the top of BENCHMARKS.md: a slower figure is a regression.
+#
+#   sudo ops/bench-farm.sh [OUTPUT.md]     (default: print to stdout; the sub-reports go to a
+#                                           temporary directory, named at the end)
+#   env: REEL_BIN_DIR: release binaries to use (reel, reel-dispatchbench); else built
+#        SKIP ("" ): space-separated parts to leave out: dispatch herd cancel submit bytes
+#
+# The parts, each a script of its own that can run alone:
+#   dispatch  ops/bench-dispatch.sh: 200 simulated agents on three 8 h timelines of 14,400
+#             two-second chunks each: back to back for 8 s (claims/s), then paced at about one
+#             claim per agent per second for 15 s (claim and result latency)
+#   herd      ops/bench-dispatch.sh: 1,000 agents "rendering" about 10 s a chunk (latency, RSS)
+#   cancel    ops/bench-cancel.sh: `reel cancel` of a 15,000-chunk job while 200 agents claim,
+#             and what `reel status` / `reel submit` cost meanwhile
+#   submit    ops/bench-submit.sh: `reel submit` until queued, 2 / 8 / 16 h of stills (10 s
+#             chunks), and 8 h in 2 s chunks (14,400 tasks)
+#   bytes     ops/bench-bytes.sh (root: network namespaces): one ≥ 300 MB source, local
+#             directory against S3: bytes through the coordinator and the job's wall time,
+#             upload included
+# Needs ops/install-deps.sh's packages. Nothing here is a test: no figure is asserted, each is
+# printed beside its target with "met" or "MISSED".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+report=${1:-/dev/stdout}
+skip=" ${SKIP:-} "
+. ops/bench-lib.sh
+use_release reel reel-dispatchbench
+export REEL_BIN_DIR=$bin
+out=$(mktemp -d /var/tmp/reel-bench-farm.XXXXXX)
+chmod 755 "$out"
+rows=()
+# row FIGURE MEASURED TARGET VERDICT
+row() { rows+=("| $1 | $2 | $3 | $4 |"); }
+# verdict VALUE OP LIMIT: "met" when VALUE OP LIMIT holds (OP: < <= >=), else "MISSED"; "—" without a value.
+verdict() {
+  [ -n "$1" ] || { echo "—"; return; }
+  awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { ok = (op == "<") ? v < l : (op == "<=") ? v <= l : v >= l; print ok ? "met" : "MISSED" }'
+}
+field() { sed -n "$1" "$2" | head -1; }
+
+if [[ $skip != *" dispatch "* ]]; then
+  log "dispatch: 200 agents, back to back and paced"
+  JOBS=3 HOURS=8 SEGMENTS=2880 CHUNK_SECONDS=2 AGENTS=200 RUN_SECONDS=8 PACED_SECONDS=15 RENDER_MS=1000 \
+    ops/bench-dispatch.sh "$out/dispatch.md" 2>"$out/dispatch.log"
+  closed=$(awk '/^Agents claiming back to back/,/^```$/' "$out/dispatch.md" | sed -n '3,$p')
+  paced=$(awk '/^Agents rendering/,/^Machine/' "$out/dispatch.md")
+  rate=$(sed -n 's/^claims: [0-9]* (\([0-9]*\) per second).*/\1/p' <<<"$closed" | head -1)
+  claim99=$(sed -n 's/^claim latency ms: .*p99 \([0-9.]*\),.*/\1/p' <<<"$paced" | head -1)
+  result99=$(sed -n 's/^result latency ms: .*p99 \([0-9.]*\),.*/\1/p' <<<"$paced" | head -1)
+  served=$(sed -n 's/^claims: [0-9]* (\([0-9]*\) per second).*/\1/p' <<<"$paced" | head -1)
+  row "claims/s, 200 agents back to back on 14,400-chunk jobs" "${rate:-?}" "≥ 4,000" "$(verdict "$rate" ">=" 4000)"
+  row "p99 claim, 200 agents at ~1 claim/s each (${served:-?} claims/s served)" "${claim99:-?} ms" "< 10 ms" "$(verdict "$claim99" "<" 10)"
+  row "p99 result, same load" "${result99:-?} ms" "< 15 ms" "$(verdict "$result99" "<" 15)"
+fi
+
+if [[ $skip != *" herd "* ]]; then
+  log "herd: 1,000 agents at ~10 s a chunk"
+  JOBS=1 HOURS=8 SEGMENTS=2880 CHUNK_SECONDS=2 AGENTS=1000 PHASES=paced PACED_SECONDS=40 RENDER_MS=10000 \
+    ops/bench-dispatch.sh "$out/herd.md" 2>"$out/herd.log"
+  claim99=$(sed -n 's/^claim latency ms: .*p99 \([0-9.]*\),.*/\1/p' "$out/herd.md" | head -1)
+  errors=$(sed -n 's/^errors: \([0-9]*\).*/\1/p' "$out/herd.md" | head -1)
+  rss=$(sed -n 's/^| coordinator RSS, peak \/ at the end | \([0-9]*\) MB.*/\1/p' "$out/herd.md")
+  row "p99 claim, 1,000 agents at ~10 s a chunk" "${claim99:-?} ms" "< 20 ms" "$(verdict "$claim99" "<" 20)"
+  row "errors (stale or refused results: a double assignment shows here), 1,000 agents" "${errors:-?}" "0" "$(verdict "$errors" "<=" 0)"
+  row "coordinator RSS, peak, 1,000 agents" "${rss:-?} MB" "≤ 150 MB" "$(verdict "$rss" "<=" 150)"
+fi
+
+if [[ $skip != *" cancel "* ]]; then
+  log "cancel: a 15,000-chunk job while 200 agents claim"
+  ops/bench-cancel.sh "$out/cancel.md" 2>"$out/cancel.log"
+  cancel_ms=$(sed -n 's/^| `reel cancel` .* | \([0-9]*\) ms |$/\1/p' "$out/cancel.md")
+  read -r status0 status1 < <(sed -n 's/^| `reel status` before \/ during the cancel | \([0-9]*\) ms \/ \([0-9]*\) ms |$/\1 \2/p' "$out/cancel.md")
+  read -r submit0 submit1 < <(sed -n 's/^| `reel submit` (1 segment) before \/ during the cancel | \([0-9]*\) ms \/ \([0-9]*\) ms |$/\1 \2/p' "$out/cancel.md")
+  row "\`reel cancel\` of a 15,000-chunk job, 200 agents claiming" "${cancel_ms:-?} ms" "< 1,000 ms" "$(verdict "$cancel_ms" "<" 1000)"
+  extra=$(( ${status1:-0} - ${status0:-0} ))
+  row "\`reel status\` during it, over before (${status0:-?} → ${status1:-?} ms)" "$extra ms" "≤ 50 ms" "$(verdict "$extra" "<=" 50)"
+  extra=$(( ${submit1:-0} - ${submit0:-0} ))
+  row "\`reel submit\` during it, over before (${submit0:-?} → ${submit1:-?} ms)" "$extra ms" "≤ 50 ms" "$(verdict "$extra" "<=" 50)"
+fi
+
+if [[ $skip != *" submit "* ]]; then
+  log "submit: 2, 8 and 16 h in 10 s chunks, and 8 h in 2 s chunks"
+  HOURS="2 8 16" RUNS=3 ops/bench-submit.sh "$out/submit.md" 2>"$out/submit.log"
+  CHUNK_SECONDS=2 HOURS="8" RUNS=3 ops/bench-submit.sh "$out/submit-2s.md" 2>"$out/submit-2s.log"
+  for hours in 2 8 16; do
+    wall=$(sed -n "s/^| $hours h | [0-9]* | [0-9]* | [0-9]* | \([0-9.]*\) (.*/\1/p" "$out/submit.md")
+    case $hours in 2) target=0.25 ;; 8) target=1 ;; 16) target=2 ;; esac
+    row "\`reel submit\` until queued, $hours h of stills ($(( hours * 360 )) segments, 10 s chunks)" "${wall:-?} s" "< $target s" "$(verdict "$wall" "<" "$target")"
+  done
+  wall=$(sed -n "s/^| 8 h | [0-9]* | [0-9]* | [0-9]* | \([0-9.]*\) (.*/\1/p" "$out/submit-2s.md")
+  row "\`reel submit\` until queued, 8 h in 2 s chunks (14,400 tasks)" "${wall:-?} s" "< 1 s" "$(verdict "$wall" "<" 1)"
+fi
+
+if [[ $skip != *" bytes "* ]]; then
+  log "bytes: one large source, local directory and S3"
+  SOURCES=1 SOURCE_SECONDS=${SOURCE_SECONDS:-32} ops/bench-bytes.sh "$bin/reel" "$out/bytes.md" 2>"$out/bytes.log"
+  source_bytes=$(sed -n 's/.*source(s), \([0-9]*\) bytes in all.*/\1/p' "$out/bytes.md")
+  s3_share=$(sed -n 's/^| s3 | [0-9]* | [0-9]* | [0-9]* | \([0-9.]*\) % .*/\1/p' "$out/bytes.md")
+  local_wall=$(sed -n 's/^| local | .* | \([0-9]*\) s |$/\1/p' "$out/bytes.md")
+  s3_wall=$(sed -n 's/^| s3 | .* | \([0-9]*\) s |$/\1/p' "$out/bytes.md")
+  ratio=$(awk -v a="${s3_wall:-0}" -v b="${local_wall:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+  row "bytes through the coordinators, S3, one $(( ${source_bytes:-0} / 1000000 )) MB source" "${s3_share:-?} %" "< 1 %" "$(verdict "$s3_share" "<" 1)"
+  row "that job's wall time (upload included), S3 over local (${s3_wall:-?} s / ${local_wall:-?} s)" "${ratio:-?}×" "≤ 1.1×" "$(verdict "$ratio" "<=" 1.1)"
+fi
+
+{
+  echo "| figure | measured | target | |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "Command: \`ops/bench-farm.sh\`${SKIP:+ (SKIP=\"$SKIP\")}. Machine: $(machine), $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'); binaries: $bin."
+} >"$report"
+log "sub-reports in $out"
