@@ -44,7 +44,7 @@ field() { sed -n "$1" "$2" | head -1; }
 
 if [[ $skip != *" dispatch "* ]]; then
   log "dispatch: 200 agents, back to back and paced"
-  JOBS=3 HOURS=8 SEGMENTS=2880 CHUNK_SECONDS=2 AGENTS=200 RUN_SECONDS=8 PACED_SECONDS=15 RENDER_MS=1000 \
+  PG_PORT=$(free_port) JOBS=3 HOURS=8 SEGMENTS=2880 CHUNK_SECONDS=2 AGENTS=200 RUN_SECONDS=8 PACED_SECONDS=15 RENDER_MS=1000 \
     ops/bench-dispatch.sh "$out/dispatch.md" 2>"$out/dispatch.log"
   closed=$(awk '/^Agents claiming back to back/,/^```$/' "$out/dispatch.md" | sed -n '3,$p')
   paced=$(awk '/^Agents rendering/,/^Machine/' "$out/dispatch.md")
@@ -59,7 +59,7 @@ fi
 
 if [[ $skip != *" herd "* ]]; then
   log "herd: 1,000 agents at ~10 s a chunk"
-  JOBS=1 HOURS=8 SEGMENTS=2880 CHUNK_SECONDS=2 AGENTS=1000 PHASES=paced PACED_SECONDS=40 RENDER_MS=10000 \
+  PG_PORT=$(free_port) JOBS=1 HOURS=8 SEGMENTS=2880 CHUNK_SECONDS=2 AGENTS=1000 PHASES=paced PACED_SECONDS=40 RENDER_MS=10000 \
     ops/bench-dispatch.sh "$out/herd.md" 2>"$out/herd.log"
   claim99=$(sed -n 's/^claim latency ms: .*p99 \([0-9.]*\),.*/\1/p' "$out/herd.md" | head -1)
   errors=$(sed -n 's/^errors: \([0-9]*\).*/\1/p' "$out/herd.md" | head -1)
@@ -84,8 +84,8 @@ fi
 
 if [[ $skip != *" submit "* ]]; then
   log "submit: 2, 8 and 16 h in 10 s chunks, and 8 h in 2 s chunks"
-  HOURS="2 8 16" RUNS=3 ops/bench-submit.sh "$out/submit.md" 2>"$out/submit.log"
-  CHUNK_SECONDS=2 HOURS="8" RUNS=3 ops/bench-submit.sh "$out/submit-2s.md" 2>"$out/submit-2s.log"
+  PG_PORT=$(free_port) HOURS="2 8 16" RUNS=3 ops/bench-submit.sh "$out/submit.md" 2>"$out/submit.log"
+  PG_PORT=$(free_port) CHUNK_SECONDS=2 HOURS="8" RUNS=3 ops/bench-submit.sh "$out/submit-2s.md" 2>"$out/submit-2s.log"
   for hours in 2 8 16; do
     wall=$(sed -n "s/^| $hours h | [0-9]* | [0-9]* | [0-9]* | \([0-9.]*\) (.*/\1/p" "$out/submit.md")
     case $hours in 2) target=0.25 ;; 8) target=1 ;; 16) target=2 ;; esac

@@ -20,39 +20,25 @@ extension LifecycleStore {
         guard !requests.isEmpty else { return [] }
         let db = connection
         let agents = Set(requests.map(\.agent)).union(liveAgents)
-        // More than asked for, so agents kept off tasks they failed find others (an agent that
-        // failed more than 64 of the first tasks waits for them to be taken by others).
-        let limit = requests.count + 64
         let jobs = try db.query(Statements.claimableJobs, [kinds.sorted(), agents.sorted()]).rows
         let quarantined = Set(try jobs.first.map { try $0.integers("quarantined") } ?? [])
-        var candidates: [ClaimCandidate] = []
-        // Job by job in claim order (usually the first has enough): each an index range scan.
-        // Only the kinds some requesting agent has the encoder for; and past the limit, on
-        // for agents that can use none of the candidates so far (a job needing libx265
-        // does not hide the next job from agents without it).
-        for job in jobs where job["id"] != nil {
-            let videoEncoder = job["video_encoder"]
-            var askers = requests
-            if candidates.count >= limit {
-                askers = requests.filter { request in !candidates.contains { encoders.allow(request.agent, $0.encoder) } }
-                if askers.isEmpty { break }
-            }
-            let jobKinds = kinds.filter { kind in
-                askers.contains { encoders.allow($0.agent, kind.encoder(videoEncoder: videoEncoder)) }
-            }
-            guard !jobKinds.isEmpty else { continue }
-            candidates += try db.query(Statements.claimCandidatesOfJob, [
-                try job.int64("id"), jobKinds.sorted(), try job.bool("rendered"), try job.int("priority"),
-                max(limit - candidates.count, askers.count + 64),
-            ]).rows.map { try Self.candidate($0, videoEncoder: videoEncoder) }
-        }
-        candidates.sort(by: ClaimPolicy.precedes)
         let live = liveAgents.subtracting(quarantined)
+        // A few more candidates than requests; when that leaves an agent without a task while a
+        // job had more to offer (it failed those it was offered), once more with 64 more, so
+        // agents kept off tasks they failed find others (an agent that failed more than 64 of
+        // the first tasks waits for them to be taken by others). Most claims take the first pass.
         var chosen: [Int: ClaimCandidate] = [:]
-        for (index, request) in requests.enumerated() where !quarantined.contains(request.agent) {
-            guard let pick = ClaimPolicy.choose(candidates, for: request.agent, liveAgents: live, encoders: encoders) else { continue }
-            chosen[index] = pick
-            candidates.removeAll { $0.task == pick.task }
+        for padding in [8, 64] {
+            let (candidates, more) = try claimCandidates(jobs: jobs, requests: requests, kinds: kinds, encoders: encoders, padding: padding)
+            var remaining = candidates
+            chosen = [:]
+            for (index, request) in requests.enumerated() where !quarantined.contains(request.agent) {
+                guard let pick = ClaimPolicy.choose(remaining, for: request.agent, liveAgents: live, encoders: encoders) else { continue }
+                chosen[index] = pick
+                remaining.removeAll { $0.task == pick.task }
+            }
+            let unserved = requests.indices.contains { chosen[$0] == nil && !quarantined.contains(requests[$0].agent) }
+            if !unserved || !more { break }
         }
         guard !chosen.isEmpty else { return requests.map { _ in nil } }
         let order = chosen.keys.sorted()
@@ -72,6 +58,38 @@ extension LifecycleStore {
             try markJobsClaimed(jobs: Set(tasks.map(\.jobID)), finalising: Set(tasks.filter { $0.kind.completesJob }.map(\.jobID)))
         }
         return claimed
+    }
+
+    /// The candidates of `jobs` (the claimable jobs, in claim order) for `requests`, sorted by
+    /// `ClaimPolicy.precedes`: job by job in claim order (usually the first has enough), each
+    /// an index range scan of up to `padding` more than the requests; only the kinds some
+    /// requesting agent has the encoder for; and past that many, on for agents that can use
+    /// none of the candidates so far (a job needing libx265 does not hide the next job from
+    /// agents without it). `more`: some job may have had more candidates than it returned.
+    private func claimCandidates(jobs: [PGRow], requests: [ClaimRequest], kinds: Set<TaskKind>, encoders: AgentEncoders,
+                                 padding: Int) throws -> (candidates: [ClaimCandidate], more: Bool) {
+        let limit = requests.count + padding
+        var candidates: [ClaimCandidate] = []
+        var more = false
+        for job in jobs where job["id"] != nil {
+            let videoEncoder = job["video_encoder"]
+            var askers = requests
+            if candidates.count >= limit {
+                askers = requests.filter { request in !candidates.contains { encoders.allow(request.agent, $0.encoder) } }
+                if askers.isEmpty { more = true; break }
+            }
+            let jobKinds = kinds.filter { kind in
+                askers.contains { encoders.allow($0.agent, kind.encoder(videoEncoder: videoEncoder)) }
+            }
+            guard !jobKinds.isEmpty else { continue }
+            let pageSize = max(limit - candidates.count, askers.count + padding)
+            let page = try connection.query(Statements.claimCandidatesOfJob, [
+                try job.int64("id"), jobKinds.sorted(), try job.bool("rendered"), try job.int("priority"), pageSize,
+            ]).rows.map { try Self.candidate($0, videoEncoder: videoEncoder) }
+            if page.count == pageSize { more = true }
+            candidates += page
+        }
+        return (candidates.sorted(by: ClaimPolicy.precedes), more)
     }
 
     /// One claim for one agent (the finaliser, tests): `claimTasks` with a single request.
