@@ -19,8 +19,7 @@ extension LifecycleStore {
                            liveAgents: Set<Int64>, encoders: AgentEncoders = AgentEncoders()) throws -> [ClaimedTask?] {
         guard !requests.isEmpty else { return [] }
         let db = connection
-        let agents = Set(requests.map(\.agent)).union(liveAgents)
-        let jobs = try db.query(Statements.claimableJobs, [kinds.sorted(), agents.sorted()]).rows
+        let jobs = try db.query(Statements.claimableJobs, [kinds.sorted()]).rows
         let quarantined = Set(try jobs.first.map { try $0.integers("quarantined") } ?? [])
         let live = liveAgents.subtracting(quarantined)
         // A few more candidates than requests; when that leaves an agent without a task while a

@@ -9,8 +9,10 @@ import ReelScheduling
 extension Statements {
     // MARK: Claims (model: `FarmModel.claim`, `TaskLifecycle.claim`, `JobLifecycle.taskClaimed`)
 
-    /// Claim, step 1 (`LifecycleStore.claimTasks`): which of the agents `$2` are quarantined (they
-    /// get nothing, and do not count as "another live agent" for a task someone failed), and
+    /// Claim, step 1 (`LifecycleStore.claimTasks`): which agents are quarantined (they get
+    /// nothing, and do not count as "another live agent" for a task someone failed: read from
+    /// the `agents_quarantined` index, few rows or none, rather than checking every live agent
+    /// on every claim, which cost a 1,000-element array a claim with 1,000 agents), and
     /// the jobs with a queued task of the kinds in `$1`, in claim order (priority, then age):
     /// active, unpaused, with whether every render task is done (only then is a task that ends
     /// the job claimable) and the encoder its video chunks need. Always at least one row (job
@@ -18,7 +20,7 @@ extension Statements {
     /// one per job, not per task.
     static let claimableJobs = """
         WITH quarantine AS (
-            SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE id = ANY($2::bigint[]) AND quarantined_until > now()
+            SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE quarantined_until > now()
         )
         SELECT q.ids AS quarantined, j.id, j.priority, j.rendered, j.video_encoder
         FROM quarantine q LEFT JOIN (
