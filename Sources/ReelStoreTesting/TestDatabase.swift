@@ -42,6 +42,15 @@ public enum TestDatabase {
     /// The server option the statement budget tests need (ops/test.sh starts its cluster with it too).
     public static let statementStatistics = "-c shared_preload_libraries=pg_stat_statements"
 
+    /// `base` (a `postgresql://` URL or `key=value` conninfo) with one more parameter, which
+    /// libpq takes over the same one in `base`.
+    static func conninfo(_ base: String, adding key: String, _ value: String) -> String {
+        if base.hasPrefix("postgres://") || base.hasPrefix("postgresql://") {
+            return base + (base.contains("?") ? "&" : "?") + key + "=" + value.replacingOccurrences(of: "=", with: "%3D")
+        }
+        return base + " \(key)='\(value)'"
+    }
+
     /// A database of its own on the test server, dropped when released: for tests that read the
     /// server's per-database statistics (`pg_stat_statements` keys them by database).
     public final class Database: Sendable {
@@ -51,9 +60,7 @@ public enum TestDatabase {
         public init() throws {
             name = "reel_t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
             let base = TestDatabase.url
-            conninfo = base.hasPrefix("postgres://") || base.hasPrefix("postgresql://")
-                ? base + (base.contains("?") ? "&" : "?") + "dbname=\(name)"
-                : base + " dbname=\(name)"
+            conninfo = TestDatabase.conninfo(base, adding: "dbname", name)
             try PGConnection(base).query("CREATE DATABASE \(name)")
         }
 
@@ -100,12 +107,7 @@ public enum TestDatabase {
         public init() throws {
             name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
             let base = TestDatabase.url
-            let option = "-csearch_path=\(name)"
-            if base.hasPrefix("postgres://") || base.hasPrefix("postgresql://") {
-                conninfo = base + (base.contains("?") ? "&" : "?") + "options=" + option.replacingOccurrences(of: "=", with: "%3D")
-            } else {
-                conninfo = base + " options='\(option)'"
-            }
+            conninfo = TestDatabase.conninfo(base, adding: "options", "-csearch_path=\(name)")
             try PGConnection(base).query("CREATE SCHEMA \(name)")
         }
 

@@ -20,6 +20,17 @@ struct PGConnectionTests {
         #expect(throws: PGError.self) { try row.string("b") }
     }
 
+    @Test("array parameters round-trip element by element: quotes, backslashes, commas, braces, NULL")
+    func arrayParameters() throws {
+        let db = try PGConnection(TestDatabase.url)
+        let elements: [String?] = ["plain", "it's \"quoted\"", "back\\slash \\\"", "a,b {c} NULL", nil, "加点水印", ""]
+        let rows = try db.query("SELECT e FROM unnest($1::text[]) WITH ORDINALITY AS u(e, n) ORDER BY n", [elements]).rows
+        #expect(rows.map { $0["e"] } == elements)
+        let ids: [Int64] = [1, -2, 9_223_372_036_854_775_807]
+        let sum = try #require(try db.query("SELECT array_length($1::bigint[], 1) AS n, $1::bigint[] AS a", [ids]).singleRow())
+        #expect(try sum.int("n") == 3 && sum["a"] == "{1,-2,9223372036854775807}")
+    }
+
     @Test("server errors carry SQLSTATE and the server's message")
     func serverError() throws {
         let db = try PGConnection(TestDatabase.url)
