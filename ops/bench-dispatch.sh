@@ -7,7 +7,9 @@
 #        HOURS (4) timeline length · SEGMENTS (1440) still segments per timeline · CHUNK_SECONDS (2)
 #        REEL_BIN_DIR: use these binaries instead of building release ones into .build-release
 #        PHASES ("closed paced"): which of the two load phases run · PACED_SECONDS (RUN_SECONDS)
-#        the paced phase's window · RENDER_MS (1000) each paced "render"
+#        the paced phase's window · RENDER_MS (1000) each paced "render" · COORDINATORS (1)
+#        coordinators on the one database, the agents split evenly between them (a load client
+#        each): the report's first line is the farm's total, then each coordinator's own
 #
 # 1. builds reel and reel-dispatchbench (release) unless REEL_BIN_DIR is given;
 # 2. starts a private PostgreSQL and a coordinator on loopback (storage and data in a temp dir);
@@ -33,6 +35,7 @@ chunk_seconds=${CHUNK_SECONDS:-2}
 phases=${PHASES:-closed paced}
 paced_seconds=${PACED_SECONDS:-$run_seconds}
 render_ms=${RENDER_MS:-1000}
+coordinators=${COORDINATORS:-1}
 
 . ops/bench-lib.sh
 use_release reel reel-dispatchbench
@@ -41,8 +44,11 @@ use_release reel reel-dispatchbench
 work=$(mktemp -d /var/tmp/reel-bench-dispatch.XXXXXX)
 chmod 755 "$work"
 coordinator=""
+pids=()
+ports=()
 cleanup() {
-  [ -n "$coordinator" ] && { kill -TERM "$coordinator" 2>/dev/null; wait "$coordinator" 2>/dev/null; }
+  local pid
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
   "$root/ops/postgres.sh" stop "$work/pg" >/dev/null 2>&1 || true
   if [ "${KEEP_WORK:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
 }
@@ -68,11 +74,17 @@ json.dump({"formatVersion": 1, "assets": {"still": {"url": "still.png"}},
            "export": {"preset": "low"}}, open(path, "w"))
 EOF
 
-port=$(free_port)
-"$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
-  --secret-file "$work/secret" --lease-seconds 300 >"$work/coordinator.log" 2>&1 &
-coordinator=$!
-wait_listening "$port" "$coordinator" "$work/coordinator.log"
+# Several coordinators share the database and (being on one machine) the storage directory.
+for c in $(seq 1 "$coordinators"); do
+  port=$(free_port)
+  "$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
+    --secret-file "$work/secret" --lease-seconds 300 >"$work/coordinator-$c.log" 2>&1 &
+  pids+=($!)
+  ports+=("$port")
+  wait_listening "$port" "$!" "$work/coordinator-$c.log"
+done
+coordinator=${pids[0]}
+port=${ports[0]}
 
 export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
 for j in $(seq 1 "$jobs"); do
@@ -96,16 +108,28 @@ database_size=$(sql "SELECT pg_database_size(current_database())")
 ticks=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$ticks" '{ s += $14 + $15 + $16 + $17 } END { printf "%.2f", s / t }' "$@" 2>/dev/null || echo 0; }
 postmaster=$(head -1 "$work/pg/postmaster.pid")
-cpu_coordinator() { cpu_of "/proc/$coordinator/stat"; }
+cpu_coordinator() { cpu_of $(printf '/proc/%s/stat ' "${pids[@]}"); }
 cpu_postgres() { cpu_of "/proc/$postmaster/stat" $(pgrep -P "$postmaster" | sed 's|.*|/proc/&/stat|'); }
 # Runs the load client; prints its report and the CPU each side used per claim.
 measure() {
-  local c0 p0 out c1 p1 claims
+  local c0 p0 out c1 p1 claims c each=()
   c0=$(cpu_coordinator); p0=$(cpu_postgres)
-  out=$(/usr/bin/time -f "client-cpu %U %S" "$bin/reel-dispatchbench" --host 127.0.0.1 --port "$port" \
-    --secret-file "$work/secret" --agents "$agents" --seconds "$2" --render-ms "$1" 2>&1)
+  for c in $(seq 1 "$coordinators"); do
+    /usr/bin/time -f "client-cpu %U %S" "$bin/reel-dispatchbench" --host 127.0.0.1 --port "${ports[c - 1]}" \
+      --secret-file "$work/secret" --agents "$(( agents / coordinators ))" --seconds "$2" --render-ms "$1" >"$work/load-$c.txt" 2>&1 &
+    each+=($!)
+  done
+  for c in "${each[@]}"; do wait "$c"; done
   c1=$(cpu_coordinator); p1=$(cpu_postgres)
-  claims=$(echo "$out" | sed -n 's/^claims: \([0-9]*\).*/\1/p')
+  if [ "$coordinators" = 1 ]; then
+    out=$(cat "$work/load-1.txt")
+  else
+    # The farm's total first (claims and rates add up), then each coordinator's report.
+    out=$(cat "$work"/load-*.txt | awk '/^claims: / { n += $2; r += substr($3, 2) } END { printf "claims: %d (%d per second) over %s coordinators\n", n, r, '"$coordinators"' }'
+          for c in $(seq 1 "$coordinators"); do echo "coordinator $c:"; grep -v '^client-cpu' "$work/load-$c.txt"; done
+          cat "$work"/load-*.txt | awk '/^client-cpu/ { u += $2; s += $3 } END { print "client-cpu", u, s }')
+  fi
+  claims=$(echo "$out" | sed -n 's/^claims: \([0-9]*\).*/\1/p' | head -1)
   echo "$out" | grep -v '^client-cpu'
   echo "$out" | awk -v c="$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" -v p="$(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }')" -v n="${claims:-0}" '
     /^client-cpu/ { l = $2 + $3 }
@@ -126,9 +150,9 @@ rss_now=$(awk '/VmRSS/ {print $2}' "/proc/$coordinator/status")
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 
 {
-  echo "### Dispatch: $agents agents, $jobs × ${hours} h timeline ($segments stills) in ${chunk_seconds} s chunks"
+  echo "### Dispatch: $agents agents, $coordinators coordinator(s), $jobs × ${hours} h timeline ($segments stills) in ${chunk_seconds} s chunks"
   echo
-  echo "Command: \`AGENTS=$agents RUN_SECONDS=$run_seconds JOBS=$jobs HOURS=$hours SEGMENTS=$segments CHUNK_SECONDS=$chunk_seconds PHASES=\"$phases\" PACED_SECONDS=$paced_seconds RENDER_MS=$render_ms ops/bench-dispatch.sh\`"
+  echo "Command: \`AGENTS=$agents RUN_SECONDS=$run_seconds JOBS=$jobs HOURS=$hours SEGMENTS=$segments CHUNK_SECONDS=$chunk_seconds PHASES=\"$phases\" PACED_SECONDS=$paced_seconds RENDER_MS=$render_ms COORDINATORS=$coordinators ops/bench-dispatch.sh\`"
   echo "Machine: $(machine)"
   echo
   echo "| figure | value |"

@@ -7,12 +7,16 @@
 #   sudo ops/bench-farm.sh [OUTPUT.md]     (default: print to stdout; the sub-reports go to a
 #                                           temporary directory, named at the end)
 #   env: REEL_BIN_DIR: release binaries to use (reel, reel-dispatchbench); else built
-#        SKIP ("" ): space-separated parts to leave out: dispatch herd cancel submit bytes
+#        SKIP ("" ): space-separated parts to leave out: dispatch coordinators herd cancel submit bytes
 #
 # The parts, each a script of its own that can run alone:
 #   dispatch  ops/bench-dispatch.sh: 200 simulated agents on three 8 h timelines of 14,400
 #             two-second chunks each: back to back for 8 s (claims/s), then paced at about one
 #             claim per agent per second for 15 s (claim and result latency)
+#   coordinators  ops/bench-dispatch.sh with COORDINATORS=2: the same back-to-back load, the
+#             200 agents split over two coordinators on the one database (a farm's total must
+#             stay within 10 % of one coordinator's; on one 2-core machine both coordinators
+#             share the cores, so this measures what they cost each other through PostgreSQL)
 #   herd      ops/bench-dispatch.sh: 1,000 agents "rendering" about 10 s a chunk (latency, RSS)
 #   cancel    ops/bench-cancel.sh: `reel cancel` of a 15,000-chunk job while 200 agents claim,
 #             and what `reel status` / `reel submit` cost meanwhile
@@ -55,6 +59,15 @@ if [[ $skip != *" dispatch "* ]]; then
   row "claims/s, 200 agents back to back on 14,400-chunk jobs" "${rate:-?}" "≥ 4,000" "$(verdict "$rate" ">=" 4000)"
   row "p99 claim, 200 agents at ~1 claim/s each (${served:-?} claims/s served)" "${claim99:-?} ms" "< 10 ms" "$(verdict "$claim99" "<" 10)"
   row "p99 result, same load" "${result99:-?} ms" "< 15 ms" "$(verdict "$result99" "<" 15)"
+fi
+
+if [[ $skip != *" coordinators "* ]]; then
+  log "coordinators: 200 agents back to back, split over two coordinators on one database"
+  PG_PORT=$(free_port) JOBS=3 HOURS=8 SEGMENTS=2880 CHUNK_SECONDS=2 AGENTS=200 RUN_SECONDS=8 PHASES=closed COORDINATORS=2 \
+    ops/bench-dispatch.sh "$out/coordinators.md" 2>"$out/coordinators.log"
+  two=$(sed -n 's/^claims: [0-9]* (\([0-9]*\) per second) over 2 coordinators.*/\1/p' "$out/coordinators.md" | head -1)
+  share=$([ -n "$two" ] && [ -n "${rate:-}" ] && awk -v a="$two" -v b="$rate" 'BEGIN { printf "%.0f", 100 * a / b }')
+  row "claims/s, the same 200 agents over 2 coordinators on one database" "${two:-?} (${share:-?} % of one's)" "≥ 90 % of one coordinator's" "$(verdict "$share" ">=" 90)"
 fi
 
 if [[ $skip != *" herd "* ]]; then

@@ -3,6 +3,7 @@ import Logging
 import ReelCore
 import ReelAssetCache
 import ReelMedia
+import ReelObjectStore
 import ReelProtocol
 
 /// Runs one claimed task to its end on one connection: decode the specification, route every
@@ -154,7 +155,7 @@ struct TaskExecution {
             let length = min(Int(reference.size) - bytes.count, RangeCache.maxFetchLength)
             bytes += try await session.readSource(sha256: reference.sha256, offset: Int64(bytes.count), length: length, size: reference.size)
         }
-        guard FileDigest.sha256(bytes: bytes) == reference.sha256 else {
+        guard AssetAddress.name(of: bytes) == reference.sha256 else {
             throw AgentError.protocolViolation("plan document \(reference.sha256) does not match its hash")
         }
         let document = try JSONDecoder().decode(RenderPlanDocument.self, from: Data(bytes))

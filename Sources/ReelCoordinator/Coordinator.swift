@@ -64,7 +64,8 @@ public final class Coordinator: Sendable {
         } catch {
             throw CoordinatorStartupError(description: "secret file \(configuration.secretFile): \((error as? ReelProtocolError)?.message ?? "\(error)")")
         }
-        let objectStore = try await configuration.objectStore?.connect(logger: logger)
+        let bytesRead = metrics.objectStoreBytesRead
+        let objectStore = try await configuration.objectStore?.connect(logger: logger, bodyBytesRead: { bytesRead.increment(by: $0) })
         let storage = CoordinatorStorage(root: configuration.storageDirectory, blobs: objectStore)
         let moved = try storage.prepare()
         if moved > 0 {

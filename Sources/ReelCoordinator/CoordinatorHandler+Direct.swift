@@ -29,7 +29,7 @@ extension CoordinatorHandler {
         guard storage.isRemote else { throw noDirect("upload results with RESULTPART") }
         let lease = try await renewedLease(task: task, epoch: epoch, peer: peer)
         let key = BlobKey.result(sha256: sha256)
-        if let upload { try await completeParts(key, upload: upload, total: total, hashing: false) }
+        if let upload { try await completeParts(key, upload: upload, total: total, partSize: resultPartSize(total)) }
         try await verifyUploaded(key, sha256: sha256, total: total)
         return try await complete(lease, result: TaskResult(sha256: sha256, size: total, key: storage.storedKey(key)), peer: peer)
     }
@@ -42,30 +42,43 @@ extension CoordinatorHandler {
         if let info = try await storage.blobs.info(key), info.size == total, info.sha256 == nil || info.sha256 == sha256 {
             return try await assetStored(sha256: sha256, total: total)
         }
+        // One PUT is checked by the store against the plain SHA-256 it is bound to; a larger
+        // asset is named by its tree hash (AssetAddress) and goes up in parts.
+        guard AssetAddress.partSize(total: total) == nil else {
+            throw ReelProtocolError(.malformed, "an asset of \(total) bytes (over \(AssetAddress.basePartSize)) goes up in parts: ask ASSETPARTS")
+        }
         return .url(try presigned(key, .write(sha256: sha256), total: total, readWith: "upload assets with PUT"))
     }
 
     /// `ASSETDONE`: checks the uploaded asset as `RESULTDONE` checks a result, then records it
-    /// and releases the jobs that waited for it, as the `PUT` that completes an asset does.
+    /// and releases the jobs that waited for it, as the `PUT` that completes an asset does. An
+    /// asset in parts is checked by its name, the tree hash of its parts' SHA-256s, which the
+    /// store checked part by part (`AssetAddress`): none of its bytes are read back.
     func assetDone(sha256: String, total: Int64, upload: UploadedParts?) async throws -> Message {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.badRange, "sha256 must be 64 lower-case hex digits") }
         guard storage.isRemote else { throw noDirect("upload assets with PUT") }
-        if let upload { try await completeParts(.asset(sha256: sha256), upload: upload, total: total, hashing: true) }
+        if let upload {
+            guard let partSize = AssetAddress.partSize(total: total) else {
+                throw ReelProtocolError(.malformed, "an asset of \(total) bytes goes up in one PUT (ASSETURL), not in parts")
+            }
+            try await completeParts(.asset(sha256: sha256), upload: upload, total: total, partSize: partSize)
+        }
         try await verifyUploaded(.asset(sha256: sha256), sha256: sha256, total: total)
         return try await assetStored(sha256: sha256, total: total)
     }
 
-    /// `ASSETPARTS`: as `ASSETURL`, but an asset larger than the part size is uploaded in parts
-    /// (`PARTS`: the upload, found again if one is in progress, and the parts it holds).
+    /// `ASSETPARTS`: as `ASSETURL`, but an asset named by its tree hash (larger than
+    /// `AssetAddress.basePartSize`) is uploaded in parts of its layout (`PARTS`: the upload,
+    /// found again if one is in progress, and the parts it holds).
     func assetParts(sha256: String, total: Int64) async throws -> Message {
-        guard total > configuration.directPartSize else { return try await assetURL(sha256: sha256, total: total) }
+        guard let partSize = AssetAddress.partSize(total: total) else { return try await assetURL(sha256: sha256, total: total) }
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.badRange, "sha256 must be 64 lower-case hex digits") }
         guard storage.isRemote else { throw noDirect("upload assets with PUT") }
         let key = BlobKey.asset(sha256: sha256)
         if let info = try await storage.blobs.info(key), info.size == total, info.sha256 == nil || info.sha256 == sha256 {
             return try await assetStored(sha256: sha256, total: total)
         }
-        return try await openParts(key, sha256: sha256, total: total, readWith: "upload assets with PUT")
+        return try await openParts(key, sha256: sha256, total: total, partSize: partSize, readWith: "upload assets with PUT")
     }
 
     /// What `RESULTURL` and `RESULTPARTS` do first: check the hash, refuse without an object
@@ -85,7 +98,8 @@ extension CoordinatorHandler {
     func resultParts(task: Int64, epoch: Int64, sha256: String, total: Int64, peer: Peer) async throws -> Message {
         guard total > configuration.directPartSize else { return try await resultURL(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) }
         if let stored = try await acceptIfStored(task: task, epoch: epoch, sha256: sha256, total: total, peer: peer) { return stored }
-        return try await openParts(.result(sha256: sha256), sha256: sha256, total: total, readWith: "upload results with RESULTPART")
+        return try await openParts(.result(sha256: sha256), sha256: sha256, total: total, partSize: resultPartSize(total),
+                                   readWith: "upload results with RESULTPART")
     }
 
     /// `PARTURL`: a presigned PUT of one part of an upload, bound to the part's SHA-256. An
@@ -138,9 +152,16 @@ extension CoordinatorHandler {
 
     // MARK: Helpers
 
-    /// The multipart upload of `key` (found again, or started) as a `PARTS` reply.
-    func openParts(_ key: BlobKey, sha256: String, total: Int64, readWith fallback: String) async throws -> Message {
-        let partSize = BlobUpload.partSize(total: total, preferred: configuration.directPartSize)
+    /// The part size of a result or output of `total` bytes uploaded in parts: the
+    /// coordinator's `directPartSize`, raised to S3's limits. (Assets have a layout of their
+    /// own, `AssetAddress.partSize`.)
+    func resultPartSize(_ total: Int64) -> Int64 {
+        BlobUpload.partSize(total: total, preferred: configuration.directPartSize)
+    }
+
+    /// The multipart upload of `key` (found again, or started) in parts of `partSize`, as a
+    /// `PARTS` reply.
+    func openParts(_ key: BlobKey, sha256: String, total: Int64, partSize: Int64, readWith fallback: String) async throws -> Message {
         let upload: BlobUpload?
         do {
             upload = try await storage.blobs.openUpload(key, total: total, partSize: partSize)
@@ -156,16 +177,15 @@ extension CoordinatorHandler {
     }
 
     /// Completes the multipart upload `upload` of `key` (`total` bytes, in the part size
-    /// `openParts` chose); with `hashing`, reads the object back to check its SHA-256.
-    func completeParts(_ key: BlobKey, upload: UploadedParts, total: Int64, hashing: Bool) async throws {
-        let layout = BlobUpload(id: upload.id, total: total, partSize: BlobUpload.partSize(total: total, preferred: configuration.directPartSize),
-                                held: [])
+    /// `openParts` chose), the store checking every part against its SHA-256.
+    func completeParts(_ key: BlobKey, upload: UploadedParts, total: Int64, partSize: Int64) async throws {
+        let layout = BlobUpload(id: upload.id, total: total, partSize: partSize, held: [])
         do {
             guard upload.partSHA256s.count == layout.partCount else {
                 throw ReelProtocolError(.malformed, "\(key) is \(layout.partCount) parts of \(layout.partSize) bytes, "
                                         + "not the \(upload.partSHA256s.count) whose SHA-256s were sent")
             }
-            try await storage.blobs.completeUpload(key, upload: layout, partSHA256s: upload.partSHA256s, hashing: hashing)
+            try await storage.blobs.completeUpload(key, upload: layout, partSHA256s: upload.partSHA256s)
         } catch let error as ObjectStoreError where error.code == .notFound {
             throw ReelProtocolError(.notFound, error.message)
         } catch let error as ObjectStoreError where error.code == .integrity {

@@ -92,7 +92,8 @@ extension CoordinatorHandler {
         guard CoordinatorStorage.isValidHash(sha256) else { throw ReelProtocolError(.checksumMismatch, "sha256 must be 64 lower-case hex digits") }
         guard storage.isRemote else { throw ReelProtocolError(.noDirect, "the coordinator stores in a local directory and finalises itself") }
         let held = try await heldFinalise(task: task, epoch: epoch, peer: peer)
-        return try await openParts(held.outputKey, sha256: sha256, total: total, readWith: "the coordinator finalises itself")
+        return try await openParts(held.outputKey, sha256: sha256, total: total, partSize: resultPartSize(total),
+                                   readWith: "the coordinator finalises itself")
     }
 
     /// The output key of the finalise task held under `epoch` (renewed): where its `PARTURL`s
@@ -111,7 +112,7 @@ extension CoordinatorHandler {
         guard storage.isRemote else { throw ReelProtocolError(.noDirect, "the coordinator stores in a local directory and finalises itself") }
         let held = try await heldFinalise(task: task, epoch: epoch, peer: peer)
         let key = held.outputKey
-        if let upload { try await completeParts(key, upload: upload, total: total, hashing: false) }
+        if let upload { try await completeParts(key, upload: upload, total: total, partSize: resultPartSize(total)) }
         try await verifyUploaded(key, sha256: sha256, total: total)
         let job = held.job
         if let loudness {

@@ -12,6 +12,9 @@ public final class CoordinatorMetrics: Sendable {
     let bytesOut: Metrics.Counter
     /// Presigned URLs handed out (direct transfers with an object store).
     let presignedURLs: Metrics.Counter
+    /// Bytes of object bodies the coordinator read from the object store (probes, downloads
+    /// for finalising): what a direct upload must not add to.
+    let objectStoreBytesRead: Metrics.Counter
     let framesRendered: Metrics.Counter
     private let factory: PrometheusMetricsFactory
 
@@ -26,6 +29,7 @@ public final class CoordinatorMetrics: Sendable {
         bytesIn = Metrics.Counter(label: "reel_bytes_in_total", factory: factory)
         bytesOut = Metrics.Counter(label: "reel_bytes_out_total", factory: factory)
         presignedURLs = Metrics.Counter(label: "reel_presigned_urls_total", factory: factory)
+        objectStoreBytesRead = Metrics.Counter(label: "reel_object_store_bytes_read_total", factory: factory)
         framesRendered = Metrics.Counter(label: "reel_frames_rendered_total", factory: factory)
     }
 

@@ -37,10 +37,10 @@ extension CoordinatorStorage {
             do {
                 path = try await localCopy(key, size: size)
             } catch let error as ObjectStoreError where error.code == .integrity {
-                return "its bytes do not have SHA-256 \(sha256)"
+                return "its bytes do not have the content hash \(sha256)"
             }
-            let actual = try await offload { try FileDigest.sha256(path: path).hex }
-            return actual == sha256 ? nil : "SHA-256 \(actual) instead of \(sha256)"
+            let actual = try await offload { try key.contentName(ofFile: path, size: size) ?? FileDigest.sha256(path: path).hex }
+            return actual == sha256 ? nil : "content hash \(actual) instead of \(sha256)"
         } catch {
             return "unreadable (\(error))"
         }

@@ -56,7 +56,7 @@ extension CoordinatorStorage {
                 throw ReelProtocolError.outOfOrder(have: have, "the result upload of task \(task) holds \(have) bytes; "
                                                    + "send the part at offset \(have), not \(offset)")
             }
-            let digest = try appendHashed(bytes, to: partial, holding: have, digests: &digests)
+            let digest = try appendHashed(bytes, to: partial, of: .result(sha256: sha256), holding: have, total: total, digests: &digests)
             guard digest.byteCount == total else { return .held(digest.byteCount) }
             digests[partial] = nil
             let actual = digest.hex

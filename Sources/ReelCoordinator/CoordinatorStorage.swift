@@ -37,7 +37,7 @@ final class CoordinatorStorage: Sendable {
     /// Whether the blobs are elsewhere than `local` (then `local` holds copies).
     let isRemote: Bool
     /// The upload lock, over the running digest of every partial upload (asset or result) by path.
-    let uploadState = Mutex<[String: FileDigest.Running]>([:])
+    let uploadState = Mutex<[String: ContentDigest]>([:])
     /// Downloads into the directory in flight, by path (`localCopy`).
     let downloads = Mutex<[String: Task<Void, any Error>]>([:])
 
@@ -152,12 +152,12 @@ final class CoordinatorStorage: Sendable {
             guard offset + Int64(bytes.count) <= total else {
                 throw ReelProtocolError(.badRange, "PUT of \(bytes.count) bytes at \(offset) goes past total \(total)")
             }
-            let digest = try appendHashed(bytes, to: partial, holding: have, digests: &digests)
+            let digest = try appendHashed(bytes, to: partial, of: .asset(sha256: hash), holding: have, total: total, digests: &digests)
             guard digest.byteCount == total else { return (digest.byteCount, false) }
             digests[partial] = nil
             guard digest.hex == hash else {
                 unlink(partial)
-                throw ReelProtocolError(.checksumMismatch, "uploaded bytes have SHA-256 \(digest.hex), not \(hash); upload discarded")
+                throw ReelProtocolError(.checksumMismatch, "uploaded bytes have content hash \(digest.hex), not \(hash); upload discarded")
             }
             guard rename(partial, final) == 0 else {
                 throw ReelProtocolError(.internal, "cannot move \(partial) into place: \(String(cString: strerror(errno)))")
@@ -166,15 +166,23 @@ final class CoordinatorStorage: Sendable {
         }
     }
 
-    /// Appends `bytes` to the partial upload at `partial`, which holds `have` bytes, and feeds
-    /// them to its running digest (rebuilt from the file when it does not cover exactly `have`
-    /// bytes: after a restart, or for a file it never saw). Call under the upload lock.
+    /// Appends `bytes` to the partial upload at `partial` of `key`'s `total` bytes, which holds
+    /// `have` bytes, and feeds them to its running digest of the key's content name (an
+    /// asset's `AssetAddress` name, a result's SHA-256; rebuilt from the file when it does not
+    /// cover exactly `have` bytes of that total: after a restart, or for a file it never saw).
+    /// Call under the upload lock.
     /// - Returns: the digest of the whole partial file, also kept in `digests`.
-    func appendHashed(_ bytes: [UInt8], to partial: String, holding have: Int64,
-                      digests: inout [String: FileDigest.Running]) throws -> FileDigest.Running {
-        var digest = digests[partial] ?? FileDigest.Running()
-        if digest.byteCount != have {
-            digest = have == 0 ? FileDigest.Running() : try FileDigest.Running(path: partial)
+    func appendHashed(_ bytes: [UInt8], to partial: String, of key: BlobKey, holding have: Int64, total: Int64,
+                      digests: inout [String: ContentDigest]) throws -> ContentDigest {
+        let fresh = key.contentDigest(total: total) ?? ContentDigest(total: total, partSize: nil)
+        var digest = digests[partial] ?? fresh
+        if digest.byteCount != have || digest.total != total || digest.partSize != fresh.partSize {
+            digest = fresh
+            if have > 0 {
+                do { try digest.update(file: partial, upTo: have) } catch let error as ObjectStoreError {
+                    throw ReelProtocolError(.internal, error.message)
+                }
+            }
         }
         try append(bytes, to: partial)
         digest.update(bytes)

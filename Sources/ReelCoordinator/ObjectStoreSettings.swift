@@ -21,11 +21,12 @@ public struct ObjectStoreSettings: Sendable {
     /// The bucket's blob store, after one request that shows the bucket is there and the
     /// credentials are accepted.
     /// - Throws: `CoordinatorStartupError` saying what to fix (never holding a secret).
-    func connect(logger: Logger) async throws -> S3BlobStore {
+    /// - Parameter bodyBytesRead: told the size of every object body read (a metric).
+    func connect(logger: Logger, bodyBytesRead: @escaping @Sendable (Int64) -> Void = { _ in }) async throws -> S3BlobStore {
         do {
             let credentials = try self.credentials ?? CredentialChain().resolve()
             let client = S3Client(configuration: S3ClientConfiguration(endpoint: endpoint, bucket: location.bucket, region: region),
-                                  credentials: credentials, logger: logger)
+                                  credentials: credentials, logger: logger, bodyBytesRead: bodyBytesRead)
             let store = try S3BlobStore(client: client, location: location)
             // A listing, not a HEAD: a missing bucket answers a HEAD with a bare 404.
             _ = try await client.listObjects(prefix: location.objectKey("posters/"), maxKeys: 1)

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import ReelObjectStore
 import ReelProtocol
 import ReelStore
 import ReelScheduling
@@ -13,7 +14,8 @@ enum RenderPlanDocuments {
     /// Encodes and stores `document` (if not stored already). - Returns: its reference.
     static func store(_ document: RenderPlanDocument, storage: CoordinatorStorage) async throws -> RenderPlanReference {
         let bytes = Array(try CoordinatorJSON.encode(document).utf8)
-        let sha256 = FileDigest.sha256(bytes: bytes)
+        // Named as every asset is (a plan of a very long job may pass AssetAddress's base part size).
+        let sha256 = AssetAddress.name(of: bytes)
         try await storage.store(.asset(sha256: sha256), bytes: bytes)
         return RenderPlanReference(sha256: sha256, size: Int64(bytes.count))
     }

@@ -10,23 +10,30 @@ import Testing
 /// Direct uploads in parts (proto/PROTOCOL.md §4.5, "Uploads in parts") against the real
 /// SeaweedFS: a blob larger than the coordinator's part size goes to the store as a multipart
 /// upload through one presigned URL per part; an interrupted upload is resumed with only the
-/// missing parts; refused part URLs are asked for again; the coordinator completes the upload
-/// and (for assets) reads the object back to check its SHA-256.
+/// missing parts; refused part URLs are asked for again; the coordinator completes the upload.
+/// An asset in parts is named by the tree hash of its parts (`AssetAddress`), which the store
+/// checks part by part: the coordinator reads none of its bytes back.
 @Suite(.database, .enabled(if: CoordinatorS3.isConfigured, CoordinatorS3.skipReason))
 struct S3MultipartUploadTests {
+    /// Results' part size (the coordinator's `directPartSize` here); assets have their own
+    /// layout, `AssetAddress.basePartSize`.
     static let partSize: Int64 = 5 << 20
+    static let assetPartSize = AssetAddress.basePartSize
 
-    /// A file of `size` pseudo-random bytes (seeded, so two calls with a seed make the same bytes).
-    static func file(_ directory: URL, _ name: String, size: Int, seed: UInt64) throws -> (path: String, sha256: String) {
+    /// A file of `size` pseudo-random bytes (seeded, so two calls with a seed make the same
+    /// bytes): its SHA-256 and its asset name (`AssetAddress`, the tree hash past 16 MiB).
+    static func file(_ directory: URL, _ name: String, size: Int, seed: UInt64) throws -> (path: String, sha256: String, name: String) {
         var state = seed
         var bytes = [UInt8](repeating: 0, count: size)
-        for index in bytes.indices {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            bytes[index] = UInt8(truncatingIfNeeded: state >> 33)
+        bytes.withUnsafeMutableBytes { raw in
+            for index in 0..<size {
+                if index % 4 == 0 { state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+                raw[index] = UInt8(truncatingIfNeeded: state >> (33 + 8 * UInt64(index % 4)))
+            }
         }
         let path = directory.appendingPathComponent(name).path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return (path, SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
+        return (path, SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(), AssetAddress.name(of: bytes))
     }
 
     /// Counts the PARTURLs a test sends, by part number.
@@ -58,15 +65,20 @@ struct S3MultipartUploadTests {
     @Test func anAssetInPartsResumesAfterAnInterruptionAndRecoversFromRefusedURLs() async throws {
         let settings = try await CoordinatorS3.settings("multipart")
         try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = Self.partSize }) { media, harness, client in
-            // 4 parts: 5, 5, 5 MiB and 123 bytes.
-            let asset = try Self.file(media.directory, "big.bin", size: 3 * Int(Self.partSize) + 123, seed: 1)
-            let total = Int64(3 * Self.partSize + 123)
+            // 4 parts: 16, 16, 16 MiB and 123 bytes (an asset's layout, whatever the
+            // coordinator's part size for results).
+            let asset = try Self.file(media.directory, "big.bin", size: 3 * Int(Self.assetPartSize) + 123, seed: 1)
+            let total = Int64(3 * Self.assetPartSize + 123)
             let metricsBefore = try harness.metricValue("reel_bytes_in_total")
+            let readBefore = try harness.metricValue("reel_object_store_bytes_read_total")
 
-            guard case .parts(let hash, let upload, let partSize, let size, let have) = try await client.send(.assetParts(sha256: asset.sha256, total: total)) else {
+            // The plain SHA-256 of a large asset is not its name: an old client's upload in
+            // parts would be refused at completion, and one PUT is refused at once.
+            await expectRefusal(.malformed) { _ = try await client.send(.assetURL(sha256: asset.name, total: total)) }
+            guard case .parts(let hash, let upload, let partSize, let size, let have) = try await client.send(.assetParts(sha256: asset.name, total: total)) else {
                 Issue.record("ASSETPARTS gave no PARTS"); return
             }
-            #expect(hash == asset.sha256 && partSize == Self.partSize && size == total && have.isEmpty)
+            #expect(hash == asset.name && partSize == Self.assetPartSize && size == total && have.isEmpty)
 
             // The first upload stops after its second part (as a lost connection or a killed
             // `reel submit` would).
@@ -74,7 +86,7 @@ struct S3MultipartUploadTests {
             var sent = 0
             do {
                 _ = try await DirectPartUpload().send(file: asset.path, upload: BlobUpload(id: upload, total: total, partSize: partSize, held: have),
-                                                      partURL: Self.partURL(client, sha256: asset.sha256, upload: upload, log: log)) { _ in
+                                                      partURL: Self.partURL(client, sha256: asset.name, upload: upload, log: log)) { _ in
                     sent += 1
                     if sent == 2 { throw Interrupted() }
                 }
@@ -85,11 +97,11 @@ struct S3MultipartUploadTests {
             // Said done too early: the coordinator finds parts 3 and 4 missing and completes nothing.
             let hashes = try Self.partHashes(asset.path, partSize: partSize)
             await expectRefusal(.notFound) {
-                _ = try await client.send(.assetDone(sha256: asset.sha256, total: total, upload: UploadedParts(id: upload, partSHA256s: hashes)))
+                _ = try await client.send(.assetDone(sha256: asset.name, total: total, upload: UploadedParts(id: upload, partSHA256s: hashes)))
             }
 
             // Asked again: the same upload, parts 1 and 2 held.
-            guard case .parts(_, let again, _, _, let held) = try await client.send(.assetParts(sha256: asset.sha256, total: total)) else {
+            guard case .parts(_, let again, _, _, let held) = try await client.send(.assetParts(sha256: asset.name, total: total)) else {
                 Issue.record("ASSETPARTS gave no PARTS the second time"); return
             }
             #expect(again == upload && held == [1, 2])
@@ -99,11 +111,11 @@ struct S3MultipartUploadTests {
             // the uploader asks for each part's URL once more.
             let past = S3Client(configuration: S3ClientConfiguration(endpoint: settings.endpoint, bucket: settings.location.bucket),
                                 credentials: try #require(settings.credentials), now: { Date().addingTimeInterval(-3600) })
-            let key = settings.location.objectKey(BlobKey.asset(sha256: asset.sha256).relativePath)
+            let key = settings.location.objectKey(BlobKey.asset(sha256: asset.name).relativePath)
             let resumed = PartURLLog()
             let report = try await DirectPartUpload().send(
                 file: asset.path, upload: BlobUpload(id: again, total: total, partSize: partSize, held: held),
-                partURL: Self.partURL(client, sha256: asset.sha256, upload: again, log: resumed) { part, url in
+                partURL: Self.partURL(client, sha256: asset.name, upload: again, log: resumed) { part, url in
                     if part == 3 {
                         var tampered = url
                         let last = tampered.url.removeLast()
@@ -118,41 +130,73 @@ struct S3MultipartUploadTests {
             #expect(report.uploaded == [3, 4] && report.skipped == 2 && report.renewedURLs == 2)
             #expect(resumed.all == [3, 3, 4, 4], "only the missing parts, each asked again once after the refusal")
 
-            // Completed: the coordinator read the object back; it is the file.
+            // Completed by the tree of the parts' SHA-256s, without a byte of the object read
+            // back by the coordinator; it is the file (read here by the test).
             #expect(report.partSHA256s == hashes)
-            #expect(try await client.send(.assetDone(sha256: asset.sha256, total: total, upload: UploadedParts(id: again, partSHA256s: hashes)))
-                    == .stored(sha256: asset.sha256, have: total, total: total))
+            #expect(AssetAddress.tree(partSize: Self.assetPartSize, total: total, partSHA256s: hashes) == asset.name)
+            #expect(try await client.send(.assetDone(sha256: asset.name, total: total, upload: UploadedParts(id: again, partSHA256s: hashes)))
+                    == .stored(sha256: asset.name, have: total, total: total))
+            #expect(try harness.metricValue("reel_object_store_bytes_read_total") == readBefore,
+                    "the coordinator read the asset back from the store")
             let stored = try await CoordinatorS3.client().sha256(ofObject: key)
             #expect(stored.size == total && stored.sha256 == asset.sha256)
             let head = try #require(try await CoordinatorS3.client().headObject(key: key))
             #expect(head.etag.hasSuffix("-4\"") || head.etag.hasSuffix("-4"), "a 4-part object: \(head.etag)")
             #expect(try await CoordinatorS3.client().listMultipartUploads(prefix: key).isEmpty)
             // Asked again once stored: STORED at once.
-            #expect(try await client.send(.assetParts(sha256: asset.sha256, total: total)) == .stored(sha256: asset.sha256, have: total, total: total))
+            #expect(try await client.send(.assetParts(sha256: asset.name, total: total)) == .stored(sha256: asset.name, have: total, total: total))
             // Not one asset byte over reel/1.
             #expect(try harness.metricValue("reel_bytes_in_total") == metricsBefore)
         }
     }
 
-    /// Parts that are not the bytes the key names (another file of the same size uploaded
-    /// under the asset's hash): every part passes the store's per-part check, but the
-    /// coordinator's read-back on completion does not; the object is deleted.
-    @Test func partsOfOtherBytesAreRefusedOnCompletionAndDeleted() async throws {
+    /// Parts that are not the bytes the key names cannot be stored under it, and the
+    /// coordinator learns so without reading them: another file of the same size uploaded
+    /// under the asset's name is refused for its part SHA-256s, whose tree is not the name; the
+    /// same parts completed with the asset's own part SHA-256s (a client trying to poison the
+    /// store) are refused by the store, which checks every part against them. Nothing is
+    /// stored, and no byte is read back.
+    @Test func partsOfOtherBytesCannotBeStoredUnderAnAssetsName() async throws {
         let settings = try await CoordinatorS3.settings("multipart-bad")
-        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = Self.partSize }) { media, _, client in
-            let asset = try Self.file(media.directory, "a.bin", size: Int(Self.partSize) + 77, seed: 2)
-            let other = try Self.file(media.directory, "b.bin", size: Int(Self.partSize) + 77, seed: 3)
-            let total = Self.partSize + 77
-            guard case .parts(_, let upload, let partSize, _, _) = try await client.send(.assetParts(sha256: asset.sha256, total: total)) else {
+        try await withCoordinator(configure: { $0.objectStore = settings; $0.directPartSize = Self.partSize }) { media, harness, client in
+            let size = Int(Self.assetPartSize) + 77
+            let asset = try Self.file(media.directory, "a.bin", size: size, seed: 2)
+            let other = try Self.file(media.directory, "b.bin", size: size, seed: 3)
+            let total = Int64(size)
+            let readBefore = try harness.metricValue("reel_object_store_bytes_read_total")
+            let key = settings.location.objectKey(BlobKey.asset(sha256: asset.name).relativePath)
+            guard case .parts(_, let upload, let partSize, _, _) = try await client.send(.assetParts(sha256: asset.name, total: total)) else {
                 Issue.record("ASSETPARTS gave no PARTS"); return
             }
             let report = try await DirectPartUpload().send(file: other.path, upload: BlobUpload(id: upload, total: total, partSize: partSize, held: []),
-                                                  partURL: Self.partURL(client, sha256: asset.sha256, upload: upload, log: PartURLLog()))
+                                                  partURL: Self.partURL(client, sha256: asset.name, upload: upload, log: PartURLLog()))
             await expectRefusal(.checksumMismatch) {
-                _ = try await client.send(.assetDone(sha256: asset.sha256, total: total, upload: UploadedParts(id: upload, partSHA256s: report.partSHA256s)))
+                _ = try await client.send(.assetDone(sha256: asset.name, total: total, upload: UploadedParts(id: upload, partSHA256s: report.partSHA256s)))
             }
-            let key = settings.location.objectKey(BlobKey.asset(sha256: asset.sha256).relativePath)
             #expect(try await CoordinatorS3.client().headObject(key: key) == nil)
+
+            // The same parts, said to be the asset's.
+            let lies = try Self.partHashes(asset.path, partSize: partSize)
+            #expect(AssetAddress.tree(partSize: partSize, total: total, partSHA256s: lies) == asset.name)
+            await expectRefusal(.checksumMismatch) {
+                _ = try await client.send(.assetDone(sha256: asset.name, total: total, upload: UploadedParts(id: upload, partSHA256s: lies)))
+            }
+            #expect(try await CoordinatorS3.client().headObject(key: key) == nil)
+            #expect(try await CoordinatorS3.client().listMultipartUploads(prefix: key).isEmpty, "the poisoned upload was aborted")
+            #expect(try harness.metricValue("reel_object_store_bytes_read_total") == readBefore)
+
+            // The asset itself then goes up and is stored under its name.
+            guard case .parts(_, let fresh, _, _, let held) = try await client.send(.assetParts(sha256: asset.name, total: total)) else {
+                Issue.record("ASSETPARTS gave no PARTS after the refusal"); return
+            }
+            #expect(fresh != upload && held.isEmpty)
+            let good = try await DirectPartUpload().send(file: asset.path, upload: BlobUpload(id: fresh, total: total, partSize: partSize, held: []),
+                                                partURL: Self.partURL(client, sha256: asset.name, upload: fresh, log: PartURLLog()))
+            #expect(try await client.send(.assetDone(sha256: asset.name, total: total, upload: UploadedParts(id: fresh, partSHA256s: good.partSHA256s)))
+                    == .stored(sha256: asset.name, have: total, total: total))
+            let stored = try await CoordinatorS3.client().sha256(ofObject: key)
+            #expect(stored.size == total && stored.sha256 == asset.sha256)
+            #expect(try harness.metricValue("reel_object_store_bytes_read_total") == readBefore)
         }
     }
 

@@ -102,21 +102,23 @@ struct S3FarmTests {
         return (farm, bucket, media)
     }
 
-    /// `reel submit` of a source larger than the coordinator's part size (lowered to S3's 5 MiB
-    /// minimum): it goes to the bucket as a multipart upload of 5 MiB parts through presigned
+    /// `reel submit` of a source over 16 MiB: named by its tree hash (`AssetAddress`, computed
+    /// here independently in Python), it goes to the bucket as a multipart upload of 16 MiB
+    /// parts (an asset's own layout, whatever the coordinator's part size) through presigned
     /// part URLs, resuming an upload that an earlier, interrupted submit left with part 1 (made
-    /// here with botocore, as that submit would have); the object is the file (SHA-256 read back
-    /// through botocore) and a 3-part object (ETag `…-3`: the coordinator's own client, had the
-    /// bytes gone through it over reel/1, would have sent one 13 MB `PUT`), and the job renders.
+    /// here with botocore under the Python-computed name, as that submit would have); the object
+    /// is the file (SHA-256 read back through botocore) and a 3-part object (ETag `…-3`: the
+    /// coordinator's own client, had the bytes gone through it over reel/1, would have sent one
+    /// 39 MB `PUT`), and the job renders.
     @Test func submitUploadsALargeSourceInPartsResumingAnEarlierUpload() throws {
         let (farm, bucket, media) = try Self.farmWithSmallParts("parts")
         let clip = media.appendingPathComponent("clip.mp4").path
-        // Lossless H.264 of noise: about 13 MB for 4 s, so three 5 MiB parts.
-        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=4,noise=alls=40:allf=t", "-f", "lavfi", "-i",
+        // Lossless H.264 of noise: about 39 MB for 4 s, so three 16 MiB parts.
+        try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=4,noise=alls=40:allf=t", "-f", "lavfi", "-i",
                           "sine=frequency=500:sample_rate=44100:duration=4", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0",
                           "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", clip])
         let bytes = try Data(contentsOf: URL(fileURLWithPath: clip))
-        #expect(bytes.count > 2 * 5_242_880 && bytes.count <= 3 * 5_242_880, "\(bytes.count) bytes")
+        #expect(bytes.count > 2 * 16_777_216 && bytes.count <= 3 * 16_777_216, "\(bytes.count) bytes")
         let composition = media.appendingPathComponent("comp.json").path
         try """
             {"formatVersion": 1, "assets": {"clip": {"url": "clip.mp4"}},
@@ -133,10 +135,14 @@ struct S3FarmTests {
             c = s.create_client('s3', endpoint_url=endpoint, region_name='us-east-1')
             data = open(path, 'rb').read()
             digest = hashlib.sha256(data).hexdigest()
-            key = 'farm/assets/sha256/%s/%s' % (digest[:2], digest)
+            PART = 16777216
+            # The asset's name: the tree hash of its 16 MiB parts (docs/object-storage.md).
+            tree = hashlib.sha256(b'reel-asset-tree-v1\\n' + PART.to_bytes(8, 'big') + len(data).to_bytes(8, 'big')
+                                  + b''.join(hashlib.sha256(data[i:i + PART]).digest() for i in range(0, len(data), PART))).hexdigest()
+            key = 'farm/assets/sha256/%s/%s' % (tree[:2], tree)
             if action == 'start':
                 upload = c.create_multipart_upload(Bucket=bucket, Key=key, ChecksumAlgorithm='SHA256')['UploadId']
-                part = data[:5242880]
+                part = data[:PART]
                 c.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=1, Body=part,
                               ChecksumSHA256=base64.b64encode(hashlib.sha256(part).digest()).decode())
                 print(json.dumps({'upload': upload}))

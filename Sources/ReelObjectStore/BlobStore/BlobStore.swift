@@ -93,12 +93,13 @@ public protocol BlobStore: Sendable {
     func presignPart(_ key: BlobKey, upload: BlobUpload, part: Int, sha256: String, expires: Int) throws -> PresignedRequest?
 
     /// Completes `upload` from the parts the store holds (each of the layout's size; their
-    /// SHA-256s, hex, part 1 first, as the uploader hashed them) and checks
-    /// the object: `total` bytes, and, with `hashing`, its SHA-256 read back whole against the
-    /// key's (a mismatched object is deleted). An upload already completed (its object there
+    /// SHA-256s, hex, part 1 first, as the uploader hashed them; the store checks each part's
+    /// bytes against them) and checks the object's size. For an asset, the part SHA-256s must
+    /// make its name (`AssetAddress`) in its own layout, so the completed object is the one the
+    /// key names without a byte of it read back. An upload already completed (its object there
     /// with `total` bytes) is not an error.
     /// - Throws: `.notFound` when the upload is gone and the object not there, `.integrity`
     ///   when parts are missing or the bytes are not the key's.
     @discardableResult
-    func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String], hashing: Bool) async throws -> BlobInfo
+    func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String]) async throws -> BlobInfo
 }

@@ -39,7 +39,7 @@ extension BlobStore {
     public func presignPart(_ key: BlobKey, upload: BlobUpload, part: Int, sha256: String, expires: Int) throws -> PresignedRequest? { nil }
 
     @discardableResult
-    public func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String], hashing: Bool) async throws -> BlobInfo {
+    public func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String]) async throws -> BlobInfo {
         throw ObjectStoreError(.invalidArgument, "\(key): this store takes no multipart uploads")
     }
 }

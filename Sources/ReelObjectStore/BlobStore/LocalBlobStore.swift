@@ -73,7 +73,7 @@ public struct LocalBlobStore: BlobStore {
 
     @discardableResult
     public func write(_ key: BlobKey, bytes: [UInt8]) async throws -> BlobInfo {
-        let sha256 = SigV4Signer.hex(SHA256.hash(data: bytes))
+        let sha256 = key.contentName(of: bytes) ?? SigV4Signer.hex(SHA256.hash(data: bytes))
         try S3BlobStore.check(key, sha256: sha256)
         let final = path(of: key)
         return try await Self.blocking { [self] in
@@ -98,9 +98,9 @@ public struct LocalBlobStore: BlobStore {
             }
             var copied: (size: Int64, sha256: String)?
             try place(key, at: final) { fd in
-                copied = try Self.copy(from: source, to: fd, what: "\(key)")
+                copied = try Self.copy(from: source, to: fd, what: "\(key)", key: key)
                 if let expected, copied?.sha256 != expected {
-                    throw ObjectStoreError(.integrity, "\(source) has SHA-256 \(copied?.sha256 ?? "?"), not the expected \(expected); "
+                    throw ObjectStoreError(.integrity, "\(source) has content hash \(copied?.sha256 ?? "?"), not the expected \(expected); "
                                            + "\(key) not stored")
                 }
             }
@@ -139,9 +139,9 @@ public struct LocalBlobStore: BlobStore {
             var closed = false
             defer { if !closed { close(fd) }; unlink(temporary) }
             guard Self.fileSize(source) != nil else { throw ObjectStoreError(.notFound, "\(key) is not stored") }
-            let copied = try Self.copy(from: source, to: fd, what: "\(key)")
+            let copied = try Self.copy(from: source, to: fd, what: "\(key)", key: key)
             if let named = key.contentSHA256, copied.sha256 != named {
-                throw ObjectStoreError(.integrity, "\(key) holds bytes with SHA-256 \(copied.sha256): the stored blob is damaged")
+                throw ObjectStoreError(.integrity, "\(key) holds bytes with content hash \(copied.sha256): the stored blob is damaged")
             }
             closed = true
             guard close(fd) == 0, rename(temporary, target) == 0 else { throw LocalFile.error("cannot move the download to \(target)") }
@@ -252,15 +252,18 @@ public struct LocalBlobStore: BlobStore {
         }
     }
 
-    /// Copies the file at `source` to `fd`, hashing it. - Returns: its size and SHA-256.
-    static func copy(from source: String, to fd: Int32, what: String) throws -> (size: Int64, sha256: String) {
+    /// Copies the file at `source` to `fd`, hashing it as `key` names its content (an asset's
+    /// `AssetAddress` name; else its SHA-256). - Returns: its size and that hash.
+    static func copy(from source: String, to fd: Int32, what: String, key: BlobKey) throws -> (size: Int64, sha256: String) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
             if errno == ENOENT { throw ObjectStoreError(.localFile, "\(source) does not exist; \(what) not stored") }
             throw LocalFile.error("cannot open \(source)")
         }
         defer { close(input) }
-        var hasher = SHA256()
+        var info = stat()
+        guard fstat(input, &info) == 0 else { throw LocalFile.error("cannot read \(source)") }
+        var hasher = key.contentDigest(total: Int64(info.st_size)) ?? ContentDigest(total: Int64(info.st_size), partSize: nil)
         var buffer = [UInt8](repeating: 0, count: bufferSize)
         var size: Int64 = 0
         while true {
@@ -269,11 +272,12 @@ public struct LocalBlobStore: BlobStore {
             if n < 0 { throw LocalFile.error("cannot read \(source)") }
             if n == 0 { break }
             let chunk = Array(buffer[0..<n])
-            hasher.update(data: chunk)
+            hasher.update(chunk)
             try writeAll(fd, chunk, what: what)
             size += Int64(n)
         }
-        return (size, SigV4Signer.hex(hasher.finalize()))
+        guard size == hasher.total else { throw ObjectStoreError(.localFile, "\(source) changed while it was copied; \(what) not stored") }
+        return (size, hasher.hex)
     }
 
     static func fileSize(_ path: String) -> Int64? {

@@ -61,7 +61,7 @@ public struct S3BlobStore: BlobStore {
 
     public func info(_ key: BlobKey) async throws -> BlobInfo? {
         guard let object = try await client.headObject(key: objectKey(key)) else { return nil }
-        return BlobInfo(size: object.size, sha256: object.sha256 ?? key.contentSHA256, modified: object.lastModified)
+        return BlobInfo(size: object.size, sha256: Self.vouched(key, object), modified: object.lastModified)
     }
 
     public func read(_ key: BlobKey, range: Range<Int64>) async throws -> [UInt8] {
@@ -75,7 +75,7 @@ public struct S3BlobStore: BlobStore {
 
     @discardableResult
     public func write(_ key: BlobKey, bytes: [UInt8]) async throws -> BlobInfo {
-        let sha256 = SigV4Signer.hex(SHA256.hash(data: bytes))
+        let sha256 = key.contentName(of: bytes) ?? SigV4Signer.hex(SHA256.hash(data: bytes))
         try Self.check(key, sha256: sha256)
         if let stored = try await alreadyStored(key, size: Int64(bytes.count)) { return stored }
         try await client.putObject(key: objectKey(key), bytes: bytes)
@@ -86,15 +86,37 @@ public struct S3BlobStore: BlobStore {
     public func write(_ key: BlobKey, file path: String, sha256: String?) async throws -> BlobInfo {
         let expected = sha256 ?? key.contentSHA256
         if let expected { try Self.check(key, sha256: expected) }
-        if let size = Self.fileSize(path), let stored = try await alreadyStored(key, size: size) { return stored }
-        let result = try await client.uploadFile(at: path, key: objectKey(key), sha256: expected)
-        return BlobInfo(size: result.size, sha256: result.sha256, modified: nil)
+        guard let size = Self.fileSize(path) else { throw ObjectStoreError(.localFile, "\(path) is not a file; \(key) not stored") }
+        if let stored = try await alreadyStored(key, size: size) { return stored }
+        guard let expected, !key.namesPlainSHA256(size: size), key.contentDigest(total: size) != nil else {
+            let result = try await client.uploadFile(at: path, key: objectKey(key), sha256: expected)
+            return BlobInfo(size: result.size, sha256: result.sha256, modified: nil)
+        }
+        // A large asset is named by its tree hash, which the upload cannot check as it goes
+        // (the client checks a plain SHA-256): hash the file first, then upload it unchecked.
+        let named = try AssetAddress.name(ofFile: path)
+        guard named.size == size, named.name == expected else {
+            throw ObjectStoreError(.integrity, "\(path) has content hash \(named.name), not the expected \(expected); nothing uploaded")
+        }
+        let result = try await client.uploadFile(at: path, key: objectKey(key), sha256: nil)
+        return BlobInfo(size: result.size, sha256: expected, modified: nil)
     }
 
     @discardableResult
     public func download(_ key: BlobKey, to path: String) async throws -> BlobInfo {
-        let got = try await client.download(key: objectKey(key), to: path, expectedSHA256: key.contentSHA256)
-        return BlobInfo(size: got.size, sha256: got.sha256, modified: nil)
+        guard case .asset(let named) = key else {
+            let got = try await client.download(key: objectKey(key), to: path, expectedSHA256: key.contentSHA256)
+            return BlobInfo(size: got.size, sha256: got.sha256, modified: nil)
+        }
+        // An asset's name is its SHA-256 or, past `AssetAddress.basePartSize`, its tree hash:
+        // which one depends on the size the download finds.
+        let got = try await client.download(key: objectKey(key), to: path, expectedSHA256: nil)
+        let name = key.namesPlainSHA256(size: got.size) ? got.sha256 : try AssetAddress.name(ofFile: path).name
+        guard name == named else {
+            unlink(path)
+            throw ObjectStoreError(.integrity, "\(key) holds bytes with content hash \(name): the stored blob is damaged")
+        }
+        return BlobInfo(size: got.size, sha256: named, modified: nil)
     }
 
     public func delete(_ key: BlobKey) async throws {
@@ -161,10 +183,25 @@ public struct S3BlobStore: BlobStore {
     }
 
     @discardableResult
-    public func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String], hashing: Bool) async throws -> BlobInfo {
+    public func completeUpload(_ key: BlobKey, upload: BlobUpload, partSHA256s: [String]) async throws -> BlobInfo {
         let name = objectKey(key)
         guard partSHA256s.count == upload.partCount else {
             throw ObjectStoreError(.invalidArgument, "\(key): \(partSHA256s.count) part SHA-256s for an upload of \(upload.partCount) parts")
+        }
+        if case .asset(let named) = key {
+            // The asset's name must be the tree of the parts' SHA-256s in its own layout; the
+            // store then checks each part against its SHA-256 (below), so the object is the
+            // one the name stands for, and nothing is read back (AssetAddress).
+            guard let layout = AssetAddress.partSize(total: upload.total), layout == upload.partSize else {
+                throw ObjectStoreError(.invalidArgument, "\(key): an asset of \(upload.total) bytes goes up "
+                                       + (AssetAddress.partSize(total: upload.total).map { "in parts of \($0) bytes" } ?? "in one PUT")
+                                       + ", not in parts of \(upload.partSize)")
+            }
+            let tree = AssetAddress.tree(partSize: layout, total: upload.total, partSHA256s: partSHA256s)
+            guard tree == named else {
+                throw ObjectStoreError(.integrity, "\(key): the parts' SHA-256s make the content hash \(tree ?? "(malformed part SHA-256s)"), "
+                                       + "not the asset's; nothing was completed")
+            }
         }
         let parts: [UploadedPart]
         do {
@@ -200,23 +237,14 @@ public struct S3BlobStore: BlobStore {
                 throw ObjectStoreError(.integrity, "\(key): the store holds part \(Self.ranges(differing)) with other bytes than the uploader's")
             }
             try await client.completeMultipartUpload(key: name, uploadID: upload.id, parts: completed)
-        } catch let error as ObjectStoreError where error.code == .integrity || (error.status == 400 && key.contentSHA256 == nil) {
+        } catch let error as ObjectStoreError where error.code == .integrity || error.status == 400 {
             try? await client.abortMultipartUpload(key: name, uploadID: upload.id)
             throw ObjectStoreError(.integrity, "\(error.message); the upload was aborted: upload the whole blob again")
         }
         guard let object = try await client.headObject(key: name), object.size == upload.total else {
             throw ObjectStoreError(.integrity, "\(key): the completed object is not \(upload.total) bytes")
         }
-        guard hashing, let named = key.contentSHA256 else {
-            return BlobInfo(size: object.size, sha256: object.sha256, modified: object.lastModified)
-        }
-        let read = try await client.sha256(ofObject: name)
-        guard read.size == upload.total, read.sha256 == named else {
-            try? await client.deleteObject(key: name)
-            throw ObjectStoreError(.integrity, "\(key): the uploaded parts make \(read.size) bytes with SHA-256 \(read.sha256), "
-                                   + "not the key's; the object was deleted")
-        }
-        return BlobInfo(size: read.size, sha256: named, modified: object.lastModified)
+        return BlobInfo(size: object.size, sha256: Self.vouched(key, object), modified: object.lastModified)
     }
 
     /// Part numbers as ranges (`1-3,5`), for messages and the protocol's `have=`.
@@ -238,8 +266,16 @@ public struct S3BlobStore: BlobStore {
     /// skipped: same key, same bytes). A damaged object, whose checksum differs, is written anew.
     private func alreadyStored(_ key: BlobKey, size: Int64) async throws -> BlobInfo? {
         guard let named = key.contentSHA256, let object = try await client.headObject(key: objectKey(key)), object.size == size,
-              object.sha256 == nil || object.sha256 == named else { return nil }
+              Self.vouched(key, object) == named else { return nil }
         return BlobInfo(size: object.size, sha256: named, modified: object.lastModified)
+    }
+
+    /// The content hash the store vouches for: the plain SHA-256 it keeps for an object written
+    /// in one `PUT`, for a key named by it; otherwise (a multipart object, or a large asset,
+    /// named by its tree hash) the key's own, checked when it was written.
+    static func vouched(_ key: BlobKey, _ object: ObjectInfo) -> String? {
+        guard key.namesPlainSHA256(size: object.size), let kept = object.sha256 else { return key.contentSHA256 }
+        return kept
     }
 
     /// A content key takes only bytes whose SHA-256 it names.

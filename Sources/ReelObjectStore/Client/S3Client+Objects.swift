@@ -101,6 +101,7 @@ extension S3Client {
         let call = Call(operation: "GetObject", method: .GET, key: key, headers: headers)
         return try await send(call) { response in
             var body = try await response.body.collect(upTo: maxBytes)
+            self.bodyBytesRead(Int64(body.readableBytes))
             let etag = response.headers.first(name: "etag")
             if response.status == .partialContent {
                 guard let total = response.headers.first(name: "content-range").flatMap(Self.contentRangeTotal) else {
@@ -132,7 +133,9 @@ extension S3Client {
         }) { response in
             try await download.receive(response)
         }
-        return try await download.commit(to: path, expectedSHA256: expectedSHA256)
+        let got = try await download.commit(to: path, expectedSHA256: expectedSHA256)
+        bodyBytesRead(got.size)
+        return got
     }
 
     /// Deletes the object. Deleting an object that does not exist succeeds (as S3 answers it).
@@ -201,6 +204,7 @@ extension S3Client {
                 chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
                 size += Int64(chunk.readableBytes)
             }
+            self.bodyBytesRead(size)
             if let length = response.headers.first(name: "content-length").flatMap(Int64.init), length != size {
                 throw ObjectStoreError(.integrity, "GetObject \(call.target(self.configuration.bucket)): received \(size) of \(length) bytes")
             }

@@ -48,6 +48,9 @@ public final class S3Client: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     let sleep: @Sendable (Duration) async throws -> Void
+    /// Told the bytes of every object body received (`GetObject`: ranged reads, downloads,
+    /// hashing reads): what the coordinator counts as `reel_object_store_bytes_read_total`.
+    let bodyBytesRead: @Sendable (Int64) -> Void
 
     /// The process's HTTP client for S3, made on first use and never shut down (it lives as
     /// long as the process, as its connection pool should). No decompression (an object stored
@@ -67,15 +70,18 @@ public final class S3Client: Sendable {
     ///   - httpClient: the HTTP client to send with; its owner shuts it down.
     ///   - now: the signing clock (tests sign "in the past" to check expiry).
     ///   - sleep: waits between retries.
+    ///   - bodyBytesRead: told the size of every object body received.
     public init(configuration: S3ClientConfiguration, credentials: S3Credentials, httpClient: HTTPClient = S3Client.sharedHTTPClient,
                 logger: Logger = Logger(label: "reel.s3"), now: @escaping @Sendable () -> Date = { Date() },
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+                bodyBytesRead: @escaping @Sendable (Int64) -> Void = { _ in }) {
         self.configuration = configuration
         self.signer = SigV4Signer(credentials: credentials, region: configuration.region)
         self.http = httpClient
         self.logger = logger
         self.now = now
         self.sleep = sleep
+        self.bodyBytesRead = bodyBytesRead
     }
 
     // MARK: Requests

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import ReelObjectStore
 import ReelProtocol
 
 /// The content of every asset a composition names, for `SUBMIT`: asset id → SHA-256 and
@@ -27,16 +28,18 @@ struct AssetManifest {
                 continue
             }
             try requireReadableFile(path, what: "asset \"\(id)\"")
-            let digest: (byteCount: Int, hex: String)
+            // Named as the farm's store names it: the SHA-256 of the bytes, or past 16 MiB the
+            // tree hash of its parts (AssetAddress), which the store can check part by part.
+            let digest: (size: Int64, name: String)
             do {
-                digest = try FileDigest.sha256(path: path)
-            } catch {
-                throw UserError("cannot read asset \"\(id)\" at \(path): \(error)")
+                digest = try AssetAddress.name(ofFile: path)
+            } catch let error as ObjectStoreError {
+                throw UserError("cannot read asset \"\(id)\" at \(path): \(error.message)")
             }
-            let entry = AssetManifestEntry(sha256: digest.hex, size: Int64(digest.byteCount))
+            let entry = AssetManifestEntry(sha256: digest.name, size: digest.size)
             byPath[path] = entry
             entries[id] = entry
-            files[digest.hex] = path
+            files[digest.name] = path
         }
     }
 
