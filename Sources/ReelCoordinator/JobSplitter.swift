@@ -103,12 +103,10 @@ struct JobSplitter: Sendable {
                     "job": "\(job)", "bytes": "\(planning.blocks.reduce(0) { $0 + $1.fetchedBytes })",
                     "of": "\(planning.blocks.reduce(0) { $0 + $1.size })", "requests": "\(planning.blocks.reduce(0) { $0 + $1.fetchCount })"])
             }
-            let finaliser = configuration.finaliserAgentName
-            let liveAgents = try await pool.run { store in
-                try store.agents.list().filter { $0.state == .online && $0.name != finaliser }.count
-            }
-            let chunks = ChunkPlanner.plan(for: plan, targetChunkSeconds: stored.settings.chunkSeconds ?? configuration.defaultChunkSeconds,
-                                           minimumChunks: max(1, liveAgents))
+            // Cut by the composition and its settings alone, never by the agents online: the
+            // same composition gets the same chunks on any farm, so a re-render finds them all
+            // by content key (a short job on a big farm asks for shorter chunks itself).
+            let chunks = ChunkPlanner.plan(for: plan, targetChunkSeconds: stored.settings.chunkSeconds ?? configuration.defaultChunkSeconds)
             var agentPlan = plan
             var manifest: [String: AssetManifestEntry] = [:]
             for id in plan.assets.keys {
