@@ -32,10 +32,19 @@ public struct DirectPartUpload: Sendable {
     }
 
     public let transfer: PresignedTransfer
+    /// Parts in flight at once: while one goes up, the next is read, hashed and given its URL
+    /// (the store hashes what it receives, so one part at a time leaves the uploader and the
+    /// store waiting on each other in turn). Each in-flight part holds its bytes in memory.
+    public let window: Int
 
-    public init(transfer: PresignedTransfer = PresignedTransfer()) { self.transfer = transfer }
+    public init(transfer: PresignedTransfer = PresignedTransfer(), window: Int = 1) {
+        self.transfer = transfer
+        self.window = max(1, window)
+    }
 
-    /// Sends the parts of the file at `path` that `upload` does not hold.
+    /// Sends the parts of the file at `path` that `upload` does not hold. Parts are read, hashed
+    /// and given their URLs in order, up to `window` of them go up at once, and `sent` is told
+    /// of each in order.
     /// - Parameters:
     ///   - partURL: a presigned `PUT` for a part (number, SHA-256 hex, byte count); asked again
     ///     with `renew` true after the store refused one.
@@ -50,6 +59,30 @@ public struct DirectPartUpload: Sendable {
         }
         let held = Set(upload.held)
         var report = Report()
+        let transfer = self.transfer
+        /// A part on its way: its number, SHA-256, bytes and the `PUT` in flight.
+        struct Flight {
+            var number: Int
+            var sha256: String
+            var bytes: ByteBuffer
+            var put: Task<Void, any Swift.Error>
+        }
+        var flying: [Flight] = []
+        defer { for flight in flying { flight.put.cancel() } }
+        // Waits for the oldest part in flight; a refused URL (403) is asked for once more and
+        // the part sent again.
+        func land() async throws {
+            let flight = flying.removeFirst()
+            do {
+                try await Self.landed(flight.put)
+            } catch let error as ObjectStoreError where error.code == .accessDenied {
+                report.renewedURLs += 1
+                let url = try await partURL(flight.number, flight.sha256, Int64(flight.bytes.readableBytes), true)
+                try await transfer.put(url: url.url, headers: url.headers, bytes: flight.bytes)
+            }
+            report.uploaded.append(flight.number)
+            try await sent(flight.number)
+        }
         for number in 1...upload.partCount {
             try Task.checkCancellation()
             let range = upload.range(ofPart: number)
@@ -60,18 +93,17 @@ public struct DirectPartUpload: Sendable {
             let sha256 = bytes.withUnsafeReadableBytes { SigV4Signer.hex(SHA256.hash(data: $0)) }
             report.partSHA256s.append(sha256)
             if held.contains(number) { continue }
-            var url = try await partURL(number, sha256, Int64(range.count), false)
-            do {
-                try await transfer.put(url: url.url, headers: url.headers, bytes: bytes)
-            } catch let error as ObjectStoreError where error.code == .accessDenied {
-                report.renewedURLs += 1
-                url = try await partURL(number, sha256, Int64(range.count), true)
-                try await transfer.put(url: url.url, headers: url.headers, bytes: bytes)
-            }
-            report.uploaded.append(number)
-            try await sent(number)
+            let url = try await partURL(number, sha256, Int64(range.count), false)
+            flying.append(Flight(number: number, sha256: sha256, bytes: bytes,
+                                 put: Task { try await transfer.put(url: url.url, headers: url.headers, bytes: bytes) }))
+            if flying.count >= window { try await land() }
         }
+        while !flying.isEmpty { try await land() }
         report.skipped = held.count
         return report
+    }
+
+    private static func landed(_ put: Task<Void, any Swift.Error>) async throws {
+        try await put.value
     }
 }

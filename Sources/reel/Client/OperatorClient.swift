@@ -278,7 +278,7 @@ final class OperatorClient: CoordinatorConnection, Sendable {
             try Task.checkCancellation()
             do {
                 let client = self.client
-                let report = try await DirectPartUpload(transfer: Self.transfer).send(file: path, upload: upload) { part, partSHA256, length, _ in
+                let report = try await DirectPartUpload(transfer: Self.transfer, window: Self.partsInFlight).send(file: path, upload: upload) { part, partSHA256, length, _ in
                     let request = PartURLRequest(sha256: sha256, upload: upload.id, part: part, partSHA256: partSHA256, length: length)
                     let reply = try await client.request(.partURL(request), timeout: Self.requestTimeout)
                     guard case .url(let url) = reply, url.method == "PUT", url.total == length else { throw self.unexpected(reply, to: "PARTURL") }
@@ -353,6 +353,10 @@ final class OperatorClient: CoordinatorConnection, Sendable {
 
     /// Moves bytes through the presigned URLs the coordinator hands out.
     static let transfer = PresignedTransfer()
+
+    /// Parts of a large asset in flight at once (`DirectPartUpload.window`): three 16 MiB parts
+    /// in memory keep the network and the store busy while the next part is read and hashed.
+    static let partsInFlight = 3
 
     /// `STATUS [job= [wait=]]`: the decoded report and its raw JSON. With `waitSeconds` the
     /// coordinator holds the reply until the job has ended or that long has passed.
