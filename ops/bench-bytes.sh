@@ -5,7 +5,10 @@
 #
 #   sudo ops/bench-bytes.sh [REEL_BINARY] [OUTPUT.md]   (default binary: .build/debug/reel, then
 #                                                        .build/release/reel; report: stdout)
-#   env: SOURCE_SECONDS (default 10, per source), KEEP=1 keeps the work dir
+#   env: SOURCE_SECONDS (default 10, per source), KEEP=1 keeps the work dir, RUNS (1): local and
+#        S3 runs alternate this many times (each S3 run under a prefix of its own, so the upload
+#        is in every run), and the report ends with the median walls and their ratio: on a shared
+#        machine one pair of runs can differ by half
 #
 # Two network namespaces stand in for two hosts, joined by a veth pair, so that the coordinator's
 # traffic is exactly what crosses its interface:
@@ -122,12 +125,15 @@ run() {  # $1 = label, $2 = database name, then the coordinator's storage argume
   done
   sleep 1
   read -r rx0 tx0 < <(counters)
-  local started=$SECONDS
+  local started
+  started=$(date +%s.%N)
   ip netns exec "$ns_b" env REEL_COORDINATOR="$addr_a:$port" REEL_SECRET_FILE="$work/secret" \
     timeout 1800 "$reel" submit "$work/comp.json" --chunk-seconds 2 --wait -o "$work/out-$label.mp4" >"$work/job-$label"
   ip netns exec "$ns_b" env REEL_COORDINATOR="$addr_a:$port" REEL_SECRET_FILE="$work/secret" \
     "$reel" fetch "$(cat "$work/job-$label")" -o "$work/fetched-$label.mp4" --quiet
-  local wall=$((SECONDS - started))
+  local wall
+  wall=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  walls[$label]=$wall
   read -r rx1 tx1 < <(counters)
   local payload_in payload_out
   payload_in=$(metric reel_bytes_in_total); payload_out=$(metric reel_bytes_out_total)
@@ -138,8 +144,21 @@ run() {  # $1 = label, $2 = database name, then the coordinator's storage argume
   results+=("| $label | $((rx1 - rx0)) | $((tx1 - tx0)) | $through | $(python3 -c "print(f'{100 * $through / $source_bytes:.1f} %')") | ${payload_in:-0} / ${payload_out:-0} | $wall s |")
 }
 
-run local bench_local --storage "$work/storage"
-run s3 bench_s3 --storage s3://reel-bench/farm --s3-endpoint "$endpoint" --local-storage "$work/local-copies"
+declare -A walls
+runs=${RUNS:-1}
+local_walls=() s3_walls=()
+for r in $(seq 1 "$runs"); do
+  suffix=$([ "$runs" = 1 ] && echo "" || echo "-$r")
+  run "local$suffix" "bench_local${suffix/-/_}" --storage "$work/storage$suffix"
+  local_walls+=("${walls[local$suffix]}")
+  run "s3$suffix" "bench_s3${suffix/-/_}" --storage "s3://reel-bench/farm$r" --s3-endpoint "$endpoint" --local-storage "$work/local-copies$suffix"
+  s3_walls+=("${walls[s3$suffix]}")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+local_median=$(median "${local_walls[@]}")
+s3_median=$(median "${s3_walls[@]}")
+ratio=$(awk -v a="$s3_median" -v b="$local_median" 'BEGIN { printf "%.2f", a / b }')
+log "median wall over $runs run(s): local $local_median s, S3 $s3_median s: ${ratio}×"
 
 {
   echo "### Bytes through the coordinator for one job (\`ops/bench-bytes.sh\`)"
@@ -151,4 +170,6 @@ run s3 bench_s3 --storage s3://reel-bench/farm --s3-endpoint "$endpoint" --local
   echo "| storage | bytes in | bytes out | total | of the sources | reel/1 payloads in / out | wall |"
   echo "|---|---|---|---|---|---|---|"
   printf '%s\n' "${results[@]}"
+  echo
+  echo "Median wall over $runs alternating run(s): local $local_median s (${local_walls[*]}), S3 $s3_median s (${s3_walls[*]}): S3 over local ${ratio}×."
 } > "${report:-/dev/stdout}"

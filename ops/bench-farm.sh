@@ -109,15 +109,16 @@ if [[ $skip != *" submit "* ]]; then
 fi
 
 if [[ $skip != *" bytes "* ]]; then
-  log "bytes: one large source, local directory and S3"
-  SOURCES=1 SOURCE_SECONDS=${SOURCE_SECONDS:-32} ops/bench-bytes.sh "$bin/reel" "$out/bytes.md" 2>"$out/bytes.log"
+  log "bytes: one large source, local directory and S3, three alternating runs each"
+  RUNS=${BYTES_RUNS:-3} SOURCES=1 SOURCE_SECONDS=${SOURCE_SECONDS:-32} ops/bench-bytes.sh "$bin/reel" "$out/bytes.md" 2>"$out/bytes.log"
   source_bytes=$(sed -n 's/.*source(s), \([0-9]*\) bytes in all.*/\1/p' "$out/bytes.md")
-  s3_share=$(sed -n 's/^| s3 | [0-9]* | [0-9]* | [0-9]* | \([0-9.]*\) % .*/\1/p' "$out/bytes.md")
-  local_wall=$(sed -n 's/^| local | .* | \([0-9]*\) s |$/\1/p' "$out/bytes.md")
-  s3_wall=$(sed -n 's/^| s3 | .* | \([0-9]*\) s |$/\1/p' "$out/bytes.md")
-  ratio=$(awk -v a="${s3_wall:-0}" -v b="${local_wall:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+  # The largest share of the S3 runs.
+  s3_share=$(sed -n 's/^| s3[-0-9]* | [0-9]* | [0-9]* | [0-9]* | \([0-9.]*\) % .*/\1/p' "$out/bytes.md" | sort -g | tail -1)
+  local_wall=$(sed -n 's/^Median wall .*: local \([0-9.]*\) s .*/\1/p' "$out/bytes.md")
+  s3_wall=$(sed -n 's/^Median wall .*, S3 \([0-9.]*\) s .*/\1/p' "$out/bytes.md")
+  ratio=$(sed -n 's/^Median wall .*: S3 over local \([0-9.]*\)×.*/\1/p' "$out/bytes.md")
   row "bytes through the coordinators, S3, one $(( ${source_bytes:-0} / 1000000 )) MB source" "${s3_share:-?} %" "< 1 %" "$(verdict "$s3_share" "<" 1)"
-  row "that job's wall time (upload included), S3 over local (${s3_wall:-?} s / ${local_wall:-?} s)" "${ratio:-?}×" "≤ 1.1×" "$(verdict "$ratio" "<=" 1.1)"
+  row "that job's wall time (upload included), S3 over local (medians: ${s3_wall:-?} s / ${local_wall:-?} s)" "${ratio:-?}×" "≤ 1.1×" "$(verdict "$ratio" "<=" 1.1)"
 fi
 
 {
