@@ -19,6 +19,7 @@ struct RenderCommand: AsyncParsableCommand {
     @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
     @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says; .mov for ProRes; .webm for VP9 or AV1; .m4a or .wav for sound only).") var output: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
+    @OptionGroup(title: "Templates") var template: TemplateOptions
     @Option(help: "Local agents (or worker threads with --in-process). Must be ≥ 1.") var agents: Int = 2
     @Option(help: "Target chunk length in seconds, a decimal or N/D (chunks are whole GOPs, at least one). Must be > 0.")
     var chunkSeconds: String = "10"
@@ -41,7 +42,7 @@ struct RenderCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrorsAsync {
             Interruption.shared.install()
-            let input = try CompositionInput.load(composition, timeline: timeline)
+            let input = try CompositionInput.load(composition, timeline: timeline, variables: template.set)
             let seconds = Rational(parsing: chunkSeconds)!
             // The path first, as submit and fetch check it: `-o renders` (a folder that exists)
             // is told it is a folder, not that its name lacks an extension. An HLS output and a
@@ -83,11 +84,12 @@ struct ValidateCommand: ParsableCommand {
 
     @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
+    @OptionGroup(title: "Templates") var template: TemplateOptions
 
     func run() throws {
         try reportingErrors {
             LibAVLogging.quiet() // problems are reported per asset, in Reel's words
-            let plan = try CompositionInput.load(composition, timeline: timeline).plan()
+            let plan = try CompositionInput.load(composition, timeline: timeline, variables: template.set).plan()
             guard plan.hasPicture else {
                 print("ok: sound only (\(plan.export.fileType.displayName) by default), \(TimeFormatting.seconds(plan.duration)), "
                       + "\(plan.audioTracks.count) audio tracks")
