@@ -111,6 +111,35 @@ import ReelThreadTesting
         }
     }
 
+    /// Segments without `at` follow the one before them: an outro after a clip of any length
+    /// starts where the clip ends, and the output ends with it.
+    @Test func anOutroFollowsAClipOfAnyLength() throws {
+        let dir = try Media.tempDirectory()
+        try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=white:size=64x48", "-frames:v", "1", dir.appendingPathComponent("outro.png").path])
+        for seconds in [1, 2] { _ = try Fixtures.numberedClip(in: dir, seconds: seconds, name: "main\(seconds).mp4") }
+        try #"""
+            {"formatVersion": 1,
+             "variables": {"main": {"type": "asset"}},
+             "assets": {"main": {"url": "{{main}}"}, "outro": {"url": "outro.png"}},
+             "tracks": [{"id": 1, "mediaType": "video", "segments": [{"asset": "main"}, {"asset": "outro", "duration": "2/5"}]}],
+             "videoComposition": {"renderSize": {"width": 64, "height": 48}, "frameDuration": "1/25"}}
+            """#.write(to: dir.appendingPathComponent("outro.json"), atomically: true, encoding: .utf8)
+        for seconds in [1, 2] {
+            let output = dir.appendingPathComponent("outro\(seconds).mp4").path
+            try Media.run(Media.reel, ["render", "outro.json", "--set", "main=main\(seconds).mp4", "-o", output, "--in-process", "--quiet"],
+                          currentDirectory: dir)
+            let luma = try Media.lumaFrames(output, width: 64, height: 48)
+            let clipFrames = 25 * seconds
+            #expect(luma.count == clipFrames + 10, "main \(seconds) s: \(luma.count) frames")
+            guard luma.count == clipFrames + 10 else { continue }
+            for (i, frame) in luma.enumerated() {
+                let got = Media.mean(frame, width: 64, x: 8, y: 8, w: 48, h: 32)
+                let expected = i < clipFrames ? Fixtures.numberedLuma(Int64(i)) : 235
+                #expect(abs(got - expected) <= 2.5, "main \(seconds) s, frame \(i): luma \(got), expected \(expected)")
+            }
+        }
+    }
+
     /// `reel thumbnail` takes `--set` too: the frame a variant shows, without rendering it.
     @Test func aThumbnailOfAVariantShowsItsValues() throws {
         let dir = try Self.backgroundFixture()

@@ -93,10 +93,11 @@ struct CompositionDecoding {
         }
         guard let o = r.object(value, at: path, keys: ["asset", "at", "sourceRange", "duration", "empty"]) else { return nil }
         let asset = r.required(o, "asset", at: path, r.string)
-        let at = r.required(o, "at", at: path, r.time)
+        let at = r.optional(o, "at", at: path, r.time)
         let sourceRange = r.optional(o, "sourceRange", at: path, r.timeRange)
         let duration = r.optional(o, "duration", at: path, r.time)
-        guard let asset, let at else { return nil }
+        // A present but malformed `at` is reported; it must not silently become "after the previous one".
+        guard let asset, at != nil || !o.contains(key: "at") else { return nil }
         return .media(MediaSegment(asset: asset, at: at, sourceRange: sourceRange, duration: duration))
     }
 
