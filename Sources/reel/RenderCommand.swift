@@ -16,7 +16,8 @@ struct RenderCommand: AsyncParsableCommand {
             with worker threads and no database.
             """)
 
-    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
+    @Argument(help: "The composition JSON file (a template too: give its variables with --set), or an editor's timeline (.otio, .edl).")
+    var composition: String
     @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says; .mov for ProRes; .webm for VP9 or AV1; .m4a or .wav for sound only).") var output: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
     @OptionGroup(title: "Templates") var template: TemplateOptions
@@ -79,10 +80,12 @@ struct ValidateCommand: ParsableCommand {
         abstract: "Check a composition (or an editor's timeline) without rendering it.",
         discussion: """
             Prints one line per problem, named by its JSON path (in a timeline: by the item's place and name), \
-            and exits 1; or a summary and exits 0. A timeline's markers and disabled items are listed as warnings.
+            and exits 1; or a summary and exits 0. A timeline's markers and disabled items are listed as warnings. \
+            A template is checked with its defaults and the --set values (docs/templates.md).
             """)
 
-    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
+    @Argument(help: "The composition JSON file (a template too: give its variables with --set), or an editor's timeline (.otio, .edl).")
+    var composition: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
     @OptionGroup(title: "Templates") var template: TemplateOptions
 
