@@ -22,6 +22,12 @@ extension Rational: ExpressibleByArgument {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
+/// `--set name=value` (a template's variable); the value is read by the variable's type later,
+/// when the template is known.
+extension VariableAssignment: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
+
 /// A duration: `90` or `90s`, `30m`, `12h`, `7d` (`DurationText`).
 struct DurationArgument: ExpressibleByArgument, CustomStringConvertible {
     let seconds: Double

@@ -38,9 +38,20 @@ struct TimelineOptions: ParsableArguments {
     }
 }
 
-/// What a command renders, submits or validates: a composition JSON file as written, or one
-/// imported from an editor's timeline (`TimelineImport`), with the timeline's warnings and the
-/// map that names composition problems by the timeline's items.
+/// The option of commands that take a template (a composition with `variables`,
+/// docs/templates.md): values for its variables.
+struct TemplateOptions: ParsableArguments {
+    @Option(name: .customLong("set"), help: ArgumentHelp(
+        "For a template: a value for one of its variables, NAME=VALUE (repeat for each). The value is read by the variable's type: "
+        + "a number (2.5), true or false, a colour (#FF8800), a time (2.5 or 1001/30000), a media file's path (relative to the current directory) or text.",
+        valueName: "name=value"))
+    var set: [VariableAssignment] = []
+}
+
+/// What a command renders, submits or validates: a composition JSON file as written, one
+/// made from a template and its values (`Template`), or one imported from an editor's timeline
+/// (`TimelineImport`), with the timeline's warnings and the map that names composition problems
+/// by the timeline's items.
 struct CompositionInput {
     /// The file given on the command line.
     var path: String
@@ -51,9 +62,13 @@ struct CompositionInput {
     var directory: String
     /// Set when `path` is a timeline.
     var imported: ImportedTimeline?
+    /// Set when `path` is a template: its values in place (`text` and `composition` are the result).
+    var template: ResolvedTemplate?
 
-    /// Reads `path`: a timeline by its extension (`.otio`, `.edl`), else a composition.
-    static func load(_ path: String, timeline options: TimelineOptions) throws -> CompositionInput {
+    /// Reads `path`: a timeline by its extension (`.otio`, `.edl`), else a composition, which is a
+    /// template when it has a top-level `variables` (resolved with `variables`; a composition
+    /// without one is read exactly as before templates existed).
+    static func load(_ path: String, timeline options: TimelineOptions, variables: [VariableAssignment] = []) throws -> CompositionInput {
         try requireReadableFile(path, what: TimelineImport.Format(path: path) == nil ? "the composition" : "the timeline")
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
@@ -65,12 +80,25 @@ struct CompositionInput {
                 throw UserError("--media-root, --size and --fps are for timelines (.otio, .edl); \(path) is a composition: set its videoComposition instead")
             }
             guard let text = String(data: data, encoding: .utf8) else { throw UserError("the composition \(path) is not UTF-8 text") }
+            if let template = Template.parse(Array(data)) {
+                let resolved = try template.resolve(variables, currentDirectory: FileManager.default.currentDirectoryPath).get()
+                return CompositionInput(path: path, text: resolved.text, composition: resolved.composition, directory: directory, template: resolved)
+            }
+            try refuseVariables(variables, path: path)
             return CompositionInput(path: path, text: text, composition: try Composition.parse(Array(data)), directory: directory)
         }
+        try refuseVariables(variables, path: path)
         let imported = try importTimeline(Array(data), format: format, directory: directory, options: options)
         for warning in imported.warnings { Terminal.error("warning: \(warning)") }
         let text = imported.text
         return CompositionInput(path: path, text: text, composition: try Composition.parse(text), directory: directory, imported: imported)
+    }
+
+    /// `--set` is for templates only: said plainly rather than ignored.
+    static func refuseVariables(_ variables: [VariableAssignment], path: String) throws {
+        guard let first = variables.first else { return }
+        throw UserError("--set \(first) gives a value to a template's variable, but \(path) declares no variables (a template has a top-level "
+                        + "\"variables\" object, see docs/templates.md): remove --set")
     }
 
     static func importTimeline(_ bytes: [UInt8], format: TimelineImport.Format, directory: String,
@@ -94,6 +122,7 @@ struct CompositionInput {
         do {
             return try CompositionLoader.plan(composition, directory: directory, outputFileType: outputFileType)
         } catch let error as CompositionError {
+            if let template { throw CompositionError(problems: error.problems.map(template.relabel)) }
             guard let imported else { throw error }
             throw CompositionError(problems: error.problems.map(imported.relabel))
         }

@@ -16,9 +16,11 @@ struct RenderCommand: AsyncParsableCommand {
             with worker threads and no database.
             """)
 
-    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
+    @Argument(help: "The composition JSON file (a template too: give its variables with --set), or an editor's timeline (.otio, .edl).")
+    var composition: String
     @Option(name: .shortAndLong, help: "The output file (.mp4 or .mov, as the composition's export.fileType says; .mov for ProRes; .webm for VP9 or AV1; .m4a or .wav for sound only).") var output: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
+    @OptionGroup(title: "Templates") var template: TemplateOptions
     @Option(help: "Local agents (or worker threads with --in-process). Must be ≥ 1.") var agents: Int = 2
     @Option(help: "Target chunk length in seconds, a decimal or N/D (chunks are whole GOPs, at least one). Must be > 0.")
     var chunkSeconds: String = "10"
@@ -41,7 +43,7 @@ struct RenderCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrorsAsync {
             Interruption.shared.install()
-            let input = try CompositionInput.load(composition, timeline: timeline)
+            let input = try CompositionInput.load(composition, timeline: timeline, variables: template.set)
             let seconds = Rational(parsing: chunkSeconds)!
             // The path first, as submit and fetch check it: `-o renders` (a folder that exists)
             // is told it is a folder, not that its name lacks an extension. An HLS output and a
@@ -78,16 +80,19 @@ struct ValidateCommand: ParsableCommand {
         abstract: "Check a composition (or an editor's timeline) without rendering it.",
         discussion: """
             Prints one line per problem, named by its JSON path (in a timeline: by the item's place and name), \
-            and exits 1; or a summary and exits 0. A timeline's markers and disabled items are listed as warnings.
+            and exits 1; or a summary and exits 0. A timeline's markers and disabled items are listed as warnings. \
+            A template is checked with its defaults and the --set values (docs/templates.md).
             """)
 
-    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
+    @Argument(help: "The composition JSON file (a template too: give its variables with --set), or an editor's timeline (.otio, .edl).")
+    var composition: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
+    @OptionGroup(title: "Templates") var template: TemplateOptions
 
     func run() throws {
         try reportingErrors {
             LibAVLogging.quiet() // problems are reported per asset, in Reel's words
-            let plan = try CompositionInput.load(composition, timeline: timeline).plan()
+            let plan = try CompositionInput.load(composition, timeline: timeline, variables: template.set).plan()
             guard plan.hasPicture else {
                 print("ok: sound only (\(plan.export.fileType.displayName) by default), \(TimeFormatting.seconds(plan.duration)), "
                       + "\(plan.audioTracks.count) audio tracks")

@@ -37,6 +37,7 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The picture to write (.png, .jpg): a pattern such as thumb-%03d.png for several, or the sheet with --sprite.")
     var output: String
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
+    @OptionGroup(title: "Templates") var template: TemplateOptions
 
     func validate() throws {
         guard columns >= 1 else { throw ValidationError("--columns must be at least 1") }
@@ -60,7 +61,7 @@ struct ThumbnailCommand: ParsableCommand {
             guard let format = Thumbnails.ImageFormat(path: output) else {
                 throw UserError("-o \(output): thumbnails are written as .png, .jpg or .jpeg")
             }
-            let source = try Source(input, timeline: timeline)
+            let source = try Source(input, timeline: timeline, variables: template.set)
             var requested = try at.map { try parseTime($0, option: "--at") }
             if let duration = source.duration, let late = requested.first(where: { $0 >= duration }) {
                 throw UserError("--at \(TimeFormatting.seconds(late)) is not before the end of \(input) (\(String(format: "%.3f", duration.seconds)) s)")
@@ -132,14 +133,15 @@ private enum Source {
     case file(path: String, video: VideoTrackDescription, duration: Rational?)
     case composition(RenderPlan)
 
-    init(_ path: String, timeline: TimelineOptions) throws {
+    init(_ path: String, timeline: TimelineOptions, variables: [VariableAssignment]) throws {
         if URL(fileURLWithPath: path).pathExtension.lowercased() == "json" || TimelineImport.Format(path: path) != nil {
-            let plan = try CompositionInput.load(path, timeline: timeline).plan()
+            let plan = try CompositionInput.load(path, timeline: timeline, variables: variables).plan()
             guard plan.hasPicture else { throw UserError("\(path) is sound only: it has no picture to take a thumbnail of") }
             self = .composition(plan)
             return
         }
         guard timeline.isEmpty else { throw UserError("--media-root, --size and --fps are for timelines (.otio, .edl); \(path) is a media file") }
+        try CompositionInput.refuseVariables(variables, path: path)
         let description: AssetDescription
         do { description = try MediaProbe.describe(path: path) } catch {
             throw UserError("\(path) is not a media file Reel can read (\(error))")

@@ -102,7 +102,6 @@ struct CompositionParsingTests {
             "assets.a.URL: unknown key; expected one of: url",
             "tracks[0].id: must be an integer, not 1.5",
             "tracks[0].mediaType: must be one of \"video\", \"audio\", \"subtitle\", not \"caption\"",
-            "tracks[0].segments[0].at: is required",
             "tracks[0].segments[1].empty.duration: is required",
             "audioMix: must be an array, not an object",
             "videoComposition.colour: unknown key; expected one of: renderSize, frameDuration, instructions, overlays, filters, captions",

@@ -10,7 +10,7 @@ import ReelThreadTesting
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static let documents = ["docs/composition.md", "README.md"]
+    static let documents = ["docs/composition.md", "docs/templates.md", "README.md"]
 
     // MARK: - Markdown
 
@@ -81,6 +81,8 @@ import ReelThreadTesting
         // 4 s of a voice-over (a tone will do).
         try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=4"] + aac + [path("voice.m4a")])
         try Media.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1500:sample_rate=48000:duration=4"] + aac + [path("voice-fr.m4a")])
+        // docs/templates.md picks a voice-over by language: voice-{{lang}}.m4a.
+        try FileManager.default.copyItem(atPath: path("voice.m4a"), toPath: path("voice-en.m4a"))
         // A 256x256 RGBA logo, half transparent.
         try Media.ffmpeg(["-f", "lavfi", "-i", "color=c=red@0.5:size=256x256,format=rgba", "-frames:v", "1", path("logo.png")])
         // A 1920x1080 photo.
@@ -188,6 +190,33 @@ import ReelThreadTesting
             let documented = block.text.split(separator: "\n").map(String.init)
             #expect(printed == documented, "docs/composition.md line \(firstLine + block.line - 1) shows\n\(block.text)\nbut reel validate prints\n\(r.stderr)")
         }
+    }
+
+    /// The problems docs/templates.md shows under "Validation" are what `reel validate` prints
+    /// for its first template with the values and the typo the text describes.
+    @Test func theDocumentedTemplateProblemsAreReal() throws {
+        let dir = try Self.media.get()
+        let markdown = try Self.read("docs/templates.md")
+        let blocks = Self.fencedBlocks(in: markdown).blocks
+        let card = try #require(blocks.first { $0.language == "json" }, "docs/templates.md has no template")
+        let section = try #require(markdown.range(of: "\n## Validation\n"), "docs/templates.md has no Validation section")
+        let shown = try #require(Self.fencedBlocks(in: String(markdown[section.upperBound...])).blocks.first { $0.language == "text" })
+
+        let typo = card.text.replacingOccurrences(of: "Happy birthday, {{name}}!", with: "Happy birthday, {{nmae}}!")
+        #expect(typo != card.text, "the first template no longer says \"Happy birthday, {{name}}!\"")
+        let file = dir.appendingPathComponent("documented-template-error.json")
+        try typo.write(to: file, atomically: true, encoding: .utf8)
+        let r = try Media.run(Media.reel, ["validate", file.path, "--set", "ink=gold", "--set", "size=200", "--set", "nme=Ada"], allowFailure: true)
+        #expect(r.status == 1)
+        #expect(r.stderr.split(separator: "\n").map(String.init) == shown.text.split(separator: "\n").map(String.init),
+                "docs/templates.md shows\n\(shown.text)\nbut reel validate prints\n\(r.stderr)")
+
+        let cardFile = dir.appendingPathComponent("documented-template.json")
+        try card.text.write(to: cardFile, atomically: true, encoding: .utf8)
+        let missing = try Media.run(Media.reel, ["validate", cardFile.path, "--set", "photo=missing.jpg"], allowFailure: true, currentDirectory: dir)
+        #expect(missing.status == 1)
+        let printed = missing.stderr.replacingOccurrences(of: dir.path, with: "/your/directory").trimmingCharacters(in: .newlines)
+        #expect(markdown.contains("`\(printed)`"), "docs/templates.md does not show what reel validate prints: \(printed)")
     }
 
     @Test func theExtractorFindsEveryBlockAndRefusesUncheckedOnes() {

@@ -52,7 +52,9 @@ public struct Track: Hashable, Sendable, Codable {
 /// One entry of a track: media inserted at a time, or an explicit empty range.
 ///
 /// Decision (docs/composition.md, "Tracks and segments"): a media segment is
-/// `{"asset", "at", optional "sourceRange", optional "duration"}`. A still needs `duration`
+/// `{"asset", optional "at", optional "sourceRange", optional "duration"}`; without `at` it
+/// starts where the track's previous segment (in file order) ends, so segments after one whose
+/// length comes from its file follow it. A still needs `duration`
 /// (it has no length of its own); timed media use `sourceRange`, and without it the whole
 /// asset is inserted; timed media with both play the range scaled to `duration`
 /// (`scaleTimeRange`: a speed change). An empty segment is
@@ -66,15 +68,16 @@ public enum Segment: Hashable, Sendable, Codable {
 public struct MediaSegment: Hashable, Sendable, Codable {
     /// Asset id (a key of `Composition.assets`).
     public var asset: String
-    /// Composition time where the segment starts.
-    public var at: Rational
+    /// Composition time where the segment starts; nil = where the track's previous segment (in
+    /// file order) ends, 0 for the first (resolved by the validator, which knows the lengths).
+    public var at: Rational?
     /// Part of the source to use; nil = the whole asset (timed media only).
     public var sourceRange: TimeRange?
     /// How long a still is held; for timed media with a `sourceRange`, how long that range
     /// plays (a speed change).
     public var duration: Rational?
 
-    public init(asset: String, at: Rational, sourceRange: TimeRange? = nil, duration: Rational? = nil) {
+    public init(asset: String, at: Rational?, sourceRange: TimeRange? = nil, duration: Rational? = nil) {
         self.asset = asset; self.at = at; self.sourceRange = sourceRange; self.duration = duration
     }
 }

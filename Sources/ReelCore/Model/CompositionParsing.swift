@@ -34,7 +34,15 @@ struct CompositionDecoding {
 
     func composition(_ json: JSONValue) -> Composition? {
         let r = reader
-        guard let o = r.object(json, at: "", keys: ["formatVersion", "assets", "tracks", "audioMix", "videoComposition", "export"]) else { return nil }
+        let keys = ["formatVersion", "assets", "tracks", "audioMix", "videoComposition", "export"]
+        if case .object(let o) = json, o.contains(key: "variables") {
+            // A template read where only a composition can be (`Template` reads templates).
+            r.report("variables", "this file is a template (docs/templates.md): reel render, validate and thumbnail read it, with --set name=value "
+                     + "for its variables; this command reads plain compositions only")
+            _ = r.object(.object(JSONObject(o.members.filter { $0.key != "variables" })), at: "", keys: keys)
+            return nil
+        }
+        guard let o = r.object(json, at: "", keys: keys) else { return nil }
         let version = r.required(o, "formatVersion", at: "", r.int)
         let assets = r.required(o, "assets", at: "", assetTable)
         let tracks = r.required(o, "tracks", at: "") { r.array($0, at: $1, track) }
@@ -85,10 +93,11 @@ struct CompositionDecoding {
         }
         guard let o = r.object(value, at: path, keys: ["asset", "at", "sourceRange", "duration", "empty"]) else { return nil }
         let asset = r.required(o, "asset", at: path, r.string)
-        let at = r.required(o, "at", at: path, r.time)
+        let at = r.optional(o, "at", at: path, r.time)
         let sourceRange = r.optional(o, "sourceRange", at: path, r.timeRange)
         let duration = r.optional(o, "duration", at: path, r.time)
-        guard let asset, let at else { return nil }
+        // A present but malformed `at` is reported; it must not silently become "after the previous one".
+        guard let asset, at != nil || !o.contains(key: "at") else { return nil }
         return .media(MediaSegment(asset: asset, at: at, sourceRange: sourceRange, duration: duration))
     }
 

@@ -11,9 +11,10 @@ extension ValidationRun {
     /// One segment of a subtitle track: a subtitle asset, trimmed by `sourceRange` (default: the
     /// whole file, up to the end of its last cue) and placed `at`. A subtitle file has no
     /// length of its own, so a `sourceRange` may reach past its last cue.
-    func checkSubtitleSegment(_ media: MediaSegment, at path: String) -> (range: TimeRange, cues: [SubtitleCue])? {
+    /// `start`: the segment's `at`, or where the previous segment ends when it has none.
+    func checkSubtitleSegment(_ media: MediaSegment, start: Rational, at path: String) -> (range: TimeRange, cues: [SubtitleCue])? {
         var ok = true
-        if media.at < .zero { report("\(path).at", "must be ≥ 0"); ok = false }
+        if start < .zero { report("\(path).at", "must be ≥ 0"); ok = false }
         guard composition.assets[media.asset] != nil else {
             report("\(path).asset", "unknown asset \"\(media.asset)\"")
             return nil
@@ -32,7 +33,7 @@ extension ValidationRun {
         guard ok else { return nil }
         // A file without cues occupies nothing.
         guard range.duration > .zero else { return nil }
-        return (TimeRange(start: media.at, duration: range.duration), document.cues(in: range, placedAt: media.at))
+        return (TimeRange(start: start, duration: range.duration), document.cues(in: range, placedAt: start))
     }
 
     /// The subtitle tracks as planned: languages checked, at most one default, cues sorted and

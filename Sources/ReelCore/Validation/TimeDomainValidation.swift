@@ -16,7 +16,7 @@ extension Composition {
                 case .empty(let r):
                     range(r, "\(path).empty")
                 case .media(let m):
-                    times.append(("\(path).at", m.at))
+                    if let at = m.at { times.append(("\(path).at", at)) }
                     if let r = m.sourceRange { range(r, "\(path).sourceRange") }
                     if let d = m.duration { times.append(("\(path).duration", d)) }
                 }

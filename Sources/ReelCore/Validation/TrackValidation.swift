@@ -29,19 +29,28 @@ extension ValidationRun {
             var occupied: [(index: Int, range: TimeRange, path: String)] = []
             var segments: [PlannedSegment] = []
             var cues: [SubtitleCue] = []
+            // Where the previous segment ends: the start of a segment without `at`. Nil after a
+            // segment that could not be placed (its problem is reported; the next waits for it).
+            var previousEnd: Rational? = .zero
             for (s, segment) in track.segments.enumerated() {
                 let segmentPath = "\(path).segments[\(s)]"
                 switch segment {
                 case .empty(let range):
-                    if checkRange(range, at: "\(segmentPath).empty") { occupied.append((s, range, "\(segmentPath).empty")) }
+                    let usable = checkRange(range, at: "\(segmentPath).empty")
+                    if usable { occupied.append((s, range, "\(segmentPath).empty")) }
+                    previousEnd = usable ? range.end : nil
                 case .media(let media) where track.mediaType == .subtitle:
-                    guard let placed = checkSubtitleSegment(media, at: segmentPath) else { continue }
+                    guard let start = media.at ?? previousEnd,
+                          let placed = checkSubtitleSegment(media, start: start, at: segmentPath) else { previousEnd = nil; continue }
                     cues += placed.cues
                     occupied.append((s, placed.range, segmentPath))
+                    previousEnd = placed.range.end
                 case .media(let media):
-                    guard let planned = checkSegment(media, in: track.mediaType, at: segmentPath) else { continue }
+                    guard let start = media.at ?? previousEnd,
+                          let planned = checkSegment(media, start: start, in: track.mediaType, at: segmentPath) else { previousEnd = nil; continue }
                     segments.append(planned)
                     occupied.append((s, planned.timeRange, segmentPath))
+                    previousEnd = planned.timeRange.end
                 }
             }
             checkOverlaps(occupied.map { ($0.index, $0.range) }, trackPath: path)
@@ -61,9 +70,10 @@ extension ValidationRun {
 
     /// Validates one media segment against its asset; returns it resolved, or nil when it
     /// cannot be placed (unknown or unavailable asset, bad range).
-    private func checkSegment(_ media: MediaSegment, in mediaType: MediaType, at path: String) -> PlannedSegment? {
+    /// `start`: the segment's `at`, or where the previous segment ends when it has none.
+    private func checkSegment(_ media: MediaSegment, start: Rational, in mediaType: MediaType, at path: String) -> PlannedSegment? {
         var ok = true
-        if media.at < .zero { report("\(path).at", "must be ≥ 0"); ok = false }
+        if start < .zero { report("\(path).at", "must be ≥ 0"); ok = false }
         guard composition.assets[media.asset] != nil else {
             report("\(path).asset", "unknown asset \"\(media.asset)\"")
             return nil
@@ -98,7 +108,7 @@ extension ValidationRun {
                 return nil
             }
             if duration <= .zero { report("\(path).duration", "must be > 0"); ok = false }
-            return ok ? PlannedSegment(asset: media.asset, sourceStart: .zero, at: media.at, duration: duration) : nil
+            return ok ? PlannedSegment(asset: media.asset, sourceStart: .zero, at: start, duration: duration) : nil
         }
 
         if media.duration != nil && media.sourceRange == nil {
@@ -135,7 +145,7 @@ extension ValidationRun {
                 }
             }
         }
-        return ok ? PlannedSegment(asset: media.asset, sourceStart: range.start, at: media.at, duration: duration, sourceDuration: range.duration) : nil
+        return ok ? PlannedSegment(asset: media.asset, sourceStart: range.start, at: start, duration: duration, sourceDuration: range.duration) : nil
     }
 
     /// Reports each segment that starts before an earlier-starting one has ended.

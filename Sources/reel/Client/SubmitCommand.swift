@@ -56,7 +56,10 @@ struct SubmitCommand: AsyncParsableCommand {
             var info = stat()
             if stat(composition, &info) == 0 { try SubmissionSize.checkComposition(composition, bytes: Int64(info.st_size)) }
             let input = try CompositionInput.load(composition, timeline: timeline)
-            if input.imported != nil { try SubmissionSize.checkComposition(composition, bytes: Int64(input.text.utf8.count)) }
+            // What is sent is the imported composition, or the template with its defaults in place.
+            if input.imported != nil || input.template != nil {
+                try SubmissionSize.checkComposition(composition, bytes: Int64(input.text.utf8.count))
+            }
             let text = input.text
             let parsed = input.composition
             // With -o, the container follows its extension when the composition names none.

@@ -13,11 +13,14 @@ enum Media {
         return url
     }
 
+    /// Runs `executable` (in `currentDirectory` when given, else in the test's own).
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], allowFailure: Bool = false) throws -> (status: Int32, stdout: Data, stderr: String) {
+    static func run(_ executable: String, _ arguments: [String], allowFailure: Bool = false,
+                    currentDirectory: URL? = nil) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/\(executable)")
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         // Every `reel render` gets a data home of its own: two renders sharing one would share
         // the local agents' caches, and the second is refused ("another agent is using this
         // cache directory") — right for users, wrong for tests that run side by side.
