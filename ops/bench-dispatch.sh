@@ -116,7 +116,8 @@ measure() {
   c0=$(cpu_coordinator); p0=$(cpu_postgres)
   for c in $(seq 1 "$coordinators"); do
     /usr/bin/time -f "client-cpu %U %S" "$bin/reel-dispatchbench" --host 127.0.0.1 --port "${ports[c - 1]}" \
-      --secret-file "$work/secret" --agents "$(( agents / coordinators ))" --seconds "$2" --render-ms "$1" >"$work/load-$c.txt" 2>&1 &
+      --secret-file "$work/secret" --agents "$(( agents / coordinators ))" --seconds "$2" --render-ms "$1" --name-prefix "bench$c" \
+      >"$work/load-$c.txt" 2>&1 &
     each+=($!)
   done
   for c in "${each[@]}"; do wait "$c"; done

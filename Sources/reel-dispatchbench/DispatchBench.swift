@@ -25,6 +25,9 @@ struct DispatchBench {
         var seconds = 20.0
         var renderMilliseconds = 0
         var resultBytes = 1024
+        /// Agents are named PREFIX-0, PREFIX-1, …: load clients on one database (several
+        /// coordinators) need prefixes of their own, or their agents are one agent row each.
+        var namePrefix = "bench"
     }
 
     static func main() async {
@@ -54,6 +57,7 @@ struct DispatchBench {
             case "--agents": o.agents = Int(try value()) ?? 0
             case "--seconds": o.seconds = Double(try value()) ?? 0
             case "--render-ms": o.renderMilliseconds = Int(try value()) ?? -1
+            case "--name-prefix": o.namePrefix = try value()
             case "--result-bytes": o.resultBytes = Int(try value()) ?? 0
             default: throw BenchError("unknown argument \(arguments[i])")
             }
@@ -61,7 +65,7 @@ struct DispatchBench {
         }
         guard HostPort.Purpose.connect.ports.contains(o.coordinator.port), !o.secretFile.isEmpty, o.agents >= 1, o.seconds > 0, o.renderMilliseconds >= 0,
               o.resultBytes >= 1 else {
-            throw BenchError("usage: reel-dispatchbench --host H --port P --secret-file F --agents N --seconds S [--render-ms M] [--result-bytes B]")
+            throw BenchError("usage: reel-dispatchbench --host H --port P --secret-file F --agents N --seconds S [--render-ms M] [--result-bytes B] [--name-prefix P]")
         }
         return o
     }
@@ -86,7 +90,7 @@ struct DispatchBench {
         // Connect everyone first: the measured window starts with all agents ready.
         var clients: [ReelClient] = []
         for n in 0..<o.agents {
-            let configuration = ReelClientConfiguration(host: o.coordinator.host, port: o.coordinator.port, role: .agent, name: "bench-\(n)")
+            let configuration = ReelClientConfiguration(host: o.coordinator.host, port: o.coordinator.port, role: .agent, name: "\(o.namePrefix)-\(n)")
             let client = try await ReelClient.connect(configuration: configuration, authenticator: authenticator)
             _ = try await client.request(.capabilities(AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 0, host: "bench")))
             clients.append(client)
