@@ -97,7 +97,7 @@ public final class Coordinator: Sendable {
         let sessions = AgentSessions()
         let finaliserBell = Doorbell()
         let dispatcher = Dispatcher(worker: dispatchWorker, leaseSeconds: configuration.leaseSeconds, logger: logger, agents: sessions,
-                                    agentsFinalise: storage.isRemote)
+                                    agentsFinalise: storage.isRemote, metrics: metrics)
         let jobWatchers = JobWatchers()
         let splitter = JobSplitter(pool: pool, storage: storage, configuration: configuration, logger: logger, dispatcher: dispatcher,
                                    jobWatchers: jobWatchers)

@@ -7,6 +7,9 @@ public final class CoordinatorMetrics: Sendable {
     /// What `/metrics` serves.
     public let registry: PrometheusCollectorRegistry
     let claims: Metrics.Counter
+    /// Tasks a claim batch chose but found leased or locked by another claimer when it leased
+    /// them (with several coordinators on one database): each makes the batch run again.
+    let claimsContended: Metrics.Counter
     let leaseExpiries: Metrics.Counter
     let bytesIn: Metrics.Counter
     let bytesOut: Metrics.Counter
@@ -25,6 +28,7 @@ public final class CoordinatorMetrics: Sendable {
         registry = PrometheusCollectorRegistry()
         factory = PrometheusMetricsFactory(registry: registry)
         claims = Metrics.Counter(label: "reel_claims_total", factory: factory)
+        claimsContended = Metrics.Counter(label: "reel_claims_contended_total", factory: factory)
         leaseExpiries = Metrics.Counter(label: "reel_lease_expiries_total", factory: factory)
         bytesIn = Metrics.Counter(label: "reel_bytes_in_total", factory: factory)
         bytesOut = Metrics.Counter(label: "reel_bytes_out_total", factory: factory)

@@ -10,9 +10,14 @@ import Synchronization
 ///
 /// The loop runs when a claim arrives and when something may have made a task claimable
 /// (`wake()`: a job planned, a task failed or was released, leases expired, a job retried,
-/// resumed or re-prioritised). When a batch leaves claims unserved, nothing is claimable for
-/// them and the loop sleeps until the next wake; the coordinator's reaper also wakes it once
-/// per pass, as a safety net for a wake nobody sent.
+/// resumed or re-prioritised). When a batch leaves claims unserved because nothing is
+/// claimable for them, the loop sleeps until the next wake; the coordinator's reaper also wakes
+/// it once per pass, as a safety net for a wake nobody sent. When it leaves them unserved
+/// because tasks it chose were gone by the time it leased them (`ClaimBatch.lost`: another
+/// coordinator on the same database leased them first, or a cancel holds them locked), the
+/// farm changed under it and nothing else would wake it, so it runs again at once; after the
+/// first such retry it waits a few milliseconds more each time (up to `maximumContentionPause`),
+/// so a cancel holding thousands of tasks locked is not read again and again while it commits.
 ///
 /// A claim ends with a task, or `nil` at its deadline, when its connection closes, or when
 /// the coordinator drains. Deadlines are kept here, not in the database: `runDeadlines` sleeps
@@ -55,10 +60,21 @@ final class Dispatcher: Sendable {
         }
     }
 
+    /// Leases tasks to a batch of claims: `LifecycleStore.claimBatch` on the dispatcher's store
+    /// worker (tests give their own).
+    typealias Claimer = @Sendable (_ requests: [ClaimRequest], _ kinds: Set<TaskKind>, _ liveAgents: Set<Int64>,
+                                   _ encoders: AgentEncoders) async throws -> ClaimBatch
+    /// Hands a leased task back un-attempted: `LifecycleStore.release`.
+    typealias Releaser = @Sendable (_ lease: Lease) async throws -> Void
+
+    /// The longest pause between batches that keep losing their tasks to other claimers.
+    static let maximumContentionPause = Duration.milliseconds(50)
+
     private let state = Mutex(State())
-    private let worker: StoreWorker
-    private let leaseSeconds: Double
+    private let claimer: Claimer
+    private let release: Releaser
     private let maxBatch: Int
+    private let metrics: CoordinatorMetrics?
     private let agents: AgentSessions
     private let logger: Logger
     private let clock = ContinuousClock()
@@ -71,10 +87,19 @@ final class Dispatcher: Sendable {
     /// object store (only agents with `TaskKind.finaliseCapability` get those).
     private let kinds: Set<TaskKind>
 
-    init(worker: StoreWorker, leaseSeconds: Double, maxBatch: Int = 256, logger: Logger, agents: AgentSessions,
-         agentsFinalise: Bool = false) {
-        self.worker = worker; self.leaseSeconds = leaseSeconds; self.maxBatch = max(1, maxBatch)
-        self.logger = logger; self.agents = agents
+    convenience init(worker: StoreWorker, leaseSeconds: Double, maxBatch: Int = 256, logger: Logger, agents: AgentSessions,
+                     agentsFinalise: Bool = false, metrics: CoordinatorMetrics? = nil) {
+        self.init(maxBatch: maxBatch, logger: logger, agents: agents, agentsFinalise: agentsFinalise, metrics: metrics,
+                  release: { lease in try await worker.run { try $0.lifecycle.release(lease) } }) { requests, kinds, live, encoders in
+            try await worker.run { try $0.lifecycle.claimBatch(for: requests, leaseSeconds: leaseSeconds, kinds: kinds,
+                                                             liveAgents: live, encoders: encoders) }
+        }
+    }
+
+    init(maxBatch: Int = 256, logger: Logger, agents: AgentSessions, agentsFinalise: Bool = false,
+         metrics: CoordinatorMetrics? = nil, release: @escaping Releaser, claimer: @escaping Claimer) {
+        self.claimer = claimer; self.release = release; self.maxBatch = max(1, maxBatch)
+        self.logger = logger; self.agents = agents; self.metrics = metrics
         self.kinds = agentsFinalise ? Set(TaskKind.allCases) : TaskKind.renderKinds
     }
 
@@ -169,6 +194,8 @@ final class Dispatcher: Sendable {
     }
 
     private func runBatches() async {
+        // Batches in a row that lost tasks to other claimers.
+        var contended = 0
         while true {
             let batch = state.withLock { s -> [Waiter] in
                 s.wokenDuringBatch = false
@@ -186,17 +213,20 @@ final class Dispatcher: Sendable {
 
             let requests = batch.map { ClaimRequest(agent: $0.agent) }
             // One snapshot: the agents connected now are those whose encoders it lists.
-            let leaseSeconds = leaseSeconds, encoders = agents.encoders, live = Set(encoders.byAgent.keys), kinds = kinds
+            let encoders = agents.encoders, live = Set(encoders.byAgent.keys)
             let results: [ClaimedTask?]
             var failed = false
+            var lost = 0
             do {
-                results = try await worker.run { try $0.lifecycle.claimTasks(for: requests, leaseSeconds: leaseSeconds, kinds: kinds,
-                                                                    liveAgents: live, encoders: encoders) }
+                let leased = try await claimer(requests, kinds, live, encoders)
+                results = leased.tasks
+                lost = leased.lost
             } catch {
                 logger.error("claim batch failed", metadata: ["claims": "\(batch.count)", "error": "\(error)"])
                 results = batch.map { _ in nil }
                 failed = true
             }
+            if lost > 0 { metrics?.claimsContended.increment(by: lost) }
 
             var unwanted: [ClaimedTask] = []
             var answers: [(CheckedContinuation<ClaimedTask?, Never>, ClaimedTask)] = []
@@ -223,8 +253,9 @@ final class Dispatcher: Sendable {
                 s.order.removeAll { s.waiters[$0] == nil }
                 soonerDeadline = s.deadlineCheckNeededSooner()
                 // Everyone in the batch served: more may be claimable for those still waiting.
+                // Tasks lost to another claimer: others are claimable, or will be once it commits.
                 let servedAll = !failed && results.allSatisfy { $0 != nil }
-                if (servedAll || s.wokenDuringBatch) && !s.waiters.isEmpty { return true }
+                if (servedAll || lost > 0 || s.wokenDuringBatch) && !s.waiters.isEmpty { return true }
                 s.running = false
                 return false
             }
@@ -234,6 +265,11 @@ final class Dispatcher: Sendable {
             if !unwanted.isEmpty { await handBack(unwanted) }
             if !again { return }
             if failed { try? await Task.sleep(for: .milliseconds(200)) }
+            contended = lost > 0 ? contended + 1 : 0
+            if contended > 1 {
+                // 1, 2, 4 … ms, at most `maximumContentionPause`.
+                try? await Task.sleep(for: min(.milliseconds(1 << min(contended - 2, 16)), Self.maximumContentionPause))
+            }
         }
     }
 
@@ -241,7 +277,7 @@ final class Dispatcher: Sendable {
     private func handBack(_ tasks: [ClaimedTask]) async {
         for task in tasks {
             do {
-                try await worker.run { try $0.lifecycle.release(task.lease) }
+                try await release(task.lease)
                 logger.info("claim ended before its task was sent; task handed back", metadata: ["task": "\(task.id)"])
             } catch {
                 logger.warning("could not hand back a task whose claim ended", metadata: ["task": "\(task.id)", "error": "\(error)"])

@@ -44,6 +44,33 @@ struct SeveralCoordinatorsStoreTests {
         }
     }
 
+    @Test("a claim batch whose chosen tasks another coordinator holds says it lost them, and leases others next time")
+    func claimBatchReportsTasksLostToAnotherClaimer() throws {
+        let schema = try TestDatabase.Schema()
+        let stores = try Self.twoStores(schema)
+        let agents = try (1...2).map { try stores[0].agents.register(name: "a\($0)", host: "h", capabilities: "{}") }
+        let job = try stores[0].jobs.create(JobStoreTests.job(chunks: 6, audio: false))
+        let requests = agents.map { ClaimRequest(agent: $0) }
+
+        // The other coordinator is leasing the first two chunks right now (their rows locked).
+        let other = stores[1].connection
+        try other.query("BEGIN")
+        let held = try other.query("SELECT id FROM tasks WHERE job_id = $1 AND kind = 'video_chunk' ORDER BY ordinal LIMIT 2 FOR UPDATE", [job]).rows
+        #expect(held.count == 2)
+        let contended = try stores[0].lifecycle.claimBatch(for: requests, leaseSeconds: 30, kinds: [.videoChunk], liveAgents: Set(agents))
+        #expect(contended.tasks == [nil, nil], "the tasks it chose were taken between its read and its lease")
+        #expect(contended.lost == 2, "and it says so, so its claims run again rather than wait")
+        try other.query("ROLLBACK")
+
+        let next = try stores[0].lifecycle.claimBatch(for: requests, leaseSeconds: 30, kinds: [.videoChunk], liveAgents: Set(agents))
+        #expect(next.tasks.compactMap { $0?.ordinal } == [0, 1])
+        #expect(next.lost == 0)
+        _ = try stores[0].lifecycle.claimBatch(for: requests, leaseSeconds: 30, kinds: [.videoChunk], liveAgents: Set(agents))
+        _ = try stores[0].lifecycle.claimBatch(for: requests, leaseSeconds: 30, kinds: [.videoChunk], liveAgents: Set(agents))
+        let drained = try stores[0].lifecycle.claimBatch(for: requests, leaseSeconds: 30, kinds: [.videoChunk], liveAgents: Set(agents))
+        #expect(drained.tasks == [nil, nil] && drained.lost == 0, "nothing claimable is not a loss: \(drained.lost)")
+    }
+
     @Test("two coordinators' finalisers racing for a rendered job: one claims it")
     func finaliseClaimedOnce() throws {
         let schema = try TestDatabase.Schema()

@@ -6,6 +6,20 @@ public struct ClaimRequest: Hashable, Sendable {
     public init(agent: Int64) { self.agent = agent }
 }
 
+/// What one claim batch leased (`LifecycleStore.claimBatch`).
+public struct ClaimBatch: Sendable {
+    /// One entry per request, in order: its task, or nil.
+    public var tasks: [ClaimedTask?]
+    /// Tasks the batch chose that were no longer claimable when it leased them: another
+    /// claimer (another coordinator on the same database) leased them first, holds them locked
+    /// right now, or a cancel or pause took them between the two statements. Not 0 means the
+    /// farm changed under the batch, so its unserved requests should claim again rather than
+    /// wait for something new to become claimable.
+    public var lost: Int
+
+    public init(tasks: [ClaimedTask?], lost: Int) { self.tasks = tasks; self.lost = lost }
+}
+
 /// A task as claimed: everything the agent needs, under a fresh lease.
 public struct ClaimedTask: Hashable, Sendable {
     public var id: Int64

@@ -17,7 +17,15 @@ extension LifecycleStore {
     /// - Returns: one entry per request, in order: its task, or nil.
     public func claimTasks(for requests: [ClaimRequest], leaseSeconds: Double, kinds: Set<TaskKind>,
                            liveAgents: Set<Int64>, encoders: AgentEncoders = AgentEncoders()) throws -> [ClaimedTask?] {
-        guard !requests.isEmpty else { return [] }
+        try claimBatch(for: requests, leaseSeconds: leaseSeconds, kinds: kinds, liveAgents: liveAgents, encoders: encoders).tasks
+    }
+
+    /// `claimTasks`, also saying how many of the tasks it chose were gone by the time it leased
+    /// them (`ClaimBatch.lost`): a request left without a task for that reason should claim
+    /// again at once, while one left without because nothing was claimable should wait.
+    public func claimBatch(for requests: [ClaimRequest], leaseSeconds: Double, kinds: Set<TaskKind>,
+                           liveAgents: Set<Int64>, encoders: AgentEncoders = AgentEncoders()) throws -> ClaimBatch {
+        guard !requests.isEmpty else { return ClaimBatch(tasks: [], lost: 0) }
         let db = connection
         let jobs = try db.query(Statements.claimableJobs, [kinds.sorted()]).rows
         let quarantined = Set(try jobs.first.map { try $0.integers("quarantined") } ?? [])
@@ -39,7 +47,7 @@ extension LifecycleStore {
             let unserved = requests.indices.contains { chosen[$0] == nil && !quarantined.contains(requests[$0].agent) }
             if !unserved || !more { break }
         }
-        guard !chosen.isEmpty else { return requests.map { _ in nil } }
+        guard !chosen.isEmpty else { return ClaimBatch(tasks: requests.map { _ in nil }, lost: 0) }
         let order = chosen.keys.sorted()
         let rowsLeased = try db.query(Statements.leaseTasks, [
             order.map { chosen[$0]!.task }, order.map { requests[$0].agent }, leaseSeconds, now,
@@ -56,7 +64,7 @@ extension LifecycleStore {
             let tasks = claimed.compactMap { $0 }
             try markJobsClaimed(jobs: Set(tasks.map(\.jobID)), finalising: Set(tasks.filter { $0.kind.completesJob }.map(\.jobID)))
         }
-        return claimed
+        return ClaimBatch(tasks: claimed, lost: order.count - rowsLeased.count)
     }
 
     /// The candidates of `jobs` (the claimable jobs, in claim order) for `requests`, sorted by
