@@ -41,7 +41,8 @@ struct AgentSlot {
             }
             let session: CoordinatorSession
             do {
-                session = try await CoordinatorSession.connect(configuration, name: name, authenticator: authenticator, group: group)
+                session = try await CoordinatorSession.connect(configuration, name: name, authenticator: authenticator, group: group,
+                                                               drain: drain)
                 try await session.capabilities(capabilities)
                 logger.info("connected", metadata: ["coordinator": "\(session.endpoint)"])
             } catch {
@@ -59,6 +60,7 @@ struct AgentSlot {
             backoff.reset()
             switch await serve(session, pending: pending) {
             case .drained:
+                await session.announceDrainIfDraining()
                 await session.close()
                 logger.info("drained; said goodbye")
                 return
@@ -84,7 +86,8 @@ struct AgentSlot {
 
     private var capabilities: AgentCapabilities {
         AgentCapabilities(threads: configuration.slots, encoders: configuration.encoders,
-                          cacheBytes: configuration.cacheByteLimit, host: configuration.host, finalise: configuration.finalise)
+                          cacheBytes: configuration.cacheByteLimit, host: configuration.host, finalise: configuration.finalise,
+                          drain: true)
     }
 
     /// The claim loop on one live connection, after delivering `pending` (a result the previous
@@ -92,6 +95,8 @@ struct AgentSlot {
     private func serve(_ session: CoordinatorSession, pending: PendingResult?) async -> SessionEnd {
         let execution = TaskExecution(configuration: configuration, session: session, cache: cache, drain: drain, plans: plans,
                                       workDirectory: workDirectory, logger: logger)
+        // Reconnected while draining (a result to deliver): say so again on this connection.
+        await session.announceDrainIfDraining()
         if let pending {
             switch await execution.deliver(pending, logger: logger) {
             case .finished: break

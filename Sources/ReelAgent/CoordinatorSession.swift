@@ -19,10 +19,18 @@ final class CoordinatorSession: Sendable {
     /// Moves bytes through the presigned URLs the coordinator hands out.
     let transfer = PresignedTransfer()
     private let uploadTimeout: TimeAmount
+    /// The agent's drain, begun when the coordinator says `DRAIN` (or `LEASE … drain=1`).
+    private let drain: DrainState
+    private let drainPeriod: Duration
+    /// Whether this connection has said `DRAINING` yet.
+    private let announcedDrain = Atomic<Bool>(false)
 
-    private init(client: ReelClient, endpoint: HostPort, requestTimeout: Duration, uploadTimeout: Duration) {
+    private init(client: ReelClient, endpoint: HostPort, requestTimeout: Duration, uploadTimeout: Duration,
+                 drain: DrainState, drainPeriod: Duration) {
         self.client = client
         self.endpoint = endpoint
+        self.drain = drain
+        self.drainPeriod = drainPeriod
         self.requestTimeout = .init(requestTimeout)
         self.uploadTimeout = .init(uploadTimeout)
         let flag = ClosedFlag()
@@ -34,7 +42,7 @@ final class CoordinatorSession: Sendable {
     /// coordinators that answers (`AgentConfiguration.endpoints`: the one that answered last
     /// first). Throws the last coordinator's error when none does.
     static func connect(_ configuration: AgentConfiguration, name: String, authenticator: Authenticator,
-                        group: any EventLoopGroup) async throws -> CoordinatorSession {
+                        group: any EventLoopGroup, drain: DrainState = DrainState()) async throws -> CoordinatorSession {
         var lastError: (any Error)?
         for endpoint in configuration.endpoints.inTryOrder {
             let clientConfiguration = ReelClientConfiguration(
@@ -44,7 +52,8 @@ final class CoordinatorSession: Sendable {
                 let client = try await ReelClient.connect(configuration: clientConfiguration, authenticator: authenticator, group: group)
                 configuration.endpoints.succeeded(endpoint)
                 return CoordinatorSession(client: client, endpoint: endpoint, requestTimeout: configuration.requestTimeout,
-                                          uploadTimeout: configuration.uploadTimeout)
+                                          uploadTimeout: configuration.uploadTimeout, drain: drain,
+                                          drainPeriod: configuration.shutdownGracePeriod)
             } catch {
                 configuration.endpoints.failed(endpoint)
                 lastError = error
@@ -70,8 +79,24 @@ final class CoordinatorSession: Sendable {
         switch reply {
         case .task(let assignment, let specification): return (assignment, specification)
         case .noTask: return nil
+        case .drain:
+            drainRequested()
+            return nil
         default: throw unexpected(reply, "CLAIM")
         }
+    }
+
+    /// An operator asked this agent to drain (`reel drain`): the whole agent drains, as on SIGTERM.
+    private func drainRequested() {
+        drain.begin(gracePeriod: drainPeriod)
+    }
+
+    /// `DRAINING seconds=` once per connection after the drain began, so `reel agents` shows
+    /// it: best effort (a coordinator older than `DRAINING` refuses it; the drain goes on).
+    func announceDrainIfDraining() async {
+        guard drain.isDraining, !announcedDrain.exchange(true, ordering: .relaxed) else { return }
+        let seconds = Int(min(drainPeriod.components.seconds, 86_400))
+        _ = try? await client.request(.draining(seconds: seconds), timeout: requestTimeout)
     }
 
     /// What the coordinator said about a lease.
@@ -80,7 +105,9 @@ final class CoordinatorSession: Sendable {
     func heartbeat(_ task: TaskAssignment) async throws -> LeaseReply {
         let reply = try await client.request(.heartbeat(task: task.task, epoch: task.epoch), timeout: requestTimeout)
         switch reply {
-        case .lease(_, _, let expires): return .held(expiresAtMillis: expires)
+        case .lease(_, _, let expires, let drain):
+            if drain { drainRequested() }
+            return .held(expiresAtMillis: expires)
         case .lost: return .lost
         default: throw unexpected(reply, "HEARTBEAT")
         }

@@ -249,6 +249,8 @@ struct TaskExecution {
             do { try await Task.sleep(for: .milliseconds(100)) } catch { return .abandoned(.shutdown) }  // cancelled
             if session.isClosed { return .abandoned(.connectionLost) }
             if drain.graceExpired { return .abandoned(.shutdown) }
+            // The drain began while rendering (SIGTERM, or `DRAIN` to another slot): say so once.
+            await session.announceDrainIfDraining()
             do {
                 if clock.now >= nextProgress {
                     nextProgress = clock.now + configuration.progressInterval

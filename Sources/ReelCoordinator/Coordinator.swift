@@ -126,7 +126,8 @@ public final class Coordinator: Sendable {
             listener = try DatabaseListener(conninfo: configuration.database, logger: logger,
                                             onClaimable: { dispatcher.wake() },
                                             onJobEnded: { jobWatchers.jobMayHaveEnded($0) },
-                                            onReconnected: { dispatcher.wake(); jobWatchers.anyJobMayHaveEnded.ring() })
+                                            onReconnected: { dispatcher.wake(); jobWatchers.anyJobMayHaveEnded.ring() },
+                                            onDrain: { agent in if sessions.drain(agent: agent) { dispatcher.withdraw(agent: agent) } })
         } catch {
             try? await server.close()
             throw CoordinatorStartupError(description: "cannot register the coordinator: \(error)")

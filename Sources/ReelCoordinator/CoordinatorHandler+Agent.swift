@@ -10,7 +10,8 @@ extension CoordinatorHandler {
     func capabilities(_ caps: AgentCapabilities, peer: Peer) async throws -> Message {
         let json = try CoordinatorJSON.encode(caps)
         let id = try await pool.run { try $0.agents.register(name: peer.name, host: caps.host, capabilities: json) }
-        agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders, finalise: caps.finalise)
+        agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders, finalise: caps.finalise,
+                               canDrain: caps.drain)
         logger.info("agent registered", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "host": "\(caps.host.escapingControlCharacters)",
                                                    "threads": "\(caps.threads)", "encoders": "\(caps.encoders.joined(separator: ","))"])
         return .ok
@@ -22,7 +23,11 @@ extension CoordinatorHandler {
     func claim(waitSeconds: Int, peer: Peer) async throws -> Message {
         guard let agent = agentID(peer) else { throw ReelProtocolError(.noCapabilities, "send CAPS before CLAIM") }
         let wait = Duration.seconds(max(0, min(waitSeconds, configuration.maxClaimWaitSeconds)))
-        guard let claimed = await dispatcher.claim(agent: agent, connection: peer.connectionID, wait: wait) else { return .noTask }
+        // An agent asked to drain gets `DRAIN` instead of work (also when asked while it waited).
+        if agentSessions.mustDrain(peer.connectionID) { return .drain }
+        guard let claimed = await dispatcher.claim(agent: agent, connection: peer.connectionID, wait: wait) else {
+            return agentSessions.mustDrain(peer.connectionID) ? .drain : .noTask
+        }
         metrics.claims.increment()
         let payload: [UInt8]
         do {
@@ -74,10 +79,20 @@ extension CoordinatorHandler {
         do {
             // Renewing is also the agent's sign of life (one statement).
             let expires = try await pool.run { try $0.lifecycle.renew(Lease(task: task, epoch: epoch, agent: agent), leaseSeconds: leaseSeconds) }
-            return .lease(task: task, epoch: epoch, expiresAtMillis: expires)
+            return .lease(task: task, epoch: epoch, expiresAtMillis: expires, drain: agentSessions.mustDrain(peer.connectionID))
         } catch StoreError.staleEpoch {
             return .lost(task: task)
         }
+    }
+
+    /// `DRAINING`: the agent claims nothing more and finishes what it holds; `reel agents` and
+    /// the console show it draining until it says goodbye.
+    func draining(seconds: Int, peer: Peer) async throws -> Message {
+        guard let agent = agentID(peer) else { throw ReelProtocolError(.noCapabilities, "send CAPS before DRAINING") }
+        agentSessions.drain(connection: peer.connectionID)
+        try await pool.run { try $0.agents.setState(agent, .draining) }
+        logger.notice("agent draining", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "within": "\(seconds) s"])
+        return .ok
     }
 
     func progress(task: Int64, epoch: Int64, frames: Int64, peer: Peer) async throws -> Message {

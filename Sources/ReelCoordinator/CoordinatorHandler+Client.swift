@@ -185,6 +185,28 @@ extension CoordinatorHandler {
         return status
     }
 
+    /// `reel drain NAME`: the agent (all its slots) claims nothing more, finishes what it holds
+    /// within its own drain time, hands back the rest and says goodbye. Its coordinator, this
+    /// one or another on the database, tells it (`DRAIN`, `LEASE … drain=1`) on hearing the
+    /// database's notification; this one also at once.
+    func drainAgent(name: String) async throws -> Message {
+        let hidden = configuration.finaliserAgentName
+        let matched = try await pool.run { try $0.agents.requestDrain(name: name) }.filter { $0.name != hidden }
+        guard !matched.isEmpty else {
+            throw ReelProtocolError(.notFound, "no connected agent is named \(name) ('reel agents' lists them)")
+        }
+        let old = matched.filter { !$0.canDrain }.map(\.name)
+        guard old.isEmpty else {
+            throw ReelProtocolError(.malformed, "\(old.joined(separator: ", ")) cannot be drained remotely (an agent older than "
+                                    + "'reel drain'): upgrade it, or stop it with SIGTERM, which drains it")
+        }
+        for agent in matched {
+            if agentSessions.drain(agent: agent.id) { dispatcher.withdraw(agent: agent.id) }
+        }
+        logger.notice("agents asked to drain", metadata: ["agents": "\(matched.map(\.name).joined(separator: ",").escapingControlCharacters)"])
+        return .report(json: Array(try CoordinatorJSON.encode(DrainReport(agents: matched.map(\.name))).utf8))
+    }
+
     func agents() async throws -> Message {
         let hidden = configuration.finaliserAgentName
         let agents = try await pool.run { store -> [AgentStatus] in

@@ -46,6 +46,8 @@ final class CoordinatorHandler: ReelRequestHandler {
             switch request {
             case .capabilities(let caps): return try await capabilities(caps, peer: peer)
             case .claim(let wait): return try await claim(waitSeconds: wait, peer: peer)
+            case .draining(let seconds): return try await draining(seconds: seconds, peer: peer)
+            case .drainAgent(let name): return try await drainAgent(name: name)
             case .heartbeat(let task, let epoch): return try await heartbeat(task: task, epoch: epoch, peer: peer)
             case .progress(let task, let epoch, let frames): return try await progress(task: task, epoch: epoch, frames: frames, peer: peer)
             case .result(let task, let epoch, let sha256, let data):

@@ -22,18 +22,20 @@ final class DatabaseListener: Service, Sendable {
     private let onClaimable: @Sendable () -> Void
     private let onJobEnded: @Sendable (Int64) -> Void
     private let onReconnected: @Sendable () -> Void
+    private let onDrain: @Sendable (Int64) -> Void
     private let retryDelay: Duration
     private let wakePipe: (read: Int32, write: Int32)
     private let stopped = Atomic<Bool>(false)
     private let listening = Mutex<(ready: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     init(conninfo: String, logger: Logger, retryDelay: Duration = .seconds(1), onClaimable: @escaping @Sendable () -> Void,
-         onJobEnded: @escaping @Sendable (Int64) -> Void, onReconnected: @escaping @Sendable () -> Void) throws {
+         onJobEnded: @escaping @Sendable (Int64) -> Void, onReconnected: @escaping @Sendable () -> Void,
+         onDrain: @escaping @Sendable (Int64) -> Void = { _ in }) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw CoordinatorStartupError(description: "cannot create a pipe: errno \(errno)") }
         wakePipe = (fds[0], fds[1])
         self.conninfo = conninfo; self.logger = logger; self.retryDelay = retryDelay
-        self.onClaimable = onClaimable; self.onJobEnded = onJobEnded; self.onReconnected = onReconnected
+        self.onClaimable = onClaimable; self.onJobEnded = onJobEnded; self.onReconnected = onReconnected; self.onDrain = onDrain
     }
 
     deinit {
@@ -111,13 +113,15 @@ final class DatabaseListener: Service, Sendable {
         }
     }
 
-    /// `"<schema> claimable"` or `"<schema> ended <job>"`; another schema's are not ours.
+    /// `"<schema> claimable"`, `"<schema> ended <job>"` or `"<schema> drain <agent>"`; another
+    /// schema's are not ours.
     private func dispatch(_ payload: String, schema: String) {
         let words = payload.split(separator: " ")
         guard words.count >= 2, words[0] == schema else { return }
         switch words[1] {
         case "claimable": onClaimable()
         case "ended": if words.count == 3, let job = Int64(words[2]) { onJobEnded(job) }
+        case "drain": if words.count == 3, let agent = Int64(words[2]) { onDrain(agent) }
         default: logger.debug("unknown database notification", metadata: ["payload": "\(payload)"])
         }
     }

@@ -134,6 +134,12 @@ final class Dispatcher: Sendable {
         end { $0.connection == connection }
     }
 
+    /// The agent was asked to drain: its pending claims end now (answered nil; the handler
+    /// then says `DRAIN`).
+    func withdraw(agent: Int64) {
+        end { $0.agent == agent }
+    }
+
     /// Ends claims whose deadline has passed. A claim in the batch being leased right now is
     /// left to the batch: if it gets a task it is answered with it (late, rather than leasing
     /// and handing back), else with nil (the batch checks deadlines as it ends).

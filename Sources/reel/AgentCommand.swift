@@ -6,17 +6,19 @@ import ReelMedia
 import ReelProtocol
 import ServiceLifecycle
 
-/// `reel agent`: runs a render agent until SIGTERM/SIGINT (graceful: the task in flight
-/// finishes within the grace period or is released), logging to stderr.
+/// `reel agent`: runs a render agent until SIGTERM/SIGINT or `reel drain` (graceful: the task
+/// in flight finishes within --drain-seconds or is released), logging to stderr.
 struct AgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "agent",
         abstract: "Run a render agent: claim chunks from a coordinator, render them, upload the results.",
         discussion: """
             The agent connects out to the coordinator (no inbound port, no database, no shared filesystem: \
-            sources are fetched by content hash in byte ranges and cached under --cache). SIGTERM or SIGINT \
-            stops claiming; a task in flight finishes if it can within --grace seconds, else it is released; \
-            then the agent says goodbye and exits 0.
+            sources are fetched by content hash in byte ranges and cached under --cache). SIGTERM, SIGINT or \
+            'reel drain NAME' drains it: it claims nothing more ('reel agents' shows it draining), a task in \
+            flight finishes if it can within --drain-seconds, else it is handed back at once for another agent; \
+            then the agent says goodbye and exits 0. Give a supervisor's stop timeout (Kubernetes' \
+            terminationGracePeriodSeconds) a little more than --drain-seconds.
             """)
 
     @Option(help: "The coordinator as HOST:PORT, or several as A:PORT,B:PORT (default: $REEL_COORDINATOR).") var coordinator: String?
@@ -27,7 +29,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "Tasks rendered at once (render slots). Must be ≥ 1.") var threads: Int = 1
     @Option(help: "PEM file of the CA that signed the coordinator's certificate: connect with TLS.") var tlsCa: String?
     @Option(help: "Host name to verify in the coordinator's certificate (default: the coordinator host).") var tlsServerName: String?
-    @Option(help: "Seconds a task in flight may take to finish on shutdown before it is released.") var grace: Int = 30
+    @Option(name: [.customLong("drain-seconds"), .customLong("grace")],
+            help: "Seconds a task in flight may take to finish when draining, before it is handed back (--grace is the old name).")
+    var drainSeconds: Int = 120
     @Option(help: "Seconds the coordinator may hold a claim open (0…60).") var claimWait: Int = 20
     @Flag(help: "Never run finalise tasks (joining a job's chunks into its output), which agents take only when the coordinator stores in S3.")
     var noFinalise = false
@@ -36,7 +40,7 @@ struct AgentCommand: AsyncParsableCommand {
     func validate() throws {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard cacheGb >= 0 else { throw ValidationError("--cache-gb must not be negative") }
-        guard grace >= 0 else { throw ValidationError("--grace must not be negative") }
+        guard (0...86_400).contains(drainSeconds) else { throw ValidationError("--drain-seconds must be 0…86400") }
         guard (0...ProtocolLimits.maxClaimWait).contains(claimWait) else {
             throw ValidationError("--claim-wait must be 0…\(ProtocolLimits.maxClaimWait)")
         }
@@ -73,7 +77,7 @@ struct AgentCommand: AsyncParsableCommand {
             var configuration = AgentConfiguration(
                 coordinatorHost: endpoint.host, coordinatorPort: endpoint.port, name: name,
                 cacheDirectory: cacheDirectory, cacheByteLimit: Int64(cacheGb * 1_073_741_824), slots: threads,
-                encoders: EncoderCatalog.available, claimWaitSeconds: claimWait, shutdownGracePeriod: .seconds(grace),
+                encoders: EncoderCatalog.available, claimWaitSeconds: claimWait, shutdownGracePeriod: .seconds(drainSeconds),
                 tls: tlsContext, tlsServerHostname: tlsServerName)
             configuration.otherCoordinators = Array(endpoints.dropFirst())
             configuration.finalise = !noFinalise

@@ -110,7 +110,7 @@ import Testing
 
             // Same name, new connection: a HEARTBEAT under the old epoch renews the full lease.
             let second = try await harness.agent("flaky")
-            guard case .lease(let renewed, let epoch, let expires) = try await second.send(.heartbeat(task: task.task, epoch: task.epoch)) else {
+            guard case .lease(let renewed, let epoch, let expires, _) = try await second.send(.heartbeat(task: task.task, epoch: task.epoch)) else {
                 Issue.record("the reconnected agent lost its task"); return
             }
             #expect(renewed == task.task && epoch == task.epoch)

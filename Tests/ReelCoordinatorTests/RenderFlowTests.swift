@@ -91,7 +91,7 @@ import Testing
             }
 
             // Heartbeat and progress under the lease; then render for real and upload.
-            guard case .lease(let t, let e, let expires) = try await agentClient.send(.heartbeat(task: assignment.task, epoch: assignment.epoch)) else {
+            guard case .lease(let t, let e, let expires, _) = try await agentClient.send(.heartbeat(task: assignment.task, epoch: assignment.epoch)) else {
                 Issue.record("HEARTBEAT did not answer LEASE"); return
             }
             #expect(t == assignment.task && e == assignment.epoch && expires >= assignment.expiresAtMillis)

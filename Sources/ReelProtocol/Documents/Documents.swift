@@ -259,6 +259,13 @@ public struct AgentsReport: Codable, Sendable, Hashable {
     }
 }
 
+/// `DRAINAGENT`'s payload: the agents (an agent's slots are agents of their own, `name/1` …)
+/// asked to drain.
+public struct DrainReport: Codable, Sendable, Hashable {
+    public var agents: [String]
+    public init(agents: [String]) { self.agents = agents }
+}
+
 /// One coordinator of the farm, as `AGENTS` reports it (proto/PROTOCOL.md, "Several coordinators").
 public struct CoordinatorStatus: Codable, Sendable, Hashable {
     public var id: Int64

@@ -12,7 +12,7 @@ extension Message {
             line.add("nonce", nonce)
         case let .auth(mac), let .welcome(mac):
             line.add("mac", mac)
-        case .ping, .pong, .quit, .bye, .ok, .noTask, .agents:
+        case .ping, .pong, .quit, .bye, .ok, .noTask, .drain, .agents:
             break
         case let .error(code, message):
             // ERR's text is raw (§2): keep it on one line by replacing control characters.
@@ -26,6 +26,11 @@ extension Message {
             line.add("cache", caps.cacheBytes)
             line.add("host", caps.host)
             if caps.finalise { line.add("finalise", 1) }
+            if caps.drain { line.add("drain", 1) }
+        case let .draining(seconds):
+            line.add("seconds", seconds)
+        case let .drainAgent(name):
+            line.add("name", name)
         case let .claim(wait):
             line.add("wait", wait)
         case let .task(assignment, specification):
@@ -40,10 +45,11 @@ extension Message {
         case let .heartbeat(task, epoch), let .release(task, epoch):
             line.add("task", task)
             line.add("epoch", epoch)
-        case let .lease(task, epoch, expires):
+        case let .lease(task, epoch, expires, drain):
             line.add("task", task)
             line.add("epoch", epoch)
             line.add("expires", expires)
+            if drain { line.add("drain", 1) }
         case let .lost(task), let .accepted(task):
             line.add("task", task)
         case let .progress(task, epoch, frames):

@@ -79,7 +79,8 @@ extension Message {
                 encoders: try line.list("encoders"),
                 cacheBytes: try line.integer("cache"),
                 host: try line.name("host"),
-                finalise: try line.optionalInteger("finalise", in: 0...1) == 1))
+                finalise: try line.optionalInteger("finalise", in: 0...1) == 1,
+                drain: try line.optionalInteger("drain", in: 0...1) == 1))
         case "CLAIM":
             return .claim(waitSeconds: Int(try line.integer("wait", in: 0...Int64(ProtocolLimits.maxClaimWait))))
         case "TASK":
@@ -96,10 +97,13 @@ extension Message {
                                             epoch: try line.integer("epoch", in: id), expiresAtMillis: try line.integer("expires"))
             return .task(assignment, specification: try body(&line))
         case "NONE": return .noTask
+        case "DRAIN": return .drain
+        case "DRAINING": return .draining(seconds: Int(try line.integer("seconds", in: 0...86_400)))
+        case "DRAINAGENT": return .drainAgent(name: try line.name("name"))
         case "HEARTBEAT": return .heartbeat(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id))
         case "LEASE":
             return .lease(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),
-                          expiresAtMillis: try line.integer("expires"))
+                          expiresAtMillis: try line.integer("expires"), drain: try line.optionalInteger("drain", in: 0...1) == 1)
         case "LOST": return .lost(task: try line.integer("task", in: id))
         case "PROGRESS":
             return .progress(task: try line.integer("task", in: id), epoch: try line.integer("epoch", in: id),

@@ -43,10 +43,18 @@ public enum Message: Hashable, Sendable {
     case task(TaskAssignment, specification: [UInt8])
     /// `NONE` — no task became claimable within the wait.
     case noTask
+    /// `DRAIN` — instead of `NONE`: an operator asked this agent to drain (`reel drain`); it
+    /// claims nothing more, finishes what it holds within its drain time, and says `QUIT`.
+    /// Only sent to agents that said `drain=1` in `CAPS`.
+    case drain
+    /// `DRAINING seconds=` — the agent is draining (SIGTERM, or told `DRAIN`): it claims
+    /// nothing more and hands back within `seconds` what it cannot finish.
+    case draining(seconds: Int)
     /// `HEARTBEAT task= epoch=` — renew a lease.
     case heartbeat(task: Int64, epoch: Int64)
-    /// `LEASE task= epoch= expires=` — the renewed lease, expiry in ms since the Unix epoch.
-    case lease(task: Int64, epoch: Int64, expiresAtMillis: Int64)
+    /// `LEASE task= epoch= expires= [drain=1]` — the renewed lease, expiry in ms since the Unix
+    /// epoch; `drain=1` as `DRAIN` says it, to an agent busy with a task.
+    case lease(task: Int64, epoch: Int64, expiresAtMillis: Int64, drain: Bool = false)
     /// `LOST task=` — the lease is gone; stop and discard.
     case lost(task: Int64)
     /// `PROGRESS task= epoch= frames=`.
@@ -134,6 +142,9 @@ public enum Message: Hashable, Sendable {
     case status(job: Int64?, waitSeconds: Int = 0)
     /// `AGENTS`.
     case agents
+    /// `DRAINAGENT name=` — ask the agent of that name (and its slots, `name/1` …) to drain
+    /// (`REPORT` with a `DrainReport`).
+    case drainAgent(name: String)
     /// `REPORT size=` + a JSON report.
     case report(json: [UInt8])
     /// `CANCEL job=`.
@@ -173,20 +184,24 @@ public struct AgentCapabilities: Hashable, Sendable, Codable {
     /// Whether the agent runs finalise tasks (`finalise=1`; §4.5.1). An agent that does not say
     /// so is never handed one.
     public var finalise: Bool
+    /// Whether the agent understands `DRAIN` and `LEASE … drain=1` (`drain=1`): only such an
+    /// agent can be drained with `reel drain`.
+    public var drain: Bool
 
-    public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String, finalise: Bool = false) {
+    public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String, finalise: Bool = false, drain: Bool = false) {
         self.threads = threads; self.encoders = encoders; self.cacheBytes = cacheBytes; self.host = host
-        self.finalise = finalise
+        self.finalise = finalise; self.drain = drain
     }
 
-    private enum CodingKeys: String, CodingKey { case threads, encoders, cacheBytes, host, finalise }
+    private enum CodingKeys: String, CodingKey { case threads, encoders, cacheBytes, host, finalise, drain }
 
     /// Capabilities stored before agents could finalise have no `finalise`: false.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(threads: try c.decode(Int.self, forKey: .threads), encoders: try c.decode([String].self, forKey: .encoders),
                   cacheBytes: try c.decode(Int64.self, forKey: .cacheBytes), host: try c.decode(String.self, forKey: .host),
-                  finalise: try c.decodeIfPresent(Bool.self, forKey: .finalise) ?? false)
+                  finalise: try c.decodeIfPresent(Bool.self, forKey: .finalise) ?? false,
+                  drain: try c.decodeIfPresent(Bool.self, forKey: .drain) ?? false)
     }
 }
 
@@ -228,6 +243,9 @@ extension Message {
         case .claim: "CLAIM"
         case .task: "TASK"
         case .noTask: "NONE"
+        case .drain: "DRAIN"
+        case .draining: "DRAINING"
+        case .drainAgent: "DRAINAGENT"
         case .heartbeat: "HEARTBEAT"
         case .lease: "LEASE"
         case .lost: "LOST"
@@ -278,11 +296,11 @@ extension Message {
     public var requestRoles: Set<PeerRole>? {
         switch self {
         case .ping, .quit, .partURL: [.agent, .client]
-        case .capabilities, .claim, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
+        case .capabilities, .claim, .draining, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
              .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad, .resultParts, .finalParts: [.agent]
-        case .submit, .put, .status, .agents, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
+        case .submit, .put, .status, .agents, .drainAgent, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
              .assetURL, .assetDone, .outputURL, .assetParts: [.client]
-        case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .lease, .lost,
+        case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .drain, .lease, .lost,
              .accepted, .data, .job, .stored, .resultStored, .report, .url, .parts:
             nil
         }

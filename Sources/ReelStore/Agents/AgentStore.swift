@@ -18,6 +18,16 @@ public struct AgentStore: Sendable {
         try connection.query(Statements.setAgentState, [agent, state])
     }
 
+    /// Asks the live agents named `name`, or `name/…` (the slots of one agent process), to
+    /// drain: those that understand it are marked draining and every coordinator is told
+    /// (`LISTEN reel`: `<schema> drain <id>`). - Returns: every live agent matched, and
+    /// whether it could be asked (an agent too old for `DRAIN` cannot).
+    public func requestDrain(name: String) throws -> [(id: Int64, name: String, canDrain: Bool)] {
+        try connection.query(Statements.requestDrain, [name]).rows.map {
+            (try $0.int64("id"), try $0.string("name"), try $0.bool("can_drain"))
+        }
+    }
+
     public func list() throws -> [AgentRecord] {
         try connection.query(Statements.listAgents).rows.map { row in
             AgentRecord(id: try row.int64("id"), name: try row.string("name"), host: try row.string("host"),

@@ -8,6 +8,20 @@ extension Statements {
                                          state = 'online', last_heartbeat = now()
         RETURNING id
         """
+    /// `reel drain NAME`: the live agents named `$1` or `$1/…` (an agent's slots); those that
+    /// understand `DRAIN` (`CAPS … drain=1`) are marked draining, and every coordinator hears
+    /// `<schema> drain <id>` for each, to tell the agent on its connection.
+    static let requestDrain = """
+        WITH matched AS (
+            SELECT id, name, coalesce((capabilities::jsonb ->> 'drain')::boolean, false) AS can_drain
+            FROM agents WHERE (name = $1 OR starts_with(name, $1 || '/')) AND state <> 'offline'
+        ), drained AS (
+            UPDATE agents a SET state = 'draining' FROM matched m WHERE a.id = m.id AND m.can_drain RETURNING a.id
+        ), notified AS (
+            SELECT pg_notify('reel', current_schema() || ' drain ' || id) FROM drained
+        )
+        SELECT m.id, m.name, m.can_drain, (SELECT count(*) FROM notified) AS notified FROM matched m ORDER BY m.name
+        """
     static let setAgentState = "UPDATE agents SET state = $2, current_task = CASE WHEN $2 = 'offline' THEN NULL ELSE current_task END WHERE id = $1::bigint"
     static let listAgents = """
         SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,

@@ -22,6 +22,30 @@ struct AgentsCommand: AsyncParsableCommand {
     }
 }
 
+/// `reel drain AGENT`.
+struct DrainCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "drain",
+        abstract: "Ask an agent to drain: it claims nothing more, finishes its chunks within its --drain-seconds, hands back the rest and exits.",
+        discussion: """
+            The agent is told by the coordinator it is connected to, whichever of the farm's coordinators this \
+            command reaches. An agent with several render slots (--threads) drains them all: name the agent \
+            as 'reel agents' lists it, without the /N of a slot. 'reel agents' shows it draining, then offline.
+            """)
+
+    @Argument(help: "The agent's name, as 'reel agents' lists it.") var agent: String
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await reportingErrorsAsync {
+            let client = try await OperatorClient.connect(connection)
+            let report = try await client.drain(agent: agent)
+            await client.close()
+            print("draining: \(report.agents.joined(separator: ", "))")
+        }
+    }
+}
+
 /// One request about one job (cancel, retry, delete): connect, ask, close; errors reported
 /// as every command reports them.
 private func runJobAction(_ connection: ConnectionOptions,

@@ -373,6 +373,13 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         return (try JSONCoding.decode(AgentsReport.self, from: json, what: "AGENTS report"), json)
     }
 
+    /// `DRAINAGENT name=`: the agents asked to drain (an agent's slots are `name/1` …).
+    func drain(agent name: String) async throws -> DrainReport {
+        let reply = try await call(.drainAgent(name: name))
+        guard case let .report(json) = reply else { throw unexpected(reply, to: "DRAINAGENT") }
+        return try JSONCoding.decode(DrainReport.self, from: json, what: "DRAINAGENT report")
+    }
+
     /// `CANCEL job=`.
     func cancel(job: Int64) async throws {
         let reply = try await call(.cancel(job: job))
