@@ -162,7 +162,9 @@ public final class Coordinator: Sendable {
         services.append(listener)
         services.append(CoordinatorPresence(worker: worker, id: coordinatorID, interval: configuration.heartbeatInterval, logger: logger))
         services.append(LeaseReaper(worker: worker, splitter: splitter, dispatcher: dispatcher, jobWatchers: jobWatchers,
-                                    metrics: metrics, interval: configuration.reaperInterval, logger: logger))
+                                    metrics: metrics, interval: configuration.reaperInterval, logger: logger,
+                                    agentsFinalise: storage.isRemote, tasksPerAgent: configuration.scaleTasksPerAgent,
+                                    maxAgents: configuration.scaleMaxAgents))
         services.append(FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,
                                       bell: finaliserBell, jobWatchers: jobWatchers, sessions: sessions))
         services.append(StorageSweeper(worker: sweepWorker, storage: storage, configuration: configuration, logger: logger,

@@ -48,6 +48,10 @@ public struct CoordinatorConfiguration: Sendable {
     /// When an agent's last connection closes, the leases it holds end this many seconds
     /// later instead of at their expiry, unless it reconnects and heartbeats them first.
     public var reconnectGraceSeconds: Double = 5
+    /// `reel_agents_wanted`: tasks one agent takes at once (its `--threads`) ...
+    public var scaleTasksPerAgent: Int = 1
+    /// ... and the most agents it ever asks for.
+    public var scaleMaxAgents: Int = 100
     /// Period of the lease reaper / splitter loop and of the finaliser's idle poll.
     public var reaperInterval: Duration = .seconds(1)
     /// PostgreSQL connections for request handling (each on its own serial worker).

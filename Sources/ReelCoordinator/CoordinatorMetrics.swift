@@ -1,5 +1,7 @@
+import Foundation
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The coordinator's metrics, in its own Prometheus registry (so several coordinators in one
 /// process, as in tests, never share counters and the global `MetricsSystem` stays untouched).
@@ -20,6 +22,9 @@ public final class CoordinatorMetrics: Sendable {
     let objectStoreBytesRead: Metrics.Counter
     let framesRendered: Metrics.Counter
     private let factory: PrometheusMetricsFactory
+    /// The latest workload (`updateWorkload`), for `/scale`; and the encoders it had, so one
+    /// that has no work left is set to 0 rather than left at its last value.
+    private let workload = Mutex<(scale: ScaleReport, encoders: Set<String>)>((ScaleReport(), []))
 
     static let jobStates = ["waiting", "queued", "running", "finalising", "done", "failed", "cancelled"]
     static let taskStates = ["queued", "leased", "done", "failed", "cancelled"]
@@ -47,6 +52,49 @@ public final class CoordinatorMetrics: Sendable {
         }
     }
 
+    /// Sets `reel_tasks_queued{encoder}`, `reel_tasks_leased{encoder}` and `reel_agents_wanted`:
+    /// queued plus leased tasks over `tasksPerAgent`, rounded up, at most `maxAgents`. Leased
+    /// tasks count, so the number falls only as chunks finish, never while they render.
+    func updateWorkload(_ byEncoder: [String: (queued: Int, leased: Int)], tasksPerAgent: Int, maxAgents: Int) {
+        let queued = byEncoder.values.reduce(0) { $0 + $1.queued }, leased = byEncoder.values.reduce(0) { $0 + $1.leased }
+        let wanted = min(maxAgents, (queued + leased + max(1, tasksPerAgent) - 1) / max(1, tasksPerAgent))
+        let report = ScaleReport(tasksQueued: queued, tasksLeased: leased, agentsWanted: wanted,
+                                 encoders: byEncoder.mapValues { ScaleReport.Work(queued: $0.queued, leased: $0.leased) })
+        let gone = workload.withLock { state -> Set<String> in
+            let gone = state.encoders.subtracting(byEncoder.keys)
+            state = (report, Set(byEncoder.keys))
+            return gone
+        }
+        for encoder in gone.union(byEncoder.keys) {
+            let work = byEncoder[encoder] ?? (0, 0)
+            Metrics.Gauge(label: "reel_tasks_queued", dimensions: [("encoder", encoder)], factory: factory).record(work.queued)
+            Metrics.Gauge(label: "reel_tasks_leased", dimensions: [("encoder", encoder)], factory: factory).record(work.leased)
+        }
+        Metrics.Gauge(label: "reel_agents_wanted", factory: factory).record(wanted)
+    }
+
+    /// The latest workload, as `/scale` serves it (JSON).
+    public var scale: ScaleReport { workload.withLock { $0.scale } }
+
     /// The Prometheus text exposition.
     public func exposition() -> String { registry.emitToString() }
+}
+
+/// `GET /scale` on the metrics listener: the farm's work as a scaler reads it (KEDA's
+/// `metrics-api` trigger, `valueLocation: agentsWanted`; deploy/kubernetes/). Refreshed every
+/// couple of seconds by the coordinator's reaper.
+public struct ScaleReport: Codable, Sendable, Equatable {
+    public struct Work: Codable, Sendable, Equatable {
+        public var queued: Int
+        public var leased: Int
+        public init(queued: Int, leased: Int) { self.queued = queued; self.leased = leased }
+    }
+    /// Tasks agents can claim now (of active, unpaused jobs).
+    public var tasksQueued = 0
+    /// Tasks agents are rendering.
+    public var tasksLeased = 0
+    /// (queued + leased) / tasks per agent, rounded up, capped (`reel coordinator --scale-…`).
+    public var agentsWanted = 0
+    /// The same by the encoder each task needs (`libx264`, `aac`, …; `reel:finalise`).
+    public var encoders: [String: Work] = [:]
 }

@@ -17,23 +17,31 @@ struct LeaseReaper: Service {
     let metrics: CoordinatorMetrics
     let interval: Duration
     let logger: Logger
+    /// For `reel_agents_wanted`: finalise tasks count when agents run them (object storage).
+    var agentsFinalise = false
+    var tasksPerAgent = 1
+    var maxAgents = 100
 
     /// Passes until graceful shutdown.
     func run() async throws {
         await cancelWhenGracefulShutdown {
             // The state gauges count every task row (a scan that grows with the farm's history):
             // refreshed every 10 s, not every pass.
+            // The workload a scaler reads (only the active jobs' queued and leased tasks): every 2 s.
             var gaugesRefreshed = ContinuousClock.now - .seconds(3600)
+            var workloadRefreshed = gaugesRefreshed
             while !Task.isCancelled {
                 let refresh = ContinuousClock.now - gaugesRefreshed >= .seconds(10)
-                await pass(refreshingGauges: refresh)
+                let workload = ContinuousClock.now - workloadRefreshed >= .seconds(2)
+                await pass(refreshingGauges: refresh, workload: workload)
                 if refresh { gaugesRefreshed = .now }
+                if workload { workloadRefreshed = .now }
                 try? await Task.sleep(for: interval)
             }
         }
     }
 
-    private func pass(refreshingGauges: Bool) async {
+    private func pass(refreshingGauges: Bool, workload: Bool) async {
         do {
             let expired = try await worker.run { try $0.lifecycle.expireLeases() }
             // Also the safety net for a wake nobody sent (cheap when no claim waits).
@@ -54,6 +62,11 @@ struct LeaseReaper: Service {
             if refreshingGauges {
                 let counts = try await worker.run { try $0.jobs.stateCounts() }
                 metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)
+            }
+            if workload {
+                let finalise = agentsFinalise
+                let work = try await worker.run { try $0.jobs.workload(finalise: finalise) }
+                metrics.updateWorkload(work, tasksPerAgent: tasksPerAgent, maxAgents: maxAgents)
             }
         } catch {
             logger.error("reaper pass failed", metadata: ["error": "\(error)"])

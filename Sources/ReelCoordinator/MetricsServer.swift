@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
@@ -5,7 +6,8 @@ import NIOPosix
 import ReelProtocol
 
 /// A minimal HTTP/1.1 server answering `GET /metrics` with the Prometheus text of a
-/// `CoordinatorMetrics`; every other path is 404. No keep-alive subtleties: one response per
+/// `CoordinatorMetrics`, and `GET /scale` with its `ScaleReport` as JSON (for a scaler);
+/// every other path is 404. No keep-alive subtleties: one response per
 /// request, connection closed when the client asks.
 final class MetricsServer: Sendable {
     private let channel: Channel
@@ -50,10 +52,19 @@ private final class MetricsHTTPHandler: ChannelInboundHandler, Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
-        let found = head.method == .GET && (head.uri == "/metrics" || head.uri.hasPrefix("/metrics?"))
-        let body = found ? metrics.exposition() : "not found\n"
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let found = head.method == .GET && (path == "/metrics" || path == "/scale")
+        let body: String, type: String
+        switch (found, path) {
+        case (true, "/metrics"): (body, type) = (metrics.exposition(), "text/plain; version=0.0.4; charset=utf-8")
+        case (true, _):
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            (body, type) = (String(decoding: (try? encoder.encode(metrics.scale)) ?? Data("{}".utf8), as: UTF8.self) + "\n", "application/json")
+        default: (body, type) = ("not found\n", "text/plain")
+        }
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain")
+        headers.add(name: "Content-Type", value: type)
         headers.add(name: "Content-Length", value: String(body.utf8.count))
         headers.add(name: "Connection", value: "close")
         let response = HTTPResponseHead(version: head.version, status: found ? .ok : .notFound, headers: headers)

@@ -58,9 +58,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Default video chunk length in seconds (N or N/D, > 0 and ≤ 3600) for jobs that do not set one.",
                                valueName: "seconds"))
     var chunkSeconds: Rational = 10
-    @Option(help: ArgumentHelp("Serve Prometheus /metrics on HOST:PORT, like 127.0.0.1:9400 (default: off). The console (--http) serves /metrics too.",
+    @Option(help: ArgumentHelp("Serve Prometheus /metrics on HOST:PORT, like 127.0.0.1:9400 (default: off), and /scale, the work a scaler reads as JSON. The console (--http) serves /metrics too.",
                                valueName: "host:port"))
     var metrics: HostPort?
+    @Option(help: "For reel_agents_wanted (docs/scaling.md): tasks each agent renders at once, its --threads.")
+    var scaleTasksPerAgent: Int = 1
+    @Option(help: "For reel_agents_wanted: the most agents it asks for.") var scaleMaxAgents: Int = 100
     @Option(help: ArgumentHelp("Serve the operator console on HOST:PORT, like 0.0.0.0:7480: dashboard at /, JSON API at /api/v1/ (tokens from `reel token`), /metrics. TLS with --tls-cert/--tls-key, like the protocol port. Default: off.",
                                valueName: "host:port"))
     var http: HostPort?
@@ -91,6 +94,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("--advertise takes HOST:PORT with a port in 1…65535, like render-hq-2:\(HostPort.defaultPort); got \"\(advertise)\"")
         }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
+        guard scaleTasksPerAgent >= 1 else { throw ValidationError("--scale-tasks-per-agent must be at least 1") }
+        guard scaleMaxAgents >= 0 else { throw ValidationError("--scale-max-agents must not be negative") }
         guard RenderLimits.problem(withChunkSeconds: chunkSeconds) == nil else {
             throw ValidationError("--chunk-seconds must be > 0 and ≤ 3600, like 10 or 5/2")
         }
@@ -146,6 +151,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.maxAttempts = maxAttempts
             configuration.defaultChunkSeconds = chunkSeconds
             configuration.metrics = metrics
+            configuration.scaleTasksPerAgent = scaleTasksPerAgent
+            configuration.scaleMaxAgents = scaleMaxAgents
             configuration.http = http
             configuration.tlsCertificateFile = tlsCert
             configuration.tlsKeyFile = tlsKey

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCoordinator
 import ReelProtocol
 import Testing
 
@@ -143,6 +144,61 @@ final class RawConnection {
         let missing = try RawConnection(port: port)
         try missing.send("GET /other HTTP/1.1\r\nHost: localhost\r\n\r\n")
         #expect(try missing.readLine().hasPrefix("HTTP/1.1 404"))
+        try await harness.stop()
+    }
+
+    /// One request on the metrics listener: the whole response.
+    static func get(_ path: String, port: Int) throws -> String {
+        let http = try RawConnection(port: port)
+        try http.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        var text = ""
+        while let line = try? http.readLine() { text += line + "\n" }
+        return text
+    }
+
+    /// What a scaler reads: queued and leased tasks by encoder and the agents wanted, as
+    /// Prometheus gauges and as `/scale` JSON. Leased tasks keep agents wanted while they render,
+    /// even when their job is paused and nothing is queued.
+    @Test func theWorkloadIsExportedForAScaler() async throws {
+        let harness = try await CoordinatorHarness(leaseSeconds: 120) {
+            $0.scaleTasksPerAgent = 2
+            $0.scaleMaxAgents = 10
+        }
+        let media = try await TestMedia()
+        defer { media.cleanUp() }
+        guard let port = harness.coordinator.metricsAddress?.port else { Issue.record("no metrics address"); return }
+        func scale() throws -> ScaleReport? {
+            let text = try Self.get("/scale", port: port)
+            guard let body = text.split(whereSeparator: \.isNewline).last(where: { $0.hasPrefix("{") }) else { return nil }
+            return try? JSONDecoder().decode(ScaleReport.self, from: Data(body.utf8))
+        }
+        func until(_ what: String, _ condition: (ScaleReport) -> Bool) async throws -> ScaleReport {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while true {
+                if let report = try scale(), condition(report) { return report }
+                guard ContinuousClock.now < deadline else { throw TestFailure(description: "\(what): \(String(describing: try scale()))") }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let client = try await harness.connect(role: .client, name: "ops@test")
+        let job = try await LeaseTests.queuedJob(client, media)   // video chunks and the audio (and the finalise, not in `total`)
+        let total = try await client.status(job: job).tasks.total
+        let queued = try await until("the job's tasks are counted") { $0.tasksQueued > 0 }
+        #expect(queued.tasksQueued == total, "every task but the finalise, claimable only once the rest are done")
+        #expect(queued.encoders["libx264"] == ScaleReport.Work(queued: total - 1, leased: 0))
+        #expect(queued.encoders["aac"] == ScaleReport.Work(queued: 1, leased: 0))
+        #expect(queued.agentsWanted == (total + 1) / 2, "\(total) tasks at 2 per agent, rounded up")
+
+        let agent = try await harness.agent("scaled")
+        guard case .task = try await agent.send(.claim(waitSeconds: 5)) else { Issue.record("no task"); return }
+        #expect(try await client.send(.pause(job: job)) == .ok)
+        let paused = try await until("the paused job's queued tasks leave the count") { $0.tasksQueued == 0 }
+        #expect(paused.tasksLeased == 1 && paused.agentsWanted == 1, "the chunk being rendered keeps its agent: \(paused)")
+        let text = try Self.get("/metrics", port: port)
+        #expect(text.contains(#"reel_tasks_queued{encoder="libx264"} 0"#), "an encoder with no work left reads 0")
+        #expect(text.contains(#"reel_tasks_leased{encoder="libx264"} 1"#) || text.contains(#"reel_tasks_leased{encoder="aac"} 1"#))
+        #expect(text.contains("reel_agents_wanted 1"))
+        await agent.close(); await client.close()
         try await harness.stop()
     }
 }

@@ -140,6 +140,23 @@ public struct JobStore: Sendable {
         return labels
     }
 
+    /// Queued and leased tasks that agents can take now, by the encoder each needs
+    /// (`TaskKind.encoder(videoEncoder:)`; `TaskKind.finaliseCapability` for finalise tasks,
+    /// counted only with `finalise`, when agents run them): what a scaler sizes the farm by.
+    public func workload(finalise: Bool) throws -> [String: (queued: Int, leased: Int)] {
+        var out: [String: (queued: Int, leased: Int)] = [:]
+        for row in try connection.query(Statements.workload).rows {
+            let kind: TaskKind = try row.value("kind")
+            if kind == .finalise && !finalise { continue }
+            let encoder = kind.encoder(videoEncoder: row["video_encoder"]) ?? "any"
+            let n = try row.int("n")
+            var entry = out[encoder] ?? (0, 0)
+            if try row.string("state") == "queued" { entry.queued += n } else { entry.leased += n }
+            out[encoder] = entry
+        }
+        return out
+    }
+
     /// Number of jobs and of tasks in each state (for metrics gauges).
     public func stateCounts() throws -> (jobs: [String: Int], tasks: [String: Int]) {
         func counts(_ sql: String) throws -> [String: Int] {

@@ -99,6 +99,16 @@ extension Statements {
         FROM tasks WHERE job_id = $1::bigint ORDER BY \(claimRank("kind")), ordinal
         """
     static let taskLabels = "SELECT id, job_id, frame_start, frame_end FROM tasks WHERE id = ANY($1::bigint[])"
+    /// The farm's work for a scaler: by kind and video encoder, the leased tasks of active jobs
+    /// and the queued tasks of those not paused; a job-ending task (finalise) counts only once
+    /// its job is rendered, when it can be claimed.
+    static let workload = """
+        SELECT t.kind, j.video_encoder, t.state, count(*) AS n
+        FROM jobs j JOIN tasks t ON t.job_id = j.id
+        WHERE j.state IN \(activeJobStates) AND t.state IN ('queued', 'leased') AND (t.state = 'leased' OR NOT j.paused)
+          AND (t.kind NOT IN \(jobEndingKinds) OR j.tasks_done = j.render_tasks)
+        GROUP BY t.kind, j.video_encoder, t.state
+        """
     static let jobStateCounts = "SELECT state, count(*) AS n FROM jobs GROUP BY state"
     static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
 
