@@ -9,9 +9,10 @@ import ReelScheduling
 extension CoordinatorHandler {
     func capabilities(_ caps: AgentCapabilities, peer: Peer) async throws -> Message {
         let json = try CoordinatorJSON.encode(caps)
-        let id = try await pool.run { try $0.agents.register(name: peer.name, host: caps.host, capabilities: json) }
+        let (id, draining) = try await pool.run { try $0.agents.registration(name: peer.name, host: caps.host, capabilities: json) }
         agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders, finalise: caps.finalise,
                                canDrain: caps.drain)
+        if draining { agentSessions.drain(connection: peer.connectionID) }
         logger.info("agent registered", metadata: ["agent": "\(peer.name.escapingControlCharacters)", "host": "\(caps.host.escapingControlCharacters)",
                                                    "threads": "\(caps.threads)", "encoders": "\(caps.encoders.joined(separator: ","))"])
         return .ok

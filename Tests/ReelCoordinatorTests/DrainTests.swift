@@ -81,6 +81,20 @@ import Testing
         }
     }
 
+    @Test func anAgentAskedWhileAwayIsToldWhenItComesBack() async throws {
+        try await withCoordinator { _, harness, client in
+            // Online in the database but connected nowhere (its coordinator died under it, say).
+            let caps = String(decoding: try JSONEncoder().encode(Self.drainingCaps), as: UTF8.self)
+            _ = try harness.schema.store().agents.register(name: "away", host: "h", capabilities: caps)
+            #expect(try Self.drained(try await client.send(.drainAgent(name: "away"))) == ["away"])
+            let back = try await harness.connect(role: .agent, name: "away")
+            #expect(try await back.send(.capabilities(Self.drainingCaps)) == .ok)
+            #expect(try await Self.state(of: "away", client) == "draining", "coming back does not undo the request")
+            #expect(try await back.send(.claim(waitSeconds: 5)) == .drain)
+            await back.close()
+        }
+    }
+
     @Test func anUnknownOrOldAgentIsRefusedWithWhatToDo() async throws {
         try await withCoordinator { _, harness, client in
             do {

@@ -9,7 +9,14 @@ public struct AgentStore: Sendable {
     /// Registers (or re-registers, by unique name) an agent as online.
     /// - Returns: the agent id.
     public func register(name: String, host: String, capabilities: String) throws -> Int64 {
-        try connection.query(Statements.registerAgent, [name, host, capabilities]).rows[0].int64("id")
+        try registration(name: name, host: host, capabilities: capabilities).id
+    }
+
+    /// `register`, also saying whether the agent is to drain: it was asked while it was away
+    /// (its state stays `draining` until it leaves).
+    public func registration(name: String, host: String, capabilities: String) throws -> (id: Int64, draining: Bool) {
+        let row = try connection.query(Statements.registerAgent, [name, host, capabilities]).rows[0]
+        return (try row.int64("id"), try row.value("state", as: AgentState.self) == .draining)
     }
 
     /// Marks an agent online, draining or offline (offline also clears its current task pointer;

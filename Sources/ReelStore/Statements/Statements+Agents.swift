@@ -2,11 +2,14 @@ import ReelScheduling
 // Agents (`AgentStore`): registration, state, the `AGENTS` list, failure history and quarantine.
 
 extension Statements {
+    /// An agent asked to drain while it was between connections (`reel drain` reached the
+    /// database, not the agent) stays draining when it comes back, and is told then.
     static let registerAgent = """
         INSERT INTO agents (name, host, capabilities, state, last_heartbeat) VALUES ($1, $2, $3, 'online', now())
         ON CONFLICT (name) DO UPDATE SET host = excluded.host, capabilities = excluded.capabilities,
-                                         state = 'online', last_heartbeat = now()
-        RETURNING id
+                                         state = CASE WHEN agents.state = 'draining' THEN 'draining' ELSE 'online' END,
+                                         last_heartbeat = now()
+        RETURNING id, state
         """
     /// `reel drain NAME`: the live agents named `$1` or `$1/…` (an agent's slots); those that
     /// understand `DRAIN` (`CAPS … drain=1`) are marked draining, and every coordinator hears
