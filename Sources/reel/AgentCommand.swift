@@ -95,7 +95,11 @@ struct AgentCommand: AsyncParsableCommand {
             } catch {
                 throw UserError("cannot prepare the cache directory \(cacheDirectory.path): \(error)")
             }
-            try await ServiceGroup(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
+            // The agent also ends by itself, drained by `reel drain`: that is a normal exit (0).
+            var group = ServiceGroupConfiguration(services: [.init(service: agent, successTerminationBehavior: .gracefullyShutdownGroup)],
+                                                  logger: logger)
+            group.gracefulShutdownSignals = [.sigterm, .sigint]
+            try await ServiceGroup(configuration: group).run()
         }
     }
 }

@@ -93,6 +93,35 @@ import ReelCore
     }
 }
 
+extension AgentCommandTests {
+    /// `reel drain` as the binary sees it: its claim answered `DRAIN`, it says `DRAINING` with
+    /// its --drain-seconds, goodbye, and exits 0 (a drained agent ending by itself is normal).
+    @Test func aDrainedAgentSaysSoAndExitsZero() async throws {
+        let coordinator = try FakeCoordinator()
+        try await coordinator.start()
+        let dir = try RenderFixture.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let secret = dir.appendingPathComponent("secret").path
+        try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
+        let out = dir.appendingPathComponent("out").path, err = dir.appendingPathComponent("err").path
+        let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path, "--claim-wait", "1",
+                                               "--threads", "2", "--drain-seconds", "90"],
+                                  environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],
+                                  stdout: out, stderr: err)
+        let connected = await eventually(timeout: .seconds(60)) { coordinator.capabilities.count == 2 }
+        #expect(connected && coordinator.capabilities.allSatisfy(\.drain), "both slots say they understand DRAIN")
+        coordinator.drainAgents = true
+        let status = await Spawn.wait(pid, timeout: .seconds(60))
+        if status == nil { kill(pid, SIGKILL) }
+        await coordinator.stop()
+        let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+        #expect(status == 0, "\(stderr)")
+        #expect(coordinator.drainingSaid.contains(90), "DRAINING seconds=90: \(coordinator.drainingSaid)")
+        #expect(stderr.contains("drained; said goodbye"), "\(stderr)")
+    }
+}
+
 /// Pure parts of the configuration.
 @Suite(.blocking) struct AgentConfigurationTests {
     @Test func defaultNameIsStablePerCacheDirectoryAndHasNoPid() {

@@ -40,6 +40,8 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         var closedConnections = 0
         var lostSent = 0
         var loseLeases = false
+        var drainAgents = false
+        var drainingSaid: [Int] = []
         var dropConnectionAtFetch: Int?
         var refuseResults: [ReelProtocolError] = []
         var loseLeaseOnRefusal = false
@@ -71,6 +73,10 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         set { state.withLock { $0[keyPath: field] = newValue } }
     }
 
+    /// Answer `DRAIN` to claims and `LEASE … drain=1` to heartbeats (an operator's `reel drain`).
+    var drainAgents: Bool { get { self[\.drainAgents] } set { self[\.drainAgents] = newValue } }
+    /// The `DRAINING seconds=` the agent sent.
+    var drainingSaid: [Int] { self[\.drainingSaid] }
     /// Answer `LOST` to every `HEARTBEAT` and `PROGRESS`.
     var loseLeases: Bool { get { self[\.loseLeases] } set { self[\.loseLeases] = newValue } }
     /// Drop the connection (`ERR shutting_down`) at the n-th `FETCH` (1-based), once.
@@ -173,8 +179,12 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         case .capabilities(let caps):
             state.withLock { s in s.capabilities.append(caps) }
             return .ok
+        case .draining(let seconds):
+            state.withLock { s in s.drainingSaid.append(seconds) }
+            return .ok
         case .claim(let wait):
             state.withLock { s in s.claims += 1 }
+            if self[\.drainAgents] { return .drain }
             if let task = popTask() { return .task(task.0, specification: task.1) }
             try await Task.sleep(for: .milliseconds(min(Int64(wait) * 1000, claimHoldMillis)))
             if let task = popTask() { return .task(task.0, specification: task.1) }
@@ -183,7 +193,7 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
             return state.withLock { s -> Message in
                 s.heartbeats += 1
                 if s.loseLeases { s.lostSent += 1; return .lost(task: task) }
-                return .lease(task: task, epoch: epoch, expiresAtMillis: nowMillis + leaseMillis)
+                return .lease(task: task, epoch: epoch, expiresAtMillis: nowMillis + leaseMillis, drain: s.drainAgents)
             }
         case .poster(let task, _, let jpeg):
             return state.withLock { s -> Message in

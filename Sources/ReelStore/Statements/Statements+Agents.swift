@@ -3,11 +3,14 @@ import ReelScheduling
 
 extension Statements {
     /// An agent asked to drain while it was between connections (`reel drain` reached the
-    /// database, not the agent) stays draining when it comes back, and is told then.
+    /// database, not the agent) stays draining when it comes back within a minute of its last
+    /// sign of life, and is told then. A row left draining longer ago (its process and its
+    /// coordinator gone together, so nobody marked it offline) is a new process: online.
     static let registerAgent = """
         INSERT INTO agents (name, host, capabilities, state, last_heartbeat) VALUES ($1, $2, $3, 'online', now())
         ON CONFLICT (name) DO UPDATE SET host = excluded.host, capabilities = excluded.capabilities,
-                                         state = CASE WHEN agents.state = 'draining' THEN 'draining' ELSE 'online' END,
+                                         state = CASE WHEN agents.state = 'draining' AND agents.last_heartbeat > now() - interval '1 minute'
+                                                      THEN 'draining' ELSE 'online' END,
                                          last_heartbeat = now()
         RETURNING id, state
         """
