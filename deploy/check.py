@@ -2,8 +2,10 @@
 """Static checks for deploy/ (Docker and Kubernetes are not available everywhere Reel is built):
 every YAML file parses; Kubernetes objects are well-formed and consistent with each other
 (selectors match pod labels, referenced ConfigMaps/Secrets/PVCs/keys exist, kustomization lists
-existing files); compose services only use declared secrets and volumes. Exit 1 on a problem."""
-import glob, os, sys
+existing files); the autoscaling overlay's KEDA objects validate against KEDA's CRD schemas
+(vendored in schemas/) and point at what exists; compose services only use declared secrets and
+volumes. Exit 1 on a problem. Run by the test suite (DeployManifestTests)."""
+import glob, json, os, sys
 import yaml
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -70,6 +72,79 @@ for name, doc in objects:
         check(any(all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in selected.items())
                   for _, d in objects if d["kind"] in ("Deployment", "StatefulSet")),
               f"{name}: Service {doc['metadata']['name']} selects no pods")
+
+# The autoscaling overlay (k8s-autoscaling/): KEDA's objects against KEDA's own CRD schemas,
+# vendored in schemas/ (no cluster or network needed), and consistent with the base objects.
+import jsonschema
+keda_schemas = {}
+for path in glob.glob(os.path.join(here, "schemas", "keda-*.json")):
+    schema = json.load(open(path))
+    kind = {"scaledobject": "ScaledObject", "scaledjob": "ScaledJob", "triggerauthentication": "TriggerAuthentication"}[
+        os.path.basename(path).split("-")[1]]
+    keda_schemas[kind] = schema
+overlay = os.path.join(here, "k8s-autoscaling")
+keda_objects, patches = [], []
+for path in sorted(glob.glob(os.path.join(overlay, "*.yaml"))):
+    name = "k8s-autoscaling/" + os.path.basename(path)
+    for doc in yaml.safe_load_all(open(path)):
+        if doc is None:
+            continue
+        if doc.get("kind") == "Kustomization":
+            for resource in doc.get("resources", []):
+                check(os.path.exists(os.path.join(overlay, resource)), f"{name}: resource {resource} does not exist")
+            for patch in doc.get("patches", []):
+                check(os.path.exists(os.path.join(overlay, patch["path"])), f"{name}: patch {patch['path']} does not exist")
+            continue
+        check(doc.get("metadata", {}).get("namespace") == "reel", f"{name}: {doc.get('kind')} is not in namespace reel")
+        if doc.get("apiVersion", "").startswith("keda.sh/"):
+            schema = keda_schemas.get(doc["kind"])
+            check(schema is not None, f"{name}: no vendored schema for {doc['kind']}")
+            if schema:
+                for error in jsonschema.Draft7Validator(schema).iter_errors(doc):
+                    check(False, f"{name}: {doc['kind']} {'.'.join(map(str, error.absolute_path))}: {error.message}")
+            keda_objects.append((name, doc))
+        else:
+            patches.append((name, doc))
+
+base = {(d["kind"], d["metadata"]["name"]): d for _, d in objects}
+for name, patch in patches:
+    target = base.get((patch["kind"], patch["metadata"]["name"]))
+    check(target is not None, f"{name}: patches {patch['kind']} {patch['metadata']['name']}, which deploy/k8s does not have")
+    if patch["kind"] == "Deployment" and target:
+        names = {c["name"] for c in target["spec"]["template"]["spec"]["containers"]}
+        for container in patch["spec"]["template"]["spec"].get("containers", []):
+            check(container["name"] in names, f"{name}: patches container {container['name']}, which {patch['metadata']['name']} does not have")
+            if container["name"] == "agent" and "lifecycle" in container:
+                grace = patch["spec"]["template"]["spec"].get("terminationGracePeriodSeconds", 30)
+                drain = int(container["args"][container["args"].index("--drain-seconds") + 1]) if "--drain-seconds" in container.get("args", []) else 120
+                check(grace > drain, f"{name}: terminationGracePeriodSeconds {grace} must exceed the agents' --drain-seconds {drain}")
+service_ports = {p["port"] for _, d in patches if d["kind"] == "Service" and d["metadata"]["name"] == "reel-coordinator" for p in d["spec"]["ports"]}
+service_ports |= {p["port"] for p in base[("Service", "reel-coordinator")]["spec"]["ports"]}
+for name, doc in keda_objects:
+    if doc["kind"] == "ScaledObject":
+        check(("Deployment", doc["spec"]["scaleTargetRef"]["name"]) in base, f"{name}: scales {doc['spec']['scaleTargetRef']['name']}, which deploy/k8s does not have")
+    if doc["kind"] == "ScaledJob":
+        pod = doc["spec"]["jobTargetRef"]["template"]["spec"]
+        volumes = {v["name"] for v in pod.get("volumes", [])}
+        for container in pod["containers"]:
+            for mount in container.get("volumeMounts", []):
+                check(mount["name"] in volumes, f"{name}: mount of undeclared volume {mount['name']}")
+            for source in container.get("envFrom", []):
+                check(source["configMapRef"]["name"] in configmaps, f"{name}: unknown ConfigMap {source['configMapRef']['name']}")
+        for volume in pod.get("volumes", []):
+            if "secret" in volume:
+                check(volume["secret"].get("defaultMode", 0o644) & 0o007 == 0, f"{name}: secret volume {volume['name']} is world-readable")
+    for trigger in doc["spec"].get("triggers", []):
+        if trigger["type"] == "metrics-api":
+            url = trigger["metadata"]["url"]
+            check(url.startswith("http://reel-coordinator.reel.svc:") and url.endswith("/scale"), f"{name}: metrics-api url {url} is not the coordinator's /scale")
+            port = int(url.split(":")[2].split("/")[0])
+            check(port in service_ports, f"{name}: the coordinator's Service has no port {port}")
+            check(trigger["metadata"].get("valueLocation") == "agentsWanted", f"{name}: valueLocation must be agentsWanted (GET /scale)")
+        if "authenticationRef" in trigger:
+            check(any(d["kind"] == "TriggerAuthentication" and d["metadata"]["name"] == trigger["authenticationRef"]["name"] for _, d in keda_objects),
+                  f"{name}: unknown TriggerAuthentication {trigger['authenticationRef']['name']}")
+objects += keda_objects + patches
 
 # Compose
 compose = yaml.safe_load(open(os.path.join(here, "compose.yaml")))

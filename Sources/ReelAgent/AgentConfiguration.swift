@@ -46,6 +46,9 @@ public struct AgentConfiguration: Sendable {
     public var progressInterval: Duration
     /// On graceful shutdown, how long a task in flight may take to finish before it is released.
     public var shutdownGracePeriod: Duration
+    /// When set, the agent drains and exits once a render slot has had no task for this long
+    /// (`--exit-when-idle`: an agent started for a burst of work, as by a Kubernetes ScaledJob).
+    public var exitWhenIdle: Duration? = nil
     /// Reply timeout of short requests (`CAPS`, `HEARTBEAT`, `PROGRESS`, `FAIL`, `RELEASE`, `FETCH`).
     public var requestTimeout: Duration
     /// Reply timeout of one `RESULTPART` (the upload of one part of a result).

@@ -104,8 +104,14 @@ struct AgentSlot {
             case .connectionLost(let undelivered): return .connectionLost(undelivered)
             }
         }
+        var idleSince = ContinuousClock.now
         while true {
             if drain.isDraining || Task.isCancelled { return .drained }
+            if let limit = configuration.exitWhenIdle, ContinuousClock.now - idleSince >= limit {
+                logger.notice("no work for \(limit): draining and exiting (--exit-when-idle)")
+                drain.begin(gracePeriod: configuration.shutdownGracePeriod)
+                return .drained
+            }
             let claimed: (TaskAssignment, [UInt8])?
             do {
                 claimed = try await session.claim(waitSeconds: configuration.claimWaitSeconds)
@@ -126,6 +132,7 @@ struct AgentSlot {
                 logger.notice("released a task claimed during shutdown", metadata: ["task": "\(assignment.task)"])
                 return .drained
             }
+            defer { idleSince = ContinuousClock.now }
             switch await execution.run(assignment, specification: specification) {
             case .finished: continue
             case .released: return .drained

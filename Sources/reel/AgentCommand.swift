@@ -33,6 +33,8 @@ struct AgentCommand: AsyncParsableCommand {
             help: "Seconds a task in flight may take to finish when draining, before it is handed back (--grace is the old name).")
     var drainSeconds: Int = 120
     @Option(help: "Seconds the coordinator may hold a claim open (0…60).") var claimWait: Int = 20
+    @Option(help: "Drain and exit 0 once a render slot has had no task for this many seconds (for agents started per burst of work, like a Kubernetes ScaledJob's). Default: never.")
+    var exitWhenIdle: Int?
     @Flag(help: "Never run finalise tasks (joining a job's chunks into its output), which agents take only when the coordinator stores in S3.")
     var noFinalise = false
     @Flag(help: "Log debug details.") var verbose = false
@@ -41,6 +43,7 @@ struct AgentCommand: AsyncParsableCommand {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard cacheGb >= 0 else { throw ValidationError("--cache-gb must not be negative") }
         guard (0...86_400).contains(drainSeconds) else { throw ValidationError("--drain-seconds must be 0…86400") }
+        if let exitWhenIdle, exitWhenIdle < 1 { throw ValidationError("--exit-when-idle must be at least 1 second") }
         guard (0...ProtocolLimits.maxClaimWait).contains(claimWait) else {
             throw ValidationError("--claim-wait must be 0…\(ProtocolLimits.maxClaimWait)")
         }
@@ -81,6 +84,7 @@ struct AgentCommand: AsyncParsableCommand {
                 tls: tlsContext, tlsServerHostname: tlsServerName)
             configuration.otherCoordinators = Array(endpoints.dropFirst())
             configuration.finalise = !noFinalise
+            configuration.exitWhenIdle = exitWhenIdle.map { .seconds($0) }
 
             let level: Logger.Level = verbose ? .debug : .info
             LoggingSystem.bootstrap { label in

@@ -122,6 +122,30 @@ extension AgentCommandTests {
     }
 }
 
+extension AgentCommandTests {
+    /// `--exit-when-idle`: with nothing to claim for that long, the agent drains and exits 0.
+    @Test func anIdleAgentExitsWhenToldTo() async throws {
+        let coordinator = try FakeCoordinator(claimHoldMillis: 200)
+        try await coordinator.start()
+        let dir = try RenderFixture.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let secret = dir.appendingPathComponent("secret").path
+        try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
+        let err = dir.appendingPathComponent("err").path
+        let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path, "--claim-wait", "1",
+                                               "--exit-when-idle", "2"],
+                                  environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],
+                                  stdout: dir.appendingPathComponent("out").path, stderr: err)
+        let status = await Spawn.wait(pid, timeout: .seconds(90))
+        await coordinator.stop()
+        let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+        #expect(status == 0, "\(stderr)")
+        #expect(coordinator.claims >= 2, "it asked for work before giving up: \(coordinator.claims) claims")
+        #expect(stderr.contains("--exit-when-idle"), "\(stderr)")
+    }
+}
+
 /// Pure parts of the configuration.
 @Suite(.blocking) struct AgentConfigurationTests {
     @Test func defaultNameIsStablePerCacheDirectoryAndHasNoPid() {

@@ -5,13 +5,14 @@ import ReelCoordinator
 import ReelProtocol
 import ReelScheduling
 import ReelStore
+import Synchronization
 import Testing
 
 /// `reel drain` and `DRAINING` through a real coordinator (proto/PROTOCOL.md §4.2): an operator's
 /// request reaches the agent on its next answer, whichever coordinator it is connected to; an
 /// agent that drains by itself is shown draining; an agent too old to understand is refused
 /// with a message saying what to do.
-@Suite(.database, .timeLimit(.minutes(5))) struct DrainTests {
+@Suite(.database) struct DrainTests {
     static let drainingCaps = AgentCapabilities(threads: 1, encoders: ["libx264", "aac"], cacheBytes: 1 << 20, host: "localhost",
                                                 drain: true)
 
@@ -139,7 +140,10 @@ import Testing
             let first = try AgentFinaliseTests.RunningAgent.start(harness, name: "drained", finalise: false)
             try await eventually("the agent holds a task") { try await client.status(job: job).tasks.running > 0 }
             #expect(try Self.drained(try await client.send(.drainAgent(name: "drained"))) == ["drained"])
-            try await first.task.value   // run() returns: it drained and said goodbye
+            // run() returns: it drained and said goodbye (waited for with a deadline, not forever).
+            let stopped = Mutex(false)
+            Task { _ = try? await first.task.value; stopped.withLock { $0 = true } }
+            try await eventually("the drained agent's run() returns") { stopped.withLock { $0 } }
             try? FileManager.default.removeItem(at: first.cache)
             try await eventually("the drained agent is offline") { try await Self.state(of: "drained", client) == "offline" }
             let afterDrain = try await client.status(job: job).tasks
