@@ -163,6 +163,7 @@ public final class Coordinator: Sendable {
         services.append(CoordinatorPresence(worker: worker, id: coordinatorID, interval: configuration.heartbeatInterval, logger: logger))
         services.append(LeaseReaper(worker: worker, splitter: splitter, dispatcher: dispatcher, jobWatchers: jobWatchers,
                                     metrics: metrics, interval: configuration.reaperInterval, logger: logger,
+                                    exportsWorkload: configuration.metrics != nil || configuration.http != nil,
                                     agentsFinalise: storage.isRemote, tasksPerAgent: configuration.scaleTasksPerAgent,
                                     maxAgents: configuration.scaleMaxAgents))
         services.append(FinaliserLoop(worker: worker, storage: storage, agent: finaliserAgent, configuration: configuration, logger: logger,

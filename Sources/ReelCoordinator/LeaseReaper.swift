@@ -17,6 +17,9 @@ struct LeaseReaper: Service {
     let metrics: CoordinatorMetrics
     let interval: Duration
     let logger: Logger
+    /// Whether anyone can read the workload (`/metrics`, `/scale` or the console is served):
+    /// without, its query is not run.
+    var exportsWorkload = true
     /// For `reel_agents_wanted`: finalise tasks count when agents run them (object storage).
     var agentsFinalise = false
     var tasksPerAgent = 1
@@ -32,7 +35,7 @@ struct LeaseReaper: Service {
             var workloadRefreshed = gaugesRefreshed
             while !Task.isCancelled {
                 let refresh = ContinuousClock.now - gaugesRefreshed >= .seconds(10)
-                let workload = ContinuousClock.now - workloadRefreshed >= .seconds(2)
+                let workload = exportsWorkload && ContinuousClock.now - workloadRefreshed >= .seconds(2)
                 await pass(refreshingGauges: refresh, workload: workload)
                 if refresh { gaugesRefreshed = .now }
                 if workload { workloadRefreshed = .now }
