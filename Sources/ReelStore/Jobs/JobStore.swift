@@ -145,14 +145,24 @@ public struct JobStore: Sendable {
     /// counted only with `finalise`, when agents run them): what a scaler sizes the farm by.
     public func workload(finalise: Bool) throws -> [String: (queued: Int, leased: Int)] {
         var out: [String: (queued: Int, leased: Int)] = [:]
+        func add(_ kind: TaskKind, _ videoEncoder: String?, queued: Int, leased: Int) {
+            guard queued > 0 || leased > 0 else { return }
+            let encoder = kind.encoder(videoEncoder: videoEncoder) ?? "any"
+            let entry = out[encoder] ?? (0, 0)
+            out[encoder] = (entry.queued + queued, entry.leased + leased)
+        }
         for row in try connection.query(Statements.workload).rows {
-            let kind: TaskKind = try row.value("kind")
-            if kind == .finalise && !finalise { continue }
-            let encoder = kind.encoder(videoEncoder: row["video_encoder"]) ?? "any"
-            let n = try row.int("n")
-            var entry = out[encoder] ?? (0, 0)
-            if try row.string("state") == "queued" { entry.queued += n } else { entry.leased += n }
-            out[encoder] = entry
+            let paused = try row.bool("paused"), videoEncoder = row["video_encoder"]
+            let videoLeased = try row.int("video_leased"), audioLeased = try row.int("audio_leased")
+            let audioQueued = try row.int("audio_queued")
+            // Queued or leased render tasks, less those leased and the queued audio: queued video chunks.
+            let videoQueued = max(0, try row.int("open_render") - videoLeased - audioLeased - audioQueued)
+            add(.videoChunk, videoEncoder, queued: paused ? 0 : videoQueued, leased: videoLeased)
+            add(.audio, videoEncoder, queued: paused ? 0 : audioQueued, leased: audioLeased)
+            if finalise {
+                let queued = try row.bool("rendered") && !paused ? try row.int("finalise_queued") : 0
+                add(.finalise, videoEncoder, queued: queued, leased: try row.int("finalise_leased"))
+            }
         }
         return out
     }

