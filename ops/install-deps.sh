@@ -43,6 +43,7 @@ python_packages=(
   opentimelineio==0.18.1          # writes the interchange tests' timelines ...
   opentimelineio-plugins==0.18.1  # ... its CMX 3600 adapter their EDLs ...
   otio-fcpx-xml-adapter==1.0.0    # ... and its FCP X XML adapter the FCPXML that otioconvert turns back (docs/interchange.md)
+  playwright==1.65.2              # drives the system's Chromium in real time (executable_path; no browser download): the preview playback test
 )
 # Versions are pinned, so a new release cannot change what the tests run against unseen.
 # The requirements not met (missing, or another version than pinned); importlib.metadata is
