@@ -18,6 +18,9 @@ public struct ConsoleBackendError: Error, Sendable, CustomStringConvertible {
         /// 415: what was asked for exists in a form browsers cannot play (a ProRes or PNG
         /// job's preview).
         case unplayable
+        /// 503: not there yet, after waiting for it as long as a request may (a preview piece
+        /// whose chunk still renders), or the coordinator is shutting down; ask again later.
+        case unavailable
     }
     public var kind: Kind
     public var message: String
@@ -42,14 +45,16 @@ public protocol ConsoleBackend: Sendable {
     func setPriority(job: Int64, priority: Int) async throws
     /// The job's newest poster frame (JPEG), nil when it has none yet.
     func poster(job: Int64) async throws -> [UInt8]?
-    /// The job's preview (`GET /api/v1/jobs/{id}/preview.m3u8`): its finished video chunks in
-    /// order up to the first unfinished one, ended once the job has. `.notFound` for a job
-    /// without video chunks (sound only, or not planned yet).
+    /// The job's preview (`GET /api/v1/jobs/{id}/preview.m3u8`): while the job runs, every
+    /// planned video chunk; once it has ended, its finished chunks in order up to the first
+    /// unfinished one. `.notFound` for a job without video chunks (sound only, or not planned yet).
     func previewPlaylist(job: Int64) async throws -> PreviewPlaylist
-    /// The preview's init segment (`ftyp` + `moov`), from the job's first chunk.
+    /// The preview's init segment (`ftyp` + `moov`), from the job's first chunk, once that is
+    /// rendered (the request waits for it).
     func previewInitSegment(job: Int64) async throws -> [UInt8]
     /// The preview's media segment of video chunk `chunk` (its ordinal): `moof` + `mdat` with
-    /// absolute decode times. `.notFound` while that chunk is not finished.
+    /// absolute decode times, once the chunk is rendered (the request waits for it).
+    /// `.notFound` when the job ended without it, `.unavailable` when waiting took too long.
     func previewSegment(job: Int64, chunk: Int) async throws -> [UInt8]
     /// The Prometheus text for `/metrics`.
     func metricsExposition() -> String

@@ -71,7 +71,8 @@ enum ConsoleRoutes {
             }
             return ConsoleResponses.jpeg(jpeg)
         },
-        // Watching a render: an HLS event playlist of the finished chunks, and its pieces.
+        // Watching a render: an HLS playlist of the job's whole timeline, and its pieces (which
+        // wait for their chunks while the job renders).
         ConsoleRoute(method: .get, path: "/api/v1/jobs/{id}/preview.m3u8", access: .read, queryToken: true) { request, context, services in
             let playlist = try await services.backend.previewPlaylist(job: try Self.jobID(context))
             // Passed on to the URIs listed only when it came that way: a header-authorised

@@ -158,6 +158,7 @@ struct ConsoleErrorMiddleware: RouterMiddleware {
             case .conflict: return ConsoleResponses.error(.conflict, error.message)
             case .invalid: return ConsoleResponses.error(.badRequest, error.message)
             case .unplayable: return ConsoleResponses.error(.unsupportedMediaType, error.message)
+            case .unavailable: return ConsoleResponses.error(.serviceUnavailable, error.message, headers: [.retryAfter: "1"])
             }
         } catch let error as HTTPError {
             return ConsoleResponses.error(error.status, error.body ?? "\(error.status)")

@@ -15,7 +15,7 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
 
     init(handler: CoordinatorHandler, metrics: CoordinatorMetrics) {
         self.handler = handler; self.metrics = metrics
-        previews = JobPreviews(pool: handler.pool, storage: handler.storage)
+        previews = JobPreviews(pool: handler.pool, storage: handler.storage, watchers: handler.jobWatchers)
     }
 
     func jobs(limit: Int) async throws -> [JobStatus] {

@@ -8,16 +8,26 @@ import ReelStore
 import Synchronization
 
 /// Watching a render as it renders (the console's `GET /api/v1/jobs/{id}/preview.m3u8`;
-/// docs/delivery.md): the job's finished video chunks, remuxed into CMAF pieces on first
-/// request (`CoordinatorStorage.previewPieces`), listed by a `PreviewPlaylist` in frame order
-/// up to the first unfinished chunk — or the first whose init segment differs from the first
-/// chunk's, since one init segment serves the whole playlist (the finaliser would refuse such a
-/// chunk too). No frame is decoded or encoded, so a job whose codec no browser decodes
-/// (ProRes, a PNG sequence: `VideoCodec.playsInBrowsers`) has no preview: its routes answer 415
-/// with a message saying so, and the console shows the job's poster alone.
+/// docs/watching.md): the job's video chunks, remuxed into CMAF pieces on first request
+/// (`CoordinatorStorage.previewPieces`) and listed by a `PreviewPlaylist`. While the job runs the
+/// playlist lists every planned chunk, and a piece whose chunk is not rendered yet is answered
+/// once it is: the request waits, reading the job again every `pollInterval` (and at once when
+/// the job may have ended, `JobWatchers`), for at most `longestWait`. Once the job has ended
+/// the playlist stops at the first unfinished chunk, or at the first whose init segment differs
+/// from the first chunk's, since one init segment serves the whole playlist (the finaliser would
+/// refuse such a chunk too; while the job runs, such a chunk's segment is refused). No frame is
+/// decoded or encoded, so a job whose codec no browser decodes (ProRes, a PNG sequence:
+/// `VideoCodec.playsInBrowsers`) has no preview: its routes answer 415 with a message saying
+/// so, and the console shows the job's poster alone.
 final class JobPreviews: Sendable {
     private let pool: StorePool
     private let storage: CoordinatorStorage
+    private let watchers: JobWatchers
+    /// How often a waiting request reads the job again.
+    let pollInterval: Duration
+    /// How long a request waits for its chunk at most before answering 503 (a player asks again
+    /// or shows an error; a client that went away is not waited for much longer than that).
+    let longestWait: Duration
     /// What the preview needs of each job's plan, read once (a plan never changes).
     private struct PlanFacts: Sendable {
         var frameDuration: Rational
@@ -29,8 +39,10 @@ final class JobPreviews: Sendable {
     }
     private let planFacts = Mutex<[Int64: PlanFacts]>([:])
 
-    init(pool: StorePool, storage: CoordinatorStorage) {
-        self.pool = pool; self.storage = storage
+    init(pool: StorePool, storage: CoordinatorStorage, watchers: JobWatchers,
+         pollInterval: Duration = .seconds(1), longestWait: Duration = .seconds(600)) {
+        self.pool = pool; self.storage = storage; self.watchers = watchers
+        self.pollInterval = pollInterval; self.longestWait = longestWait
     }
 
     /// Where a finished chunk's picture is: a stored result, and for a ladder chunk the
@@ -43,7 +55,8 @@ final class JobPreviews: Sendable {
     /// What the preview needs of a job: whether it has ended, its video chunks (with where
     /// their finished pictures are) and its frame duration.
     private struct JobVideo: Sendable {
-        var ended: Bool
+        var state: JobState
+        var ended: Bool { state.isTerminal }
         var chunks: [(chunk: PreviewChunk, source: ChunkSource?)]
         var frameDuration: Rational
     }
@@ -84,7 +97,7 @@ final class JobPreviews: Sendable {
                                       + "its poster shows the latest finished frame, and `reel fetch \(job)` gives the output")
         }
         let frameDuration = facts.frameDuration
-        return JobVideo(ended: state.isTerminal, chunks: video.map { task in
+        return JobVideo(state: state, chunks: video.map { task in
             let chunk = PreviewChunk(ordinal: task.ordinal, frames: FrameRange(start: Int(task.frameStart), end: Int(task.frameEnd)),
                                      finished: task.state == .done && task.result != nil)
             guard chunk.finished, let result = task.result else { return (chunk, nil) }
@@ -96,7 +109,10 @@ final class JobPreviews: Sendable {
 
     func playlist(job: Int64) async throws -> PreviewPlaylist {
         let video = try await video(of: job)
-        let candidate = PreviewPlaylist(chunks: video.chunks.map(\.chunk), frameDuration: video.frameDuration, ended: video.ended)
+        let chunks = video.chunks.map(\.chunk)
+        // While the job runs every planned chunk is listed; its pieces are made when asked for.
+        guard video.ended else { return PreviewPlaylist(chunks: chunks, frameDuration: video.frameDuration, ended: false) }
+        let candidate = PreviewPlaylist(chunks: chunks, frameDuration: video.frameDuration, ended: true)
         let listed = candidate.segments.compactMap { segment in video.chunks.first { $0.chunk == segment }.flatMap { entry in entry.source.map { (segment, $0) } } }
         let storage = storage, fd = video.frameDuration
         for (segment, source) in listed {
@@ -114,24 +130,61 @@ final class JobPreviews: Sendable {
             }
             return listed.count
         }
-        return PreviewPlaylist(chunks: video.chunks.map(\.chunk), frameDuration: video.frameDuration, ended: video.ended, playableCount: playable)
+        return PreviewPlaylist(chunks: chunks, frameDuration: video.frameDuration, ended: true, playableCount: playable)
     }
 
+    /// The init segment, from the job's first chunk (waited for while it renders).
     func initSegment(job: Int64) async throws -> [UInt8] {
-        let video = try await video(of: job)
-        guard let first = video.chunks.min(by: { $0.chunk.frames.start < $1.chunk.frames.start }), let source = first.source else {
-            throw ConsoleBackendError(.notFound, "the first chunk of job \(job) is not finished yet: no preview yet")
+        let (video, first) = try await waitForChunk(job: job, missing: "job \(job) has no video chunk") { chunks in
+            chunks.min { $0.chunk.frames.start < $1.chunk.frames.start }
         }
-        return try await pieces(source, frames: first.chunk.frames, frameDuration: video.frameDuration).initSegment
+        return try await pieces(first.source, frames: first.chunk.frames, frameDuration: video.frameDuration).initSegment
     }
 
+    /// Chunk `ordinal`'s media segment (waited for while it renders). While the job runs the
+    /// first chunk is waited for too, and a chunk whose init segment differs from the first's
+    /// is refused: it cannot follow it in one stream.
     func segment(job: Int64, chunk ordinal: Int) async throws -> [UInt8] {
-        let video = try await video(of: job)
-        guard let entry = video.chunks.first(where: { $0.chunk.ordinal == ordinal }) else {
-            throw ConsoleBackendError(.notFound, "job \(job) has no chunk \(ordinal)")
+        let (video, entry) = try await waitForChunk(job: job, missing: "job \(job) has no chunk \(ordinal)") { chunks in
+            chunks.first { $0.chunk.ordinal == ordinal }
         }
-        guard let source = entry.source else { throw ConsoleBackendError(.notFound, "chunk \(ordinal) of job \(job) is not finished yet") }
-        return try await pieces(source, frames: entry.chunk.frames, frameDuration: video.frameDuration).media
+        let media = try await pieces(entry.source, frames: entry.chunk.frames, frameDuration: video.frameDuration)
+        if let first = video.chunks.min(by: { $0.chunk.frames.start < $1.chunk.frames.start }), first.chunk != entry.chunk {
+            let (_, firstSource) = try await waitForChunk(job: job, missing: "job \(job) has no first chunk") { chunks in
+                chunks.first { $0.chunk == first.chunk }
+            }
+            guard try await pieces(firstSource.source, frames: first.chunk.frames, frameDuration: video.frameDuration).initSegment == media.initSegment else {
+                throw ConsoleBackendError(.conflict, "chunk \(ordinal) of job \(job) was encoded with other codec parameters than its first chunk: "
+                                          + "it cannot be played after it (the finaliser refuses it too)")
+            }
+        }
+        return media.media
+    }
+
+    /// The job's video and the chunk `pick` chooses, once that chunk is finished: at once if it
+    /// is, otherwise polling while the job runs.
+    /// - Throws: `.notFound` (saying `missing`) when there is no such chunk, or when the job ended
+    ///   without it; `.unavailable` when it is still not rendered after `longestWait`, or the
+    ///   coordinator drains.
+    private func waitForChunk(job: Int64, missing: String, _ pick: @escaping @Sendable ([(chunk: PreviewChunk, source: ChunkSource?)]) -> (chunk: PreviewChunk, source: ChunkSource?)?)
+        async throws -> (video: JobVideo, entry: (chunk: PreviewChunk, source: ChunkSource)) {
+        let deadline = ContinuousClock.now + longestWait
+        return try await watchers.follow(job) { bell in
+            while true {
+                let video = try await video(of: job)
+                guard let entry = pick(video.chunks) else { throw ConsoleBackendError(.notFound, missing) }
+                if let source = entry.source { return (video, (entry.chunk, source)) }
+                if video.ended {
+                    throw ConsoleBackendError(.notFound, "chunk \(entry.chunk.ordinal) of job \(job) was not rendered: the job is \(video.state.rawValue)")
+                }
+                let now = ContinuousClock.now
+                guard now < deadline, !watchers.isDraining else {
+                    throw ConsoleBackendError(.unavailable, "chunk \(entry.chunk.ordinal) of job \(job) is not rendered yet: ask again later")
+                }
+                await bell.wait(upTo: min(pollInterval, deadline - now))
+                try Task.checkCancellation()
+            }
+        }
     }
 
     private func pieces(_ source: ChunkSource, frames: FrameRange, frameDuration: Rational) async throws -> (initSegment: [UInt8], media: [UInt8]) {

@@ -325,13 +325,13 @@
   }
 
   // ---- watching the render ----
-  // The job's finished chunks as an HLS event playlist, played natively by the <video> (no
-  // player library): it starts once the first chunk is done, grows as chunks finish (the
-  // browser reloads the playlist) and, once the job has ended, the playlist is whole. A media
-  // element cannot send the Authorization header, so the token goes in the address (`?token=`),
-  // which the coordinator accepts on these routes only. The element's state is mirrored in
-  // data- attributes (ready state, current time, the first time it played at) for the eye and
-  // for the browser test.
+  // The job's chunks as an HLS playlist, played natively by the <video> (no player library):
+  // it starts once the first chunk is done. While the job runs the playlist is the job's whole
+  // timeline, and a chunk not rendered yet is sent once it is, so the player waits there
+  // (buffering) and plays on. A media element cannot send the Authorization header, so the
+  // token goes in the address (`?token=`), which the coordinator accepts on these routes only.
+  // The element's state is mirrored in data- attributes (ready state, current time, the first
+  // time it played at) for the eye and for the browser test.
   function stopPreview() {
     const video = $("preview-video");
     state.previewJob = null;
@@ -372,17 +372,23 @@
     if (!detail || figure.hidden || figure.dataset.unplayable !== undefined) return;
     figure.dataset.readyState = String(video.readyState);
     figure.dataset.currentTime = video.currentTime.toFixed(3);
-    if (video.error) {
-      figure.dataset.error = video.error.message || String(video.error.code);
-      $("preview-caption").textContent = "The preview cannot play here: " + figure.dataset.error;
-      return;
-    }
     const chunks = detail.chunks.filter((chunk) => chunk.kind === "video_chunk").sort((a, b) => a.frameStart - b.frameStart);
     let ready = 0;
     while (ready < chunks.length && chunks[ready].state === "done") ready++;
+    if (video.error) {
+      figure.dataset.error = video.error.message || String(video.error.code);
+      // A player that loaded the job's timeline while it ran stops where the job did.
+      $("preview-caption").textContent = ended(detail.job) && ready < chunks.length
+        ? `The job is ${detail.job.state}: the preview ends with the ${ready} chunks finished before it did`
+        : "The preview cannot play here: " + figure.dataset.error;
+      return;
+    }
     const whole = ended(detail.job) && ready === chunks.length;
+    // Playing past the rendered chunks, the player waits for the next one.
+    const waiting = !whole && !video.paused && video.readyState < 3 && video.currentTime > 0;
     $("preview-caption").textContent = (whole ? "The whole result" : `Finished chunks: ${ready} of ${chunks.length}`)
-      + " (picture only) · " + clock(video.currentTime) + (isFinite(video.duration) ? " / " + clock(video.duration) : "");
+      + " (picture only) · " + clock(video.currentTime) + (isFinite(video.duration) ? " / " + clock(video.duration) : "")
+      + (waiting ? " · waiting for the next chunk to render" : "");
   }
 
   for (const event of ["loadeddata", "playing", "timeupdate", "waiting", "pause", "ended", "error", "durationchange"]) {

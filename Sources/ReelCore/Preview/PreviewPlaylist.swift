@@ -12,17 +12,23 @@ public struct PreviewChunk: Sendable, Hashable {
     }
 }
 
-/// The HLS media playlist of a job's preview (`GET /api/v1/jobs/{id}/preview.m3u8`): an
-/// `EVENT` playlist (RFC 8216 §4.3.3.5) of the job's finished video chunks, one fMP4 segment
-/// per chunk, in frame order **up to the first chunk not finished**, so a player never meets a
-/// hole. Segments are only ever appended as chunks finish, as an event playlist requires; once
-/// the job has ended the playlist gets `EXT-X-ENDLIST` and a player treats it as a whole video.
+/// The HLS media playlist of a job's preview (`GET /api/v1/jobs/{id}/preview.m3u8`): one fMP4
+/// segment per video chunk, in frame order, always with `EXT-X-ENDLIST`.
 ///
-/// Pure: the caller says which chunks are finished (and may cut the list shorter with
-/// `playableCount`, e.g. at a chunk whose codec parameters differ from the first one's).
-/// Invariants: listed segments are a prefix of the chunks by frame order, each finished;
-/// `targetDuration` depends on every planned chunk (finished or not), so it never changes
-/// while the playlist grows (RFC 8216 §6.2.1).
+/// - While the job runs, it lists **every planned chunk**, finished or not: the job's whole
+///   timeline, known from the plan. A player plays it as a video on demand from the first chunk,
+///   and the route of a segment not rendered yet answers once it is, so the player waits there
+///   as it would for a slow network. (A playlist without `EXT-X-ENDLIST` would be a live stream
+///   to a player: Chromium starts one at its last three segments and gives up when it does not
+///   grow in real time, which a render rarely does.)
+/// - Once the job has ended, it lists the finished chunks in frame order **up to the first
+///   unfinished one**: for a done job, the whole picture; for a failed or cancelled one, what
+///   finished before the first hole, so a player never meets one.
+///
+/// Pure: the caller says which chunks are finished and whether the job has ended (and may cut
+/// an ended job's list shorter with `playableCount`, e.g. at a chunk whose codec parameters
+/// differ from the first one's). Invariants: listed segments are a prefix of the chunks by frame
+/// order, each finished once the job has ended; `targetDuration` depends on every planned chunk.
 public struct PreviewPlaylist: Sendable, Hashable {
     /// The chunks listed, in frame order.
     public private(set) var segments: [PreviewChunk]
@@ -30,12 +36,13 @@ public struct PreviewPlaylist: Sendable, Hashable {
     public let frameDuration: Rational
     /// `EXT-X-TARGETDURATION`: the longest planned chunk in whole seconds, rounded up (at least 1).
     public let targetDuration: Int64
-    /// Whether the playlist is complete (`EXT-X-ENDLIST`): the job has ended.
+    /// Whether the job has ended: only finished chunks are listed then.
     public let ended: Bool
 
     /// - Parameters:
     ///   - chunks: every video chunk of the job, in any order.
-    ///   - playableCount: at most this many leading finished chunks are listed.
+    ///   - ended: whether the job has ended (done, failed or cancelled).
+    ///   - playableCount: at most this many leading chunks are listed.
     public init(chunks: [PreviewChunk], frameDuration: Rational, ended: Bool, playableCount: Int? = nil) {
         precondition(frameDuration > .zero, "a plan's frame duration is positive")
         let ordered = chunks.sorted { $0.frames.start < $1.frames.start }
@@ -43,7 +50,7 @@ public struct PreviewPlaylist: Sendable, Hashable {
         var next = ordered.first?.frames.start ?? 0
         for chunk in ordered {
             // A gap or an overlap in the frames would be a broken plan: stop there too.
-            guard chunk.finished, chunk.frames.start == next, listed.count < (playableCount ?? .max) else { break }
+            guard chunk.finished || !ended, chunk.frames.start == next, listed.count < (playableCount ?? .max) else { break }
             listed.append(chunk)
             next = chunk.frames.end
         }
@@ -70,16 +77,16 @@ public struct PreviewPlaylist: Sendable, Hashable {
             "#EXT-X-VERSION:7",
             "#EXT-X-TARGETDURATION:\(targetDuration)",
             "#EXT-X-MEDIA-SEQUENCE:0",
-            "#EXT-X-PLAYLIST-TYPE:EVENT",
             "#EXT-X-INDEPENDENT-SEGMENTS",
         ]
-        // The init segment is made from the first chunk: listed once there is one.
+        // The init segment is made from the first chunk (its route waits for it while it renders).
         if !segments.isEmpty { lines.append("#EXT-X-MAP:URI=\"preview/init.mp4\(query)\"") }
         for segment in segments {
             lines.append("#EXTINF:\(Self.decimal(duration(of: segment), places: 6)),")
             lines.append("preview/\(segment.ordinal).m4s\(query)")
         }
-        if ended { lines.append("#EXT-X-ENDLIST") }
+        // No segment is ever added: the playlist is a video on demand, not a live stream.
+        lines.append("#EXT-X-ENDLIST")
         return lines.joined(separator: "\n") + "\n"
     }
 
