@@ -110,8 +110,9 @@ while True:
             log(f"agentsWanted {wanted} for the window: scale down to {len(agents) - 1}")
             stop_agent()
             last_scale_down = now
-    status = json.loads(subprocess.run([reel, "status", job, "--json"], env=env, check=True, capture_output=True,
+    report = json.loads(subprocess.run([reel, "status", job, "--json"], env=env, check=True, capture_output=True,
                                        text=True).stdout)
+    status = report["status"]["jobs"][0]   # `reel status JOB --json`: {"status": {"jobs": [...]}, "agents": ...}
     job_state = status["state"]
     if first_claim is None and (status["tasks"]["running"] > 0 or status["tasks"]["done"] > 0):
         first_claim = now
