@@ -106,6 +106,33 @@ struct S3BlobStoreTests {
         #expect(try await store.info(output)?.size == 11_000_000)
     }
 
+    @Test("an asset past 16 MiB downloads checked by its tree-hash name, read once; other bytes under its name are refused")
+    func largeAssetDownload() async throws {
+        let store = try await Self.store("blob-large-asset")
+        let bytes = TestS3.bytes((16 << 20) + 999, seed: 33)
+        let path = try TestS3.file(bytes)
+        defer { unlink(path) }
+        let named = try AssetAddress.name(ofFile: path).name
+        #expect(named != Self.sha256(bytes), "a tree hash, not the plain SHA-256")
+        let key = BlobKey.asset(sha256: named)
+        try await store.write(key, file: path, sha256: nil)
+        let target = path + ".down"
+        defer { unlink(target) }
+        let got = try await store.download(key, to: target)
+        #expect(got.size == Int64(bytes.count) && got.sha256 == named)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data(bytes))
+
+        // Damaged in the bucket (one byte changed under the asset's name): refused, nothing written.
+        var damaged = bytes
+        damaged[(16 << 20) + 500] ^= 0xFF   // in the last part
+        try await store.client.putObject(key: store.location.objectKey(key.relativePath), bytes: damaged)
+        let refused = path + ".damaged"
+        await #expect { try await store.download(key, to: refused) } throws: { error in
+            (error as? ObjectStoreError)?.code == .integrity && "\(error)".contains("damaged")
+        }
+        #expect(!FileManager.default.fileExists(atPath: refused))
+    }
+
     @Test("listing a kind reports its keys only, and deleting is idempotent")
     func listAndDelete() async throws {
         let store = try await Self.store("blob-list")

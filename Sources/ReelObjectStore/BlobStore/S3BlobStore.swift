@@ -109,12 +109,12 @@ public struct S3BlobStore: BlobStore {
             return BlobInfo(size: got.size, sha256: got.sha256, modified: nil)
         }
         // An asset's name is its SHA-256 or, past `AssetAddress.basePartSize`, its tree hash:
-        // which one depends on the size the download finds.
-        let got = try await client.download(key: objectKey(key), to: path, expectedSHA256: nil)
-        let name = key.namesPlainSHA256(size: got.size) ? got.sha256 : try AssetAddress.name(ofFile: path).name
-        guard name == named else {
-            unlink(path)
-            throw ObjectStoreError(.integrity, "\(key) holds bytes with content hash \(name): the stored blob is damaged")
+        // the download computes whichever the object's size calls for as the bytes arrive.
+        let got: (size: Int64, sha256: String)
+        do {
+            got = try await client.download(key: objectKey(key), to: path, expectedSHA256: named, assetName: true)
+        } catch let error as ObjectStoreError where error.code == .integrity {
+            throw ObjectStoreError(.integrity, "\(key): the stored blob is damaged (\(error.message))")
         }
         return BlobInfo(size: got.size, sha256: named, modified: nil)
     }

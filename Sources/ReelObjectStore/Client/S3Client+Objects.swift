@@ -123,11 +123,14 @@ extension S3Client {
     /// checked (size, and SHA-256 when `expectedSHA256` is given), flushed, then renamed, so
     /// `path` holds the whole verified object or is not touched. A connection that drops
     /// mid-body is resumed with a `Range` request (`VerifiedDownload`).
+    /// - Parameter assetName: hash as assets are named (`AssetAddress`: the tree hash past
+    ///   16 MiB) instead of plain SHA-256; `expectedSHA256` and the result are then that name.
     /// - Returns: the object's size and SHA-256 (hex), computed from the bytes received.
     @discardableResult
-    public func download(key: String, to path: String, expectedSHA256: String? = nil) async throws -> (size: Int64, sha256: String) {
+    public func download(key: String, to path: String, expectedSHA256: String? = nil,
+                         assetName: Bool = false) async throws -> (size: Int64, sha256: String) {
         let call = Call(operation: "GetObject", method: .GET, key: key)
-        let download = VerifiedDownload(to: path, what: "GetObject \(call.target(configuration.bucket))")
+        let download = VerifiedDownload(to: path, what: "GetObject \(call.target(configuration.bucket))", assetName: assetName)
         try await send(call, amend: { call in
             if let range = download.rangeHeader { call.headers["range"] = range }
         }) { response in

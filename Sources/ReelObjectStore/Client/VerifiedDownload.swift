@@ -20,6 +20,9 @@ final class VerifiedDownload: Sendable {
     private struct State {
         var file: LocalFile?
         var hasher = SHA256()
+        /// With `assetName`: the asset's content name as it arrives (`ContentDigest`: its
+        /// SHA-256, or past 16 MiB its tree hash), instead of `hasher`.
+        var digest: ContentDigest?
         var received: Int64 = 0
         /// The object's size and ETag, from the first answer.
         var total: Int64?
@@ -36,14 +39,19 @@ final class VerifiedDownload: Sendable {
 
     let temporary: String
     let what: String
+    /// Hash as an asset is named (`AssetAddress`) rather than by plain SHA-256.
+    let assetName: Bool
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - path: the destination; the download is written beside it.
     ///   - what: names the request in errors (never a presigned URL's signature).
-    init(to path: String, what: String) {
+    ///   - assetName: compute the asset's content name as the bytes arrive (one read of
+    ///     them), which `commit` returns and checks in place of a plain SHA-256.
+    init(to path: String, what: String, assetName: Bool = false) {
         temporary = path + ".download-" + UUID().uuidString
         self.what = what
+        self.assetName = assetName
     }
 
     deinit { unlink(temporary) }
@@ -84,6 +92,7 @@ final class VerifiedDownload: Sendable {
                 if state.received > 0 { state.restarts += 1 }
                 state.file = try LocalFile.create(temporary)
                 state.hasher = SHA256()
+                state.digest = assetName ? length.map { ContentDigest(total: $0, partSize: AssetAddress.partSize(total: $0)) } : nil
                 state.received = 0
                 state.total = length
                 state.etag = etag
@@ -96,7 +105,9 @@ final class VerifiedDownload: Sendable {
                 try await file.write(chunk, at: offset)
                 offset += Int64(chunk.readableBytes)
                 state.withLock { state in
-                    chunk.withUnsafeReadableBytes { state.hasher.update(bufferPointer: $0) }
+                    chunk.withUnsafeReadableBytes { bytes in
+                        if state.digest != nil { state.digest!.update(bytes) } else { state.hasher.update(bufferPointer: bytes) }
+                    }
                     state.received = offset
                 }
             }
@@ -116,7 +127,9 @@ final class VerifiedDownload: Sendable {
     /// and moves the temporary file onto `path`.
     /// - Returns: the object's size and SHA-256 (hex).
     func commit(to path: String, expectedSHA256: String?) async throws -> (size: Int64, sha256: String) {
-        let (file, received, total, sha256) = state.withLock { ($0.file, $0.received, $0.total, SigV4Signer.hex($0.hasher.finalize())) }
+        let (file, received, total, streamed) = state.withLock { ($0.file, $0.received, $0.total, $0.digest?.hex ?? SigV4Signer.hex($0.hasher.finalize())) }
+        // An asset whose size the answer did not give is named from the file, once it is whole.
+        let sha256 = assetName && state.withLock({ $0.digest == nil }) ? try AssetAddress.name(ofFile: temporary).name : streamed
         if let total, total != received {
             throw ObjectStoreError(.integrity, "\(what): received \(received) of \(total) bytes")
         }
