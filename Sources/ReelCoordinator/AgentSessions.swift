@@ -22,8 +22,7 @@ final class AgentSessions: Sendable {
     }
 
     /// Marks every connection of `agent` draining (an operator's `reel drain`, here or through
-    /// another coordinator). - Returns: whether the agent has a connection here.
-    @discardableResult
+    /// another coordinator: `Dispatcher.drainAgent`). - Returns: whether the agent has a connection here.
     func drain(agent: Int64) -> Bool {
         sessions.withLock { sessions in
             var found = false

@@ -127,7 +127,7 @@ public final class Coordinator: Sendable {
                                             onClaimable: { dispatcher.wake() },
                                             onJobEnded: { jobWatchers.jobMayHaveEnded($0) },
                                             onReconnected: { dispatcher.wake(); jobWatchers.anyJobMayHaveEnded.ring() },
-                                            onDrain: { agent in if sessions.drain(agent: agent) { dispatcher.withdraw(agent: agent) } })
+                                            onDrain: { dispatcher.drainAgent($0) })
         } catch {
             try? await server.close()
             throw CoordinatorStartupError(description: "cannot register the coordinator: \(error)")

@@ -200,9 +200,7 @@ extension CoordinatorHandler {
             throw ReelProtocolError(.malformed, "\(old.joined(separator: ", ")) cannot be drained remotely (an agent older than "
                                     + "'reel drain'): upgrade it, or stop it with SIGTERM, which drains it")
         }
-        for agent in matched {
-            if agentSessions.drain(agent: agent.id) { dispatcher.withdraw(agent: agent.id) }
-        }
+        for agent in matched { dispatcher.drainAgent(agent.id) }
         logger.notice("agents asked to drain", metadata: ["agents": "\(matched.map(\.name).joined(separator: ",").escapingControlCharacters)"])
         return .report(json: Array(try CoordinatorJSON.encode(DrainReport(agents: matched.map(\.name))).utf8))
     }

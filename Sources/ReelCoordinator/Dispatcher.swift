@@ -134,10 +134,11 @@ final class Dispatcher: Sendable {
         end { $0.connection == connection }
     }
 
-    /// The agent was asked to drain: its pending claims end now (answered nil; the handler
-    /// then says `DRAIN`).
-    func withdraw(agent: Int64) {
-        end { $0.agent == agent }
+    /// The agent was asked to drain (`reel drain`, here or through another coordinator): its
+    /// connections here are marked draining, and its pending claims end now (answered nil; the
+    /// handler then says `DRAIN`).
+    func drainAgent(_ agent: Int64) {
+        if agents.drain(agent: agent) { end { $0.agent == agent } }
     }
 
     /// Ends claims whose deadline has passed. A claim in the batch being leased right now is

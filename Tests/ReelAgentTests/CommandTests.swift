@@ -58,6 +58,21 @@ import ReelCore
         #expect(r.stderr.contains("REEL_COORDINATOR"), "\(r.stderr)")
     }
 
+    /// The real `reel agent` in a fresh folder (its cache, a private secret file, its stdout
+    /// and stderr files) with `arguments` after `--cache`, configured through the environment to
+    /// use `coordinator`.
+    static func spawnAgent(on coordinator: FakeCoordinator, _ arguments: [String]) throws -> (pid: pid_t, dir: URL, out: String, err: String) {
+        let dir = try RenderFixture.tempDirectory()
+        let secret = dir.appendingPathComponent("secret").path
+        try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
+        let out = dir.appendingPathComponent("out").path, err = dir.appendingPathComponent("err").path
+        let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path] + arguments,
+                                  environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],
+                                  stdout: out, stderr: err)
+        return (pid, dir, out, err)
+    }
+
     /// The real binary against the fake coordinator, configured through the environment:
     /// it connects, advertises, renders a task from fetched sources, logs to stderr only, and
     /// exits 0 on SIGTERM.
@@ -68,15 +83,8 @@ import ReelCore
         defer { fixture.remove() }
         fixture.serve(on: coordinator)
         try coordinator.enqueue(fixture.specification(task: 61, kind: .videoChunk, frames: FrameRange(start: 0, end: 25)))
-        let dir = try RenderFixture.tempDirectory()
+        let (pid, dir, out, err) = try Self.spawnAgent(on: coordinator, ["--claim-wait", "1"])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let secret = dir.appendingPathComponent("secret").path
-        try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        chmod(secret, 0o600)
-        let out = dir.appendingPathComponent("out").path, err = dir.appendingPathComponent("err").path
-        let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path, "--claim-wait", "1"],
-                                  environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],
-                                  stdout: out, stderr: err)
         let advertised = await eventually(timeout: .seconds(60)) { !coordinator.results.isEmpty }
         if !advertised { kill(pid, SIGKILL) }
         #expect(advertised, "\((try? String(contentsOfFile: err, encoding: .utf8)) ?? "")")
@@ -99,44 +107,25 @@ extension AgentCommandTests {
     @Test func aDrainedAgentSaysSoAndExitsZero() async throws {
         let coordinator = try FakeCoordinator()
         try await coordinator.start()
-        let dir = try RenderFixture.tempDirectory()
+        let (pid, dir, _, err) = try Self.spawnAgent(on: coordinator, ["--claim-wait", "1", "--threads", "2", "--drain-seconds", "90"])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let secret = dir.appendingPathComponent("secret").path
-        try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        chmod(secret, 0o600)
-        let out = dir.appendingPathComponent("out").path, err = dir.appendingPathComponent("err").path
-        let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path, "--claim-wait", "1",
-                                               "--threads", "2", "--drain-seconds", "90"],
-                                  environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],
-                                  stdout: out, stderr: err)
         let connected = await eventually(timeout: .seconds(60)) { coordinator.capabilities.count == 2 }
         #expect(connected && coordinator.capabilities.allSatisfy(\.drain), "both slots say they understand DRAIN")
         coordinator.drainAgents = true
-        let status = await Spawn.wait(pid, timeout: .seconds(60))
-        if status == nil { kill(pid, SIGKILL) }
+        let status = await Spawn.wait(pid, timeout: .seconds(60))   // killed, and nil, if it does not exit
         await coordinator.stop()
         let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
         #expect(status == 0, "\(stderr)")
         #expect(coordinator.drainingSaid.contains(90), "DRAINING seconds=90: \(coordinator.drainingSaid)")
         #expect(stderr.contains("drained; said goodbye"), "\(stderr)")
     }
-}
 
-extension AgentCommandTests {
     /// `--exit-when-idle`: with nothing to claim for that long, the agent drains and exits 0.
     @Test func anIdleAgentExitsWhenToldTo() async throws {
         let coordinator = try FakeCoordinator(claimHoldMillis: 200)
         try await coordinator.start()
-        let dir = try RenderFixture.tempDirectory()
+        let (pid, dir, _, err) = try Self.spawnAgent(on: coordinator, ["--claim-wait", "1", "--exit-when-idle", "2"])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let secret = dir.appendingPathComponent("secret").path
-        try "agent-tests-shared-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        chmod(secret, 0o600)
-        let err = dir.appendingPathComponent("err").path
-        let pid = try Spawn.start(Spawn.reel, ["agent", "--cache", dir.appendingPathComponent("cache").path, "--claim-wait", "1",
-                                               "--exit-when-idle", "2"],
-                                  environment: ["REEL_COORDINATOR": "127.0.0.1:\(coordinator.port)", "REEL_SECRET_FILE": secret],
-                                  stdout: dir.appendingPathComponent("out").path, stderr: err)
         let status = await Spawn.wait(pid, timeout: .seconds(90))
         await coordinator.stop()
         let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""

@@ -31,17 +31,20 @@ struct DispatcherContentionTests {
         }
     }
 
-    static func dispatcher(_ claimer: LosingClaimer) -> Dispatcher {
-        Dispatcher(logger: Logger(label: "test"), agents: AgentSessions(), release: { _ in }) { requests, _, _, _ in claimer.claim(requests) }
+    /// A dispatcher on `claimer`, its claim deadlines kept, for `body`.
+    static func withDispatcher<T>(_ claimer: LosingClaimer, _ body: (Dispatcher) async throws -> T) async rethrows -> T {
+        let dispatcher = Dispatcher(logger: Logger(label: "test"), agents: AgentSessions(), release: { _ in }) { requests, _, _, _ in
+            claimer.claim(requests)
+        }
+        let deadlines = Task { await dispatcher.runDeadlines() }
+        defer { deadlines.cancel() }
+        return try await body(dispatcher)
     }
 
     @Test("a batch that lost its tasks to another claimer runs again without a wake, and the claim gets a task")
     func aLostBatchRunsAgain() async throws {
         let claimer = LosingClaimer(losses: [1])
-        let dispatcher = Self.dispatcher(claimer)
-        let deadlines = Task { await dispatcher.runDeadlines() }
-        defer { deadlines.cancel() }
-        let task = await dispatcher.claim(agent: 7, connection: 1, wait: .seconds(60))
+        let task = await Self.withDispatcher(claimer) { await $0.claim(agent: 7, connection: 1, wait: .seconds(60)) }
         #expect(task?.leaseOwner == 7, "the claim was served after the lost batch, not left to its deadline")
         #expect(claimer.batches.withLock { $0 } == 2)
     }
@@ -49,12 +52,11 @@ struct DispatcherContentionTests {
     @Test("batches that keep losing keep trying (pausing a little longer each time) until they lease")
     func repeatedLossesStillEndInATask() async throws {
         let claimer = LosingClaimer(losses: [3, 3, 3, 3, 3, 3, 3, 3])
-        let dispatcher = Self.dispatcher(claimer)
-        let deadlines = Task { await dispatcher.runDeadlines() }
-        defer { deadlines.cancel() }
-        async let first = dispatcher.claim(agent: 1, connection: 1, wait: .seconds(60))
-        async let second = dispatcher.claim(agent: 2, connection: 2, wait: .seconds(60))
-        let served = await [first, second]
+        let served = await Self.withDispatcher(claimer) { dispatcher in
+            async let first = dispatcher.claim(agent: 1, connection: 1, wait: .seconds(60))
+            async let second = dispatcher.claim(agent: 2, connection: 2, wait: .seconds(60))
+            return await [first, second]
+        }
         #expect(served.compactMap { $0?.leaseOwner }.sorted() == [1, 2])
         #expect(claimer.batches.withLock { $0 } >= 9, "eight lost batches, then the one that leased")
     }
@@ -62,17 +64,16 @@ struct DispatcherContentionTests {
     @Test("a batch with nothing claimable (nothing lost) leaves the claim waiting for a wake")
     func nothingClaimableWaitsForAWake() async throws {
         let claimer = LosingClaimer(losses: [0])
-        let dispatcher = Self.dispatcher(claimer)
-        let deadlines = Task { await dispatcher.runDeadlines() }
-        defer { deadlines.cancel() }
-        let claim = Task { await dispatcher.claim(agent: 3, connection: 1, wait: .seconds(60)) }
-        // The first batch has run and left the claim waiting; only a wake runs a second one.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while claimer.batches.withLock({ $0 }) < 1 && ContinuousClock.now < deadline { await Task.yield() }
-        #expect(dispatcher.waitingCount == 1)
-        dispatcher.wake()
-        let task = await claim.value
-        #expect(task?.leaseOwner == 3)
+        await Self.withDispatcher(claimer) { dispatcher in
+            let claim = Task { await dispatcher.claim(agent: 3, connection: 1, wait: .seconds(60)) }
+            // The first batch has run and left the claim waiting; only a wake runs a second one.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while claimer.batches.withLock({ $0 }) < 1 && ContinuousClock.now < deadline { await Task.yield() }
+            #expect(dispatcher.waitingCount == 1)
+            dispatcher.wake()
+            let task = await claim.value
+            #expect(task?.leaseOwner == 3)
+        }
         #expect(claimer.batches.withLock { $0 } == 2)
     }
 }

@@ -127,9 +127,11 @@ final class VerifiedDownload: Sendable {
     /// and moves the temporary file onto `path`.
     /// - Returns: the object's size and SHA-256 (hex).
     func commit(to path: String, expectedSHA256: String?) async throws -> (size: Int64, sha256: String) {
-        let (file, received, total, streamed) = state.withLock { ($0.file, $0.received, $0.total, $0.digest?.hex ?? SigV4Signer.hex($0.hasher.finalize())) }
+        let (file, received, total, streamed) = state.withLock { state in
+            (state.file, state.received, state.total, state.digest?.hex ?? (assetName ? nil : SigV4Signer.hex(state.hasher.finalize())))
+        }
         // An asset whose size the answer did not give is named from the file, once it is whole.
-        let sha256 = assetName && state.withLock({ $0.digest == nil }) ? try AssetAddress.name(ofFile: temporary).name : streamed
+        let sha256 = try streamed ?? AssetAddress.name(ofFile: temporary).name
         if let total, total != received {
             throw ObjectStoreError(.integrity, "\(what): received \(received) of \(total) bytes")
         }
