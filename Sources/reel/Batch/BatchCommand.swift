@@ -140,14 +140,16 @@ struct BatchCommand: AsyncParsableCommand {
     /// `--check`: every valid row's media probed (as `reel validate` does); nothing rendered.
     private func checkMedia(_ plan: BatchPlan, input: BatchInput) throws {
         var failed = plan.invalidRowCount
+        let origins = input.template.placeholderOrigins
         for row in plan.rows {
             guard case .valid(let valid) = row.outcome else { continue }
             do {
                 _ = try CompositionLoader.plan(valid.resolved.composition, directory: input.templateDirectory, outputFileType: valid.fileType)
             } catch let error as CompositionError {
                 failed += 1
-                for problem in error.problems.map(valid.resolved.relabel) {
-                    Terminal.error(BatchProblem(.rows, row: row.number, line: row.line, message: problem.description)
+                for problem in error.problems {
+                    Terminal.error(BatchProblem(.rows, row: row.number, line: row.line, column: origins[problem.path]?.first,
+                                                message: valid.resolved.relabel(problem).description)
                         .text(template: template, rows: rows, outputPattern: output))
                 }
             }
