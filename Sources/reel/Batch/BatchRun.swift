@@ -23,7 +23,8 @@ struct BatchRun {
 
     /// How one row ended.
     enum Result: Sendable {
-        case done(durationSeconds: Double, bytes: Int64, agentSeconds: Double, reusedChunks: Int, chunks: Int, job: Int64)
+        /// `agentSeconds`: nil from a coordinator that does not report it.
+        case done(durationSeconds: Double, bytes: Int64, agentSeconds: Double?, reusedChunks: Int, chunks: Int, job: Int64)
         case failed(String, job: Int64?)
         /// Cancelled before it finished (`--fail-fast`, Ctrl-C): still pending.
         case stopped
@@ -85,7 +86,7 @@ struct BatchRun {
                     entry.status = .done
                     entry.durationSeconds = duration; entry.bytes = bytes; entry.agentSeconds = agentSeconds
                     entry.reusedChunks = reused; entry.chunks = chunks; entry.job = job; entry.error = nil
-                    progress.rowFinished(row: item.row, failed: false, detail: "\(item.output), \(String(format: "%.2f", agentSeconds)) agent-s, "
+                    progress.rowFinished(row: item.row, failed: false, detail: "\(item.output), \(agentSeconds.map { String(format: "%.2f", $0) } ?? "?") agent-s, "
                                          + "\(reused) of \(chunks) chunks reused")
                 case .failed(let error, let job):
                     entry.status = .failed
@@ -159,7 +160,7 @@ struct BatchRun {
                 farm.noteJobEnded(job)
                 await following.close()
                 guard let bytes = regularFileSize(item.output) else { return .failed("\(item.output) is missing after its download", job: job) }
-                return .done(durationSeconds: plan.duration.seconds, bytes: bytes, agentSeconds: final.agentSeconds ?? 0,
+                return .done(durationSeconds: plan.duration.seconds, bytes: bytes, agentSeconds: final.agentSeconds,
                              reusedChunks: final.tasks.reused, chunks: final.tasks.total, job: job)
             } catch {
                 await following.close()
