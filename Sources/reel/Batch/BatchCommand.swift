@@ -90,8 +90,8 @@ struct BatchCommand: AsyncParsableCommand {
             }
             let files = ManifestFiles(directory: directory, manifest: BatchManifest(
                 template: template, templateSHA256: input.templateSHA256, rows: rows, output: output, entries: entries))
-            try files.write()
-            let already = files.manifest.count(.done)
+            try await files.write()
+            let already = await files.manifest.count(.done)
             if already > 0 { Terminal.error("\(already) row(s) done before, with their outputs in place: not rendered again") }
 
             var stopped = false
@@ -103,7 +103,7 @@ struct BatchCommand: AsyncParsableCommand {
                                    failFast: failFast, quiet: quiet)
                 stopped = try await run.run(files)
             }
-            let m = files.manifest
+            let m = await files.manifest
             let summary = "\(m.entries.count) rows: \(m.count(.done)) done, \(m.count(.failed)) failed, \(m.count(.invalid)) invalid"
                 + (m.count(.pending) > 0 ? ", \(m.count(.pending)) not rendered" : "")
                 + (stopped ? " (stopped at the first failure: --fail-fast)" : "")

@@ -48,14 +48,18 @@ struct BatchRun {
     /// - Returns: whether `failFast` stopped the batch.
     func run(_ files: ManifestFiles) async throws -> Bool {
         let farm = LocalFarm(home: AllInOneRender.dataHome)
-        nonisolated(unsafe) let files = files
         let work = Task { try await self.renderAll(on: farm, files: files) }
         Interruption.shared.whenInterrupted { work.cancel() }
         let outcome = await work.result
+        // Whatever ended the work, the rows finished until then are in the manifest.
+        var written: (any Error)?
+        do { try await files.finish() } catch { written = error }
         let interrupted = Interruption.shared.isInterrupted
         await farm.tearDown(interrupted: interrupted)
         if interrupted { throw InterruptedError() }
-        return try outcome.get()
+        let stopped = try outcome.get()
+        if let written { throw written }
+        return stopped
     }
 
     private func renderAll(on farm: LocalFarm, files: ManifestFiles) async throws -> Bool {
@@ -79,7 +83,7 @@ struct BatchRun {
                 }
                 guard inFlight > 0, let (item, result) = try await group.next() else { break }
                 inFlight -= 1
-                var entry = files.manifest.entries[item.entry]
+                var entry = await files.manifest.entries[item.entry]
                 switch result {
                 case .done(let duration, let bytes, let agentSeconds, let reused, let chunks, let job):
                     anyDone = true
@@ -95,8 +99,7 @@ struct BatchRun {
                 case .stopped:
                     progress.rowFinished(row: item.row, failed: false, stopped: true, detail: "")
                 }
-                files.manifest.entries[item.entry] = entry
-                try files.write()
+                try await files.record(entry, at: item.entry)
                 if case .failed = result, failFast, !stopped {
                     stopped = true
                     group.cancelAll()
