@@ -104,6 +104,13 @@ public struct JobStore: Sendable {
         try connection.query(Statements.jobSummary, [job]).singleRow().map(Self.summary)
     }
 
+    /// Seconds agents spent on `job`'s tasks (`Statements.jobAgentMilliseconds`): 0 for a
+    /// job none of whose tasks an agent rendered, or no such job.
+    public func agentSeconds(_ job: Int64) throws -> Double {
+        let milliseconds = try connection.query(Statements.jobAgentMilliseconds, [job]).singleRow()?.int64("agent_ms") ?? 0
+        return Double(milliseconds) / 1000
+    }
+
     /// The most recent jobs, newest first.
     public func recent(limit: Int = 50) throws -> [JobSummary] {
         try connection.query(Statements.recentJobSummaries, [limit]).rows.map(Self.summary)

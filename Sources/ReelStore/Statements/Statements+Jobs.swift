@@ -93,6 +93,13 @@ extension Statements {
     static let recentJobSummaries = """
         SELECT \(jobSummaryColumns) FROM (SELECT * FROM jobs ORDER BY id DESC LIMIT $1::integer) j \(leasedOfJob) ORDER BY j.id DESC
         """
+    /// The time agents spent on job `$1`'s tasks, in milliseconds: for each task an agent
+    /// claimed and that has ended, from its latest claim to its end. Reused tasks were never
+    /// claimed; a finaliser run by the coordinator itself is not claimed either.
+    static let jobAgentMilliseconds = """
+        SELECT coalesce(sum(\(ms("finished_at")) - \(ms("claimed_at"))), 0) AS agent_ms FROM tasks
+        WHERE job_id = $1::bigint AND claimed_at IS NOT NULL AND finished_at IS NOT NULL AND NOT reused
+        """
     static let jobDocuments = "SELECT composition, plan, settings FROM jobs WHERE id = $1::bigint"
     static let tasksOfJob = """
         SELECT id, kind, ordinal, frame_start, frame_end, state, attempts, epoch, result_sha256, result_size, result_key
