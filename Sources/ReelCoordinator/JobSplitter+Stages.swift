@@ -29,6 +29,11 @@ enum SplitStages {
         var archives: [String: TaskResult] = [:]
     }
 
+    /// A job of at least this many tasks has the tasks table's statistics refreshed once its
+    /// tasks are stored (`JobStore.refreshTaskStatistics`): enough to change the plans of the
+    /// claim queries, few enough jobs that the analyze's cost does not matter.
+    static let tasksThatRefreshStatistics = 1_000
+
     /// `chunk`: the job's video chunks, cut by the composition and its settings alone, never
     /// by the agents online, so the same composition gets the same chunks on any farm and a
     /// re-render finds them all by content key (a short job on a big farm asks for shorter
@@ -146,6 +151,15 @@ extension JobSplitter {
         }
         if created, let summary = RenditionReuse.summary(tasks, names: planned.plan.export.ladder?.renditions.map(\.name) ?? []) {
             try await pool.run { try $0.events.append(job: job, kind: "renditions", message: summary) }
+        }
+        if created, tasks.count >= SplitStages.tasksThatRefreshStatistics {
+            // Claims plan their queries by these statistics; the submitter does not wait for it.
+            let pool = pool, logger = logger
+            Task.detached(priority: .background) {
+                do { try await pool.run { try $0.jobs.refreshTaskStatistics() } } catch {
+                    logger.warning("refreshing the tasks table's statistics failed", metadata: ["error": "\(error)"])
+                }
+            }
         }
         return created
     }
