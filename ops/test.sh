@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ops/install-deps.sh
+# Every relative link, #anchor and repository path in the Markdown resolves (a second, before
+# the long build).
+python3 ops/check-links.py
 
 # A throwaway PostgreSQL cluster on a private port and data dir, stopped on exit.
 pgdir=$(mktemp -d /tmp/reel-test-pg.XXXXXX)
