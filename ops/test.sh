@@ -37,7 +37,7 @@ export REEL_TEST_S3_ENDPOINT REEL_TEST_S3_CREDENTIALS
 
 swift build --build-tests "$@"
 
-# The README's two-host farm, on two network namespaces (needs root and a kernel/container
+# docs/farm.md's two-host farm, on two network namespaces (needs root and a kernel/container
 # that allows creating namespaces: probed by creating one).
 probe="reel-probe-$$"
 if [ "$(id -u)" = 0 ] && ip netns add "$probe" 2>/dev/null && ip netns del "$probe" 2>/dev/null; then

@@ -3,7 +3,7 @@ import Testing
 import ReelThreadTesting
 
 /// The farm as operators run it: a PostgreSQL, a `reel coordinator` process and `reel agent`
-/// processes (each with its own cache), driven by the `reel` client commands (ops/README.md).
+/// processes (each with its own cache), driven by the `reel` client commands (docs/farm.md).
 /// Needs `REEL_TEST_DATABASE_URL` (set by ops/test.sh).
 @Suite(.database, .blocking, .serialized) struct FarmTests {
     /// A coordinator and agents on loopback, with a fresh database and storage.
