@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3's figures: what chunked rendering costs in bitrate and quality, and how fast the
+# Chunked rendering's figures: what it costs in bitrate and quality, and how fast the
 # finaliser joins chunks compared with copying the same bytes with cat.
 #
 #   ops/bench-chunks.sh [OUTPUT.md]        (default BENCHMARKS-chunks.md; KEEP_WORK=1 keeps the temp dir)

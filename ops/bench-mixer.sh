@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Audio mixer benchmark (issue 24): Reel's mixer against FFmpeg's `volume` + `amix` on ONE core,
+# Audio mixer benchmark: Reel's mixer against FFmpeg's `volume` + `amix` on ONE core,
 # mixing the same three stereo tracks with the same volume ramps. Prints a Markdown table.
 #
 #   ops/bench-mixer.sh [SECONDS]        (default 300: five minutes of audio)
@@ -13,7 +13,7 @@
 # Reel: `reel-bench --case mix` (release build, `taskset -c 0`) mixes the composition in the
 # 4096-sample blocks `reel render` uses — decoding through libav, the gain curves, the sum and
 # the soft limiter — and reports its thread's CPU time. `--case mix-legacy` runs the mixer as
-# it was before issue 24 (a copy kept in reel-bench) on the same composition. FFmpeg:
+# it was before its rewrite per block (a copy kept in reel-bench) on the same composition. FFmpeg:
 # `volume=eval=frame` (the same ramps as an expression of t, evaluated once per audio frame) on
 # each input and `amix=normalize=0`, with -threads 1 -filter_threads 1 -filter_complex_threads 1,
 # pinned, to the null muxer; its figure is the process's CPU time (utime + stime), so it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11's figure: what an edit costs to render again when only the chunks whose frames
+# Incremental re-rendering's figure: what an edit costs to render again when only the chunks whose frames
 # changed are rendered (incremental re-rendering, docs/incremental-rendering.md).
 #
 #   ops/bench-reuse.sh [OUTPUT.md]        (default BENCHMARKS-reuse.md; KEEP_WORK=1 keeps the temp dir)
