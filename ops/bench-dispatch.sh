@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7's dispatch figures: how fast one coordinator + PostgreSQL hands out tasks to many
+# Dispatch figures: how fast one coordinator + PostgreSQL hands out tasks to many
 # agents, what the job's tasks cost in the database, and the coordinator's memory.
 #
 #   ops/bench-dispatch.sh [OUTPUT.md]       (default: print to stdout; KEEP_WORK=1 keeps the work dir)

@@ -224,7 +224,7 @@ struct ContentKeyReferenceTests {
 
     /// The keys of this composition as the encoder wrote them before its rewrite for speed
     /// (computed with the encoder and frame cursor of commit c8fa177, the byte-at-a-time
-    /// `[UInt8]` encoder of issue 24's first round; renderer version 4 since the fixed-point
+    /// `[UInt8]` encoder of the first rewrite for speed; renderer version 4 since the fixed-point
     /// affine filters). If this fails, stored results would no longer be found: restore the
     /// bytes, or bump `rendererVersion` on purpose and update these (the test that checks
     /// `ContentKey` against `ReferenceKey` vouches for the new ones).

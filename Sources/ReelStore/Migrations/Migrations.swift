@@ -5,7 +5,7 @@
 extension Migration {
     static let numbered: [Migration] = [
         Migration(version: 1, name: "initial", sql: #"""
--- Reel's durable state (ops/README.md): jobs, their tasks, agents, events, stored assets.
+-- Reel's durable state (docs/architecture.md): jobs, their tasks, agents, events, stored assets.
 -- Applied once, inside the migration runner's transaction and advisory lock.
 
 CREATE TABLE jobs (
@@ -100,7 +100,7 @@ CREATE TABLE job_assets (
 );
 """#),
         Migration(version: 2, name: "storage_and_quarantine", sql: #"""
--- Issue 8: bad agents are quarantined, a task is not re-offered to an agent that failed it,
+-- Bad agents are quarantined, a task is not re-offered to an agent that failed it,
 -- and a job's failure quotes every agent's error (task_failures); offline agents are
 -- forgotten after a while (last_heartbeat already says since when).
 
@@ -125,7 +125,7 @@ CREATE INDEX tasks_result_sha256 ON tasks (result_sha256) WHERE result_sha256 IS
 CREATE INDEX job_assets_sha256 ON job_assets (sha256);
 """#),
         Migration(version: 3, name: "dispatch_at_scale", sql: #"""
--- Issue 7: the plan is stored once per job (content-addressed, like an asset; tasks keep
+-- Dispatch at scale: the plan is stored once per job (content-addressed, like an asset; tasks keep
 -- only their frame range), jobs have a priority and can be paused, and a job's task counts
 -- are kept on its row so STATUS costs the same for 10 tasks as for 100,000.
 
@@ -226,7 +226,7 @@ FROM (SELECT DISTINCT ON (task_id) task_id, agent_id, at FROM events
 WHERE c.task_id = t.id;
 """#),
         Migration(version: 6, name: "chunk_reuse", sql: #"""
--- Issue 11: incremental re-rendering. A render task carries the content key of its output
+-- Incremental re-rendering. A render task carries the content key of its output
 -- (SHA-256 over everything that decides its bytes, ReelCore's ContentKey); planning looks up
 -- a done task with the same key, in any job, and inserts the new task done with that result.
 -- reused marks such tasks; jobs.tasks_reused counts them (STATUS shows it).
@@ -319,7 +319,7 @@ CREATE INDEX task_renditions_key ON task_renditions (rendition_key);
 CREATE INDEX task_renditions_source ON task_renditions (source_sha256) WHERE source_sha256 IS NOT NULL;
 """#),
         Migration(version: 11, name: "hot_paths", sql: #"""
--- Issue 37: what claims, results, heartbeats, submits and cancels cost in the database.
+-- Hot paths: what claims, results, heartbeats, submits and cancels cost in the database.
 --
 -- A cancel changes the job's row only; its open tasks are cancelled after the reply, in
 -- batches (LifecycleStore.stopOpenTasks). tasks_to_stop marks a cancelled job whose open tasks
