@@ -408,5 +408,16 @@ ALTER TABLE task_renditions DROP CONSTRAINT task_renditions_rendition_key_check,
     DROP CONSTRAINT task_renditions_source_sha256_check,
     ADD CONSTRAINT task_renditions_source_sha256_check CHECK (octet_length(source_sha256) = 64 AND source_sha256 ~ '^[0-9a-f]+$');
 """#),
+        Migration(version: 13, name: "lean_leases", sql: #"""
+-- What a claim and a result write besides their task row. An agent's current task is the task
+-- it holds a lease on (tasks.lease_owner, found by the tasks_owner index), so agents no longer
+-- keep a copy of it: every result paid an agents row update to clear it, every claim a foreign
+-- key check of it against tasks, and every expiry a statement per lease.
+ALTER TABLE agents DROP COLUMN current_task;
+-- A lease names a registered agent: the claim takes it from a connected agent's session, and
+-- an agent row is only ever deleted when it holds no lease (forgetOfflineAgents), so the key's
+-- per-claim check (a lookup and a row lock of the agent) guarded nothing.
+ALTER TABLE tasks DROP CONSTRAINT tasks_lease_owner_fkey;
+"""#),
     ]
 }
