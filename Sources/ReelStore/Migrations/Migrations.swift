@@ -429,5 +429,11 @@ ALTER TABLE agents DROP COLUMN current_task;
 -- per-claim check (a lookup and a row lock of the agent) guarded nothing.
 ALTER TABLE tasks DROP CONSTRAINT tasks_lease_owner_fkey;
 """#),
+        Migration(version: 14, name: "jobs_claim_order", sql: #"""
+-- A claim reads the claimable jobs a page at a time, in claim order (priority, then age), and
+-- stops at the first page that has tasks for everyone: this index gives that order without
+-- sorting every active job (a batch of rows queues thousands, one job each).
+CREATE INDEX jobs_claim_order ON jobs (priority DESC, id) WHERE state IN ('queued', 'running', 'finalising') AND NOT paused;
+"""#),
     ]
 }
