@@ -207,7 +207,7 @@ final class FakeBackend: ConsoleBackend {
             let created = try await farm.http.request("POST", "/api/v1/batches", token: farm.operatorToken, body: #"{"rows": [{}]}"#)
             #expect(created.status == 201, "\(created.body)")
             #expect(try JSONDecoder().decode(BatchReport.self, from: Data(created.body.utf8)).id == 4)
-            #expect(farm.backend.actions == ["batch 13 bytes"])
+            #expect(farm.backend.actions == ["batch 14 bytes"])
             let invalid = try await farm.http.request("POST", "/api/v1/batches", token: farm.operatorToken, body: #"{"rows": ["bad"]}"#)
             #expect(invalid.status == 400)
             #expect((invalid.json as? [String: Any])?["problems"] as? [String] == ["row 2 (rows line 2), column ink: must be a colour"])

@@ -255,13 +255,13 @@
     $("batch-state").replaceChildren(el("span", { class: "badge " + batch.state, text: batch.state }));
     const notSubmitted = batch.rows - (c.queued + c.running + c.done + c.failed + c.cancelled);
     const cell = (label, value) => el("div", {}, el("b", { text: label }), String(value));
-    $("batch-summary").replaceChildren(
+    $("batch-summary").replaceChildren(...[
       cell("rows", batch.rows), cell("queued", c.queued), cell("running", c.running), cell("done", c.done), cell("failed", c.failed),
       c.cancelled ? cell("cancelled", c.cancelled) : null,
       notSubmitted > 0 ? cell("not submitted", notSubmitted) : null,
       cell("ETA", batch.state === "done" || batch.state === "failed" ? "–" : clock(batch.etaSeconds)),
       cell("agent time", batch.agentSeconds.toFixed(1) + " s"),
-      cell("chunks reused", `${batch.reusedChunks} of ${batch.chunks}`));
+      cell("chunks reused", `${batch.reusedChunks} of ${batch.chunks}`)].filter((node) => node !== null));
     body.replaceChildren(...(batch.rowStatuses || []).map((row) => el("tr", { "data-row": row.row },
       el("td", { class: "num", text: row.row }),
       el("td", {}, el("a", { href: `#/jobs/${row.job}`, text: `job ${row.job}` })),

@@ -2,7 +2,6 @@ import Foundation
 import ReelCore
 import ReelMedia
 import ReelProtocol
-import Synchronization
 
 /// `reel submit --batch`: a batch's rows as jobs on a running farm, grouped under a batch id
 /// the coordinator keeps (`BATCH`, then one `SUBMIT` per row naming it).
@@ -78,10 +77,15 @@ struct FarmBatchRun {
         }
         let following = ReconnectingClient(client, options: connection)
         following.giveUpHint = "batch b\(batch) goes on without us: follow it with `reel status b\(batch) --rows`"
-        defer { Task { await following.close() } }
         for _ in jobs { progress.rowStarted() }
-        let stopped = try await follow(batch: batch, jobs: jobs, files: files, progress: progress, via: following)
-        return (batch, stopped)
+        do {
+            let stopped = try await follow(batch: batch, jobs: jobs, files: files, progress: progress, via: following)
+            await following.close()
+            return (batch, stopped)
+        } catch {
+            await following.close()
+            throw error
+        }
     }
 
     /// Probes the row's media (its length, and a clear failure when a file cannot be read) and
@@ -112,11 +116,11 @@ struct FarmBatchRun {
                         via client: ReconnectingClient<OperatorClient>) async throws -> Bool {
         var pending = jobs
         var stopped = false
-        let failed = Mutex(false)
+        let failed = ConnectionClosedFlag()
         try await withThrowingTaskGroup(of: Void.self) { group in
             var inFlight = 0
             while !pending.isEmpty {
-                if failFast, !stopped, failed.withLock({ $0 }) {
+                if failFast, !stopped, failed.isSet {
                     stopped = true
                     for job in pending.keys.sorted() { try? await client.perform { try await $0.cancel(job: job) } }
                 }
@@ -132,18 +136,27 @@ struct FarmBatchRun {
                         inFlight -= 1
                     }
                     inFlight += 1
+                    // Each download on a connection of its own (the follower's is busy polling).
+                    let item = row.item, duration = row.durationSeconds, connection = connection
                     group.addTask {
                         let result: BatchRun.Result
                         do {
-                            result = try await BatchRun.collect(job: status.job, state: status.state, error: status.error,
-                                                                agentSeconds: status.agentSeconds,
-                                                                tasks: TaskCounts(total: status.chunks, reused: status.reusedChunks),
-                                                                output: row.item.output, durationSeconds: row.durationSeconds, via: client)
+                            let client = ReconnectingClient(try await OperatorClient.connect(connection), options: connection)
+                            do {
+                                result = try await BatchRun.collect(job: status.job, state: status.state, error: status.error,
+                                                                    agentSeconds: status.agentSeconds,
+                                                                    tasks: TaskCounts(total: status.chunks, reused: status.reusedChunks),
+                                                                    output: item.output, durationSeconds: duration, via: client)
+                                await client.close()
+                            } catch {
+                                await client.close()
+                                throw error
+                            }
                         } catch {
                             result = .failed("\(error)", job: status.job)
                         }
-                        if case .failed = result { failed.withLock { $0 = true } }
-                        try await BatchRun.record(result, of: row.item, in: files, progress: progress)
+                        if case .failed = result { failed.set() }
+                        try await BatchRun.record(result, of: item, in: files, progress: progress)
                     }
                 }
                 if !pending.isEmpty { try await Task.sleep(for: .seconds(1)) }
