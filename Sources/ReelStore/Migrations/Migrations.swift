@@ -435,5 +435,22 @@ ALTER TABLE tasks DROP CONSTRAINT tasks_lease_owner_fkey;
 -- sorting every active job (a batch of rows queues thousands, one job each).
 CREATE INDEX jobs_claim_order ON jobs (priority DESC, id) WHERE state IN ('queued', 'running', 'finalising') AND NOT paused;
 """#),
+        Migration(version: 15, name: "batches", sql: #"""
+-- Batches (docs/templates.md, "Batches on a farm"): one job per row of a template's rows,
+-- grouped so that the batch is followed as one (`reel status bID`, GET /api/v1/batches/{id}).
+-- A batch is one small row; each job names its batch and row in two columns (12 bytes a
+-- variant, NULL for a job of its own), and the unique index finds a batch's jobs in row order
+-- and refuses a row submitted twice. Claims do not read these columns.
+CREATE TABLE batches (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name       text NOT NULL DEFAULT '',
+    rows       integer NOT NULL CHECK (rows >= 1),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE jobs ADD COLUMN batch_id bigint REFERENCES batches (id),
+                 ADD COLUMN batch_row integer CHECK (batch_row >= 1),
+                 ADD CONSTRAINT jobs_batch_pair_check CHECK ((batch_id IS NULL) = (batch_row IS NULL));
+CREATE UNIQUE INDEX jobs_batch_row ON jobs (batch_id, batch_row) WHERE batch_id IS NOT NULL;
+"""#),
     ]
 }
