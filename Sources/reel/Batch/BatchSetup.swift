@@ -11,7 +11,9 @@ enum BatchSetup {
 
     /// Prints every problem; throws when the batch cannot go on (a problem of the batch as a
     /// whole, or an invalid row without `skipInvalid`; with `check`, invalid rows are only reported).
-    static func report(_ plan: BatchPlan, template: String, rows: String, output: String, skipInvalid: Bool, check: Bool) throws {
+    /// `verb`: what happens to valid rows ("render" for `reel batch`, "submit" for `reel submit --batch`).
+    static func report(_ plan: BatchPlan, template: String, rows: String, output: String, skipInvalid: Bool, check: Bool,
+                       verb: String = "render") throws {
         func print(_ problems: [BatchProblem]) {
             for problem in problems.prefix(printedProblems) {
                 Terminal.error(problem.text(template: template, rows: rows, outputPattern: output))
@@ -28,8 +30,8 @@ enum BatchSetup {
         guard invalid > 0 else { return }
         print(plan.rowProblems)
         if !skipInvalid && !check {
-            throw UserError("\(invalid) of \(plan.rows.count) rows are invalid, so nothing was rendered: fix them, "
-                            + "or give --skip-invalid to render the other \(plan.rows.count - invalid)")
+            throw UserError("\(invalid) of \(plan.rows.count) rows are invalid, so nothing was \(verb == "submit" ? "submitted" : "rendered"): "
+                            + "fix them, or give --skip-invalid to \(verb) the other \(plan.rows.count - invalid)")
         }
         if !check { Terminal.error("\(invalid) invalid row(s) skipped (--skip-invalid); the manifest lists them") }
     }
