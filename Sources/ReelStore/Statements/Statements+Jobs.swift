@@ -145,10 +145,11 @@ extension Statements {
         WHERE t.job_id = $1::bigint AND r.source_sha256 IS NOT NULL
         """
     /// A job and everything that is its: its tasks (with their failures and renditions, by
-    /// their keys' cascade: tasks name their job without a foreign key, migration 13), its
-    /// events and its notification (cascade).
+    /// their keys' cascade) and its events, which name their job without a foreign key
+    /// (migrations 13 and 16), and its notification (cascade).
     static let deleteJob = """
-        WITH gone AS (DELETE FROM tasks WHERE job_id = $1::bigint)
+        WITH gone AS (DELETE FROM tasks WHERE job_id = $1::bigint),
+             forgotten AS (DELETE FROM events WHERE job_id = $1::bigint)
         DELETE FROM jobs WHERE id = $1::bigint
         """
     /// Those of `$1` some task still has as its result or takes ladder renditions from.
