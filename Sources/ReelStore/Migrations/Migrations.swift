@@ -461,5 +461,19 @@ CREATE UNIQUE INDEX jobs_batch_row ON jobs (batch_id, batch_row) WHERE batch_id 
 -- are deleted with it (deleteJob), and an event naming a job that is gone is only history.
 ALTER TABLE events DROP CONSTRAINT events_job_id_fkey;
 """#),
+        Migration(version: 17, name: "claim_turns", sql: #"""
+-- Fair share within a priority (ClaimTurns): a job takes a turn when it is planned, and claims
+-- take jobs by priority, then turn, then age. A batch's rows take successive turns (the batch's
+-- next_turn), so a batch of thousands of rows no longer stands before every job submitted after
+-- it. Jobs planned before this keep their order: they all take turn 0, and so go by age (ended
+-- ones too, which a retry may bring back). A job without a turn is not planned yet (a batch's
+-- rows waiting for its first): it has nothing to claim, and is not in the index.
+ALTER TABLE jobs ADD COLUMN claim_turn bigint;
+ALTER TABLE batches ADD COLUMN next_turn bigint NOT NULL DEFAULT 0;
+UPDATE jobs SET claim_turn = 0 WHERE EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id);
+DROP INDEX jobs_claim_order;
+CREATE INDEX jobs_claim_order ON jobs (priority DESC, claim_turn, id)
+    WHERE state IN ('queued', 'running', 'finalising') AND NOT paused AND claim_turn IS NOT NULL;
+"""#),
     ]
 }

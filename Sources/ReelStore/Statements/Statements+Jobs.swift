@@ -65,8 +65,13 @@ extension Statements {
     static let jobHasTasks = "SELECT 1 FROM tasks WHERE job_id = $1::bigint LIMIT 1"
     /// The job's render plan (as agents get it), its stored document and the encoder its video
     /// chunks need.
+    /// Job `$1`'s render plan, as it is planned: with its turn among the jobs of its priority
+    /// (`assignClaimTurn`).
     static let setJobRenderPlan = """
-        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, video_encoder = $5, updated_at = now() WHERE id = $1::bigint
+        \(claimTurnOfJob)
+        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, video_encoder = $5, updated_at = now(),
+                        claim_turn = \(claimTurn)
+        WHERE id = $1::bigint
         """
     static let adoptRenderPlanDocument = """
         UPDATE jobs SET plan_sha256 = $2, plan_size = $3::bigint WHERE id = $1::bigint AND plan_sha256 IS NULL
