@@ -32,12 +32,18 @@ extension Statements {
     /// Up to `$2` claimable jobs in claim order (priority, then turn, then age: `ClaimPolicy`),
     /// from the `jobs_claim_order` index: a claim reads the first few jobs, not every active one
     /// (a batch queues thousands). A job without a turn has not been planned: nothing to claim.
+    /// Whether a job has a queued task is its first entry in `tasks_claim_order` (a scalar
+    /// subquery in that index's order, so that it is planned as that index probe: as `EXISTS`
+    /// it became a semi-join that PostgreSQL, its statistics saying a fresh job's tasks are
+    /// all queued, ran as a sequential scan of the tasks from the start of the table, through
+    /// every task claimed since: 6.5 ms a claim with 1,000 agents on one 14,400-chunk job).
     static func claimableJobsPage(after: Bool) -> String {
         """
         SELECT id, priority, claim_turn, tasks_done = render_tasks AS rendered, video_encoder FROM jobs
         WHERE state IN \(activeJobStates) AND NOT paused AND claim_turn IS NOT NULL
           \(after ? "AND (priority < $3::integer OR (priority = $3::integer AND (claim_turn, id) > ($5::bigint, $4::bigint)))" : "")
-          AND EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id AND t.state = 'queued' AND t.kind = ANY($1::text[]))
+          AND (SELECT t.id FROM tasks t WHERE t.job_id = jobs.id AND t.state = 'queued' AND t.kind = ANY($1::text[])
+               ORDER BY t.job_id, \(claimRank("t.kind")), t.ordinal, t.id LIMIT 1) IS NOT NULL
         ORDER BY priority DESC, claim_turn, id
         LIMIT $2::integer
         """
