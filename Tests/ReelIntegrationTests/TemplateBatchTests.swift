@@ -255,7 +255,7 @@ import ReelThreadTesting
                                   "--skip-invalid", "--wait", "--chunk-seconds", "1", "--quiet"])
         #expect(submitted.status == 1, "cy's photo is missing: that row failed (\(submitted.stderr))")
         let batch = try #require(submitted.stdout.split(separator: "\n").first { $0.hasPrefix("b") && Int64($0.dropFirst()) != nil },
-                                 "the batch on stdout: \(submitted.stdout)")
+                                 "the batch on stdout: \(submitted.stdout) (stderr: \(submitted.stderr))")
 
         // The manifest and outputs, as `reel batch` leaves them.
         let entries = try Self.manifest(dir)
