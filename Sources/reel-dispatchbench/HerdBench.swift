@@ -73,14 +73,14 @@ enum HerdBench {
             configuration.finalise = false
             agents.append(try Agent(configuration: configuration, authenticator: authenticator, logger: tally.logger))
         }
-        let gaveUp = Atomic<Int>(0)
+        let agentList = agents
         let runs = Task {
             await withTaskGroup(of: Void.self) { group in
-                for agent in agents {
+                for agent in agentList {
                     group.addTask {
                         try? await agent.run()
                         // Only a drain (the end of this benchmark) may end an agent's run.
-                        gaveUp.add(1, ordering: .relaxed)
+                        tally.agentEnded()
                     }
                 }
             }
@@ -105,9 +105,9 @@ enum HerdBench {
         let restarted = o.restartedFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
             .flatMap { Int64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
 
+        let gaveUpCount = tally.endedCount
         for agent in agents { agent.shutdownGracefully() }
         runs.cancel()
-        let gaveUpCount = gaveUp.load(ordering: .relaxed)
 
         var lines = [
             "agents: \(o.agents); first registration of all: \(format(firstRegistration)) s "
@@ -188,6 +188,7 @@ final class HerdTally: Sendable {
         var lost = 0
         var reregistered = 0
         var exampleOther: String?
+        var ended = 0
     }
 
     private let state = Mutex(State())
@@ -195,6 +196,9 @@ final class HerdTally: Sendable {
     var registeredOnce: Int { state.withLock { $0.registeredOnce } }
     var lostCount: Int { state.withLock { $0.lost } }
     var reregisteredCount: Int { state.withLock { $0.reregistered } }
+    /// Agents whose `run()` returned.
+    var endedCount: Int { state.withLock { $0.ended } }
+    func agentEnded() { state.withLock { $0.ended += 1 } }
 
     func startCountingAfterLoss() {
         state.withLock {
