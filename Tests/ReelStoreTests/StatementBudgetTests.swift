@@ -132,34 +132,6 @@ struct StatementBudgetTests {
         #expect(costs.allSatisfy { $0.keyChecks == 0 }, "a claim checks foreign keys: \(costs.map(\.keyChecks))")
     }
 
-    @Test("a claim finds a job's next queued task through the index, however many of its tasks were claimed since its statistics")
-    func claimableJobsProbeTheQueue() throws {
-        let meter = try Meter()
-        let store = meter.store
-        // No background analyze while it runs: the statistics stay those of a fresh job.
-        try meter.admin.query("ALTER TABLE tasks SET (autovacuum_enabled = false)")
-        let agent = try store.agents.register(name: "probe", host: "h", capabilities: "{}")
-        let job = try meter.job(chunks: 3_000)
-        try store.jobs.refreshTaskStatistics()  // as the coordinator does after storing a large job: all queued
-        _ = try Self.claimed(store, agent)      // the job runs; statements prepared
-        // Most of its chunks are done since, at the start of the table.
-        try meter.admin.query("UPDATE tasks SET state = 'done', progress_frames = frame_end - frame_start WHERE job_id = $1::bigint AND kind = 'video_chunk' AND ordinal < 2900",
-                              [job])
-        // The first claim after that walks the done tasks' index entries once and marks them
-        // dead (as claims do one by one in a running farm); the next is measured.
-        #expect(try Self.claimed(store, agent).ordinal >= 2_900)
-        try meter.admin.query("SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)")
-        #expect(try Self.claimed(store, agent).ordinal >= 2_900)
-        let blocks = try meter.admin.query("""
-            SELECT coalesce(sum(shared_blks_hit + shared_blks_read), 0) AS blocks FROM pg_stat_statements
-            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE '%quarantined_until > now()%'
-            """).rows[0].int("blocks")
-        let tablePages = try meter.admin.query("SELECT relpages FROM pg_class WHERE oid = 'tasks'::regclass").rows[0].int("relpages")
-        // A few index and heap pages, not a walk through the table's done tasks (a sequential
-        // scan read every page up to the first queued task, 6.5 ms a claim on 14,400 chunks).
-        #expect(blocks <= 40, "the claimable jobs read \(blocks) blocks (the tasks table has \(tablePages) pages)")
-    }
-
     @Test("a claim and a result leave the row of an agent that is alive alone")
     func agentRowsAreNotRewritten() throws {
         let meter = try Meter()
