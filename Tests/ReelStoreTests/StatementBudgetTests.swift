@@ -132,6 +132,61 @@ struct StatementBudgetTests {
         #expect(costs.allSatisfy { $0.keyChecks == 0 }, "a claim checks foreign keys: \(costs.map(\.keyChecks))")
     }
 
+    /// The nodes of a plan (`EXPLAIN (FORMAT JSON)`) that name a table (its scans and writes),
+    /// with the index a scan uses, depth first.
+    static func tableAccesses(_ plan: Any) -> [(node: String, relation: String, index: String?)] {
+        guard let node = plan as? [String: Any] else { return (plan as? [Any] ?? []).flatMap(tableAccesses) }
+        var found: [(node: String, relation: String, index: String?)] = []
+        if let relation = node["Relation Name"] as? String, let type = node["Node Type"] as? String {
+            found.append((type, relation, node["Index Name"] as? String))
+        }
+        for (key, value) in node where key == "Plan" || key == "Plans" { found += tableAccesses(value) }
+        return found
+    }
+
+    /// A plan-shape guard, not a timing: PostgreSQL's statistics of a job are those of when it
+    /// was stored (all queued) while agents claim most of its tasks, and the plans a claim's
+    /// statements get must still reach the job's next queued task through `tasks_claim_order`.
+    /// With `EXISTS` in the claimable-jobs statement (before 43abdb8) the planner made a
+    /// semi-join and read `tasks` sequentially from the table's start, through every task
+    /// claimed since: 6.5 ms a claim with 1,000 agents on one 14,400-chunk job. A block count
+    /// also saw it, but depends on when PostgreSQL marks dead index entries (loaded machines
+    /// did not in time); a plan's shape does not.
+    @Test("a claim's statements read tasks through the claim-order index, with statistics from when the job was all queued")
+    func claimStatementsProbeTheQueue() throws {
+        let meter = try Meter()
+        let store = meter.store
+        // No background analyze while it runs: the statistics stay those of a fresh job.
+        try meter.admin.query("ALTER TABLE tasks SET (autovacuum_enabled = false)")
+        let agent = try store.agents.register(name: "probe", host: "h", capabilities: "{}")
+        let job = try meter.job(chunks: 3_000)
+        try store.jobs.refreshTaskStatistics()  // as the coordinator does after storing a large job: all queued
+        let first = try Self.claimed(store, agent)
+        try meter.admin.query("UPDATE tasks SET state = 'done', progress_frames = frame_end - frame_start WHERE job_id = $1::bigint AND kind = 'video_chunk' AND ordinal < 2900",
+                              [job])
+        let kinds = [TaskKind.videoChunk].map(\.rawValue)
+        let statements: [(String, String, [any PGBindable])] = [
+            ("claimable jobs", Statements.claimableJobs, [kinds, LifecycleStore.jobsPageSize]),
+            ("claimable jobs, next page", Statements.claimableJobsAfter, [kinds, LifecycleStore.jobsPageSize, 0, Int64(0), Int64(-1)]),
+            ("candidates", Statements.claimCandidatesOfJob, [job, kinds, false, 0, 9]),
+            ("lease", Statements.leaseTasks, [[first.id], [agent], 60.0, Int64(0)]),
+        ]
+        for (name, sql, parameters) in statements {
+            let text = try store.connection.query("EXPLAIN (FORMAT JSON) " + sql, parameters).rows[0].string("QUERY PLAN")
+            let accesses = Self.tableAccesses(try JSONSerialization.jsonObject(with: Data(text.utf8))).filter { $0.relation == "tasks" && $0.node.hasSuffix("Scan") }  // reads, not the lease's ModifyTable
+            #expect(!accesses.isEmpty, "\(name): its plan reads no tasks?\n\(text)")
+            for access in accesses {
+                #expect(access.node.hasPrefix("Index") && access.index != nil,
+                        "\(name) reads tasks by \(access.node)\(access.index.map { " using \($0)" } ?? ""), not an index probe:\n\(text)")
+            }
+            if name != "lease" {
+                #expect(accesses.allSatisfy { $0.index == "tasks_claim_order" }, "\(name): \(accesses.map { "\($0.node) \($0.index ?? "-")" })")
+            }
+        }
+        // And the claim itself still finds the queued tail.
+        #expect(try Self.claimed(store, agent).ordinal >= 2_900)
+    }
+
     @Test("a claim and a result leave the row of an agent that is alive alone")
     func agentRowsAreNotRewritten() throws {
         let meter = try Meter()
