@@ -78,6 +78,9 @@ import ReelThreadTesting
         (#"{"video": {"codec": "vp9", "crf": 64, "vp9Speed": 9}}"#,
          ["export.video.crf: must be between 0 and 63 (libvpx's scale)", "export.video.vp9Speed: must be between 0 and 8"]),
         (#"{"video": {"crf": 60}}"#, ["export.video.crf: must be between 0 and 51"]),
+        (#"{"video": {"crf": 0}}"#, [#"export.video.crf: 0 is H.264's lossless mode, which the High and Main profiles Reel encodes do not allow: "#
+                                     + #"use 1 or more (1 is visually lossless), or codec "prores" for an intermediate"#]),
+        (#"{"fileType": "webm", "video": {"crf": 0}}"#, []),
         (#"{"video": {"vp9Speed": 5}}"#,
          [#"export.video.vp9Speed: applies only to codec "vp9", but export.preset "highest" encodes H.264: use x264Preset instead"#]),
         (#"{"fileType": "webm", "video": {"x264Preset": "fast"}}"#,

@@ -11,6 +11,12 @@ extension ValidationRun {
             report("export.video.crf", "must be between \(crfRange.lowerBound) and \(crfRange.upperBound)"
                    + (export.videoCodec == .vp9 ? " (libvpx's scale)" : export.videoCodec == .av1 ? " (SVT-AV1's scale)" : ""))
         }
+        // x264's CRF 0 is lossless, which only the High 4:4:4 Predictive profile allows; Reel
+        // encodes High or Main (what players decode), and libx264 refuses the pair.
+        if v.crf == 0, export.videoCodec == .h264 {
+            report("export.video.crf", "0 is H.264's lossless mode, which the High and Main profiles Reel encodes do not allow: "
+                   + "use 1 or more (1 is visually lossless), or codec \"prores\" for an intermediate")
+        }
         if let speed = v.vp9Speed, !VideoCodec.vp9SpeedRange.contains(speed) {
             report("export.video.vp9Speed", "must be between \(VideoCodec.vp9SpeedRange.lowerBound) and \(VideoCodec.vp9SpeedRange.upperBound)")
         }
