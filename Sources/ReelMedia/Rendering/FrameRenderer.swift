@@ -35,7 +35,7 @@ public final class FrameRenderer {
     /// Frame `k`, valid until the next call.
     public func render(frame k: Int) throws -> YUVImage {
         let description = cursor.frame(k)
-        Compositor.fill(canvas, color: description.background)
+        Compositor.fill(canvas, color: description.background, conversion: sources.rgbConversion)
         for layer in description.layers where layer.opacity > 0 {
             let image = try sources.image(for: layer)
             if layer.hasEffects {

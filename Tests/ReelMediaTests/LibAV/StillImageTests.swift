@@ -45,7 +45,7 @@ struct StillImageTests {
         try TestMedia.run(["-f", "lavfi", "-i", "testsrc2=s=96x64", "-frames:v", "1", "-pix_fmt", "rgb24", source])
         let image = try StillImage.load(path: source)
         let out = dir.appendingPathComponent("out.png").path
-        try PNGWriter.write(image, to: out)
+        try PNGWriter.write(image, matrix: .bt709, to: out)
         let before = try TestMedia.decodeFrameRGB(source, index: 0)
         let after = try TestMedia.decodeFrameRGB(out, index: 0)
         #expect(after.width == 96 && after.height == 64)
