@@ -16,8 +16,9 @@ struct StillImageTests {
         #expect(image.width == 64 && image.height == 48)
         let a = try #require(image.a)
         #expect(abs(Int(a.row(5)[5]) - 128) <= 1)
-        // BT.601 limited range red: Y ≈ 81, Cr ≈ 240.
-        #expect(abs(Int(image.y.row(5)[5]) - 81) <= 2)
+        // Loaded for the default BT.709 output: limited-range red is Y ≈ 63, Cr ≈ 240 (the
+        // published HD code values, SMPTE RP 219).
+        #expect(abs(Int(image.y.row(5)[5]) - 63) <= 2)
         #expect(abs(Int(image.v.row(2)[2]) - 240) <= 2)
 
         let rgba = try StillImage.loadRGBA(path: path)
