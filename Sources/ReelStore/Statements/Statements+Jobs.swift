@@ -141,7 +141,13 @@ extension Statements {
         SELECT r.source_sha256 FROM task_renditions r JOIN tasks t ON t.id = r.task_id
         WHERE t.job_id = $1::bigint AND r.source_sha256 IS NOT NULL
         """
-    static let deleteJob = "DELETE FROM jobs WHERE id = $1::bigint"
+    /// A job and everything that is its: its tasks (with their failures and renditions, by
+    /// their keys' cascade: tasks name their job without a foreign key, migration 13), its
+    /// events and its notification (cascade).
+    static let deleteJob = """
+        WITH gone AS (DELETE FROM tasks WHERE job_id = $1::bigint)
+        DELETE FROM jobs WHERE id = $1::bigint
+        """
     /// Those of `$1` some task still has as its result or takes ladder renditions from.
     static let referencedResultHashes = """
         SELECT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])
