@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bytes through the coordinator's sockets for one job with sizeable sources, with the farm's
-# storage in a local directory and in S3 (issue 21: with S3, the coordinator hands out presigned
+# storage in a local directory and in S3 (with S3, the coordinator hands out presigned
 # URLs and should carry almost none of the job's bytes).
 #
 #   sudo ops/bench-bytes.sh [REEL_BINARY] [OUTPUT.md]   (default binary: .build/debug/reel, then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cancelling a huge job while agents claim from it (issue 37, part 2): how long `reel cancel`
+# Cancelling a huge job while agents claim from it: how long `reel cancel`
 # takes, and what it costs requests that arrive meanwhile (`reel status`, a `reel submit`, claims
 # of another job).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compositor benchmark (issue 2): frames/s of Reel's compositor on ONE core against the
+# Compositor benchmark: frames/s of Reel's compositor on ONE core against the
 # equivalent FFmpeg filters, also single-threaded. Prints a Markdown table.
 #
 #   ops/bench-compositor.sh [FRAMES]        (default 200)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7's end-to-end figure: a long composition rendered through the farm on this machine —
+# The farm's end-to-end figure: a long composition rendered through the farm on this machine —
 # PostgreSQL, one `reel coordinator` and AGENTS `reel agent`s on loopback, `reel submit --wait`.
 #
 #   ops/bench-farm-hour.sh [OUTPUT.md]      (default: print to stdout; KEEP_WORK=1 keeps the work dir)

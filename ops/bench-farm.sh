@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every figure of the farm's core against its target, in one table (issue 37): what a user of
+# Every figure of the farm's core against its target, in one table: what a user of
 # the farm waits for, end to end, at the sizes the targets name. Run it before resolving any
 # change to the store, the protocol, the coordinator or storage, and compare with the summary
 # at the top of BENCHMARKS.md: a slower figure is a regression.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Filter and blend-mode benchmark (issue 19): frames/s of each Reel filter on ONE core against
+# Filter and blend-mode benchmark: frames/s of each Reel filter on ONE core against
 # ffmpeg's closest filter on the same 1920x1080 yuv420p input, also single-threaded. Prints a
 # Markdown table.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20's HLS ladder: one job draws each frame once and encodes every rendition, so a
+# The HLS ladder: one job draws each frame once and encodes every rendition, so a
 # three-rendition ladder should cost its three encodes, not three renders.
 #
 #   ops/bench-ladder.sh [OUTPUT.md]      (default: print to stdout; KEEP_WORK=1 keeps the work dir)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Audio mixer benchmark (issue 24): Reel's mixer against FFmpeg's `volume` + `amix` on ONE core,
+# Audio mixer benchmark: Reel's mixer against FFmpeg's `volume` + `amix` on ONE core,
 # mixing the same three stereo tracks with the same volume ramps. Prints a Markdown table.
 #
 #   ops/bench-mixer.sh [SECONDS]        (default 300: five minutes of audio)
@@ -13,7 +13,7 @@
 # Reel: `reel-bench --case mix` (release build, `taskset -c 0`) mixes the composition in the
 # 4096-sample blocks `reel render` uses — decoding through libav, the gain curves, the sum and
 # the soft limiter — and reports its thread's CPU time. `--case mix-legacy` runs the mixer as
-# it was before issue 24 (a copy kept in reel-bench) on the same composition. FFmpeg:
+# it was before its rewrite per block (a copy kept in reel-bench) on the same composition. FFmpeg:
 # `volume=eval=frame` (the same ramps as an expression of t, evaluated once per audio frame) on
 # each input and `amix=normalize=0`, with -threads 1 -filter_threads 1 -filter_complex_threads 1,
 # pinned, to the null muxer; its figure is the process's CPU time (utime + stime), so it
@@ -72,7 +72,7 @@ PY
 
 log "Reel: reel-bench --case mix, $runs runs"
 reel_s=$(taskset -c 0 "$bench" --case mix --composition "$work/mix.json" --runs "$runs" | awk '/^RESULT mix / {print $4}')
-log "Reel before issue 24: reel-bench --case mix-legacy, $legacy_runs run(s)"
+log "Reel's mixer before its rewrite per block: reel-bench --case mix-legacy, $legacy_runs run(s)"
 legacy_s=$(taskset -c 0 "$bench" --case mix-legacy --composition "$work/mix.json" --runs "$legacy_runs" | awk '/^RESULT mix-legacy / {print $4}')
 
 graph="[0]volume=eval=frame:volume='$(cat "$work/music.expr")'[a];[1]volume=eval=frame:volume='$(cat "$work/voice.expr")'[b];[2]volume=0.5[c];[a][b][c]amix=inputs=3:normalize=0:duration=longest"
@@ -89,10 +89,10 @@ cpu=$(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')
 cat <<MD
 | mixer (3 stereo tracks, 48 kHz, $seconds s of audio, one core) | time (s, median) | M samples/s (per channel) | × real time |
 |---|---:|---:|---:|
-| Reel \`AudioMixer\` before issue 24 (per-sample \`Rational\` gain, \`tanh\`) | $legacy_s | $(awk -v n="$samples" -v s="$legacy_s" 'BEGIN { printf "%.1f", n / s / 1e6 }') | $(awk -v d="$seconds" -v s="$legacy_s" 'BEGIN { printf "%.0f", d / s }') |
+| Reel \`AudioMixer\` before its rewrite per block (per-sample \`Rational\` gain, \`tanh\`) | $legacy_s | $(awk -v n="$samples" -v s="$legacy_s" 'BEGIN { printf "%.1f", n / s / 1e6 }') | $(awk -v d="$seconds" -v s="$legacy_s" 'BEGIN { printf "%.0f", d / s }') |
 | Reel \`AudioMixer\` (decode, gain curves, sum, limiter) | $reel_s | $(awk -v n="$samples" -v s="$reel_s" 'BEGIN { printf "%.1f", n / s / 1e6 }') | $(awk -v d="$seconds" -v s="$reel_s" 'BEGIN { printf "%.0f", d / s }') |
 | FFmpeg \`volume=eval=frame\` ×2 + \`volume\` + \`amix=normalize=0\` (CPU time) | $ff_s | $(awk -v n="$samples" -v s="$ff_s" 'BEGIN { printf "%.1f", n / s / 1e6 }') | $(awk -v d="$seconds" -v s="$ff_s" 'BEGIN { printf "%.0f", d / s }') |
 
 Machine: $(nproc) cores, $cpu; \`ops/bench-mixer.sh $seconds\` (RUNS=$runs, LEGACY_RUNS=$legacy_runs).
-Speed-up over the mixer before issue 24: $(awk -v a="$legacy_s" -v b="$reel_s" 'BEGIN { printf "%.1f", a / b }')×; against FFmpeg: $(awk -v a="$ff_s" -v b="$reel_s" 'BEGIN { printf "%.2f", a / b }')× (FFmpeg time / Reel time).
+Speed-up over the mixer before its rewrite per block: $(awk -v a="$legacy_s" -v b="$reel_s" 'BEGIN { printf "%.1f", a / b }')×; against FFmpeg: $(awk -v a="$ff_s" -v b="$reel_s" 'BEGIN { printf "%.2f", a / b }')× (FFmpeg time / Reel time).
 MD

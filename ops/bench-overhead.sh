@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7's end-to-end overhead: `reel render --agents 2` (a private farm on this machine:
+# The farm's end-to-end overhead: `reel render --agents 2` (a private farm on this machine:
 # PostgreSQL, a coordinator and two agents on loopback, chunks joined without re-encoding)
 # against the single ffmpeg command that encodes the same clip with the same x264 settings.
 #

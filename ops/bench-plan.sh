@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planning time against timeline length (issue 24): the CPU time to parse, validate and plan a
+# Planning time against timeline length: the CPU time to parse, validate and plan a
 # timeline of alternating stills (one segment every 10 s), cut it into chunks and compute every
 # chunk's content key (which evaluates every frame) — what the coordinator does with a job
 # before it answers SUBMIT — for 2, 8 and 16 hours (720, 2,880 and 5,760 segments at 30 fps).

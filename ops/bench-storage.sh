@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21's wall-time figure: the same job on a loopback farm (coordinator, 2 agents,
+# Object storage's wall-time figure: the same job on a loopback farm (coordinator, 2 agents,
 # PostgreSQL) with its storage in a local directory and in S3 (SeaweedFS on loopback). With S3
 # the client uploads the sources to the bucket, agents read and write it through presigned URLs
 # and an agent finalises; the target is at most 1.1× the local directory's wall time.

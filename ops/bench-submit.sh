@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Submit time against timeline length (issue 24): how long the coordinator takes to accept a
+# Submit time against timeline length: how long the coordinator takes to accept a
 # long timeline — validate it, cut it into chunks, key every chunk (content keys walk every
 # frame) and store its tasks — for 2, 8 and 16 hours of alternating stills, one segment every
 # 10 s (720, 2,880 and 5,760 segments at 30 fps).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20's thumbnails of an edit: `reel thumbnail COMP.json` renders only the frames it is
+# Thumbnails of an edit: `reel thumbnail COMP.json` renders only the frames it is
 # asked for, so a picture of an edit costs a small fraction of rendering the edit.
 #
 #   ops/bench-thumbnail.sh [OUTPUT.md]      (default: print to stdout; KEEP_WORK=1 keeps the work dir)

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ops/install-deps.sh
+# Every relative link, #anchor and repository path in the Markdown resolves (a second, before
+# the long build).
+python3 ops/check-links.py
 
 # A throwaway PostgreSQL cluster on a private port and data dir, stopped on exit.
 pgdir=$(mktemp -d /tmp/reel-test-pg.XXXXXX)
@@ -34,7 +37,7 @@ export REEL_TEST_S3_ENDPOINT REEL_TEST_S3_CREDENTIALS
 
 swift build --build-tests "$@"
 
-# The README's two-host farm, on two network namespaces (needs root and a kernel/container
+# docs/farm.md's two-host farm, on two network namespaces (needs root and a kernel/container
 # that allows creating namespaces: probed by creating one).
 probe="reel-probe-$$"
 if [ "$(id -u)" = 0 ] && ip netns add "$probe" 2>/dev/null && ip netns del "$probe" 2>/dev/null; then

@@ -7,7 +7,7 @@ import ReelMedia
 import ReelProtocol
 import ServiceLifecycle
 
-/// A Reel render agent (ops/README.md): connects out to the coordinator, authenticates, advertises
+/// A Reel render agent (docs/farm.md): connects out to the coordinator, authenticates, advertises
 /// its capabilities, claims tasks, renders them and uploads the results. Needs no inbound port,
 /// no database and no shared filesystem: sources come from the coordinator by content hash, in
 /// byte ranges, through an on-disk `RangeCache` under `configuration.cacheDirectory/assets`.

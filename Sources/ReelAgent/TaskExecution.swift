@@ -114,7 +114,7 @@ struct TaskExecution {
             }
         }
         // Every source is read through the cache by content, whatever URL the plan carries:
-        // an agent has no shared filesystem (ops/README.md).
+        // an agent has no shared filesystem (docs/architecture.md).
         // The sources belong to this task: two slots (or two in-process agents) reading the same
         // asset each fetch on their own live connection.
         var plan = document.plan

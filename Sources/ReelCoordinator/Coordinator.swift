@@ -17,7 +17,7 @@ public struct CoordinatorStartupError: Error, CustomStringConvertible {
     public var description: String
 }
 
-/// The farm's coordinator (ops/README.md, proto/PROTOCOL.md): prepared and bound by `init`,
+/// The farm's coordinator (docs/farm.md, proto/PROTOCOL.md): prepared and bound by `init`,
 /// then run as `services` in one `ServiceGroup` (`reel coordinator` adds SIGTERM/SIGINT).
 ///
 /// `init` checks the secret file, prepares the storage directory, connects to PostgreSQL and

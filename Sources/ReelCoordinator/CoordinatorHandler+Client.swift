@@ -135,6 +135,9 @@ extension CoordinatorHandler {
         if let job, summaries.first?.state == .done, !jobs.isEmpty {
             jobs[0].loudness = try await pool.run { try $0.events.latestMessage(job: job, kind: FinaliserLoop.loudnessEvent) }
         }
+        if let job, summaries.first?.state.isTerminal == true, !jobs.isEmpty {
+            jobs[0].agentSeconds = try await pool.run { try $0.jobs.agentSeconds(job) }
+        }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
         let storage = storage

@@ -3,7 +3,7 @@ import ReelMedia
 import ReelProtocol
 
 /// Checking stored files against what the database says about them, listing and sizing the
-/// storage directories (issue 8). Asset files are verified by SHA-256 once, when their upload
+/// storage directories. Asset files are verified by SHA-256 once, when their upload
 /// completes; afterwards existence and size are checked at `SUBMIT` and at planning (cheap,
 /// and what a lost or truncated file shows), and chunk results are checked by SHA-256 again at
 /// finalising, where a wrong byte would otherwise end up in the output.

@@ -2,7 +2,7 @@ import Logging
 import ReelCore
 import ReelProtocol
 
-/// How the coordinator logs a refused login (issue 8): one warning per refused connection with
+/// How the coordinator logs a refused login: one warning per refused connection with
 /// the peer's address, the role and name it claimed (escaped: they are unauthenticated text)
 /// and the reason — so an operator sees a mistyped secret, a stale agent build or a scan.
 enum LoginFailureLog {

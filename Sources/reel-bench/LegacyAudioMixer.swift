@@ -1,4 +1,4 @@
-// The audio mixer as it was before issue 24 (commit 58dfc25), kept here only so that
+// The audio mixer as it was before its rewrite per block (commit 58dfc25), kept here only so that
 // ops/bench-mixer.sh can show the new mixer against it on the same machine: per sample, a
 // `Rational` time, a search of the ramps with `last(where:)`, and `tanh`. Not used by Reel.
 import Foundation

@@ -4,7 +4,7 @@
 // Prints one `RESULT <case> <frames> <seconds> <fps>` line per case (for ops/bench-compositor.sh)
 // after a human-readable line; `--case mix --composition FILE` mixes the composition's audio
 // and prints `RESULT mix <samples> <seconds> <samples/s>` (ops/bench-mixer.sh; `mix-legacy`:
-// the mixer as it was before issue 24, for comparison); `--case plan --composition FILE`
+// the mixer as it was before its rewrite per block, for comparison); `--case plan --composition FILE`
 // plans, chunks and keys the composition (ops/bench-plan.sh). A benchmark,
 // not a test: numbers depend on the machine. Filters and blend modes: ops/bench-filters.sh;
 // with `--digest` each filter and blend-mode case also prints `DIGEST <case> <hash>` of the

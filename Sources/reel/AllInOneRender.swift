@@ -59,66 +59,8 @@ struct AllInOneRender {
     }
 
     private func render(on farm: LocalFarm) async throws {
-        let home = farm.home
-        farm.noteCreation(of: home)
-        let conninfo: String
-        if let database {
-            conninfo = database
-        } else {
-            let cluster = PrivateCluster(dataDirectory: home.appendingPathComponent("postgres").path)
-            farm.noteCluster(cluster)
-            do { conninfo = try cluster.start() } catch {
-                throw UserError("\(error) — or point reel render at a database with --database/DATABASE_URL, or use --in-process")
-            }
-        }
-        try Task.checkCancellation()
-
-        farm.noteCreation(of: home.appendingPathComponent("run"))
-        let secret = try Self.writeSecret(in: home)
-        farm.secret = secret
-        var logger = Logger(label: "reel.render")
-        logger.logLevel = .error
-
-        var configuration = CoordinatorConfiguration()
-        configuration.listen = HostPort(host: "127.0.0.1", port: 0)
-        configuration.database = conninfo
-        configuration.storageDirectory = home.appendingPathComponent("storage").path
-        farm.noteCreation(of: home.appendingPathComponent("storage"))
-        configuration.secretFile = secret
-        configuration.defaultChunkSeconds = chunkSeconds
-        let coordinator: Coordinator
-        do {
-            coordinator = try await Coordinator(configuration: configuration, logger: logger)
-        } catch {
-            throw UserError("the coordinator could not start: \(error)")
-        }
-        let group = coordinator.serviceGroup()
-        farm.coordinator = (group, Task { try await group.run() })
-        guard let port = coordinator.localAddress?.port else { throw UserError("the coordinator did not start listening") }
-        let connection = try ConnectionOptions.parse(["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret])
-        farm.connection = connection
-        let authenticator = try Authenticator(secretFile: secret)
-        farm.noteCreation(of: home.appendingPathComponent("cache"))
-        for i in 0..<agents {
-            let cache = home.appendingPathComponent("cache/local-agent-\(i + 1)")
-            farm.noteCreation(of: cache)
-            // A short grace period: at the end no task is in flight; after Ctrl-C the job is
-            // cancelled and the chunk being rendered is worth nothing.
-            let agentConfiguration = AgentConfiguration(coordinatorHost: "127.0.0.1", coordinatorPort: port,
-                                                        name: "local-\(i + 1)", cacheDirectory: cache,
-                                                        encoders: EncoderCatalog.available, claimWaitSeconds: 1,
-                                                        shutdownGracePeriod: .seconds(2))
-            let agent: Agent
-            do { agent = try Agent(configuration: agentConfiguration, authenticator: authenticator, logger: logger) } catch {
-                throw UserError("cannot start local agent \(i + 1): \(error) (is another reel render running?)")
-            }
-            let agentGroup = ServiceGroup(configuration: .init(services: [.init(service: agent)], logger: logger))
-            farm.agents.append((agentGroup, Task { try await agentGroup.run() }))
-        }
-
-        let client = try await OperatorClient.connect(connection)
-        try await Self.waitForAgents(agents, client: client)
-        try await Self.cancelAbandonedJobs(client: client)
+        let (client, connection) = try await farm.start(agents: agents, chunkSeconds: chunkSeconds, database: database,
+                                                        databaseHint: "or point reel render at a database with --database/DATABASE_URL, or use --in-process")
 
         let text = input.text
         let manifest = try AssetManifest(composition: input.composition, directory: input.directory)
@@ -199,7 +141,8 @@ final class LocalFarm: Sendable {
         var coordinator: (group: ServiceGroup, task: Task<Void, Error>)?
         var agents: [(group: ServiceGroup, task: Task<Void, Error>)] = []
         var connection: ConnectionOptions?
-        var job: Int64?
+        /// Jobs submitted and not yet ended: cancelled and deleted after an interruption.
+        var jobs: [Int64] = []
         var finished: String?
         var output: (path: String, existed: Bool)?
     }
@@ -217,7 +160,17 @@ final class LocalFarm: Sendable {
         get { state.withLock { $0.agents } } set { state.withLock { $0.agents = newValue } }
     }
     var connection: ConnectionOptions? { get { state.withLock { $0.connection } } set { state.withLock { $0.connection = newValue } } }
-    var job: Int64? { get { state.withLock { $0.job } } set { state.withLock { $0.job = newValue } } }
+    /// The job `reel render` submitted (the last noted).
+    var job: Int64? {
+        get { state.withLock { $0.jobs.last } }
+        set { state.withLock { $0.jobs = newValue.map { [$0] } ?? [] } }
+    }
+    /// Notes a job submitted (`reel batch` has several in flight).
+    func noteJob(_ id: Int64) { state.withLock { if !$0.jobs.contains(id) { $0.jobs.append(id) } } }
+    /// A job that ended and whose output was taken: an interruption leaves it alone.
+    func noteJobEnded(_ id: Int64) { state.withLock { $0.jobs.removeAll { $0 == id } } }
+    /// The jobs noted and not ended.
+    var jobs: [Int64] { state.withLock { $0.jobs } }
     /// The summary line of a render that completed.
     var finished: String? { get { state.withLock { $0.finished } } set { state.withLock { $0.finished = newValue } } }
 
@@ -262,20 +215,21 @@ final class LocalFarm: Sendable {
         return kill(pid, 0) == 0 || errno == EPERM
     }
 
-    /// Stops what runs. After an interruption first cancels and deletes the job (its chunks and
-    /// output go with it), then stops the private cluster if this run started it and removes what
-    /// this run created.
+    /// Stops what runs. After an interruption first cancels and deletes the jobs noted (their
+    /// chunks and outputs go with them), then stops the private cluster if this run started it and
+    /// removes what this run created.
     func tearDown(interrupted: Bool) async {
-        if interrupted, let job, let connection {
+        let jobs = self.jobs
+        if interrupted, !jobs.isEmpty, let connection {
             do {
                 let client = try await OperatorClient.connect(connection)
-                try? await client.cancel(job: job)
+                for job in jobs { try? await client.cancel(job: job) }
                 // Agents stop before the delete, so no late upload recreates a result.
                 await stopAgents()
-                try? await client.delete(job: job)
+                for job in jobs { try? await client.delete(job: job) }
                 await client.close()
             } catch {
-                Terminal.error("could not cancel job \(job): \(error)")
+                Terminal.error("could not cancel job \(jobs.map(String.init).joined(separator: ", ")): \(error)")
             }
         }
         // After a finished render nothing is in flight: the coordinator's drain answers the
@@ -320,5 +274,79 @@ final class LocalFarm: Sendable {
         }
         _ = await task.result
         watchdog.cancel()
+    }
+}
+
+extension LocalFarm {
+    /// Starts the farm on this machine, as `reel render` and `reel batch` run it: the
+    /// database (`database`, else the private cluster under the data home, started or reused),
+    /// a coordinator on a loopback port with a fresh secret, and `agents` agents; waits for the
+    /// agents and cancels jobs an interrupted earlier run left. Everything started is noted
+    /// here, for `tearDown`. `databaseHint`: what to say when the private cluster cannot start.
+    /// - Returns: a connected client, and the options to connect more.
+    func start(agents: Int, chunkSeconds: Rational, database: String?,
+               databaseHint: String) async throws -> (client: OperatorClient, connection: ConnectionOptions) {
+        let farm = self
+        let home = farm.home
+        farm.noteCreation(of: home)
+        let conninfo: String
+        if let database {
+            conninfo = database
+        } else {
+            let cluster = PrivateCluster(dataDirectory: home.appendingPathComponent("postgres").path)
+            farm.noteCluster(cluster)
+            do { conninfo = try cluster.start() } catch {
+                throw UserError("\(error) — \(databaseHint)")
+            }
+        }
+        try Task.checkCancellation()
+
+        farm.noteCreation(of: home.appendingPathComponent("run"))
+        let secret = try AllInOneRender.writeSecret(in: home)
+        farm.secret = secret
+        var logger = Logger(label: "reel.render")
+        logger.logLevel = .error
+
+        var configuration = CoordinatorConfiguration()
+        configuration.listen = HostPort(host: "127.0.0.1", port: 0)
+        configuration.database = conninfo
+        configuration.storageDirectory = home.appendingPathComponent("storage").path
+        farm.noteCreation(of: home.appendingPathComponent("storage"))
+        configuration.secretFile = secret
+        configuration.defaultChunkSeconds = chunkSeconds
+        let coordinator: Coordinator
+        do {
+            coordinator = try await Coordinator(configuration: configuration, logger: logger)
+        } catch {
+            throw UserError("the coordinator could not start: \(error)")
+        }
+        let group = coordinator.serviceGroup()
+        farm.coordinator = (group, Task { try await group.run() })
+        guard let port = coordinator.localAddress?.port else { throw UserError("the coordinator did not start listening") }
+        let connection = try ConnectionOptions.parse(["--coordinator", "127.0.0.1:\(port)", "--secret-file", secret])
+        farm.connection = connection
+        let authenticator = try Authenticator(secretFile: secret)
+        farm.noteCreation(of: home.appendingPathComponent("cache"))
+        for i in 0..<agents {
+            let cache = home.appendingPathComponent("cache/local-agent-\(i + 1)")
+            farm.noteCreation(of: cache)
+            // A short grace period: at the end no task is in flight; after Ctrl-C the job is
+            // cancelled and the chunk being rendered is worth nothing.
+            let agentConfiguration = AgentConfiguration(coordinatorHost: "127.0.0.1", coordinatorPort: port,
+                                                        name: "local-\(i + 1)", cacheDirectory: cache,
+                                                        encoders: EncoderCatalog.available, claimWaitSeconds: 1,
+                                                        shutdownGracePeriod: .seconds(2))
+            let agent: Agent
+            do { agent = try Agent(configuration: agentConfiguration, authenticator: authenticator, logger: logger) } catch {
+                throw UserError("cannot start local agent \(i + 1): \(error) (is another reel render running?)")
+            }
+            let agentGroup = ServiceGroup(configuration: .init(services: [.init(service: agent)], logger: logger))
+            farm.agents.append((agentGroup, Task { try await agentGroup.run() }))
+        }
+
+        let client = try await OperatorClient.connect(connection)
+        try await AllInOneRender.waitForAgents(agents, client: client)
+        try await AllInOneRender.cancelAbandonedJobs(client: client)
+        return (client, connection)
     }
 }

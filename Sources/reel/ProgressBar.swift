@@ -36,15 +36,19 @@ final class ProgressBar: Sendable {
     }
 
     private func line(_ p: RenderProgress, now: Date) -> String {
-        let width = 30
-        let filled = Int(p.fraction * Double(width))
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        let bar = Self.bar(p.fraction)
         let elapsed = now.timeIntervalSince(start)
         let fps = elapsed > 0 ? Double(p.framesDone) / elapsed : 0
         let remaining = fps > 0 ? Double(p.frameCount - p.framesDone) / fps : 0
         let percent = String(format: "%3d%%", Int(p.fraction * 100))
         return "\(label) \(bar) \(percent) \(p.framesDone)/\(p.frameCount) frames  \(String(format: "%.1f", fps)) fps  "
             + (p.framesDone == p.frameCount ? "took \(Self.clock(elapsed))" : "ETA \(Self.clock(remaining))")
+    }
+
+    /// `fraction` (0…1) as a bar of `width` blocks.
+    static func bar(_ fraction: Double, width: Int = 30) -> String {
+        let filled = max(0, min(width, Int(fraction * Double(width))))
+        return String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
     }
 
     static func clock(_ seconds: Double) -> String {

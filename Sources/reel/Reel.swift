@@ -11,7 +11,7 @@ struct Reel: AsyncParsableCommand {
         abstract: "Reel: render AVFoundation-style video compositions on Linux, on one machine or a farm.",
         discussion: "A composition is a JSON file (see README.md); editors' timelines (.otio, .edl) are read too. Start with `reel validate` and `reel render`.",
         subcommands: [
-            RenderCommand.self, ValidateCommand.self, ImportCommand.self, ProbeCommand.self, ThumbnailCommand.self,
+            RenderCommand.self, BatchCommand.self, ValidateCommand.self, ImportCommand.self, ProbeCommand.self, ThumbnailCommand.self,
             ConcatCommand.self, SlideshowCommand.self,
             CoordinatorCommand.self, AgentCommand.self,
             SubmitCommand.self, StatusCommand.self, AgentsCommand.self, DrainCommand.self, CancelCommand.self, RetryCommand.self,

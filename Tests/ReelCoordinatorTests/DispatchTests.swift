@@ -6,7 +6,7 @@ import ReelScheduling
 import ReelStoreTesting
 import Testing
 
-/// Issue 7's dispatch rules, end to end through a real coordinator: a claim waiting when a
+/// The dispatch rules, end to end through a real coordinator: a claim waiting when a
 /// job arrives is answered at once; a claim whose connection closed is withdrawn without
 /// using an attempt; a disconnected holder's task is claimable again after the reconnect
 /// grace, not the full lease; an agent that reconnects within the grace re-attaches.

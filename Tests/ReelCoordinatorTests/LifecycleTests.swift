@@ -139,7 +139,7 @@ import Testing
     }
 }
 
-/// Issue 8.2: a composition that trapped `Rational` killed the coordinator on SUBMIT + PUT,
+/// A composition that trapped `Rational` killed the coordinator on SUBMIT + PUT,
 /// and again on every restart (it re-planned the job). Now each is a validation error.
 @Suite(.database) struct HostileCompositionTests {
     @Test func overflowingTimesAreRefusedAtSubmit() async throws {

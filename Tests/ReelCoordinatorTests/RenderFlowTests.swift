@@ -43,6 +43,7 @@ import Testing
             #expect(status.tasks.total == 6)
             #expect(status.frameCount == 50)
             #expect(status.name == "test job")
+            #expect(status.agentSeconds == nil, "agent time is reported once the job has ended")
 
             // An agent claims: the TASK payload is a TaskSpecification with reel-asset: URLs.
             let agentClient = try await harness.connect(role: .agent, name: "render-01")
@@ -114,6 +115,9 @@ import Testing
             #expect(done.framesDone == 50 && done.progress == 1)
             #expect(done.tasks.done == 6)
             #expect((done.outputBytes ?? 0) > 0)
+            // The agent's six tasks, each from its claim to its result (the finaliser is the coordinator's).
+            #expect((done.agentSeconds ?? 0) > 0, "\(String(describing: done.agentSeconds))")
+            #expect((done.agentSeconds ?? .infinity) < Double(done.updatedAtMillis - done.submittedAtMillis) / 1000 + 1)
 
             let output = media.directory.appendingPathComponent("output.mp4").path
             try await client.download(job: job, to: output)

@@ -83,7 +83,7 @@ import ReelThreadTesting
         }
     }
 
-    /// Issue 24, item 9: a stored source that goes missing after `SUBMIT` checked it but
+    /// A stored source that goes missing after `SUBMIT` checked it but
     /// before the job is split into tasks sends the job back to waiting for its assets, with
     /// an error naming the source and what to do; `PUT`ting it again (what `submit --wait` does)
     /// releases and splits the job. A `PUT` of a source still held is answered complete at once.

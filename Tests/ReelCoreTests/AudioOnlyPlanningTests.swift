@@ -2,7 +2,7 @@ import Testing
 @testable import ReelCore
 import ReelThreadTesting
 
-/// Issue 20.2: sound-only outputs — which compositions have no picture, what their plans hold,
+/// Sound-only outputs — which compositions have no picture, what their plans hold,
 /// and the containers and audio codecs that go with them.
 @Suite(.blocking) struct AudioOnlyPlanningTests {
     private let music = #"{"id": 2, "mediaType": "audio", "segments": [{"asset": "m", "at": 0, "sourceRange": {"start": 0, "duration": "21/4"}}]}"#

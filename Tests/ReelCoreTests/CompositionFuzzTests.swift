@@ -5,7 +5,7 @@ import Testing
 import ReelThreadTesting
 @testable import ReelCore
 
-/// Issue 8: no input may trap or hang the parser, the validator or the planner — `reel
+/// No input may trap or hang the parser, the validator or the planner — `reel
 /// validate` and the coordinator run exactly this code on whatever a user (or an attacker with
 /// the secret) sends. Seeded, so a failure names the case that reproduces it:
 /// `REEL_FUZZ_SEED=<seed> REEL_FUZZ_CASES=1 swift test --filter CompositionFuzzTests`.

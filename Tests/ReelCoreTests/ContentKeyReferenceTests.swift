@@ -225,7 +225,7 @@ struct ContentKeyReferenceTests {
 
     /// The keys of this composition as the encoder wrote them before its rewrite for speed
     /// (computed with the encoder and frame cursor of commit c8fa177, the byte-at-a-time
-    /// `[UInt8]` encoder of issue 24's first round; renderer version 5 since colour management,
+    /// `[UInt8]` encoder of the first rewrite for speed; renderer version 5 since colour management,
     /// which added the output colour's fields, the composition's colour keys and the new keys
     /// below, vouched for by `ReferenceKey`). If this fails, stored results would no longer be found: restore the
     /// bytes, or bump `rendererVersion` on purpose and update these (the test that checks

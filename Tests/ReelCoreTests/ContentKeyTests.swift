@@ -132,7 +132,7 @@ struct ContentKeyTests {
         #expect(Self.keys(plan, threads: 2).video.enumerated().allSatisfy { $0.element != Self.keys(plan).video[$0.offset] })
     }
 
-    /// Issue 23.6: writing alpha changes every video chunk (the frames differ), and only the video.
+    /// Writing alpha changes every video chunk (the frames differ), and only the video.
     @Test func alphaChangesEveryVideoChunk() throws {
         var withAlpha = try Self.plan(), without = try Self.plan()
         withAlpha.export.video.alpha = true
@@ -143,7 +143,7 @@ struct ContentKeyTests {
         #expect(b.video == Self.keys(try Self.plan()).video)
     }
 
-    /// Issue 23.6: a PNG sequence's chunks (PNG pictures in QuickTime) never share a key with
+    /// A PNG sequence's chunks (PNG pictures in QuickTime) never share a key with
     /// another output's, with alpha or without.
     @Test func aPNGSequenceHasKeysOfItsOwn() throws {
         var png = try Self.plan(), rgb = try Self.plan()

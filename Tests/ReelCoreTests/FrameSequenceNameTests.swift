@@ -2,7 +2,7 @@ import Testing
 @testable import ReelCore
 import ReelThreadTesting
 
-/// Issue 23.6: a PNG sequence's output name (`DIR/frame-%05d.png`) and its files, numbered from 1.
+/// A PNG sequence's output name (`DIR/frame-%05d.png`) and its files, numbered from 1.
 @Suite(.blocking) struct FrameSequenceNameTests {
     @Test func numberFieldsAreReplacedByTheFrameNumberFromOne() throws {
         let name = try #require(FrameSequenceName("out/frames/frame-%05d.png"))

@@ -2,7 +2,7 @@ import Testing
 @testable import ReelCore
 import ReelThreadTesting
 
-/// Issue 20.1: HLS ladders as compositions write them and plans resolve them — the default
+/// HLS ladders as compositions write them and plans resolve them — the default
 /// ladder, the segment grid, chunk boundaries on it, the problems validation names, and the
 /// content keys that follow the renditions.
 @Suite(.blocking) struct LadderPlanningTests {

@@ -40,7 +40,7 @@ struct SegmentSequenceTests {
         #expect(Fixtures.problems(json) == [#"tracks[0].segments[0].at: must be a time: seconds as a number or a string "N/D", not "soon""#])
     }
 
-    /// The issue's case: a clip and a voice-over of any length, each followed in its track by
+    /// The reported case: a clip and a voice-over of any length, each followed in its track by
     /// what comes after it (an outro, a sting), and the composition as long as the longer.
     @Test(arguments: [(Rational(7), Rational(3)), (Rational(5, 2), Rational(19, 2))])
     func whatFollowsAVariableLengthAssetMovesWithIt(_ main: Rational, _ voice: Rational) throws {

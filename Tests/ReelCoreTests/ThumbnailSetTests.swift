@@ -2,7 +2,7 @@ import Testing
 @testable import ReelCore
 import ReelThreadTesting
 
-/// Issue 20.4: the times, sizes, contact-sheet grid and WebVTT track of `reel thumbnail`.
+/// The times, sizes, contact-sheet grid and WebVTT track of `reel thumbnail`.
 @Suite(.blocking) struct ThumbnailSetTests {
     @Test func timesAreSortedOnceEachWithEveryMultipleBeforeTheEnd() {
         #expect(ThumbnailSet.times(at: [3, 1, 1], every: 2, duration: 5) == [0, 1, 2, 3, 4])

@@ -2,7 +2,7 @@ import Testing
 @testable import ReelCore
 import ReelThreadTesting
 
-/// Issue 8: exact time that cannot trap, and the per-job ceilings.
+/// Exact time that cannot trap, and the per-job ceilings.
 @Suite(.blocking) struct TimeDomainTests {
     @Test func hostileFractionsNeverTrapAndRoundOnlyOutsideTheDomain() {
         let a = Rational(1, 9_223_372_036_854_775_783), b = Rational(1, 9_223_372_036_854_775_643)
@@ -56,7 +56,7 @@ import ReelThreadTesting
         #expect(ts.value == 3_528_000_000, "a refused time leaves the timescale as it was")
     }
 
-    /// The issue's reproduction: it killed `reel validate` and the coordinator with SIGILL.
+    /// The reported reproduction: it killed `reel validate` and the coordinator with SIGILL.
     @Test func theReportedOverflowIsAValidationProblemWithItsPath() {
         let json = Fixtures.composition(tracks: #"[{"id": 1, "mediaType": "video", "segments": [{"asset": "a", "at": "1/9223372036854775783", "sourceRange": {"start": 0, "duration": "1/9223372036854775643"}}]}]"#)
         let problems = Fixtures.problems(json)
@@ -123,7 +123,7 @@ import ReelThreadTesting
     }
 }
 
-/// Issue 10: the container follows `-o` when the composition does not name one.
+/// The container follows `-o` when the composition does not name one.
 @Suite(.blocking) struct OutputContainerTests {
     @Test(arguments: [("out.mp4", nil, FileType.mp4), ("a/b/OUT.M4V", nil, .mp4), ("clip.mov", nil, .mov),
                       ("clip.mov", FileType.mov, .mov), ("x.mp4", FileType.mp4, .mp4)])

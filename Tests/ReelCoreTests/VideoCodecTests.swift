@@ -2,7 +2,7 @@ import Testing
 @testable import ReelCore
 import ReelThreadTesting
 
-/// Issue 10.1: HEVC and ProRes output — presets, overrides, and the containers each codec allows.
+/// HEVC and ProRes output — presets, overrides, and the containers each codec allows.
 @Suite(.blocking) struct VideoCodecTests {
     private func resolved(_ options: ExportOptions) -> ExportSettings {
         ExportSettings(resolving: options, frameDuration: Rational(1, 25))
@@ -21,7 +21,7 @@ import ReelThreadTesting
         #expect(resolved(ExportOptions(preset: .prores4444)).video.profile == "4444")
     }
 
-    /// Issue 23.6: alpha is written by default where the output can hold it, and only there.
+    /// Alpha is written by default where the output can hold it, and only there.
     @Test func alphaDefaultsOnForProRes4444Only() {
         #expect(resolved(ExportOptions(preset: .prores4444)).video.alpha == true)
         let xq = resolved(ExportOptions(preset: .highest, video: VideoExportOverrides(codec: "prores", proresProfile: "4444xq")))

@@ -2,7 +2,7 @@ import Testing
 @testable import ReelCore
 import ReelThreadTesting
 
-/// Issue 20.3: VP9 (and AV1) in WebM — the defaults they resolve to, the containers they go in,
+/// VP9 (and AV1) in WebM — the defaults they resolve to, the containers they go in,
 /// the audio WebM takes, and the problems validation names.
 @Suite(.blocking) struct WebCodecTests {
     private func resolved(_ options: ExportOptions) -> ExportSettings {

@@ -4,7 +4,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 
-/// Issue 23.6: alpha through the chunked path `reel render` uses. A logo (a red disc in a PNG
+/// Alpha through the chunked path `reel render` uses. A logo (a red disc in a PNG
 /// with alpha, made by ffmpeg's geq) moves over a transparent background, under a
 /// half-transparent blue square; the ProRes 4444 output is decoded by ffmpeg to RGBA and its
 /// alpha and colours are checked against Porter-Duff over, computed here.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 20.2 through the farm: a sound-only job is one audio task and the finalise task (no
+/// Sound-only outputs through the farm: a sound-only job is one audio task and the finalise task (no
 /// video chunk is planned), rendered by an agent and muxed by the coordinator's finaliser —
 /// with `reel submit` against a farm, and with `reel render` all in one.
 extension FarmTests {

@@ -4,7 +4,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 
-/// Issue 20.2: sound-only outputs. Two audio files merged into one M4A or WAV, checked sample by
+/// Sound-only outputs. Two audio files merged into one M4A or WAV, checked sample by
 /// sample against the sources as ffmpeg decodes them: exact length, no gap, no click at the join.
 @Suite(.blocking) struct AudioOnlyTests {
     static let rate = 48_000

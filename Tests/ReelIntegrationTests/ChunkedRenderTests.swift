@@ -147,7 +147,7 @@ import ReelThreadTesting
         #expect(try Media.framePTS(output).count == plan.frameCount)
         chunks.removeAll()
     }
-    /// Issue 8.1: results are stored by content hash, so a still held longer than a chunk gives
+    /// Results are stored by content hash, so a still held longer than a chunk gives
     /// chunks that are one file. The finaliser must read that file once per chunk.
     @Test func identicalChunksSharingOneStoredFileAreJoined() throws {
         let dir = try Media.tempDirectory()

@@ -129,7 +129,7 @@ import ReelThreadTesting
         #expect(f.stderr.contains("job 42 failed: chunk 3: decoder error"), "\(f.stderr)")
     }
 
-    /// Issue 24, item 9: a job whose stored source went missing before it was split into tasks
+    /// A job whose stored source went missing before it was split into tasks
     /// goes back to waiting for its assets. `submit --wait` holds the files: it uploads them
     /// again and the job renders; when they keep going missing it exits 1 with the
     /// coordinator's error instead of waiting for ever.

@@ -5,7 +5,7 @@ import ReelThreadTesting
 @testable import ReelCore
 @testable import ReelMedia
 
-/// Issue 10.1: HEVC and ProRes through the chunked path `reel render` uses (2 s chunks rendered
+/// HEVC and ProRes through the chunked path `reel render` uses (2 s chunks rendered
 /// separately, joined by stream copy), checked against the source frame for frame with
 /// ffmpeg's own decoder and PSNR filter.
 @Suite(.blocking) struct CodecRenderTests {

@@ -132,7 +132,7 @@ import ReelThreadTesting
         }
     }
 
-    /// Issue 8: the reproduction that killed `reel validate` with SIGILL, and a FIFO asset that
+    /// The reproduction that killed `reel validate` with SIGILL, and a FIFO asset that
     /// made it hang, are validation problems with exit status 1.
     @Test func hostileCompositionsAreProblemsNotCrashesOrHangs() throws {
         let dir = try Media.tempDirectory()
@@ -158,7 +158,7 @@ import ReelThreadTesting
         #expect(f.stderr.contains("assets.n.url: is not a regular file (a FIFO, device or socket)"), "\(f.stderr)")
     }
 
-    /// Issue 10's probe and thumbnail snags: ffprobe's rotation number, no libav log lines, JSON
+    /// The probe and thumbnail snags: ffprobe's rotation number, no libav log lines, JSON
     /// without escaped slashes, and `--at -1` explained.
     @Test func probeAndThumbnailSpeakPlainly() throws {
         let dir = try Media.tempDirectory()
@@ -184,7 +184,7 @@ import ReelThreadTesting
         #expect(t.stderr.contains("--at takes seconds"), "\(t.stderr)")
     }
 
-    /// Issue 10: `-o out.mov` writes QuickTime, `-o out.mkv` is refused (it used to be MP4 under
+    /// `-o out.mov` writes QuickTime, `-o out.mkv` is refused (it used to be MP4 under
     /// another name), and a contradiction with `export.fileType` names both.
     @Test func theContainerFollowsTheOutputName() throws {
         let dir = try Media.tempDirectory()
@@ -262,7 +262,7 @@ import ReelThreadTesting
         #expect(try FileManager.default.contentsOfDirectory(atPath: existing).isEmpty, "nothing is written into the folder")
     }
 
-    /// Issue 10: times in messages are seconds, not `N/D` fractions.
+    /// Times in messages are seconds, not `N/D` fractions.
     @Test func timesInMessagesAreSeconds() throws {
         let dir = try Media.tempDirectory()
         let clip = try Fixtures.numberedClip(in: dir)

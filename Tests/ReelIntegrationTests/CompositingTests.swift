@@ -140,7 +140,7 @@ import ReelThreadTesting
         #expect(try Media.decodeErrors(out).isEmpty)
     }
 
-    /// `"transform": "fit"` and `"fill"` inside an explicit instruction (issue 10): upright,
+    /// `"transform": "fit"` and `"fill"` inside an explicit instruction: upright,
     /// aspect kept, centred — letterboxed or cropped — against ffmpeg's scale+pad / scale+crop.
     @Test(arguments: [("fit", "scale=320:180:force_original_aspect_ratio=decrease,pad=320:180:(ow-iw)/2:(oh-ih)/2"),
                       ("fill", "scale=320:180:force_original_aspect_ratio=increase,crop=320:180")])

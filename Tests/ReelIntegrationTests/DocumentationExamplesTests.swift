@@ -219,6 +219,35 @@ import ReelThreadTesting
         #expect(markdown.contains("`\(printed)`"), "docs/templates.md does not show what reel validate prints: \(printed)")
     }
 
+    /// The Batches section of docs/templates.md: its rows check against its template
+    /// (`reel batch --check`, media probed, nothing rendered), and the problems it shows are what
+    /// `reel batch` prints for the rows the text describes, before rendering nothing.
+    @Test func theDocumentedBatchIsReal() throws {
+        let dir = try Self.media.get()
+        let markdown = try Self.read("docs/templates.md")
+        let section = try #require(markdown.range(of: "\n## Batches\n"), "docs/templates.md has no Batches section")
+        let blocks = Self.fencedBlocks(in: String(markdown[section.upperBound...])).blocks
+        let template = try #require(blocks.first { $0.language == "json" }, "the Batches section has no template")
+        let rows = try #require(blocks.first { $0.language == "csv" }, "the Batches section has no CSV rows")
+        let shown = try #require(blocks.first { $0.language == "text" && $0.text.hasPrefix("row ") }, "the Batches section shows no problems")
+        try template.text.write(to: dir.appendingPathComponent("greeting.json"), atomically: true, encoding: .utf8)
+        try (rows.text + "\n").write(to: dir.appendingPathComponent("documented-rows.csv"), atomically: true, encoding: .utf8)
+
+        let check = try Media.run(Media.reel, ["batch", "greeting.json", "documented-rows.csv", "-o", "out/{{id}}.mp4", "--check"],
+                                  allowFailure: true, currentDirectory: dir)
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(String(decoding: check.stdout, as: UTF8.self) == "ok: 2 rows\n")
+
+        let long = String(repeating: "x", count: 41)
+        try "id,name,photo,ink\na,Ada,still.jpg,#FFFFFF\nb,Bo,still.jpg,gold\nc,Cy,logo.png,#000000\nd,\(long),still.jpg,#FFFFFF\ne,Eve,still.jpg,#FF0000\n"
+            .write(to: dir.appendingPathComponent("people.csv"), atomically: true, encoding: .utf8)
+        let r = try Media.run(Media.reel, ["batch", "greeting.json", "people.csv", "-o", "out/{{id}}.mp4"], allowFailure: true, currentDirectory: dir)
+        #expect(r.status == 1)
+        #expect(r.stderr.split(separator: "\n").map(String.init) == shown.text.split(separator: "\n").map(String.init),
+                "docs/templates.md shows\n\(shown.text)\nbut reel batch prints\n\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out").path), "nothing was rendered or written")
+    }
+
     @Test func theExtractorFindsEveryBlockAndRefusesUncheckedOnes() {
         let markdown = """
             # Title

@@ -4,7 +4,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 
-/// Issue 23.5: a music bed ducked under a voice (`audioMix[].duck`), rendered to WAV and
+/// A music bed ducked under a voice (`audioMix[].duck`), rendered to WAV and
 /// measured on ffmpeg's decode of the file: the bed's 220 Hz tone, found by correlation over
 /// whole periods (the voice's 1 kHz is orthogonal to it there), is 12 ± 1.5 dB quieter while the
 /// voice speaks than in the same render without ducking, and within 0.5 dB of it before the

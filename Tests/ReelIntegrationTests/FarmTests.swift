@@ -3,7 +3,7 @@ import Testing
 import ReelThreadTesting
 
 /// The farm as operators run it: a PostgreSQL, a `reel coordinator` process and `reel agent`
-/// processes (each with its own cache), driven by the `reel` client commands (ops/README.md).
+/// processes (each with its own cache), driven by the `reel` client commands (docs/farm.md).
 /// Needs `REEL_TEST_DATABASE_URL` (set by ops/test.sh).
 @Suite(.database, .blocking, .serialized) struct FarmTests {
     /// A coordinator and agents on loopback, with a fresh database and storage.
@@ -238,7 +238,7 @@ import ReelThreadTesting
         try Self.checkLUTJob(try LocalFarm(agents: 2))
     }
 
-    /// Issue 8.1's reproduction through the farm: a slideshow whose stills are longer than a
+    /// The reported reproduction, through the farm: a slideshow whose stills are longer than a
     /// chunk gives identical chunks, stored once by content hash; the job must still finish
     /// with every frame (it failed with "chunk [300, 600) holds 0 frames").
     @Test func aSlideshowOfStillsLongerThanAChunkFinishes() throws {
@@ -262,7 +262,7 @@ import ReelThreadTesting
         #expect(try Media.decodeErrors(output).isEmpty)
     }
 
-    /// Issue 10: `submit -o OUT.mov` makes a QuickTime file when the composition names no
+    /// `submit -o OUT.mov` makes a QuickTime file when the composition names no
     /// container, and `fetch -o` refuses a name whose extension says otherwise.
     @Test func submitAndFetchFollowTheOutputName() throws {
         let farm = try LocalFarm(agents: 1)
@@ -282,7 +282,7 @@ import ReelThreadTesting
         #expect(mkv.status == 1 && mkv.stderr.contains("ends in .mkv"), "\(mkv.stderr)")
     }
 
-    /// Issue 22 through the farm: `reel submit` takes an OpenTimelineIO cut and an EDL as they
+    /// Editors' timelines through the farm: `reel submit` takes an OpenTimelineIO cut and an EDL as they
     /// are, and the farm's chunked output has exactly the packets of `reel render --in-process`
     /// of the same timeline (whose frames TimelineRenderTests checks against the sources).
     @Test func editorsTimelinesAreSubmittedAsTheyAre() throws {
@@ -378,7 +378,7 @@ import ReelThreadTesting
         return try #require(jobs.first, "status \(job) --json lists the job: \(String(describing: json))")
     }
 
-    /// Issue 10: `reel status --watch JOB` ends when the job does — 0 when it is done, 1 (with
+    /// `reel status --watch JOB` ends when the job does — 0 when it is done, 1 (with
     /// the reason) when it was cancelled — after drawing the job's final state.
     @Test func statusWatchOfOneJobEndsWhenTheJobEnds() throws {
         let farm = try LocalFarm(agents: 1)
@@ -415,7 +415,7 @@ import ReelThreadTesting
         #expect(last.contains("cancelled"), "the final drawing shows the job cancelled: \(last)")
     }
 
-    /// Issue 10: after `retry` the progress starts from the chunks already done, not from 0 %:
+    /// After `retry` the progress starts from the chunks already done, not from 0 %:
     /// STATUS counts done chunks from the job's counters, which a retry keeps.
     @Test func progressAfterARetryStartsFromTheChunksAlreadyDone() throws {
         let farm = try LocalFarm(agents: 1)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import ReelThreadTesting
 
-/// Issue 10: Ctrl-C on the rendering commands. `reel render` (the farm all in one, with its
+/// Ctrl-C on the rendering commands. `reel render` (the farm all in one, with its
 /// own private PostgreSQL) and `reel concat` (in-process) are interrupted with SIGINT while
 /// they render (`reel slideshow` with SIGTERM: exit 143): they say `interrupted`, exit 130 and
 /// leave every place they write to exactly

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 20.1 through the farm: an HLS/DASH ladder rendered by a coordinator and two agents
+/// HLS ladders through the farm: an HLS/DASH ladder rendered by a coordinator and two agents
 /// (each video chunk's result a ladder archive of its renditions, proto/PROTOCOL.md §4.6),
 /// fetched as a folder, and checked with ffprobe and ffmpeg as LadderRenderTests checks the
 /// in-process render: exact frame counts, IDRs at the same times in every rendition, clean

@@ -4,7 +4,7 @@ import ReelThreadTesting
 @testable import ReelCore
 @testable import ReelMedia
 
-/// Issue 20.1: an HLS/DASH ladder rendered in-process — a 30 s composition as three
+/// An HLS/DASH ladder rendered in-process — a 30 s composition as three
 /// renditions in 2 s chunks of 2 s segments — checked with ffprobe and ffmpeg, which read the
 /// playlists, the manifest and the segments as any player would: exact frame counts per
 /// rendition, IDR frames at the same times in every rendition, a master `BANDWIDTH` within

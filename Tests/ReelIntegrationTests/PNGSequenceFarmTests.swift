@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 23.6 through the farm: a PNG sequence rendered by a coordinator and two agents, its
+/// PNG sequences through the farm: a PNG sequence rendered by a coordinator and two agents, its
 /// output an archive of the frames (proto/PROTOCOL.md §4.7) that `reel submit --wait -o
 /// DIR/frame-%05d.png` unpacks into DIR — the same files, byte for byte, as `reel render
 /// --in-process` writes, and decoded by ffmpeg as RGBA with the logo's alpha.

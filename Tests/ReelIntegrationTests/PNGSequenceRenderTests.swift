@@ -4,7 +4,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 
-/// Issue 23.6: PNG sequences (`fileType` `png`, `-o DIR/frame-%05d.png`) through the chunked
+/// PNG sequences (`fileType` `png`, `-o DIR/frame-%05d.png`) through the chunked
 /// path `reel render` uses. The logo and veil of `AlphaRenderTests` over a transparent
 /// background; the files are read back by ffmpeg's PNG decoder and checked against
 /// Porter-Duff over computed here.

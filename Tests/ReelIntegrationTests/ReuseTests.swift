@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import ReelThreadTesting
 
-/// Issue 11: after an edit the farm renders only the chunks whose frames changed, and the
+/// After an edit the farm renders only the chunks whose frames changed, and the
 /// result is exactly what a from-scratch (`--no-cache`) render gives. Needs `REEL_TEST_DATABASE_URL`.
 @Suite(.database, .blocking, .serialized) struct ReuseTests {
     /// 8 s of 160x120 test pattern at 25 fps in 2 s chunks: four chunks (one GOP each) and the

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import ReelThreadTesting
 
-/// Issue 20.4: `reel thumbnail` of a composition equals the frame the full render shows (checked
+/// `reel thumbnail` of a composition equals the frame the full render shows (checked
 /// against ffmpeg's decode of the render), several times give numbered files, and `--sprite`
 /// writes a contact sheet whose tiles and WebVTT cues match the frames.
 @Suite(.blocking) struct ThumbnailTests {

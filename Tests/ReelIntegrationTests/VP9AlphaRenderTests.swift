@@ -4,7 +4,7 @@ import ReelCore
 import ReelMedia
 import ReelThreadTesting
 
-/// Issue 23.6: VP9 with alpha in WebM, through the chunked path `reel render` uses. The logo
+/// VP9 with alpha in WebM, through the chunked path `reel render` uses. The logo
 /// and veil of `AlphaRenderTests` over a transparent background, at 30 fps (WebM's millisecond
 /// times round every frame time but one in three, which the finaliser must put back on the
 /// grid). The reference is libvpx's own decoder (`-c:v libvpx-vp9`; FFmpeg's native VP9 decoder

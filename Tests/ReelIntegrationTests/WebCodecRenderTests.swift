@@ -5,7 +5,7 @@ import ReelThreadTesting
 @testable import ReelCore
 @testable import ReelMedia
 
-/// Issue 20.3: VP9 (and AV1) through the chunked path `reel render` uses — chunks of whole GOPs
+/// VP9 (and AV1) through the chunked path `reel render` uses — chunks of whole GOPs
 /// rendered separately and joined by stream copy — checked with ffmpeg's decoder and PSNR filter
 /// against the H.264 `highest` render of the same composition and against the source.
 ///

@@ -53,7 +53,7 @@ import ReelThreadTesting
         #expect(task.claim(by: 2, now: 1, leaseMillis: lease) == epoch + 1, "the epoch never goes back")
     }
 
-    /// Issue 7: a task whose holder disconnected is claimable after a short grace, not the full lease.
+    /// A task whose holder disconnected is claimable after a short grace, not the full lease.
     @Test func aDisconnectedHolderLosesTheTaskAfterTheGraceNotTheFullLease() {
         var task = TaskLifecycle(maxAttempts: 3)
         _ = task.claim(by: 1, now: 0, leaseMillis: lease)

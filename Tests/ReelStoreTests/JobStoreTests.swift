@@ -23,6 +23,22 @@ struct JobStoreTests {
 
     static func result(_ n: Int) -> TaskResult { TaskResult(sha256: sha, size: Int64(n), key: "chunks/\(n)") }
 
+    @Test("refreshing the statistics analyzes this schema's tasks table")
+    func refreshTaskStatistics() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        _ = try store.jobs.create(Self.job(chunks: 3_000))
+        func analyzed() throws -> Int {
+            try store.connection.query("SELECT analyze_count + autoanalyze_count AS n FROM pg_stat_user_tables WHERE relid = 'tasks'::regclass")
+                .rows[0].int("n")
+        }
+        let before = try analyzed()
+        try store.jobs.refreshTaskStatistics()
+        // Counters are read in a new statistics snapshot.
+        try store.connection.query("SELECT pg_stat_clear_snapshot()")
+        #expect(try analyzed() > before, "autovacuum may analyze it too, never less")
+    }
+
     @Test("claim order: oldest job first, audio, chunks in order; finalise only after all others are done")
     func claimOrderAndFinalise() throws {
         let schema = try TestDatabase.Schema()

@@ -50,4 +50,29 @@ struct MigrationTests {
         #expect(throws: PGError.self) { try Migrator.migrate(db, migrations: bad) }
         #expect(try db.query("SELECT to_regclass('a') IS NULL AS gone").rows[0].bool("gone"))
     }
+
+    @Test("every digest column admits 64 lowercase hex digits and nothing else")
+    func digestChecks() throws {
+        let schema = try TestDatabase.Schema()
+        let db = try schema.connect()
+        try Migrator.migrate(db)
+        let good = String(repeating: "0123456789abcdef", count: 4)
+        let bad = [String(good.dropLast()), good + "0", good.uppercased(), String(good.dropLast()) + "g",
+                   String(good.dropLast()) + "é", String(good.dropLast(2)) + "é", " " + good.dropLast(), ""]
+        // Each column's CHECK evaluated as PostgreSQL evaluates it on an insert or update.
+        let checks = try db.query("""
+            SELECT c.conname, a.attname, pg_get_expr(c.conbin, c.conrelid) AS expr FROM pg_constraint c
+            JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+            WHERE c.contype = 'c' AND c.connamespace = $1::regnamespace AND pg_get_expr(c.conbin, c.conrelid) LIKE '%0-9a-f%'
+            ORDER BY c.conname
+            """, [schema.name]).rows.map { (try $0.string("conname"), try $0.string("attname"), try $0.string("expr")) }
+        #expect(checks.map(\.0) == ["assets_sha256_check", "job_assets_sha256_check", "jobs_plan_sha256_check",
+                                    "task_renditions_rendition_key_check", "task_renditions_source_sha256_check", "tasks_content_key_check"])
+        for (name, column, expression) in checks {
+            for (value, admitted) in [(good, true)] + bad.map({ ($0, false) }) {
+                let sql = "SELECT (\(expression.replacingOccurrences(of: column, with: "$1::text"))) AS ok"
+                #expect(try db.query(sql, [value]).rows[0].bool("ok") == admitted, "\(name) on \(value.debugDescription)")
+            }
+        }
+    }
 }

@@ -5,7 +5,7 @@ import ReelThreadTesting
 @testable import ReelStore
 import ReelScheduling
 
-/// Issue 11 in the store: tasks keep their content key, a later job's task can be created done
+/// Chunk reuse in the store: tasks keep their content key, a later job's task can be created done
 /// from an earlier result with the same key (counted as done and as reused, never claimed), and
 /// a reused result found damaged is rendered after all.
 @Suite("Reused results", .database, .blocking)

@@ -21,6 +21,8 @@ struct StatementBudgetTests {
     struct Cost: Equatable, CustomStringConvertible {
         var statements: Int
         var roundTrips: Int
+        /// Foreign-key checks (PostgreSQL's `FOR KEY SHARE OF x` lookups), not in `statements`.
+        var keyChecks = 0
         /// Each statement's calls, by the start of its text: what a failure message lists.
         var calls: [String: Int] = [:]
         var description: String {
@@ -65,7 +67,11 @@ struct StatementBudgetTests {
                 GROUP BY 1
                 """).rows
             let calls = Dictionary(try rows.map { (try $0.string("query"), try $0.int("calls")) }, uniquingKeysWith: +)
-            return Cost(statements: calls.values.reduce(0, +), roundTrips: roundTrips, calls: calls)
+            let keyChecks = try admin.query("""
+                SELECT coalesce(sum(calls), 0) AS calls FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE '%FOR KEY SHARE OF x%'
+                """).rows[0].int("calls")
+            return Cost(statements: calls.values.reduce(0, +), roundTrips: roundTrips, keyChecks: keyChecks, calls: calls)
         }
 
         /// A queued job of `chunks` video chunks, an audio task and its finalise task.
@@ -117,6 +123,37 @@ struct StatementBudgetTests {
             return agent
         }) { store, agent in _ = try Self.claimed(store, agent) }
         Self.expectConstant(costs, within: Cost(statements: 5, roundTrips: 3), "a claim")
+        // Only its `claimed` event's job is checked: not the agent a lease names, nor a copy of
+        // the task kept on the agent's row (each was a lookup and a row lock per claim).
+        #expect(costs.allSatisfy { $0.keyChecks <= 1 }, "a claim checks more foreign keys than its event's job: \(costs.map(\.keyChecks))")
+    }
+
+    @Test("a claim and a result leave the row of an agent that is alive alone")
+    func agentRowsAreNotRewritten() throws {
+        let meter = try Meter()
+        let store = meter.store
+        let agent = try store.agents.register(name: "agent-rows", host: "h", capabilities: "{}")
+        _ = try meter.job(chunks: 10)
+        let first = try Self.claimed(store, agent)
+        // A heartbeat just now (an hour ahead: however slow this machine, the claim below comes
+        // "within the second"): neither the result nor the next claim has anything to write.
+        try meter.admin.query("UPDATE agents SET last_heartbeat = now() + interval '1 hour' WHERE id = $1::bigint", [agent])
+        func version() throws -> String {
+            try meter.admin.query("SELECT ctid::text AS v FROM agents WHERE id = $1::bigint", [agent]).rows[0].string("v")
+        }
+        let before = try version()
+        _ = try store.lifecycle.complete(first.lease, result: JobStoreTests.result(1))
+        #expect(try version() == before, "a result rewrote the agent's row")
+        let second = try Self.claimed(store, agent)
+        #expect(try version() == before, "a claim rewrote the row of an agent whose heartbeat is fresh")
+        // The agent's current task is still known: the task it holds a lease on.
+        let listed = try #require(try store.agents.list().first { $0.id == agent })
+        #expect(listed.currentTask == second.id)
+        // An offline agent that claims is online again (a claim is a sign of life).
+        try meter.admin.query("UPDATE agents SET state = 'offline' WHERE id = $1::bigint", [agent])
+        _ = try store.lifecycle.complete(second.lease, result: JobStoreTests.result(2))
+        _ = try Self.claimed(store, agent)
+        #expect(try store.agents.list().first { $0.id == agent }?.state == .online)
     }
 
     @Test("one result: one transaction of five round trips, whatever the job's size")

@@ -84,33 +84,32 @@ public struct FrameCursor {
         let instructionIndex = plan.instructions.index(containing: time, hint: instructionHint)
             ?? (plan.instructions.isEmpty ? nil : plan.instructions.count - 1)
         instructionHint = instructionIndex
-        let instruction = instructionIndex.map { plan.instructions[$0] }
         if instructionIndex != hintedInstruction {
             hintedInstruction = instructionIndex
-            let count = instruction?.layers.count ?? 0
+            let count = instructionIndex.map { plan.instructions[$0].layers.count } ?? 0
             transformRampHints = Array(repeating: nil, count: count)
             opacityRampHints = Array(repeating: nil, count: count)
             layerSources = Array(repeating: nil, count: count)
-            layerTracks = instruction.map { $0.layers.map { trackPositions[$0.trackID] } } ?? []
+            layerTracks = instructionIndex.map { plan.instructions[$0].layers.map { trackPositions[$0.trackID] } } ?? []
         }
+        // The plan's instructions, layers and segments are read in place (`plan.instructions[i]
+        // .layers[l].…`), not copied out per frame: a copy retains and releases every array in
+        // them, which was a fifth of keying a long timeline.
         let toOutput = renderToOutput
         var layers: [LayerDraw] = []
-        if let instruction {
-            layers.reserveCapacity(instruction.layers.count)
-            for l in instruction.layers.indices.reversed() {
-                guard let position = layerTracks[l] else { continue }
-                let layer = instruction.layers[l]
-                let segments = plan.videoTracks[position].segments
-                guard let s = segments.index(containing: time, hint: segmentHints[position]) else { continue }
+        if let i = instructionIndex {
+            layers.reserveCapacity(plan.instructions[i].layers.count)
+            for l in plan.instructions[i].layers.indices.reversed() {
+                guard let position = layerTracks[l],
+                      let s = plan.videoTracks[position].segments.index(containing: time, hint: segmentHints[position]) else { continue }
                 segmentHints[position] = s
-                let segment = segments[s]
                 let source: LayerSource
                 if let known = layerSources[l], known.segment == s {
                     source = known
                 } else {
-                    guard let asset = plan.assets[segment.asset]?.description, let video = asset.video else { continue }
+                    guard let asset = plan.assets[plan.videoTracks[position].segments[s].asset]?.description, let video = asset.video else { continue }
                     let base: AffineTransform
-                    switch layer.transform {
+                    switch plan.instructions[i].layers[l].transform {
                     case .preferred: base = video.preferredTransform
                     case .fit: base = RenderDefaults.fitTransform(video, into: plan.renderSize)
                     case .fill: base = RenderDefaults.fillTransform(video, into: plan.renderSize)
@@ -119,23 +118,26 @@ public struct FrameCursor {
                     source = LayerSource(segment: s, isStill: asset.kind == .still, base: base)
                     layerSources[l] = source
                 }
-                let placed = RampedValue.value(at: time, base: source.base, ramps: layer.transformRamps, hint: &transformRampHints[l])
+                let placed = RampedValue.value(at: time, base: source.base, ramps: plan.instructions[i].layers[l].transformRamps,
+                                               hint: &transformRampHints[l])
+                let filters = plan.instructions[i].layers[l].filters
                 layers.append(LayerDraw(
-                    trackID: layer.trackID,
-                    asset: segment.asset,
-                    sourceTime: source.isStill ? .zero : segment.sourceTime(at: time),
+                    trackID: plan.instructions[i].layers[l].trackID,
+                    asset: plan.videoTracks[position].segments[s].asset,
+                    sourceTime: source.isStill ? .zero : plan.videoTracks[position].segments[s].sourceTime(at: time),
                     transform: placed.concatenating(toOutput),
-                    opacity: RampedValue.value(at: time, base: layer.opacity, ramps: layer.opacityRamps, hint: &opacityRampHints[l]),
-                    crop: RampedValue.value(at: time, base: layer.crop, ramps: layer.cropRamps),
-                    filters: layer.filters.map { $0.evaluated(at: time) },
-                    blendMode: layer.blendMode))
+                    opacity: RampedValue.value(at: time, base: plan.instructions[i].layers[l].opacity,
+                                               ramps: plan.instructions[i].layers[l].opacityRamps, hint: &opacityRampHints[l]),
+                    crop: RampedValue.value(at: time, base: plan.instructions[i].layers[l].crop, ramps: plan.instructions[i].layers[l].cropRamps),
+                    filters: filters.isEmpty ? [] : filters.map { $0.evaluated(at: time) },
+                    blendMode: plan.instructions[i].layers[l].blendMode))
             }
         }
         let overlayDraws = overlaySchedule.visible(at: time).compactMap {
             plan.overlayDraw($0, at: time)
         }
-        return FrameDescription(index: k, time: time, background: instruction?.backgroundColor ?? .black,
-                                layers: layers, overlays: overlayDraws, filters: plan.filters.map { $0.evaluated(at: time) })
+        return FrameDescription(index: k, time: time, background: instructionIndex.map { plan.instructions[$0].backgroundColor } ?? .black,
+                                layers: layers, overlays: overlayDraws, filters: plan.filters.isEmpty ? [] : plan.filters.map { $0.evaluated(at: time) })
     }
 }
 

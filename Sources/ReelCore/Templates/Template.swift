@@ -49,15 +49,62 @@ public struct Template: Sendable {
     public func resolve(_ assignments: [VariableAssignment] = [], currentDirectory: String) -> Result<ResolvedTemplate, CompositionError> {
         var problems = declarationProblems
         let values = assignedValues(assignments, currentDirectory: currentDirectory, problems: &problems)
+        return substituted(values, problems: problems)
+    }
 
-        var substitution = TemplateSubstitution(declarations: Dictionary(declarations.map { ($0.name, $0) }) { first, _ in first },
-                                                names: names, values: values)
+    /// The composition these values make, for values read and checked already (a batch row's,
+    /// each through `VariableDeclaration.value(fromText:currentDirectory:)` or as a JSON value,
+    /// then `problems(of:)`): a declared variable missing from `given` takes its default, and
+    /// one without a default is a problem. Every other problem is as for `resolve(_:currentDirectory:)`;
+    /// those that no value can cause are `structureProblems`, checked once for a whole batch.
+    public func resolve(values given: [String: JSONValue]) -> Result<ResolvedTemplate, CompositionError> {
+        var problems = declarationProblems
+        var values: [String: JSONValue] = [:]
+        for declaration in declarations {
+            values[declaration.name] = given[declaration.name] ?? declaration.defaultValue
+            if values[declaration.name] == nil && !namesWithDefault.contains(declaration.name) {
+                problems.append(Problem(path: JSONFieldReader.child("variables", declaration.name),
+                                        message: "has no default, so it needs a value"))
+            }
+        }
+        return substituted(values, problems: problems)
+    }
+
+    /// What is wrong with the template whatever values it is given: its declarations, placeholders
+    /// that are malformed or name no declared variable, asset variables inside longer strings and
+    /// variables no placeholder uses. Each is named by its JSON path, as `reel validate` prints them.
+    public var structureProblems: [Problem] {
+        var substitution = TemplateSubstitution(declarations: declarationsByName, names: names, values: [:])
+        _ = substitution.substitute(body, at: "")
+        return declarationProblems + substitution.problems + unusedProblems(used: substitution.used)
+    }
+
+    /// The JSON path of each string that has placeholders → their variables, in order. A
+    /// problem found at such a path after substitution comes from those variables' values.
+    public var placeholderOrigins: [String: [String]] {
+        var substitution = TemplateSubstitution(declarations: declarationsByName, names: names, values: [:])
+        _ = substitution.substitute(body, at: "")
+        return substitution.origins
+    }
+
+    private var declarationsByName: [String: VariableDeclaration] {
+        Dictionary(declarations.map { ($0.name, $0) }) { first, _ in first }
+    }
+
+    private func unusedProblems(used: Set<String>) -> [Problem] {
+        names.filter { !used.contains($0) && VariableDeclaration.isValidName($0) }.map { name in
+            Problem(path: JSONFieldReader.child("variables", name),
+                    message: "is declared but no string uses {{\(name)}}: use it, or remove the declaration")
+        }
+    }
+
+    /// Substitutes `values` and decodes the result; `problems`: those found so far.
+    private func substituted(_ values: [String: JSONValue], problems: [Problem]) -> Result<ResolvedTemplate, CompositionError> {
+        var problems = problems
+        var substitution = TemplateSubstitution(declarations: declarationsByName, names: names, values: values)
         let json = substitution.substitute(body, at: "")
         problems += substitution.problems
-        for name in names where !substitution.used.contains(name) && VariableDeclaration.isValidName(name) {
-            problems.append(Problem(path: JSONFieldReader.child("variables", name),
-                                    message: "is declared but no string uses {{\(name)}}: use it, or remove the declaration"))
-        }
+        problems += unusedProblems(used: substitution.used)
 
         let reader = JSONFieldReader()
         let composition = CompositionDecoding(reader: reader).composition(json)

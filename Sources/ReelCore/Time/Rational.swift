@@ -103,11 +103,20 @@ public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible 
     public var seconds: Double { Double(num) / Double(den) }
     public var description: String { den == 1 ? "\(num)" : "\(num)/\(den)" }
 
+    /// Times in a plan mostly share a denominator (the frame duration's), so a sum or
+    /// difference of two of them takes one small GCD and no 128-bit product.
     public static func + (l: Rational, r: Rational) -> Rational {
-        Rational(reducing: Int128(l.num) * Int128(r.den) + Int128(r.num) * Int128(l.den), Int128(l.den) * Int128(r.den))
+        if l.den == r.den, let sum = sameDenominator(l.num.addingReportingOverflow(r.num), l.den) { return sum }
+        return Rational(reducing: Int128(l.num) * Int128(r.den) + Int128(r.num) * Int128(l.den), Int128(l.den) * Int128(r.den))
     }
     public static func - (l: Rational, r: Rational) -> Rational {
-        Rational(reducing: Int128(l.num) * Int128(r.den) - Int128(r.num) * Int128(l.den), Int128(l.den) * Int128(r.den))
+        if l.den == r.den, let difference = sameDenominator(l.num.subtractingReportingOverflow(r.num), l.den) { return difference }
+        return Rational(reducing: Int128(l.num) * Int128(r.den) - Int128(r.num) * Int128(l.den), Int128(l.den) * Int128(r.den))
+    }
+    @inline(__always) private static func sameDenominator(_ n: (partialValue: Int64, overflow: Bool), _ den: Int64) -> Rational? {
+        guard !n.overflow, n.partialValue != .min else { return nil }
+        let g = Int64(gcd64(n.partialValue.magnitude, UInt64(den)))
+        return Rational(exactNum: n.partialValue / g, den: den / g)
     }
     public static func * (l: Rational, r: Rational) -> Rational {
         Rational(reducing: Int128(l.num) * Int128(r.num), Int128(l.den) * Int128(r.den))
@@ -131,7 +140,8 @@ public struct Rational: Hashable, Sendable, Comparable, CustomStringConvertible 
     public static func -= (l: inout Rational, r: Rational) { l = l - r }
 
     public static func < (l: Rational, r: Rational) -> Bool {
-        Int128(l.num) * Int128(r.den) < Int128(r.num) * Int128(l.den)
+        if l.den == r.den { return l.num < r.num }
+        return Int128(l.num) * Int128(r.den) < Int128(r.num) * Int128(l.den)
     }
 
     /// Largest integer ≤ self.

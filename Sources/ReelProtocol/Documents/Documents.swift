@@ -190,6 +190,9 @@ public struct JobStatus: Codable, Sendable, Hashable {
     /// What loudness normalisation did (target, figures before and after, gain), once the job
     /// is done; only in a report about one job (`STATUS job=`), and only with `export.audio.loudness`.
     public var loudness: String?
+    /// Seconds agents spent on the job's tasks, each from its latest claim to its end (reused
+    /// tasks cost none), once the job has ended; only in a report about one job (`STATUS job=`).
+    public var agentSeconds: Double?
     public init(id: Int64, name: String, state: String, tasks: TaskCounts, frameCount: Int, framesDone: Int,
                 progress: Double, framesPerSecond: Double?, etaSeconds: Double?, submittedAtMillis: Int64,
                 updatedAtMillis: Int64, outputBytes: Int64?, error: String?, priority: Int = 0, paused: Bool = false) {

@@ -20,9 +20,6 @@ extension LifecycleStore {
                                  agent: try row.optionalInt64("old_owner"), newState: try row.value("state"))
                 }
                 for lease in expired {
-                    if let agent = lease.agent {
-                        try db.query(Statements.clearAgentTask, [agent, lease.task])
-                    }
                     try EventLog.append(db, job: lease.jobID, task: lease.task, agent: lease.agent, kind: "lease_expired",
                                         message: "epoch \(lease.epoch) → \(lease.newState.rawValue)")
                 }

@@ -120,7 +120,6 @@ public struct LifecycleStore: Sendable {
             }
             let job = try row.int64("job_id")
             try db.query(Statements.recordTaskFailure, [lease.task, lease.agent, message])
-            try db.query(Statements.clearAgentTask, [lease.agent, lease.task])
             try EventLog.append(db, job: job, task: lease.task, agent: lease.agent, kind: "failed", message: message)
             let outcome: FailureOutcome
             if try row.bool("exhausted") {
@@ -154,7 +153,6 @@ public struct LifecycleStore: Sendable {
             throw StoreError.staleEpoch(task: lease.task, epoch: lease.epoch)
         }
         let job = try row.int64("job_id")
-        try db.query(Statements.clearAgentTask, [lease.agent, lease.task])
         try EventLog.append(db, job: job, task: lease.task, agent: lease.agent, kind: "released", message: "")
         return job
     }

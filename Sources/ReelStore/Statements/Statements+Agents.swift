@@ -28,10 +28,11 @@ extension Statements {
         )
         SELECT m.id, m.name, m.can_drain, (SELECT count(*) FROM notified) AS notified FROM matched m ORDER BY m.name
         """
-    static let setAgentState = "UPDATE agents SET state = $2, current_task = CASE WHEN $2 = 'offline' THEN NULL ELSE current_task END WHERE id = $1::bigint"
+    static let setAgentState = "UPDATE agents SET state = $2 WHERE id = $1::bigint"
     static let listAgents = """
         SELECT id, name, host, capabilities, state, \(ms("last_heartbeat")) AS heartbeat_ms,
-               (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms, current_task,
+               (extract(epoch FROM now() - last_heartbeat) * 1000)::bigint AS age_ms,
+               (SELECT min(t.id) FROM tasks t WHERE t.lease_owner = agents.id AND t.state = 'leased') AS current_task,
                CASE WHEN quarantined_until > now() THEN \(ms("quarantined_until")) END AS quarantined_ms, last_error,
                (SELECT count(*) FROM task_failures f WHERE f.agent_id = agents.id) AS failures
         FROM agents ORDER BY name

@@ -93,6 +93,13 @@ extension Statements {
     static let recentJobSummaries = """
         SELECT \(jobSummaryColumns) FROM (SELECT * FROM jobs ORDER BY id DESC LIMIT $1::integer) j \(leasedOfJob) ORDER BY j.id DESC
         """
+    /// The time agents spent on job `$1`'s tasks, in milliseconds: for each task an agent
+    /// claimed and that has ended, from its latest claim to its end. Reused tasks were never
+    /// claimed; a finaliser run by the coordinator itself is not claimed either.
+    static let jobAgentMilliseconds = """
+        SELECT coalesce(sum(\(ms("finished_at")) - \(ms("claimed_at"))), 0) AS agent_ms FROM tasks
+        WHERE job_id = $1::bigint AND claimed_at IS NOT NULL AND finished_at IS NOT NULL AND NOT reused
+        """
     static let jobDocuments = "SELECT composition, plan, settings FROM jobs WHERE id = $1::bigint"
     static let tasksOfJob = """
         SELECT id, kind, ordinal, frame_start, frame_end, state, attempts, epoch, result_sha256, result_size, result_key
@@ -134,7 +141,13 @@ extension Statements {
         SELECT r.source_sha256 FROM task_renditions r JOIN tasks t ON t.id = r.task_id
         WHERE t.job_id = $1::bigint AND r.source_sha256 IS NOT NULL
         """
-    static let deleteJob = "DELETE FROM jobs WHERE id = $1::bigint"
+    /// A job and everything that is its: its tasks (with their failures and renditions, by
+    /// their keys' cascade: tasks name their job without a foreign key, migration 13), its
+    /// events and its notification (cascade).
+    static let deleteJob = """
+        WITH gone AS (DELETE FROM tasks WHERE job_id = $1::bigint)
+        DELETE FROM jobs WHERE id = $1::bigint
+        """
     /// Those of `$1` some task still has as its result or takes ladder renditions from.
     static let referencedResultHashes = """
         SELECT result_sha256 AS h FROM tasks WHERE result_sha256 = ANY($1::text[])

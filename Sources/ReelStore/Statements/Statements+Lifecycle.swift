@@ -50,9 +50,10 @@ extension Statements {
         FROM candidate c
         """
     /// Claim, step 3, in one statement: lease task `$1[i]` to agent `$2[i]` for `$3` seconds
-    /// from the farm clock's `$4` under the next epoch, using up one attempt; record it as each
-    /// agent's current task (a claim is also a sign of life); append one `claimed` event per
-    /// lease. Tasks are updated before agents (the store's lock order). Returns each lease with
+    /// from the farm clock's `$4` under the next epoch, using up one attempt; count the claim as
+    /// its agent's sign of life (an offline agent is online again; the heartbeat time is written
+    /// when older than a second, so agents claiming back to back do not rewrite their row on
+    /// every claim); append one `claimed` event per lease. Tasks are updated before agents (the store's lock order). Returns each lease with
     /// its job's state, so the caller marks jobs running only when one was still queued, and,
     /// for a ladder chunk some of whose renditions are reused, the names of those it encodes
     /// (a JSON array; NULL: every rendition, or no ladder), so the `TASK` needs no query of its own.
@@ -71,9 +72,9 @@ extension Statements {
             RETURNING t.id, t.job_id, t.kind, t.ordinal, t.frame_start, t.frame_end, t.spec, t.epoch, t.attempts,
                       t.lease_owner, \(ms("t.lease_expires_at")) AS expires_ms, j.plan_sha256, j.plan_size, j.state AS job_state
         ), holders AS (
-            UPDATE agents a SET current_task = l.id, last_heartbeat = now(),
-                                state = CASE WHEN a.state = 'offline' THEN 'online' ELSE a.state END
-            FROM leased l WHERE a.id = l.lease_owner
+            UPDATE agents a SET last_heartbeat = now(), state = CASE WHEN a.state = 'offline' THEN 'online' ELSE a.state END
+            FROM (SELECT DISTINCT lease_owner FROM leased) l
+            WHERE a.id = l.lease_owner AND (a.state = 'offline' OR a.last_heartbeat < now() - interval '1 second')
         ), claim_events AS (
             INSERT INTO events (job_id, task_id, agent_id, kind, message)
             SELECT l.job_id, l.id, l.lease_owner, 'claimed', 'epoch ' || l.epoch || ', attempt ' || l.attempts FROM leased l
@@ -159,8 +160,6 @@ extension Statements {
                  AS x(task, epoch, agent, sha256, size, key)
             WHERE t.id = x.task AND t.epoch = x.epoch AND t.lease_owner = x.agent AND t.state = 'leased'
             RETURNING t.id, t.job_id, t.kind, t.frame_end - t.frame_start AS frames, x.epoch, x.agent, x.size, x.sha256, x.key
-        ), released AS (
-            UPDATE agents a SET current_task = NULL FROM completed c WHERE a.id = c.agent AND a.current_task = c.id
         ), logged AS (
             INSERT INTO events (job_id, task_id, agent_id, kind, message)
             SELECT c.job_id, c.id, c.agent, 'completed', c.size || ' bytes sha256 ' || c.sha256 FROM completed c
@@ -192,7 +191,6 @@ extension Statements {
         WHERE \(fence)
         RETURNING job_id
         """
-    static let clearAgentTask = "UPDATE agents SET current_task = NULL WHERE id = $1::bigint AND current_task = $2::bigint"
 
     // MARK: Expiry and disconnection (model: `TaskLifecycle.expire`, `.holderDisconnected`, `FarmModel.expireLeases`)
 

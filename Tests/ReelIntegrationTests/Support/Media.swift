@@ -16,7 +16,7 @@ enum Media {
     /// Runs `executable` (in `currentDirectory` when given, else in the test's own).
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], allowFailure: Bool = false,
-                    currentDirectory: URL? = nil) throws -> (status: Int32, stdout: Data, stderr: String) {
+                    currentDirectory: URL? = nil, environment: [String: String] = [:]) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/\(executable)")
         process.arguments = arguments
@@ -24,10 +24,13 @@ enum Media {
         // Every `reel render` gets a data home of its own: two renders sharing one would share
         // the local agents' caches, and the second is refused ("another agent is using this
         // cache directory") — right for users, wrong for tests that run side by side.
-        if executable == reel, arguments.first == "render" {
-            var environment = ProcessInfo.processInfo.environment
-            environment["REEL_DATA_HOME"] = try tempDirectory().appendingPathComponent("data-home").path
-            process.environment = environment
+        // (`reel batch` too; a test that runs one batch twice gives its own, in `environment`.)
+        let ownDataHome = executable == reel && ["render", "batch"].contains(arguments.first)
+        if ownDataHome || !environment.isEmpty {
+            var merged = ProcessInfo.processInfo.environment
+            if ownDataHome { merged["REEL_DATA_HOME"] = try tempDirectory().appendingPathComponent("data-home").path }
+            merged.merge(environment) { _, given in given }
+            process.environment = merged
         }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

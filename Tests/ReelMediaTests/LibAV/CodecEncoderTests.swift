@@ -15,7 +15,7 @@ func hevcNALTypes(_ data: [UInt8]) -> [UInt8] {
     return types
 }
 
-/// Issue 10.1: the HEVC and ProRes encoders keep the chunk guarantees of the H.264 one.
+/// The HEVC and ProRes encoders keep the chunk guarantees of the H.264 one.
 @Suite("HEVC and ProRes encoders", .blocking)
 struct CodecEncoderTests {
     @Test("HEVC: byte-identical re-encodes, parameter sets only in the global header, an IDR every GOP", arguments: [1, 4])

@@ -5,7 +5,7 @@ import Testing
 import ReelThreadTesting
 @testable import ReelMedia
 
-/// Issue 8: files that would hang or trap whoever opens them. `reel validate` must answer for
+/// Files that would hang or trap whoever opens them. `reel validate` must answer for
 /// a FIFO (reading one never ends) and must not wait forever on a file that does not open.
 @Suite(.blocking) struct HostileInputTests {
     @Test func aFIFOIsRefusedWithoutBeingOpened() throws {
