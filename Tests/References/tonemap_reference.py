@@ -2,14 +2,20 @@
 """ITU-R BT.2390's EETF as a tone mapper, in numpy (float64), written from the Recommendation
 (BT.2390-10, section 5.4.1), not from Reel's code.
 
-Reads one frame of linear-light planar float RGB (ffmpeg's gbrpf32le: G, B, R planes; 1.0 =
-100 cd/m2, BT.709 primaries) from --input and writes the tone-mapped frame to --output in the
-same layout. Like ffmpeg's tonemap filter, each pixel is first desaturated towards its luma
+Reads one frame of planar float RGB (ffmpeg's gbrpf32le: G, B, R planes) from --input and
+writes the tone-mapped frame to --output as linear light (1.0 = 100 cd/m2, BT.709 primaries) in
+the same layout. The input is linear light in BT.709 primaries (--input-transfer linear, the
+default), or the non-linear R'G'B' of a BT.2020 PQ or HLG picture (--input-transfer pq|hlg,
+--input-primaries bt2020), which this script takes to linear light itself: SMPTE ST 2084's EOTF,
+or BT.2100's HLG EOTF (inverse OETF, then the OOTF on the scene luminance Ys with system gamma
+1.2 for a 1000 cd/m2 display), then the primaries' RGB-to-RGB matrix derived from their
+chromaticities (both D65). Like ffmpeg's tonemap filter, each pixel is first desaturated towards its luma
 (weights --luma KR,KG,KB) by how far luma exceeds --desat, then its brightest component is
 mapped and all three are scaled by the same factor. The EETF maps the source range
 [0, --peak x 100 cd/m2] onto [0, 100 cd/m2] in the PQ domain: source and target black 0.
 
-    tonemap_reference.py --size WxH --peak P --desat D --luma KR,KG,KB --input lin.raw --output out.raw
+    tonemap_reference.py --size WxH --peak P --desat D --luma KR,KG,KB --input in.raw --output out.raw
+                         [--input-transfer linear|pq|hlg] [--input-primaries bt709|bt2020]
 """
 import argparse
 
@@ -32,6 +38,38 @@ def linear_from_pq(e):
     """SMPTE ST 2084 EOTF: signal -> luminance / 10000 cd/m2."""
     p = np.power(np.maximum(e, 0), 1 / M2)
     return np.power(np.maximum(p - C1, 0) / (C2 - C3 * p), 1 / M1)
+
+
+# HLG (ARIB STD-B67 / BT.2100) constants.
+HLG_A = 0.17883277
+HLG_B = 1 - 4 * HLG_A
+HLG_C = 0.5 - HLG_A * np.log(4 * HLG_A)
+
+# CIE 1931 xy of the red, green, blue primaries and the white point.
+PRIMARIES = {
+    "bt709": ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060), (0.3127, 0.3290)),
+    "bt2020": ((0.708, 0.292), (0.170, 0.797), (0.131, 0.046), (0.3127, 0.3290)),
+}
+
+
+def rgb_to_xyz(name):
+    """The RGB-to-XYZ matrix of a set of primaries (SMPTE RP 177)."""
+    (rx, ry), (gx, gy), (bx, by), (wx, wy) = PRIMARIES[name]
+    xyz = lambda x, y: np.array([x / y, 1.0, (1 - x - y) / y])
+    m = np.stack([xyz(rx, ry), xyz(gx, gy), xyz(bx, by)], axis=1)
+    s = np.linalg.solve(m, xyz(wx, wy))
+    return m * s
+
+
+def linear_from_hlg(r, g, b, luma):
+    """BT.2100 HLG EOTF for a 1000 cd/m2 display, in units of 100 cd/m2."""
+    def inverse_oetf(e):
+        e = np.clip(e, 0, None)
+        return np.where(e <= 0.5, e * e / 3, (np.exp((e - HLG_C) / HLG_A) + HLG_B) / 12)
+    r, g, b = inverse_oetf(r), inverse_oetf(g), inverse_oetf(b)
+    ys = luma[0] * r + luma[1] * g + luma[2] * b
+    gain = 1000 / 100 * np.power(np.maximum(ys, 1e-12), 1.2 - 1)
+    return r * gain, g * gain, b * gain
 
 
 def eetf(sig, peak):
@@ -60,11 +98,22 @@ def main():
     ap.add_argument("--luma", required=True)
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
+    ap.add_argument("--input-transfer", choices=["linear", "pq", "hlg"], default="linear")
+    ap.add_argument("--input-primaries", choices=sorted(PRIMARIES), default="bt709")
     a = ap.parse_args()
     w, h = (int(v) for v in a.size.split("x"))
     kr, kg, kb = (float(v) for v in a.luma.split(","))
     planes = np.fromfile(a.input, dtype="<f4").astype(np.float64).reshape(3, h, w)
     g, b, r = planes
+    if a.input_transfer == "pq":
+        r, g, b = (linear_from_pq(c) * 10000 / 100 for c in (r, g, b))
+    elif a.input_transfer == "hlg":
+        # Ys is the scene luminance in the source's own primaries.
+        source_luma = rgb_to_xyz(a.input_primaries)[1]
+        r, g, b = linear_from_hlg(r, g, b, source_luma)
+    if a.input_primaries != "bt709":
+        m = np.linalg.solve(rgb_to_xyz("bt709"), rgb_to_xyz(a.input_primaries))
+        r, g, b = (m[i, 0] * r + m[i, 1] * g + m[i, 2] * b for i in range(3))
     if a.desat > 0:
         luma = kr * r + kg * g + kb * b
         over = np.maximum(luma - a.desat, 1e-6) / np.maximum(luma, 1e-6)
