@@ -6,11 +6,14 @@ with what Reel rendered. Each formula is written here from its definition (docs/
 "Filters" and "Blend modes"; W3C Compositing and Blending Level 1), not from Reel's code.
 
 Conventions (the "rounding of 4:2:0 output"): a pixel's RGB comes from its own luma and the
-chroma sample of its 2x2 block (BT.601, limited range); after the formula, luma is converted
-per pixel and chroma from the mean of each 2x2 block's RGB, rounded to 8 bits.
+chroma sample of its 2x2 block (limited range, the inputs' matrix: --source-matrix, BT.601 by
+default, what an untagged SD clip is read as); after the formula, luma is converted per pixel
+and chroma from the mean of each 2x2 block's RGB (the output's matrix: --output-matrix, BT.709
+by default, what an output is tagged with unless its composition says otherwise), rounded to
+8 bits.
 
-    filter_reference.py filters  --size WxH --input in.yuv --filters JSON --output ref.yuv
-    filter_reference.py blend    --size WxH --bottom b.yuv --top t.yuv --mode MODE --opacity O --output ref.yuv
+    filter_reference.py filters  --size WxH --input in.yuv --filters JSON --output ref.yuv [--source-matrix M] [--output-matrix M]
+    filter_reference.py blend    --size WxH --bottom b.yuv --top t.yuv --mode MODE --opacity O --output ref.yuv [...]
     filter_reference.py psnr     --size WxH --a a.yuv --b b.yuv [--margin M] [--mask-luma-below L --mask-from m.yuv]
 
 `psnr` prints one JSON object: per-plane PSNR over all frames (inside the margin).
@@ -44,24 +47,34 @@ def write_frames(path, frames):
                 out.write(np.clip(np.rint(p), 0, 255).astype(np.uint8).tobytes())
 
 
-def to_rgb(y, u, v):
+# Luma weights (KR, KB) of the Y'CbCr matrices: ITU-R BT.601 and BT.709.
+MATRICES = {"bt601": (0.299, 0.114), "bt709": (0.2126, 0.0722)}
+SOURCE_MATRIX, OUTPUT_MATRIX = "bt601", "bt709"
+
+
+def to_rgb(y, u, v, matrix=None):
     """0..1 RGB, unclamped, each pixel with its block's chroma."""
+    kr, kb = MATRICES[matrix or SOURCE_MATRIX]
+    kg = 1 - kr - kb
     cu = np.repeat(np.repeat(u, 2, axis=0), 2, axis=1) - 128
     cv = np.repeat(np.repeat(v, 2, axis=0), 2, axis=1) - 128
     l = (y - 16) / 219
-    r = l + 1.402 / 224 * cv
-    g = l - 0.344136 / 224 * cu - 0.714136 / 224 * cv
-    b = l + 1.772 / 224 * cu
+    r = l + 2 * (1 - kr) / 224 * cv
+    b = l + 2 * (1 - kb) / 224 * cu
+    g = (l - kr * r - kb * b) / kg
     return np.stack([r, g, b], axis=-1)
 
 
-def to_yuv(rgb):
+def to_yuv(rgb, matrix=None):
+    kr, kb = MATRICES[matrix or OUTPUT_MATRIX]
+    kg = 1 - kr - kb
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    y = 16 + 219 * (0.299 * r + 0.587 * g + 0.114 * b)
+    y = 16 + 219 * (kr * r + kg * g + kb * b)
     h, w = y.shape
     m = rgb.reshape(h // 2, 2, w // 2, 2, 3).mean(axis=(1, 3))
-    u = 128 + 224 * (-0.168736 * m[..., 0] - 0.331264 * m[..., 1] + 0.5 * m[..., 2])
-    v = 128 + 224 * (0.5 * m[..., 0] - 0.418688 * m[..., 1] - 0.081312 * m[..., 2])
+    luma = kr * m[..., 0] + kg * m[..., 1] + kb * m[..., 2]
+    u = 128 + 224 * (m[..., 2] - luma) / (2 * (1 - kb))
+    v = 128 + 224 * (m[..., 0] - luma) / (2 * (1 - kr))
     return y, u, v
 
 
@@ -268,7 +281,11 @@ def main():
     p.add_argument("--input"); p.add_argument("--filters"); p.add_argument("--output")
     p.add_argument("--bottom"); p.add_argument("--top"); p.add_argument("--mode"); p.add_argument("--opacity", type=float, default=1)
     p.add_argument("--a"); p.add_argument("--b"); p.add_argument("--margin", type=int, default=0)
+    p.add_argument("--source-matrix", choices=sorted(MATRICES), default="bt601")
+    p.add_argument("--output-matrix", choices=sorted(MATRICES), default="bt709")
     args = p.parse_args()
+    global SOURCE_MATRIX, OUTPUT_MATRIX  # noqa: PLW0603 (one run, one pair of matrices)
+    SOURCE_MATRIX, OUTPUT_MATRIX = args.source_matrix, args.output_matrix
     w, h = (int(s) for s in args.size.split("x"))
 
     if args.command == "filters":

@@ -7,10 +7,13 @@ import ReelKernels
 /// frame as it is tagged (its own tags, else its stream's, else guessed: `ColourTags.resolved`).
 ///
 /// Three paths, by what the frame needs:
-/// - the same matrix, gamut and SDR gamma as the output (the common case: an HD BT.709 clip
-///   in a BT.709 edit): only the layout changes (depth, range, chroma), through swscale, which
-///   for Y'CbCr to Y'CbCr applies no matrix;
-/// - another matrix, another wide gamut, or R'G'B' (stills): zimg converts matrix, range,
+/// - the same gamut and SDR gamma as the output (the common case: an HD BT.709 clip in a
+///   BT.709 edit): the layout changes (depth, range, chroma) through swscale, which for Y'CbCr
+///   to Y'CbCr applies no matrix; another matrix (an SD BT.601 clip in a BT.709 edit) is then
+///   changed block by block by `YCbCrRecode`: exact for chroma, which a matrix change maps
+///   block by block, with no chroma resampled twice (zimg's 4:2:0 → 4:4:4 → 4:2:0 blurs
+///   colour edges) and a few times cheaper;
+/// - another wide gamut, or R'G'B' (stills): zimg converts matrix, range,
 ///   primaries and transfer in one graph (formats zimg cannot read are first unpacked to
 ///   planar by swscale, without a colour change);
 /// - PQ or HLG into an SDR output: zimg to linear light in the output's primaries, the
@@ -68,11 +71,15 @@ final class SourceColourConverter {
         }
         let source = colour(of: frame)
         let target = output.space
-        if !traits.isRGB, source.matrix.sameCoefficients(as: target.matrix), source.primaries.gamut == target.primaries.gamut,
-           source.transfer == target.transfer || (source.transfer.isVideoGamma && target.transfer.isVideoGamma) {
+        if !traits.isRGB, source.primaries.gamut == target.primaries.gamut,
+           source.transfer == target.transfer || (source.transfer.isVideoGamma && target.transfer.isVideoGamma),
+           source.matrix.lumaWeights != nil {
             try swscale.convert(from: PixelConverter.Planes(frame: frame), format: format, fullRange: source.range == .full,
                                 to: PixelConverter.Planes(image: image), format: image.hasAlpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P,
                                 fullRange: false, matrix: target.matrix, width: width, height: height, context: what())
+            if !source.matrix.sameCoefficients(as: target.matrix) {
+                YCbCrRecode(from: source.matrix, to: target.matrix).apply(to: image)
+            }
             return image
         }
         let planar = try zimgReadable(frame, traits: traits, context: what())

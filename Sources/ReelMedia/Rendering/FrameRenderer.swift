@@ -21,6 +21,11 @@ public final class FrameRenderer {
         let sources = sources
         return FilterPipeline(scale: plan.renderToOutput.a) { try sources.lut($0) }
     }()
+    /// The filter and blend-mode kernels compute on BT.601 Y'CbCr: pictures of the output's
+    /// matrix are re-encoded into it around them (`YCbCrRecode`), so that they see the output's
+    /// own R'G'B'. Identities for a BT.601 output.
+    private let intoKernelMatrix: YCbCrRecode
+    private let fromKernelMatrix: YCbCrRecode
 
     /// `media` gives the byte-range sources of assets this machine reads remotely.
     public init(plan: RenderPlan, media: MediaSources = .local, decoderThreads: Int = 1) {
@@ -30,6 +35,8 @@ public final class FrameRenderer {
         self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height, hasAlpha: plan.export.video.writesAlpha)
         self.cursor = FrameCursor(plan: plan)
         self.captions = plan.captions == nil ? nil : CaptionPainter(plan: plan)
+        self.intoKernelMatrix = YCbCrRecode(from: plan.colour.space.matrix, to: .smpte170M)
+        self.fromKernelMatrix = YCbCrRecode(from: .smpte170M, to: plan.colour.space.matrix)
     }
 
     /// Frame `k`, valid until the next call.
@@ -45,7 +52,9 @@ public final class FrameRenderer {
             }
         }
         if !description.filters.isEmpty {
+            intoKernelMatrix.apply(to: canvas)
             try filters.apply(description.filters, to: canvas)
+            fromKernelMatrix.apply(to: canvas)
         }
         for overlay in description.overlays where overlay.opacity > 0 {
             let bitmap = try sources.overlayBitmap(overlay.index)
@@ -62,7 +71,17 @@ public final class FrameRenderer {
     /// on the frame, filtered there, then composited with its opacity and blend mode.
     private func drawWithEffects(_ image: YUVImage, _ layer: LayerDraw) throws {
         effectLayer.render(image, transform: layer.transform, crop: layer.crop)
-        try filters.apply(layer.filters, to: effectLayer.buffer)
-        Compositor.blend(effectLayer.buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity)
+        let buffer = effectLayer.buffer
+        if !layer.filters.isEmpty || layer.blendMode != .normal { intoKernelMatrix.apply(to: buffer) }
+        try filters.apply(layer.filters, to: buffer)
+        if layer.blendMode == .normal {
+            // Source-over is the same sum in any matrix: only the layer goes back.
+            if !layer.filters.isEmpty { fromKernelMatrix.apply(to: buffer) }
+            Compositor.blend(buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity)
+        } else {
+            intoKernelMatrix.apply(to: canvas)
+            Compositor.blend(buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity)
+            fromKernelMatrix.apply(to: canvas)
+        }
     }
 }

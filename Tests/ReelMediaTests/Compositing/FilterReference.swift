@@ -14,6 +14,18 @@ enum FilterReference {
 
     static let width = 320, height = 240
 
+    /// The matrices of the numpy reference (`--source-matrix`, `--output-matrix`): the test
+    /// clips are untagged and 240 lines high, so they are read as BT.601 (as ffmpeg and
+    /// AVFoundation guess them); the output carries no colour keys, so it is BT.709.
+    static let matrices = ["--source-matrix", "bt601", "--output-matrix", "bt709"]
+    /// For a reference computed from one of Reel's own renders (already BT.709).
+    static let outputMatrices = ["--source-matrix", "bt709", "--output-matrix", "bt709"]
+
+    /// ffmpeg's decode of an untagged clip as the output shows it: read as BT.601 by swscale,
+    /// through float RGB, into BT.709 Y'CbCr (limited range) by swscale again — a conversion
+    /// that shares no code with Reel's (zimg).
+    static let toOutputMatrix = "scale=in_color_matrix=bt601:in_range=tv,format=gbrpf32le,scale=out_color_matrix=bt709:out_range=tv"
+
     /// A lossless 320×240 clip of `frames` frames at 25 fps from a lavfi `source` (a test pattern).
     static func clip(_ source: String, frames: Int = 3, in dir: URL, name: String) throws -> String {
         let path = dir.appendingPathComponent(name).path

@@ -44,7 +44,8 @@ import ReelThreadTesting
             let reel = try FilterReference.render(
                 FilterReference.composition(clips: [clip], layers: [#"{"track": 1, "filters": \#(filters)}"#]), in: dir, name: "reel\(p)")
             let reference = dir.appendingPathComponent("ref\(p).yuv").path
-            try FilterReference.python(["filters", "--size", "320x240", "--input", source, "--filters", filters, "--output", reference])
+            try FilterReference.python(["filters", "--size", "320x240", "--input", source, "--filters", filters, "--output", reference]
+                                       + FilterReference.matrices)
             let psnr = try FilterReference.psnr(reel, reference)
             for plane in ["y", "u", "v"] {
                 let value = try #require(psnr[plane])
@@ -67,7 +68,8 @@ import ReelThreadTesting
         let filtered = try FilterReference.render(
             FilterReference.composition(clips: [clip], layers: [#"{"track": 1}"#], pictureFilters: filters), in: dir, name: "filtered")
         let reference = dir.appendingPathComponent("ref.yuv").path
-        try FilterReference.python(["filters", "--size", "320x240", "--input", plain, "--filters", filters, "--output", reference])
+        try FilterReference.python(["filters", "--size", "320x240", "--input", plain, "--filters", filters, "--output", reference]
+                                   + FilterReference.outputMatrices)
         let psnr = try FilterReference.psnr(filtered, reference)
         for plane in ["y", "u", "v"] {
             #expect(try #require(psnr[plane]) >= Self.minimumPSNR, "plane \(plane): \(psnr)")
@@ -90,7 +92,8 @@ import ReelThreadTesting
             let reference = dir.appendingPathComponent("ref\(k).yuv").path
             try FilterReference.python(["blend", "--size", "320x240", "--mode", mode, "--opacity", "0.7",
                                         "--bottom", try FilterReference.raw(bottomClip, in: dir, name: "b\(k).yuv"),
-                                        "--top", try FilterReference.raw(topClip, in: dir, name: "t\(k).yuv"), "--output", reference])
+                                        "--top", try FilterReference.raw(topClip, in: dir, name: "t\(k).yuv"), "--output", reference]
+                                       + FilterReference.matrices)
             let psnr = try FilterReference.psnr(reel, reference)
             for plane in ["y", "u", "v"] {
                 let value = try #require(psnr[plane])
