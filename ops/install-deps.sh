@@ -46,6 +46,7 @@ python_packages=(
   otio-fcpx-xml-adapter==1.0.0    # ... and its FCP X XML adapter the FCPXML that otioconvert turns back (docs/interchange.md)
   pyyaml==6.0.3                   # deploy/check.py reads the manifests ...
   check-jsonschema==0.39.0        # ... and validates the KEDA objects with its jsonschema against deploy/schemas/
+  openapi-spec-validator==0.9.0   # validates proto/console-api.yaml as an OpenAPI 3.1 document (OpenAPIRoutesTests)
   playwright==1.65.2              # drives the system's Chromium in real time (executable_path; no browser download): the preview playback test
 )
 # Versions are pinned, so a new release cannot change what the tests run against unseen.

@@ -24,7 +24,11 @@ public struct ConsoleBackendError: Error, Sendable, CustomStringConvertible {
     }
     public var kind: Kind
     public var message: String
-    public init(_ kind: Kind, _ message: String) { self.kind = kind; self.message = message }
+    /// Every problem, one a line, when there are several (the rows of a batch that are invalid).
+    public var problems: [String]?
+    public init(_ kind: Kind, _ message: String, problems: [String]? = nil) {
+        self.kind = kind; self.message = message; self.problems = problems
+    }
     public var description: String { message }
 }
 
@@ -60,6 +64,13 @@ public protocol ConsoleBackend: Sendable {
     func metricsExposition() -> String
     /// The coordinators sharing the farm's database (`AgentsReport.coordinators`); nil when unknown.
     func coordinators() async throws -> [CoordinatorStatus]?
+    /// A batch's report (as `BATCHSTATUS`), with every row when `rows`. `.notFound` for no such batch.
+    func batch(_ id: Int64, rows: Bool) async throws -> BatchReport
+    /// `POST /api/v1/batches`: a template, its rows and their assets by content (the request's
+    /// JSON body, proto/console-api.yaml `BatchSubmission`) become a batch of one job per row;
+    /// every row is checked first and nothing is created while any is invalid (`.invalid`
+    /// with the problems) or an asset is not stored on the farm (`.conflict`).
+    func submitBatch(_ body: [UInt8]) async throws -> BatchReport
 }
 
 extension ConsoleBackend {

@@ -4,7 +4,11 @@ import Hummingbird
 /// JSON bodies and error answers of the console's API. Documents are encoded like the
 /// coordinator encodes `STATUS` (sorted keys), so the API and `reel status --json` agree byte for byte.
 enum ConsoleResponses {
-    struct ErrorDocument: Encodable { var error: String }
+    struct ErrorDocument: Encodable {
+        var error: String
+        /// Every problem, when there are several (a batch's invalid rows).
+        var problems: [String]? = nil
+    }
 
     static func encode(_ value: some Encodable) throws -> ByteBuffer {
         let encoder = JSONEncoder()
@@ -17,10 +21,10 @@ enum ConsoleResponses {
                  body: ResponseBody(byteBuffer: try encode(value)))
     }
 
-    static func error(_ status: HTTPResponse.Status, _ message: String, headers extra: HTTPFields = [:]) -> Response {
+    static func error(_ status: HTTPResponse.Status, _ message: String, problems: [String]? = nil, headers extra: HTTPFields = [:]) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
         headers.append(contentsOf: extra)
-        let body = (try? encode(ErrorDocument(error: message))) ?? ByteBuffer(string: "{}")
+        let body = (try? encode(ErrorDocument(error: message, problems: problems))) ?? ByteBuffer(string: "{}")
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 

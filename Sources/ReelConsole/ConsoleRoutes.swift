@@ -97,6 +97,19 @@ enum ConsoleRoutes {
         ConsoleRoute(method: .get, path: "/api/v1/stream", access: .read) { _, _, services in
             services.feed.response()
         },
+        // Batches: one job per row of a template's rows, followed as one.
+        ConsoleRoute(method: .post, path: "/api/v1/batches", access: .act) { request, _, services in
+            var request = request
+            let body = try await request.collectBody(upTo: Self.batchBodyLimit)
+            let report = try await services.backend.submitBatch(Array(body.readableBytesView))
+            return try ConsoleResponses.json(report, status: .created)
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/batches/{id}", access: .read) { _, context, services in
+            try ConsoleResponses.json(try await services.backend.batch(try Self.batchID(context), rows: false))
+        },
+        ConsoleRoute(method: .get, path: "/api/v1/batches/{id}/rows", access: .read) { _, context, services in
+            try ConsoleResponses.json(try await services.backend.batch(try Self.batchID(context), rows: true))
+        },
     ] + JobAction.allCases.map { action in
         ConsoleRoute(method: .post, path: "/api/v1/jobs/{id}/\(action.rawValue)", access: .act) { _, context, services in
             let job = try Self.jobID(context)
@@ -118,6 +131,16 @@ enum ConsoleRoutes {
 
     struct ActionResult: Codable { var job: Int64; var action: String }
     struct PriorityDocument: Codable { var priority: Int }
+
+    /// The largest `POST /api/v1/batches` body, as `SUBMIT`'s payload limit.
+    static let batchBodyLimit = 64 << 20
+
+    static func batchID(_ context: ConsoleContext) throws -> Int64 {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw ConsoleBackendError(.invalid, "the batch id must be a positive number (the number after the b of bID)")
+        }
+        return id
+    }
 
     static func jobID(_ context: ConsoleContext) throws -> Int64 {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {

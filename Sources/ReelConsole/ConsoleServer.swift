@@ -155,8 +155,8 @@ struct ConsoleErrorMiddleware: RouterMiddleware {
         } catch let error as ConsoleBackendError {
             switch error.kind {
             case .notFound: return ConsoleResponses.error(.notFound, error.message)
-            case .conflict: return ConsoleResponses.error(.conflict, error.message)
-            case .invalid: return ConsoleResponses.error(.badRequest, error.message)
+            case .conflict: return ConsoleResponses.error(.conflict, error.message, problems: error.problems)
+            case .invalid: return ConsoleResponses.error(.badRequest, error.message, problems: error.problems)
             case .unplayable: return ConsoleResponses.error(.unsupportedMediaType, error.message)
             case .unavailable: return ConsoleResponses.error(.serviceUnavailable, error.message, headers: [.retryAfter: "1"])
             }

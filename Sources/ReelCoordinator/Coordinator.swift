@@ -125,7 +125,11 @@ public final class Coordinator: Sendable {
             handler.coordinatorID = coordinatorID
             listener = try DatabaseListener(conninfo: configuration.database, logger: logger,
                                             onClaimable: { dispatcher.wake() },
-                                            onJobEnded: { jobWatchers.jobMayHaveEnded($0) },
+                                            onJobEnded: { job in
+                                                jobWatchers.jobMayHaveEnded(job)
+                                                // A batch's first row ended: its other rows can be planned.
+                                                Task { await splitter.releaseBatch(ledBy: job) }
+                                            },
                                             onReconnected: { dispatcher.wake(); jobWatchers.anyJobMayHaveEnded.ring() },
                                             onDrain: { dispatcher.drainAgent($0) })
         } catch {

@@ -88,7 +88,7 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
     func metricsExposition() -> String { metrics.exposition() }
 
     /// The handler's refusals (as the line protocol words them) become the console's.
-    private func translating<T>(_ body: () async throws -> T) async throws -> T {
+    func translating<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as ReelProtocolError {

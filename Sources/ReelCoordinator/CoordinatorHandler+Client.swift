@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ReelCore
 import ReelObjectStore
 import ReelProtocol
@@ -16,6 +17,18 @@ extension CoordinatorHandler {
         } catch {
             throw ReelProtocolError(.invalidComposition, "the SUBMIT payload is not a submission document: \(error)")
         }
+        let (job, missing) = try await createJob(request)
+        var metadata: Logger.Metadata = ["job": "\(job)", "by": "\(peer.name.escapingControlCharacters)", "missing": "\(missing.count)"]
+        if let batch = request.settings.batch { metadata["batch"] = "\(batch.id)"; metadata["row"] = "\(batch.row)" }
+        logger.info("job submitted", metadata: metadata)
+        return .job(id: job, missing: missing)
+    }
+
+    /// Checks a submission as `SUBMIT` does and records its job (in its batch, with
+    /// `settings.batch`); the job waits for its assets, and one with nothing missing is planned
+    /// at once (a batch's later rows once its first has ended). Returns the job and the asset
+    /// hashes still to upload. The console's `POST /api/v1/batches` creates its rows' jobs here too.
+    func createJob(_ request: SubmitRequest) async throws -> (job: Int64, missing: [String]) {
         let composition: Composition
         do {
             composition = try Composition.parse(request.composition)
@@ -52,15 +65,28 @@ extension CoordinatorHandler {
         let settings = try CoordinatorJSON.encode(StoredJobSettings(settings: request.settings, assets: used))
         let text = request.composition
         try await forgetDamagedAssets(hashes.sorted())
+        let membership = request.settings.batch
+        if let membership, membership.row < 1 { throw ReelProtocolError(.invalidComposition, "settings.batch.row: must be ≥ 1") }
         let (job, missing) = try await pool.run { [hashes] store in
+            if let membership {
+                guard let batch = try store.batches.record(membership.id) else {
+                    throw ReelProtocolError(.notFound, "no batch \(membership.id) (open one with BATCH first)")
+                }
+                guard membership.row <= batch.rows else {
+                    throw ReelProtocolError(.invalidComposition, "settings.batch.row: batch \(batch.id) has rows 1…\(batch.rows), not \(membership.row)")
+                }
+                guard try !store.batches.isTaken(BatchRowReference(batch: batch.id, row: membership.row)) else {
+                    throw ReelProtocolError(.conflict, "row \(membership.row) of batch \(batch.id) has a job already")
+                }
+            }
             let job = try store.jobs.create(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
                                                  waitingForAssets: true, priority: request.settings.priority ?? 0,
-                                                 notifyURL: request.settings.notify))
+                                                 notifyURL: request.settings.notify,
+                                                 batch: membership.map { BatchRowReference(batch: $0.id, row: $0.row) }))
             return (job, try store.assets.missing(hashes.sorted()))
         }
-        logger.info("job submitted", metadata: ["job": "\(job)", "by": "\(peer.name.escapingControlCharacters)", "missing": "\(missing.count)"])
         if missing.isEmpty { await splitter.split(job: job) }
-        return .job(id: job, missing: missing)
+        return (job, missing)
     }
 
     /// Assets the database thinks are stored but whose file is missing or the wrong size are

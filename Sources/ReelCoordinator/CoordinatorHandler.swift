@@ -90,6 +90,9 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .resume(let job): return try await resume(job: job)
             case .priority(let job, let priority): return try await setPriority(job: job, priority: priority)
             case .events(let job, let after): return try await events(job: job, after: after)
+            case .batch(let document): return try await openBatch(document, peer: peer)
+            case .batchStatus(let batch, let rows):
+                return .report(json: Array(try CoordinatorJSON.encode(try await batchReport(batch, rows: rows)).utf8))
             default:
                 throw ReelProtocolError(.malformed, "\(request.verb) is not a request")
             }

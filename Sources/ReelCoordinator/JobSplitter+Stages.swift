@@ -80,6 +80,8 @@ extension JobSplitter {
     func plan(job: Int64) async throws -> SplitStages.Planned? {
         guard let documents = try await pool.run({ try $0.jobs.documents(job) }) else { return nil }
         let stored = try CoordinatorJSON.decode(StoredJobSettings.self, from: documents.settings)
+        // A batch's later rows are planned once its first has ended (`releaseBatch(ledBy:)`).
+        if stored.settings.batch != nil, try await pool.run({ try $0.batches.isHeldForLead(job: job) }) { return nil }
         var composition = try Composition.parse(documents.composition)
         for (id, _) in composition.assets {
             guard let entry = stored.assets[id] else {

@@ -43,6 +43,20 @@ struct JobSplitter: Sendable {
         }
     }
 
+    /// When `job` is the first row of a batch and has ended, plans the batch's other rows,
+    /// which waited for it (`BatchStore.isHeldForLead`): the chunks they share with it are
+    /// stored now, so they are reused, not rendered once per row. Any other job: one indexed
+    /// lookup that finds nothing.
+    func releaseBatch(ledBy job: Int64) async {
+        do {
+            for held in try await pool.run({ try $0.batches.released(byLead: job) }) where !inFlight.contains(held) {
+                await split(job: held)
+            }
+        } catch {
+            logger.error("listing a batch's rows to plan failed; the reaper's next pass plans them", metadata: ["job": "\(job)", "error": "\(error)"])
+        }
+    }
+
     /// Splits one job (or waits for the split of it already running); a composition that does
     /// not validate against its stored assets fails the job.
     func split(job: Int64) async {

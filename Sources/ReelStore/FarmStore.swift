@@ -14,6 +14,7 @@ import ReelCore
 /// - `assets` (`AssetStore`): stored sources, task results and outputs — reuse, retention;
 /// - `events` (`EventLog`): what happened, per job;
 /// - `console` (`ConsoleQueries`): the operator console's read-only views;
+/// - `batches` (`BatchStore`): batches of jobs, one per row of a template's rows;
 /// - `coordinators` (`CoordinatorStore`): the coordinators sharing the database, and the
 ///   advisory locks of work one of them does at a time.
 ///
@@ -41,6 +42,7 @@ public final class FarmStore: @unchecked Sendable {
     public let console: ConsoleQueries
     public let notifications: NotificationStore
     public let coordinators: CoordinatorStore
+    public let batches: BatchStore
 
     public init(connection: PGConnection, clock: FarmClock = .wall) {
         self.connection = connection
@@ -53,6 +55,7 @@ public final class FarmStore: @unchecked Sendable {
         console = ConsoleQueries(connection: connection)
         notifications = NotificationStore(connection: connection)
         coordinators = CoordinatorStore(connection: connection)
+        batches = BatchStore(connection: connection)
     }
 }
 

@@ -64,6 +64,22 @@ final class FakeBackend: ConsoleBackend {
         return [0, 0, 0, 8] + Array("moof".utf8) + [UInt8(chunk)]
     }
     func metricsExposition() -> String { "# TYPE reel_jobs gauge\nreel_jobs 1\n" }
+    /// Batch 3: rows 1 (job 6, done) and 2 (job 7, running); a submitted batch is batch 4.
+    func batch(_ id: Int64, rows: Bool) async throws -> BatchReport {
+        guard id == 3 || id == 4 else { throw ConsoleBackendError(.notFound, "no batch \(id)") }
+        let statuses = [BatchRowStatus(row: 1, job: 6, state: "done", progress: 1, reusedChunks: 0, chunks: 3, agentSeconds: 4.5, outputBytes: 1000),
+                        BatchRowStatus(row: 2, job: 7, state: "running", progress: 0.5, reusedChunks: 2, chunks: 3, agentSeconds: 1)]
+        return BatchReport(id: id, name: "card.json × 2 rows", rows: 2, counts: BatchRowCounts(running: 1, done: 1), state: "running",
+                           createdAtMillis: 1, etaSeconds: 4, agentSeconds: 5.5, reusedChunks: 2, chunks: 6, rowStatuses: rows ? statuses : nil)
+    }
+    /// A body with `"bad"` is refused with its problems; any other is batch 4.
+    func submitBatch(_ body: [UInt8]) async throws -> BatchReport {
+        if String(decoding: body, as: UTF8.self).contains("bad") {
+            throw ConsoleBackendError(.invalid, "1 of 2 rows are invalid", problems: ["row 2 (rows line 2), column ink: must be a colour"])
+        }
+        state.withLockedValue { $0.actions.append("batch \(body.count) bytes") }
+        return try await batch(4, rows: true)
+    }
 }
 
 @Suite(.serialized) struct ConsoleServerTests {
@@ -166,6 +182,35 @@ final class FakeBackend: ConsoleBackend {
             }
             #expect(try await farm.http.request("PUT", "/api/v1/jobs/7/priority", token: farm.readOnlyToken, body: #"{"priority": 9}"#).status == 403)
             #expect(farm.backend.actions.isEmpty)
+        }
+    }
+
+    @Test func batchesNeedATokenAndOnlyAnOperatorSubmitsOne() async throws {
+        try await Self.withFarm { farm in
+            for (method, path) in [("GET", "/api/v1/batches/3"), ("GET", "/api/v1/batches/3/rows"), ("POST", "/api/v1/batches")] {
+                let reply = try await farm.http.request(method, path, body: method == "POST" ? "{}" : nil)
+                #expect(reply.status == 401, "\(method) \(path) without a token: \(reply.status)")
+                #expect(reply.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+            }
+            let summary = try await farm.http.request("GET", "/api/v1/batches/3", token: farm.readOnlyToken)
+            #expect(summary.status == 200)
+            let report = try JSONDecoder().decode(BatchReport.self, from: Data(summary.body.utf8))
+            #expect(report.id == 3 && report.counts.done == 1 && report.rowStatuses == nil)
+            let rows = try JSONDecoder().decode(BatchReport.self, from: Data(try await farm.http.request("GET", "/api/v1/batches/3/rows",
+                                                                                                         token: farm.readOnlyToken).body.utf8))
+            #expect(rows.rowStatuses?.map(\.job) == [6, 7])
+            #expect(try await farm.http.request("GET", "/api/v1/batches/9", token: farm.readOnlyToken).status == 404)
+            #expect(try await farm.http.request("GET", "/api/v1/batches/b3", token: farm.readOnlyToken).status == 400)
+
+            let refused = try await farm.http.request("POST", "/api/v1/batches", token: farm.readOnlyToken, body: #"{"rows": []}"#)
+            #expect(refused.status == 403 && farm.backend.actions.isEmpty)
+            let created = try await farm.http.request("POST", "/api/v1/batches", token: farm.operatorToken, body: #"{"rows": [{}]}"#)
+            #expect(created.status == 201, "\(created.body)")
+            #expect(try JSONDecoder().decode(BatchReport.self, from: Data(created.body.utf8)).id == 4)
+            #expect(farm.backend.actions == ["batch 14 bytes"])
+            let invalid = try await farm.http.request("POST", "/api/v1/batches", token: farm.operatorToken, body: #"{"rows": ["bad"]}"#)
+            #expect(invalid.status == 400)
+            #expect((invalid.json as? [String: Any])?["problems"] as? [String] == ["row 2 (rows line 2), column ink: must be a colour"])
         }
     }
 

@@ -84,6 +84,22 @@ import ReelThreadTesting
         #expect(got.count == 3 && zip(got, expected).allSatisfy { abs($0 - $1) < 14 }, "\(comment): \(got), expected \(expected)")
     }
 
+    @Test func anInvalidRowStopsAFarmBatchBeforeAnythingIsSubmitted() throws {
+        let dir = try Self.fixture()
+        // No coordinator listens there: the rows are checked before anything connects.
+        let r = try Media.run(Media.reel, ["submit", "--batch", "data/rows.csv", "templates/card.json", "-o", "out/{{id}}.mp4",
+                                           "--coordinator", "127.0.0.1:9", "--secret-file", "/nonexistent"],
+                              allowFailure: true, currentDirectory: dir,
+                              environment: ["REEL_DATA_HOME": dir.appendingPathComponent("data-home").path])
+        #expect(r.status == 1)
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == ##"row 2 (data/rows.csv line 3), column bg: must be a colour "#RRGGBB" or "#RRGGBBAA", like "#FF8800", not "gold""##,
+                "\(r.stderr)")
+        #expect(lines.contains("error: 1 of 5 rows are invalid, so nothing was submitted: fix them, or give --skip-invalid to submit the other 4"),
+                "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out").path), "no output, no manifest")
+    }
+
     @Test func anInvalidRowStopsTheBatchBeforeAnythingRenders() throws {
         let dir = try Self.fixture()
         let database = try FreshDatabase.url(prefix: "batch")

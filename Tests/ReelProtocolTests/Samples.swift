@@ -49,6 +49,8 @@ enum Samples {
         .submit(document: Array(#"{"composition":{"formatVersion":1},"text":"加点水印"}"#.utf8)),
         .job(id: 42, missing: [hashA, hashB]),
         .job(id: 42, missing: []),
+        .batch(document: Array(#"{"name":"card.json × people.csv","rows":200}"#.utf8)),
+        .batchStatus(batch: 7, rows: false), .batchStatus(batch: 7, rows: true),
         .put(sha256: hashB, offset: 4, total: 8, bytes: [1, 2, 3, 4]),
         .stored(sha256: hashB, have: 8, total: 8),
         .status(job: nil), .status(job: 42), .status(job: 42, waitSeconds: 60),

@@ -51,6 +51,27 @@ struct EncoderClaimTests {
         #expect(more[0]?.jobID == hevc && more[0]?.ordinal == 2)
     }
 
+    @Test("a claim reads the claimable jobs a page at a time, and reads on past pages of jobs an agent cannot render")
+    func jobsAreReadAPageAtATime() throws {
+        let schema = try TestDatabase.Schema()
+        let store = try schema.store()
+        let x264 = try store.agents.register(name: "x264-only", host: "a", capabilities: "{}")
+        let encoders = AgentEncoders([x264: ["libx264", "aac"]])
+        // More HEVC jobs than one page, each first in claim order, then the one job it can take.
+        let pages = 2 * LifecycleStore.jobsPageSize + 3
+        for _ in 0..<pages { _ = try Self.plannedJob(store, chunks: 2, encoder: "libx265") }
+        let h264 = try Self.plannedJob(store, chunks: 2, encoder: "libx264")
+        let claimed = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: x264)], leaseSeconds: 60, kinds: [.videoChunk],
+                                                     liveAgents: [x264], encoders: encoders)
+        #expect(claimed[0]?.jobID == h264 && claimed[0]?.ordinal == 0, "\(pages) jobs it cannot render do not hide the one it can")
+        // A higher priority moves a later job to the front of the first page.
+        let urgent = try Self.plannedJob(store, chunks: 2, encoder: "libx264")
+        try store.lifecycle.setPriority(job: urgent, 10)
+        let next = try store.lifecycle.claimTasks(for: [ClaimRequest(agent: x264)], leaseSeconds: 60, kinds: [.videoChunk],
+                                                  liveAgents: [x264], encoders: encoders)
+        #expect(next[0]?.jobID == urgent)
+    }
+
     @Test("without encoders (jobs planned before they were recorded, agents that never said) anyone claims, as before")
     func unknownEncodersDoNotRestrict() throws {
         let schema = try TestDatabase.Schema()

@@ -223,12 +223,60 @@
       // The job changed (a chunk moved, frames were rendered): read its chunks and new events.
       if (!summary || JSON.stringify(summary) !== state.jobSeen) refreshJob(false);
     }
+    // A batch's rows are jobs: any change of the jobs may be one of its rows'.
+    if (state.route && state.route.view === "batch") refreshBatch();
+  }
+
+  // ---- a batch: its summary and every row with its job ----
+  async function refreshBatch() {
+    if (!state.route || state.route.view !== "batch" || state.loadingBatch) return;
+    state.loadingBatch = true;
+    const id = state.route.batch;
+    try {
+      const report = await api(`/api/v1/batches/${id}/rows`);
+      if (!state.route || state.route.batch !== id) return;
+      state.batch = report;
+      renderBatch();
+    } catch (error) {
+      if (error instanceof Unauthorized) return signOut(error.message);
+      $("batch-title").textContent = `Batch b${id}`;
+      $("batch-summary").replaceChildren(el("p", { class: "error", text: error.message }));
+    } finally {
+      state.loadingBatch = false;
+    }
+  }
+
+  function renderBatch() {
+    const batch = state.batch;
+    const body = $("batch-rows").tBodies[0];
+    if (!batch) { body.replaceChildren(); return; }
+    const c = batch.counts;
+    $("batch-title").textContent = `Batch b${batch.id} · ${batch.name}`;
+    $("batch-state").replaceChildren(el("span", { class: "badge " + batch.state, text: batch.state }));
+    const notSubmitted = batch.rows - (c.queued + c.running + c.done + c.failed + c.cancelled);
+    const cell = (label, value) => el("div", {}, el("b", { text: label }), String(value));
+    $("batch-summary").replaceChildren(...[
+      cell("rows", batch.rows), cell("queued", c.queued), cell("running", c.running), cell("done", c.done), cell("failed", c.failed),
+      c.cancelled ? cell("cancelled", c.cancelled) : null,
+      notSubmitted > 0 ? cell("not submitted", notSubmitted) : null,
+      cell("ETA", batch.state === "done" || batch.state === "failed" ? "–" : clock(batch.etaSeconds)),
+      cell("agent time", batch.agentSeconds.toFixed(1) + " s"),
+      cell("chunks reused", `${batch.reusedChunks} of ${batch.chunks}`)].filter((node) => node !== null));
+    body.replaceChildren(...(batch.rowStatuses || []).map((row) => el("tr", { "data-row": row.row },
+      el("td", { class: "num", text: row.row }),
+      el("td", {}, el("a", { href: `#/jobs/${row.job}`, text: `job ${row.job}` })),
+      el("td", {}, el("span", { class: "badge " + row.state, text: stateLabel(row.state) })),
+      el("td", { class: "wide" }, progressBar(row)),
+      el("td", { class: "num", text: `${row.reusedChunks}/${row.chunks}` }),
+      el("td", { class: "num", text: row.agentSeconds.toFixed(1) }),
+      el("td", { class: "num opt", text: row.outputBytes === undefined || row.outputBytes === null ? "–" : row.outputBytes }),
+      el("td", { class: "wrap error", text: row.error || "" }))));
   }
 
   // ---- views ----
   function show(view) {
-    for (const id of ["login", "jobs-view", "job-view", "agents-view"]) $(id).hidden = id !== view;
-    $("nav-jobs").classList.toggle("current", view === "jobs-view" || view === "job-view");
+    for (const id of ["login", "jobs-view", "job-view", "batch-view", "agents-view"]) $(id).hidden = id !== view;
+    $("nav-jobs").classList.toggle("current", view === "jobs-view" || view === "job-view" || view === "batch-view");
     $("nav-agents").classList.toggle("current", view === "agents-view");
   }
 
@@ -247,6 +295,13 @@
       show("job-view");
       renderJob();
       refreshJob(true);
+    } else if ((match = hash.match(/^#\/batches\/(\d+)$/))) {
+      const batch = parseInt(match[1], 10);
+      if (!state.route || state.route.batch !== batch) state.batch = null;
+      state.route = { view: "batch", batch };
+      show("batch-view");
+      renderBatch();
+      refreshBatch();
     } else if (hash === "#/agents") {
       state.route = { view: "agents" };
       show("agents-view");

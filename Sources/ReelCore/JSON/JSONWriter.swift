@@ -38,7 +38,7 @@ public enum JSONWriter {
     }
 
     /// The one-line form.
-    static func compact(_ value: JSONValue) -> String {
+    public static func compact(_ value: JSONValue) -> String {
         switch value {
         case .null: "null"
         case .bool(let b): b ? "true" : "false"

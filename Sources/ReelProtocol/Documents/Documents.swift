@@ -33,10 +33,12 @@ public struct JobSettings: Codable, Sendable, Hashable {
     /// An `http://` or `https://` URL the coordinator POSTs a signed `JobEndNotification` to
     /// when the job ends (done, failed or cancelled); `reel submit --notify URL`.
     public var notify: String?
+    /// The batch (opened with `BATCH`) and row this job renders; nil for a job of its own.
+    public var batch: BatchMembership?
     public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil,
-                priority: Int? = nil, noCache: Bool? = nil, notify: String? = nil) {
+                priority: Int? = nil, noCache: Bool? = nil, notify: String? = nil, batch: BatchMembership? = nil) {
         self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name; self.fileType = fileType
-        self.priority = priority; self.noCache = noCache; self.notify = notify
+        self.priority = priority; self.noCache = noCache; self.notify = notify; self.batch = batch
     }
 }
 

@@ -148,7 +148,7 @@ extension Message {
             line.add("headers", list: direct.headers.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" })
             line.add("expires", direct.expiresAtMillis)
             line.add("total", direct.total)
-        case let .submit(document):
+        case let .submit(document), let .batch(document):
             line.add("size", document.count)
         case let .job(id, missing):
             line.add("job", id)
@@ -177,6 +177,9 @@ extension Message {
             line.add("job", job)
             line.add("offset", offset)
             line.add("length", length)
+        case let .batchStatus(batch, rows):
+            line.add("batch", batch)
+            if rows { line.add("rows", 1) }
         }
         return line.text
     }
@@ -185,7 +188,7 @@ extension Message {
     public var payload: [UInt8]? {
         switch self {
         case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .poster(_, _, bytes), let .data(_, _, bytes),
-             let .submit(bytes), let .put(_, _, _, bytes), let .report(bytes):
+             let .submit(bytes), let .batch(bytes), let .put(_, _, _, bytes), let .report(bytes):
             bytes
         case let .assetDone(_, _, upload?), let .resultDone(_, _, _, _, upload?), let .finalDone(_, _, _, _, _, upload?):
             upload.payload

@@ -53,7 +53,7 @@ extension Message {
             }
             return (offset, total, bytes)
         }
-        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "PUT", "REPORT", "ASSETDONE", "RESULTDONE", "FINALDONE"].contains(line.verb) {
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "BATCH", "PUT", "REPORT", "ASSETDONE", "RESULTDONE", "FINALDONE"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
@@ -248,6 +248,9 @@ extension Message {
             let job = try line.integer("job", in: id)
             return .priority(job: job, priority: Int(try line.signedInteger("priority", in: Int64(JobPriority.range.lowerBound)...Int64(JobPriority.range.upperBound))))
         case "EVENTS": return .events(job: try line.integer("job", in: id), after: try line.integer("after"))
+        case "BATCH": return .batch(document: try body(&line))
+        case "BATCHSTATUS":
+            return .batchStatus(batch: try line.integer("batch", in: id), rows: try line.optionalInteger("rows", in: 0...1) == 1)
         default:
             throw ReelProtocolError(.malformed, "unknown verb '\(line.verb)'")
         }

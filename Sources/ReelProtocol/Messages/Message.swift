@@ -163,6 +163,10 @@ public enum Message: Hashable, Sendable {
     case priority(job: Int64, priority: Int)
     /// `EVENTS job= after=` — the job's history after event id `after` (`REPORT` with an `EventsReport`).
     case events(job: Int64, after: Int64)
+    /// `BATCH size=` + a `NewBatchRequest` — open a batch; answered `REPORT` with a `BatchCreated`.
+    case batch(document: [UInt8])
+    /// `BATCHSTATUS batch= [rows=1]` — a batch's `BatchReport` (`REPORT`), with every row when `rows`.
+    case batchStatus(batch: Int64, rows: Bool)
 }
 
 /// A job's priority: higher is claimed first; 0 is the default.
@@ -288,6 +292,8 @@ extension Message {
         case .resume: "RESUME"
         case .priority: "PRIORITY"
         case .events: "EVENTS"
+        case .batch: "BATCH"
+        case .batchStatus: "BATCHSTATUS"
         }
     }
 
@@ -299,7 +305,7 @@ extension Message {
         case .capabilities, .claim, .draining, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
              .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad, .resultParts, .finalParts: [.agent]
         case .submit, .put, .status, .agents, .drainAgent, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
-             .assetURL, .assetDone, .outputURL, .assetParts: [.client]
+             .assetURL, .assetDone, .outputURL, .assetParts, .batch, .batchStatus: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .drain, .lease, .lost,
              .accepted, .data, .job, .stored, .resultStored, .report, .url, .parts:
             nil

@@ -44,11 +44,15 @@ public struct NewJob: Hashable, Sendable {
     public var priority: Int
     /// Where to POST the job-end notification (`NotificationStore`), if anywhere.
     public var notifyURL: String?
+    /// The batch and row the job renders (`BatchStore`), if it is part of one.
+    public var batch: BatchRowReference?
 
     public init(composition: String, renderPlan: String = "{}", settings: String = "{}", tasks: [NewTask],
-                assets: [String] = [], waitingForAssets: Bool = false, priority: Int = 0, notifyURL: String? = nil) {
+                assets: [String] = [], waitingForAssets: Bool = false, priority: Int = 0, notifyURL: String? = nil,
+                batch: BatchRowReference? = nil) {
         self.composition = composition; self.renderPlan = renderPlan; self.settings = settings; self.tasks = tasks
         self.assets = assets; self.waitingForAssets = waitingForAssets; self.priority = priority; self.notifyURL = notifyURL
+        self.batch = batch
     }
 }
 

@@ -12,7 +12,8 @@ public struct JobStore: Sendable {
     public func create(_ job: NewJob) throws -> Int64 {
         try connection.transaction { db in
             let state: JobState = job.waitingForAssets ? .waiting : .queued
-            let id = try db.query(Statements.insertJob, [state, job.composition, job.renderPlan, job.settings, job.priority]).rows[0].int64("id")
+            let id = try db.query(Statements.insertJob, [state, job.composition, job.renderPlan, job.settings, job.priority,
+                                                         job.batch?.batch, job.batch?.row]).rows[0].int64("id")
             try Self.insertTasks(db, job: id, job.tasks)
             if let url = job.notifyURL { try db.query(Statements.insertNotification, [id, url]) }
             for hash in job.assets {
@@ -209,7 +210,7 @@ public struct JobStore: Sendable {
         }
     }
 
-    private static func summary(_ row: PGRow) throws -> JobSummary {
+    static func summary(_ row: PGRow) throws -> JobSummary {
         let total = try row.int("render_tasks"), done = try row.int("tasks_done"), failed = try row.int("tasks_failed")
         let cancelled = try row.int("tasks_cancelled"), leased = try row.int("leased")
         let counts: [TaskState: Int] = [.done: done, .failed: failed, .cancelled: cancelled, .leased: leased,

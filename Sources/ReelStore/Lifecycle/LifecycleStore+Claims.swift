@@ -27,8 +27,11 @@ extension LifecycleStore {
                            liveAgents: Set<Int64>, encoders: AgentEncoders = AgentEncoders()) throws -> ClaimBatch {
         guard !requests.isEmpty else { return ClaimBatch(tasks: [], lost: 0) }
         let db = connection
-        let jobs = try db.query(Statements.claimableJobs, [kinds.sorted()]).rows
-        let quarantined = Set(try jobs.first.map { try $0.integers("quarantined") } ?? [])
+        let firstPage = try db.query(Statements.claimableJobs, [kinds.sorted(), Self.jobsPageSize]).rows
+        let quarantined = Set(try firstPage.first.map { try $0.integers("quarantined") } ?? [])
+        var jobs = ClaimableJobs(firstPage: firstPage.filter { $0["id"] != nil }, pageSize: Self.jobsPageSize) { last in
+            try db.query(Statements.claimableJobsAfter, [kinds.sorted(), Self.jobsPageSize, try last.int("priority"), try last.int64("id")]).rows
+        }
         let live = liveAgents.subtracting(quarantined)
         // A few more candidates than requests; when that leaves an agent without a task while a
         // job had more to offer (it failed those it was offered), once more with 64 more, so
@@ -36,7 +39,7 @@ extension LifecycleStore {
         // the first tasks waits for them to be taken by others). Most claims take the first pass.
         var chosen: [Int: ClaimCandidate] = [:]
         for padding in [8, 64] {
-            let (candidates, more) = try claimCandidates(jobs: jobs, requests: requests, kinds: kinds, encoders: encoders, padding: padding)
+            let (candidates, more) = try claimCandidates(jobs: &jobs, requests: requests, kinds: kinds, encoders: encoders, padding: padding)
             var remaining = candidates
             chosen = [:]
             for (index, request) in requests.enumerated() where !quarantined.contains(request.agent) {
@@ -73,12 +76,14 @@ extension LifecycleStore {
     /// requesting agent has the encoder for; and past that many, on for agents that can use
     /// none of the candidates so far (a job needing libx265 does not hide the next job from
     /// agents without it). `more`: some job may have had more candidates than it returned.
-    private func claimCandidates(jobs: [PGRow], requests: [ClaimRequest], kinds: Set<TaskKind>, encoders: AgentEncoders,
+    private func claimCandidates(jobs: inout ClaimableJobs, requests: [ClaimRequest], kinds: Set<TaskKind>, encoders: AgentEncoders,
                                  padding: Int) throws -> (candidates: [ClaimCandidate], more: Bool) {
         let limit = requests.count + padding
         var candidates: [ClaimCandidate] = []
         var more = false
-        for job in jobs where job["id"] != nil {
+        var position = 0
+        while let job = try jobs.job(at: position) {
+            position += 1
             let videoEncoder = job["video_encoder"]
             var askers = requests
             if candidates.count >= limit {
@@ -97,6 +102,35 @@ extension LifecycleStore {
             candidates += page
         }
         return (candidates.sorted(by: ClaimPolicy.precedes), more)
+    }
+
+    /// How many claimable jobs a claim reads at a time (`Statements.claimableJobs`): the first
+    /// job usually has tasks for the whole batch; more pages are read only for agents the jobs
+    /// so far had nothing for.
+    static let jobsPageSize = 16
+
+    /// The claimable jobs in claim order, read a page at a time as `claimCandidates` walks them
+    /// (with thousands queued, as a batch of rows makes, a claim reads the first few).
+    struct ClaimableJobs {
+        private(set) var jobs: [PGRow]
+        private var exhausted: Bool
+        let pageSize: Int
+        let nextPage: (_ after: PGRow) throws -> [PGRow]
+
+        init(firstPage: [PGRow], pageSize: Int, nextPage: @escaping (_ after: PGRow) throws -> [PGRow]) {
+            jobs = firstPage; self.pageSize = pageSize; self.nextPage = nextPage
+            exhausted = firstPage.count < pageSize
+        }
+
+        /// The job at `position` in claim order, reading the next page when needed; nil past the last.
+        mutating func job(at position: Int) throws -> PGRow? {
+            while position >= jobs.count, !exhausted, let last = jobs.last {
+                let page = try nextPage(last)
+                exhausted = page.count < pageSize
+                jobs += page
+            }
+            return position < jobs.count ? jobs[position] : nil
+        }
     }
 
     /// One claim for one agent (the finaliser, tests): `claimTasks` with a single request.

@@ -4,7 +4,8 @@ import ReelScheduling
 
 extension Statements {
     static let insertJob = """
-        INSERT INTO jobs (state, composition, plan, settings, priority) VALUES ($1, $2, $3, $4, $5::integer) RETURNING id
+        INSERT INTO jobs (state, composition, plan, settings, priority, batch_id, batch_row)
+        VALUES ($1, $2, $3, $4, $5::integer, $6::bigint, $7::integer) RETURNING id
         """
     /// A job's tasks in one statement: `$2…$11` are parallel arrays, one element per task
     /// (kind, ordinal, frames, spec, attempts, content key, reused result). A task with a
@@ -53,9 +54,11 @@ extension Statements {
     static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, $2) ON CONFLICT DO NOTHING"
 
     /// Jobs released from `waiting` that have no tasks yet: the coordinator splits them (after
-    /// their assets arrived, or after a restart interrupted splitting).
+    /// their assets arrived, or after a restart interrupted splitting). A batch's rows held
+    /// for its first row (`heldForBatchLead`) wait for it.
     static let jobsWithoutTasks = """
         SELECT j.id FROM jobs j WHERE j.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id)
+          AND NOT coalesce(\(heldForBatchLead), false)
         ORDER BY j.id
         """
     static let lockJob = "SELECT id FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE"
@@ -79,7 +82,7 @@ extension Statements {
         j.render_tasks, j.tasks_done, j.tasks_failed, j.tasks_cancelled, j.frames_total, j.frames_done, j.tasks_reused,
         l.leased, l.frames_in_progress
         """
-    private static let leasedOfJob = """
+    static let leasedOfJob = """
         LEFT JOIN LATERAL (
             SELECT count(*) AS leased,
                    coalesce(sum(least(t.progress_frames, t.frame_end - t.frame_start)) FILTER (WHERE t.kind IN \(frameCountingKinds)), 0)

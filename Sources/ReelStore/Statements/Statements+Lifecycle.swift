@@ -16,20 +16,31 @@ extension Statements {
     /// the jobs with a queued task of the kinds in `$1`, in claim order (priority, then age):
     /// active, unpaused, with whether every render task is done (only then is a task that ends
     /// the job claimable) and the encoder its video chunks need. Always at least one row (job
-    /// columns NULL when none), so the quarantine answer comes in the same round trip. Few rows:
-    /// one per job, not per task.
+    /// columns NULL when none), so the quarantine answer comes in the same round trip. At most
+    /// `$2` jobs: `claimableJobsAfter` reads on when they are not enough.
     static let claimableJobs = """
         WITH quarantine AS (
             SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE quarantined_until > now()
         )
         SELECT q.ids AS quarantined, j.id, j.priority, j.rendered, j.video_encoder
-        FROM quarantine q LEFT JOIN (
-            SELECT id, priority, tasks_done = render_tasks AS rendered, video_encoder FROM jobs
-            WHERE state IN \(activeJobStates) AND NOT paused
-              AND EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id AND t.state = 'queued' AND t.kind = ANY($1::text[]))
-        ) j ON true
+        FROM quarantine q LEFT JOIN (\(claimableJobsPage(after: false))) j ON true
         ORDER BY j.priority DESC, j.id
         """
+    /// Claim, step 1 continued, when the first page of jobs left agents without a task: the
+    /// next `$2` claimable jobs after the job of priority `$3` and id `$4`, in claim order.
+    static let claimableJobsAfter = claimableJobsPage(after: true)
+    /// Up to `$2` claimable jobs in claim order, from the `jobs_claim_order` index: a claim
+    /// reads the first few jobs, not every active one (a batch queues thousands).
+    static func claimableJobsPage(after: Bool) -> String {
+        """
+        SELECT id, priority, tasks_done = render_tasks AS rendered, video_encoder FROM jobs
+        WHERE state IN \(activeJobStates) AND NOT paused
+          \(after ? "AND (priority < $3::integer OR (priority = $3::integer AND id > $4::bigint))" : "")
+          AND EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id AND t.state = 'queued' AND t.kind = ANY($1::text[]))
+        ORDER BY priority DESC, id
+        LIMIT $2::integer
+        """
+    }
     /// Claim, step 2, per job in claim order until enough: up to `$5` claimable tasks of job `$1`
     /// (priority `$4`) of the kinds in `$2` (one that ends the job only if `$3`, every render
     /// task done), in the job's order (`TaskKind.claimRank`, ordinal) straight from the

@@ -40,9 +40,6 @@ struct BatchCommand: AsyncParsableCommand {
     @Flag(help: "Render every chunk anew, even those an earlier render already made identically.") var noCache = false
     @Flag(help: "No progress bar (a failed row is still reported).") var quiet = false
 
-    /// Problems printed before the rest are summed up in one line.
-    static let printedProblems = 100
-
     func validate() throws {
         guard agents >= 1 else { throw ValidationError("--agents must be at least 1") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -59,40 +56,13 @@ struct BatchCommand: AsyncParsableCommand {
             let input = try BatchInput.load(template: template, rows: rows, output: output)
             let plan = BatchPlan.make(template: input.template, rows: input.rows, output: input.pattern,
                                       rowsDirectory: input.rowsDirectory, currentDirectory: FileManager.default.currentDirectoryPath)
-            try report(plan, input: input)
+            try BatchSetup.report(plan, template: template, rows: rows, output: output, skipInvalid: skipInvalid, check: check)
             if check {
                 try checkMedia(plan, input: input)
                 return
             }
-            let directory = manifest ?? input.pattern.fixedDirectory
-            try makeFolder(directory, what: "the manifest's folder")
-            let resume = BatchResume(previous: try ManifestFiles.previous(in: directory), templateSHA256: input.templateSHA256)
-            if resume.templateChanged {
-                Terminal.error("\(template) changed since \(ManifestFiles.jsonPath(in: directory)) was written: every row renders again")
-            }
-            var entries: [BatchManifest.Entry] = []
-            var queue: [BatchRun.Item] = []
-            for row in plan.rows {
-                switch row.outcome {
-                case .invalid(let problems):
-                    entries.append(.init(row: row.number, line: row.line, output: row.output, status: .invalid,
-                                         error: problems.map(\.messageInRow).joined(separator: "; ")))
-                case .valid(let valid):
-                    let output = row.output!
-                    if let finished = resume.finished(row: row.number, line: row.line, output: output, valuesSHA256: valid.valuesSHA256,
-                                                      bytesOnDisk: regularFileSize) {
-                        entries.append(finished)
-                        continue
-                    }
-                    queue.append(BatchRun.Item(entry: entries.count, row: row.number, output: output, valid: valid))
-                    entries.append(.init(row: row.number, line: row.line, valuesSHA256: valid.valuesSHA256, output: output, status: .pending))
-                }
-            }
-            let files = ManifestFiles(directory: directory, manifest: BatchManifest(
-                template: template, templateSHA256: input.templateSHA256, rows: rows, output: output, entries: entries))
-            try await files.write()
-            let already = await files.manifest.count(.done)
-            if already > 0 { Terminal.error("\(already) row(s) done before, with their outputs in place: not rendered again") }
+            let (files, queue) = try await BatchSetup.manifest(plan, input: input, template: template, rows: rows, output: output,
+                                                               directory: manifest ?? input.pattern.fixedDirectory)
 
             var stopped = false
             if !queue.isEmpty {
@@ -103,38 +73,8 @@ struct BatchCommand: AsyncParsableCommand {
                                    failFast: failFast, quiet: quiet)
                 stopped = try await run.run(files)
             }
-            let m = await files.manifest
-            let summary = "\(m.entries.count) rows: \(m.count(.done)) done, \(m.count(.failed)) failed, \(m.count(.invalid)) invalid"
-                + (m.count(.pending) > 0 ? ", \(m.count(.pending)) not rendered" : "")
-                + (stopped ? " (stopped at the first failure: --fail-fast)" : "")
-            print("\(summary); manifest: \(files.jsonPath)")
-            if m.count(.done) < m.entries.count { throw ExitCode(1) }
+            try await BatchSetup.finish(files, stopped: stopped)
         }
-    }
-
-    /// Prints every problem; throws when the batch cannot go on (a problem of the batch as a
-    /// whole, or an invalid row without --skip-invalid).
-    private func report(_ plan: BatchPlan, input: BatchInput) throws {
-        func print(_ problems: [BatchProblem]) {
-            for problem in problems.prefix(Self.printedProblems) {
-                Terminal.error(problem.text(template: template, rows: rows, outputPattern: output))
-            }
-            if problems.count > Self.printedProblems {
-                Terminal.error("… and \(problems.count - Self.printedProblems) more problems")
-            }
-        }
-        guard plan.batchProblems.isEmpty else {
-            print(plan.batchProblems)
-            throw ExitCode(1)
-        }
-        let invalid = plan.invalidRowCount
-        guard invalid > 0 else { return }
-        print(plan.rowProblems)
-        if !skipInvalid && !check {
-            throw UserError("\(invalid) of \(plan.rows.count) rows are invalid, so nothing was rendered: fix them, "
-                            + "or give --skip-invalid to render the other \(plan.rows.count - invalid)")
-        }
-        if !check { Terminal.error("\(invalid) invalid row(s) skipped (--skip-invalid); the manifest lists them") }
     }
 
     /// `--check`: every valid row's media probed (as `reel validate` does); nothing rendered.

@@ -83,23 +83,8 @@ struct BatchRun {
                 }
                 guard inFlight > 0, let (item, result) = try await group.next() else { break }
                 inFlight -= 1
-                var entry = await files.manifest.entries[item.entry]
-                switch result {
-                case .done(let duration, let bytes, let agentSeconds, let reused, let chunks, let job):
-                    anyDone = true
-                    entry.status = .done
-                    entry.durationSeconds = duration; entry.bytes = bytes; entry.agentSeconds = agentSeconds
-                    entry.reusedChunks = reused; entry.chunks = chunks; entry.job = job; entry.error = nil
-                    progress.rowFinished(row: item.row, failed: false, detail: "\(item.output), \(agentSeconds.map { String(format: "%.2f", $0) } ?? "?") agent-s, "
-                                         + "\(reused) of \(chunks) chunks reused")
-                case .failed(let error, let job):
-                    entry.status = .failed
-                    entry.error = error; entry.job = job
-                    progress.rowFinished(row: item.row, failed: true, detail: error.escapingControlCharacters)
-                case .stopped:
-                    progress.rowFinished(row: item.row, failed: false, stopped: true, detail: "")
-                }
-                try await files.record(entry, at: item.entry)
+                if case .done = result { anyDone = true }
+                try await Self.record(result, of: item, in: files, progress: progress)
                 if case .failed = result, failFast, !stopped {
                     stopped = true
                     group.cancelAll()
@@ -108,6 +93,39 @@ struct BatchRun {
             }
             return stopped
         }
+    }
+
+    /// Records how a row ended in the manifest (now or a moment later: `ManifestFiles`) and on
+    /// the progress bar. Shared with `reel submit --batch` (`FarmBatchRun`).
+    static func record(_ result: Result, of item: Item, in files: ManifestFiles, progress: BatchProgress) async throws {
+        var entry = await files.manifest.entries[item.entry]
+        switch result {
+        case .done(let duration, let bytes, let agentSeconds, let reused, let chunks, let job):
+            entry.status = .done
+            entry.durationSeconds = duration; entry.bytes = bytes; entry.agentSeconds = agentSeconds
+            entry.reusedChunks = reused; entry.chunks = chunks; entry.job = job; entry.error = nil
+            progress.rowFinished(row: item.row, failed: false, detail: "\(item.output), \(agentSeconds.map { String(format: "%.2f", $0) } ?? "?") agent-s, "
+                                 + "\(reused) of \(chunks) chunks reused")
+        case .failed(let error, let job):
+            entry.status = .failed
+            entry.error = error; entry.job = job
+            progress.rowFinished(row: item.row, failed: true, detail: error.escapingControlCharacters)
+        case .stopped:
+            progress.rowFinished(row: item.row, failed: false, stopped: true, detail: "")
+        }
+        try await files.record(entry, at: item.entry)
+    }
+
+    /// A row's job ended as `state`: a done job's output is downloaded to the row's path and
+    /// its figures make the result; any other end is the row's failure. Shared with `reel
+    /// submit --batch`.
+    static func collect(job: Int64, state: String, error: String?, agentSeconds: Double?, tasks: TaskCounts, output: String,
+                        durationSeconds: Double, via client: ReconnectingClient<OperatorClient>) async throws -> Result {
+        guard state == "done" else { return .failed("the render failed: \(error ?? state)", job: job) }
+        try await OutputDownload.run(job: job, to: output, via: client, quiet: true)
+        guard let bytes = regularFileSize(output) else { return .failed("\(output) is missing after its download", job: job) }
+        return .done(durationSeconds: durationSeconds, bytes: bytes, agentSeconds: agentSeconds,
+                     reusedChunks: tasks.reused, chunks: tasks.total, job: job)
     }
 
     /// Cancels `jobs` on the farm (the rows in flight when `--fail-fast` stops the batch).
@@ -154,17 +172,12 @@ struct BatchRun {
                 let final = try await JobWaiter(client: following, job: job, quiet: true, reuploadAssets: {
                     try await following.perform { try await SubmitCommand.upload(assets, hashes: assets.files.keys.sorted(), client: $0, quiet: true) }
                 }).waitUntilFinished()
-                guard final.state == "done" else {
-                    farm.noteJobEnded(job)
-                    await following.close()
-                    return .failed("the render failed: \(final.error ?? final.state)", job: job)
-                }
-                try await OutputDownload.run(job: job, to: item.output, via: following, quiet: true)
+                let result = try await Self.collect(job: job, state: final.state, error: final.error, agentSeconds: final.agentSeconds,
+                                                    tasks: final.tasks, output: item.output, durationSeconds: plan.duration.seconds,
+                                                    via: following)
                 farm.noteJobEnded(job)
                 await following.close()
-                guard let bytes = regularFileSize(item.output) else { return .failed("\(item.output) is missing after its download", job: job) }
-                return .done(durationSeconds: plan.duration.seconds, bytes: bytes, agentSeconds: final.agentSeconds,
-                             reusedChunks: final.tasks.reused, chunks: final.tasks.total, job: job)
+                return result
             } catch {
                 await following.close()
                 throw error

@@ -41,6 +41,25 @@ enum ClientFormatting {
         return text + storageLine(report.storage)
     }
 
+    /// A batch in a few lines: its rows by state, ETA, agent time and reuse; with the report's
+    /// rows (`--rows`), a table of them below.
+    static func batchSummary(_ report: BatchReport) -> String {
+        let c = report.counts
+        var text = "batch b\(report.id) \(report.name.escapingControlCharacters): \(report.state)\n"
+        text += "rows: \(report.rows) — \(c.queued) queued, \(c.running) running, \(c.done) done, \(c.failed) failed"
+            + (c.cancelled > 0 ? ", \(c.cancelled) cancelled" : "")
+            + (report.rows > c.submitted ? ", \(report.rows - c.submitted) not submitted" : "") + "\n"
+        text += "ETA: \(report.etaSeconds.map(clock) ?? "-")  agent time: \(String(format: "%.1f", report.agentSeconds)) s  "
+            + "chunks: \(report.reusedChunks) of \(report.chunks) reused\n"
+        guard let rows = report.rowStatuses else { return text }
+        var table = TextTable(headers: ["ROW", "JOB", "STATE", "PROGRESS", "REUSED", "AGENT-S", "ERROR"], rightAligned: [0, 1, 3, 4, 5])
+        for row in rows {
+            table.add([String(row.row), String(row.job), row.state, percent(row.progress), "\(row.reusedChunks)/\(row.chunks)",
+                       String(format: "%.1f", row.agentSeconds), (row.error ?? "").escapingControlCharacters])
+        }
+        return text + table.render()
+    }
+
     /// `job N loudness: …` for a done job whose output still misses its loudness target
     /// (`LoudnessMiss`), for `reel render` and `reel submit --wait` to print when the job ends:
     /// the warning must reach whoever waited for the file, not only `reel status`. Nil otherwise.

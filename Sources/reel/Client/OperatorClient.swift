@@ -366,6 +366,25 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         return (try JSONCoding.decode(StatusReport.self, from: json, what: "STATUS report"), json)
     }
 
+    /// `BATCH`: opens a batch of `request.rows` rows; returns its id.
+    func openBatch(_ request: NewBatchRequest) async throws -> Int64 {
+        let reply = try await call(.batch(document: try JSONCoding.encode(request)))
+        guard case let .report(json) = reply else { throw unexpected(reply, to: "BATCH") }
+        return try JSONCoding.decode(BatchCreated.self, from: json, what: "BATCH reply").batch
+    }
+
+    /// `BATCHSTATUS batch= [rows=1]`: the batch's report (every row's with `rows`).
+    func batchStatus(_ batch: Int64, rows: Bool) async throws -> BatchReport {
+        try await batchStatusReport(batch, rows: rows).report
+    }
+
+    /// `BATCHSTATUS`: the decoded report and its raw JSON.
+    func batchStatusReport(_ batch: Int64, rows: Bool) async throws -> (report: BatchReport, raw: [UInt8]) {
+        let reply = try await call(.batchStatus(batch: batch, rows: rows))
+        guard case let .report(json) = reply else { throw unexpected(reply, to: "BATCHSTATUS") }
+        return (try JSONCoding.decode(BatchReport.self, from: json, what: "BATCHSTATUS report"), json)
+    }
+
     /// `AGENTS`: the decoded report and its raw JSON.
     func agents() async throws -> (report: AgentsReport, raw: [UInt8]) {
         let reply = try await call(.agents)

@@ -21,7 +21,7 @@ struct SubmitCommand: AsyncParsableCommand {
             5 minutes and resumes the download at the byte it reached.
             """)
 
-    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl).") var composition: String
+    @Argument(help: "The composition JSON file, or an editor's timeline (.otio, .edl); with --batch, the template.") var composition: String
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup(title: "Timelines") var timeline: TimelineOptions
     @Flag(help: "Wait for the job to finish, showing its progress.") var wait = false
@@ -35,9 +35,23 @@ struct SubmitCommand: AsyncParsableCommand {
     @Flag(help: "No progress output.") var quiet = false
     @Option(help: ArgumentHelp("When the job ends, POST a signed JSON document to this http(s) URL (docs/notifications.md).",
                                valueName: "url")) var notify: String?
+    @Option(help: ArgumentHelp("Submit one job per row of this CSV or JSON Lines file, as one batch: COMPOSITION is then a template and -o a pattern like 'out/{{id}}.mp4' (docs/templates.md, \"Batches on a farm\").",
+                               valueName: "rows")) var batch: String?
+    @Option(help: "With --batch: the folder of manifest.json and manifest.csv (default: the outputs' folder, -o up to its first placeholder).")
+    var manifest: String?
+    @Flag(help: "With --batch: submit the valid rows and record the invalid ones in the manifest, instead of submitting nothing.")
+    var skipInvalid = false
+    @Flag(help: "With --batch: a row whose media cannot be read stops the batch before anything is submitted; with --wait, the first row that fails cancels the others.")
+    var failFast = false
 
     func validate() throws {
-        if output != nil && !wait { throw ValidationError("-o needs --wait (or fetch later with `reel fetch JOB -o OUT`)") }
+        if batch != nil {
+            if output == nil { throw ValidationError("--batch needs -o with each row's output, like -o 'out/{{id}}.mp4'") }
+            if name != nil { throw ValidationError("--name does not go with --batch: each row's job is named after the template and its row") }
+        } else {
+            if output != nil && !wait { throw ValidationError("-o needs --wait (or fetch later with `reel fetch JOB -o OUT`)") }
+            if manifest != nil || skipInvalid || failFast { throw ValidationError("--manifest, --skip-invalid and --fail-fast go with --batch") }
+        }
         if let chunkSeconds {
             guard let s = Rational(parsing: chunkSeconds), RenderLimits.problem(withChunkSeconds: s) == nil else {
                 throw ValidationError("--chunk-seconds must be a number of seconds > 0 and ≤ 3600, like 10 or 2.5")
@@ -49,6 +63,7 @@ struct SubmitCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let batch { return try await runBatch(rows: batch, pattern: output!) }
         try await reportingErrorsAsync {
             try requireReadableFile(composition, what: "the composition")
             if let output { try HLSOutput.makeFolder(for: output); try requireWritableOutput(output) }
@@ -107,6 +122,33 @@ struct SubmitCommand: AsyncParsableCommand {
             default:
                 await following.close()
                 throw UserError("job \(job) failed: \(final.error ?? "no reason given (see `reel status \(job)`)")")
+            }
+        }
+    }
+
+    /// `--batch`: every row checked as `reel batch` checks it (nothing is submitted while a row
+    /// is invalid, unless --skip-invalid), then one job per row in one batch (`FarmBatchRun`);
+    /// the manifest is written as `reel batch` writes it. Prints the batch as `bID`.
+    private func runBatch(rows: String, pattern: String) async throws {
+        try await reportingErrorsAsync {
+            LibAVLogging.quiet()
+            let input = try BatchInput.load(template: composition, rows: rows, output: pattern)
+            let plan = BatchPlan.make(template: input.template, rows: input.rows, output: input.pattern,
+                                      rowsDirectory: input.rowsDirectory, currentDirectory: FileManager.default.currentDirectoryPath)
+            try BatchSetup.report(plan, template: composition, rows: rows, output: pattern, skipInvalid: skipInvalid, check: false, verb: "submit")
+            let (files, queue) = try await BatchSetup.manifest(plan, input: input, template: composition, rows: rows, output: pattern,
+                                                               directory: manifest ?? input.pattern.fixedDirectory)
+            let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
+                                       priority: priority, noCache: noCache ? true : nil, notify: notify)
+            let run = FarmBatchRun(templateName: input.templateName, templateDirectory: input.templateDirectory, items: queue,
+                                   settings: settings, connection: connection, wait: wait, failFast: failFast, quiet: quiet)
+            let (_, stopped) = try await run.run(files)
+            try await files.finish()
+            if wait {
+                try await BatchSetup.finish(files, stopped: stopped)
+            } else if await files.manifest.count(.failed) + files.manifest.count(.invalid) > 0 {
+                // Submitted what could be; the rows that could not be are in the manifest.
+                throw ExitCode(1)
             }
         }
     }
