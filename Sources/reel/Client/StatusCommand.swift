@@ -49,40 +49,18 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         if let batch { return try await runBatch(batch) }
         try await reportingErrorsAsync {
-            let client = try await OperatorClient.connect(connection)
-            // --watch keeps watching through a coordinator or database restart; a one-shot
-            // status reports the trouble at once.
-            let watching = watch ? ReconnectingClient(client, options: connection) : nil
-            let tty = isatty(STDOUT_FILENO) == 1
             let job = job
-            var ended: JobStatus?
-            repeat {
-                let reports: ((report: StatusReport, raw: [UInt8]), (report: AgentsReport, raw: [UInt8]))
-                if let watching {
-                    reports = try await watching.perform { (try await $0.status(job: job), try await $0.agents()) }
-                } else {
-                    reports = (try await client.status(job: job), try await client.agents())
-                }
+            let ended = try await show({ (try await $0.status(job: job), try await $0.agents()) }) { reports -> String in
                 let ((status, statusJSON), (agents, agentsJSON)) = reports
-                var text: String
-                if json {
-                    text = "{\"status\":" + String(decoding: statusJSON, as: UTF8.self)
-                        + ",\"agents\":" + String(decoding: agentsJSON, as: UTF8.self) + "}\n"
-                } else {
-                    text = ClientFormatting.jobsTable(status) + "\n" + ClientFormatting.agentsTable(agents)
-                }
-                if watch && tty && !json { text = "\u{1B}[H\u{1B}[2J" + text }
-                else if watch { text += "\n" }
-                FileHandle.standardOutput.write(Data(text.utf8))
+                return json
+                    ? "{\"status\":" + String(decoding: statusJSON, as: UTF8.self) + ",\"agents\":" + String(decoding: agentsJSON, as: UTF8.self) + "}\n"
+                    : ClientFormatting.jobsTable(status) + "\n" + ClientFormatting.agentsTable(agents)
+            } ended: { reports -> JobStatus? in
                 // Watching one job: its end is the end of the watch.
-                if watch, let job, let status = status.jobs.first(where: { $0.id == job }),
-                   ClientFormatting.finishedStates.contains(status.state) {
-                    ended = status
-                    break
-                }
-                if watch { try await Task.sleep(for: .seconds(1)) }
-            } while watch
-            if let watching { await watching.close() } else { await client.close() }
+                guard let job, let status = reports.0.report.jobs.first(where: { $0.id == job }),
+                      ClientFormatting.finishedStates.contains(status.state) else { return nil }
+                return status
+            }
             switch ended?.state {
             case "failed"?:
                 throw UserError("job \(ended!.id) failed: \(ended!.error ?? "no reason given (see `reel events \(ended!.id)`)")")
@@ -98,30 +76,40 @@ struct StatusCommand: AsyncParsableCommand {
     /// coordinator's `BATCHSTATUS` report; `--watch` redraws it every second until every row has ended.
     private func runBatch(_ batch: Int64) async throws {
         try await reportingErrorsAsync {
-            let client = try await OperatorClient.connect(connection)
-            let watching = watch ? ReconnectingClient(client, options: connection) : nil
-            let tty = isatty(STDOUT_FILENO) == 1
             let rows = rows
-            var ended: BatchReport?
-            repeat {
-                let (report, raw) = if let watching {
-                    try await watching.perform { try await $0.batchStatusReport(batch, rows: rows) }
-                } else {
-                    try await client.batchStatusReport(batch, rows: rows)
-                }
-                var text = json ? String(decoding: raw, as: UTF8.self) + "\n" : ClientFormatting.batchSummary(report)
-                if watch && tty && !json { text = "\u{1B}[H\u{1B}[2J" + text } else if watch { text += "\n" }
-                FileHandle.standardOutput.write(Data(text.utf8))
-                if watch, report.state == "done" || report.state == "failed" {
-                    ended = report
-                    break
-                }
-                if watch { try await Task.sleep(for: .seconds(1)) }
-            } while watch
-            if let watching { await watching.close() } else { await client.close() }
+            let ended = try await show({ try await $0.batchStatusReport(batch, rows: rows) }) { report, raw in
+                json ? String(decoding: raw, as: UTF8.self) + "\n" : ClientFormatting.batchSummary(report)
+            } ended: { report, _ in
+                report.state == "done" || report.state == "failed" ? report : nil
+            }
             if let ended, ended.state == "failed" {
                 throw UserError("batch b\(batch) ended with \(ended.counts.failed) failed and \(ended.counts.cancelled) cancelled row(s) of \(ended.rows)")
             }
         }
+    }
+
+    /// Prints what `fetch` reads from the coordinator, as `text` writes it: once, or with
+    /// `--watch` every second (on a terminal, over the last one) through a coordinator or
+    /// database restart, until `ended` finds what ends the watch. A one-shot status reports
+    /// trouble at once. - Returns: what ended the watch (nil: not watching).
+    private func show<Reports, Ended>(_ fetch: (OperatorClient) async throws -> Reports, text: (Reports) -> String,
+                                      ended: (Reports) -> Ended?) async throws -> Ended? {
+        let client = try await OperatorClient.connect(connection)
+        let watching = watch ? ReconnectingClient(client, options: connection) : nil
+        let tty = isatty(STDOUT_FILENO) == 1
+        var end: Ended?
+        repeat {
+            let reports = if let watching { try await watching.perform(fetch) } else { try await fetch(client) }
+            var out = text(reports)
+            if watch && tty && !json { out = "\u{1B}[H\u{1B}[2J" + out } else if watch { out += "\n" }
+            FileHandle.standardOutput.write(Data(out.utf8))
+            if watch, let found = ended(reports) {
+                end = found
+                break
+            }
+            if watch { try await Task.sleep(for: .seconds(1)) }
+        } while watch
+        if let watching { await watching.close() } else { await client.close() }
+        return end
     }
 }
