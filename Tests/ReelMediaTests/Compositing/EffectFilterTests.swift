@@ -38,9 +38,14 @@ import ReelThreadTesting
             let reel = try FilterReference.render(FilterReference.composition(
                 clips: [clip], layers: [#"{"track": 1, "filters": [{"type": "lut", "asset": "grade"}]}"#],
                 extraAssets: #", "grade": {"url": "\#(cube)"}"#), in: dir, name: "reel\(p)")
-            // ffmpeg reads the untagged clip as BT.601 and writes BT.709, as the output is tagged.
+            // ffmpeg reads the untagged clip as BT.601 and writes BT.709, as the output is tagged,
+            // with the 4:2:0 convention of every filter (docs/composition.md, "Filters"): each
+            // pixel takes its 2×2 block's chroma (nearest, into 4:4:4) and each block's chroma is
+            // the mean of its four results (area). swscale's own 4:2:0 → RGB would interpolate
+            // chroma: on testsrc2's sharp colour edges that alone is Y 34.9 dB from the convention.
             let lut = oneDimensional ? "lut1d=file=\(cube):interp=linear" : "lut3d=file=\(cube):interp=tetrahedral"
-            let filter = "scale=in_color_matrix=bt601:in_range=tv,format=gbrpf32le,\(lut),scale=out_color_matrix=bt709:out_range=tv"
+            let filter = "scale=flags=neighbor,format=yuv444p,scale=in_color_matrix=bt601:in_range=tv,format=gbrpf32le,\(lut),"
+                + "scale=out_color_matrix=bt709:out_range=tv,format=yuv444p,scale=flags=area,format=yuv420p"
             let reference = try FilterReference.raw(clip, in: dir, filter: filter, name: "ref\(p).yuv")
             let psnr = try FilterReference.psnr(reel, reference)
             for plane in ["y", "u", "v"] {
