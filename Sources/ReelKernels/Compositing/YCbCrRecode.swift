@@ -1,11 +1,8 @@
 import ReelCore
 
 /// Re-encodes a picture's limited-range Y'CbCr from one matrix into another, in place, keeping
-/// the R'G'B' it stands for: the bridge between the compositor's frames (in the output's
-/// matrix, BT.709 by default) and the filter and blend-mode kernels, which read and write
-/// BT.601 Y'CbCr (their constants, fixed-point and in C among them, are BT.601's). Re-encoded
-/// into BT.601 around the kernels, a BT.709 frame is filtered on its own R'G'B', as the filter
-/// formulas and the W3C blend modes are defined.
+/// the R'G'B' it stands for: how a source that differs from the output only in its matrix (an
+/// SD BT.601 clip in a BT.709 edit) enters the compositor, with no chroma resampling.
 ///
 /// Each pixel's luma is taken with its 2×2 block's chroma, as the kernels read pixels; chroma
 /// is mapped block by block (grey stays grey, so chroma depends on chroma alone). The map is

@@ -19,13 +19,10 @@ public final class FrameRenderer {
     private lazy var effectLayer = EffectLayer(width: canvas.width, height: canvas.height)
     private lazy var filters: FilterPipeline = {
         let sources = sources
-        return FilterPipeline(scale: plan.renderToOutput.a) { try sources.lut($0) }
+        // The kernels read and write the frame in the output's matrix: filters and blend modes
+        // compute on the output's own R'G'B', and each pixel's luma comes from its own result.
+        return FilterPipeline(scale: plan.renderToOutput.a, matrix: plan.colour.space.matrix) { try sources.lut($0) }
     }()
-    /// The filter and blend-mode kernels compute on BT.601 Y'CbCr: pictures of the output's
-    /// matrix are re-encoded into it around them (`YCbCrRecode`), so that they see the output's
-    /// own R'G'B'. Identities for a BT.601 output.
-    private let intoKernelMatrix: YCbCrRecode
-    private let fromKernelMatrix: YCbCrRecode
 
     /// `media` gives the byte-range sources of assets this machine reads remotely.
     public init(plan: RenderPlan, media: MediaSources = .local, decoderThreads: Int = 1) {
@@ -35,8 +32,6 @@ public final class FrameRenderer {
         self.canvas = YUVImage(width: plan.outputSize.width, height: plan.outputSize.height, hasAlpha: plan.export.video.writesAlpha)
         self.cursor = FrameCursor(plan: plan)
         self.captions = plan.captions == nil ? nil : CaptionPainter(plan: plan)
-        self.intoKernelMatrix = YCbCrRecode(from: plan.colour.space.matrix, to: .smpte170M)
-        self.fromKernelMatrix = YCbCrRecode(from: .smpte170M, to: plan.colour.space.matrix)
     }
 
     /// Frame `k`, valid until the next call.
@@ -51,11 +46,7 @@ public final class FrameRenderer {
                 Compositor.draw(image, transform: layer.transform, opacity: layer.opacity, crop: layer.crop, onto: canvas)
             }
         }
-        if !description.filters.isEmpty {
-            intoKernelMatrix.apply(to: canvas)
-            try filters.apply(description.filters, to: canvas)
-            fromKernelMatrix.apply(to: canvas)
-        }
+        if !description.filters.isEmpty { try filters.apply(description.filters, to: canvas) }
         for overlay in description.overlays where overlay.opacity > 0 {
             let bitmap = try sources.overlayBitmap(overlay.index)
             Compositor.draw(bitmap, transform: overlay.transform, opacity: overlay.opacity, crop: nil, onto: canvas)
@@ -71,17 +62,7 @@ public final class FrameRenderer {
     /// on the frame, filtered there, then composited with its opacity and blend mode.
     private func drawWithEffects(_ image: YUVImage, _ layer: LayerDraw) throws {
         effectLayer.render(image, transform: layer.transform, crop: layer.crop)
-        let buffer = effectLayer.buffer
-        if !layer.filters.isEmpty || layer.blendMode != .normal { intoKernelMatrix.apply(to: buffer) }
-        try filters.apply(layer.filters, to: buffer)
-        if layer.blendMode == .normal {
-            // Source-over is the same sum in any matrix: only the layer goes back.
-            if !layer.filters.isEmpty { fromKernelMatrix.apply(to: buffer) }
-            Compositor.blend(buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity)
-        } else {
-            intoKernelMatrix.apply(to: canvas)
-            Compositor.blend(buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity)
-            fromKernelMatrix.apply(to: canvas)
-        }
+        try filters.apply(layer.filters, to: effectLayer.buffer)
+        Compositor.blend(effectLayer.buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity, matrix: plan.colour.space.matrix)
     }
 }

@@ -87,9 +87,11 @@ enum FilterReference {
     }
 
     /// Per-plane PSNR (dB) of two raw yuv420p files of 320×240 frames, `margin` luma pixels
-    /// left out at every edge (999 for identical planes).
-    static func psnr(_ a: String, _ b: String, margin: Int = 0) throws -> [String: Double] {
-        let out = try python(["psnr", "--size", "\(width)x\(height)", "--a", a, "--b", b, "--margin", "\(margin)"])
+    /// left out at every edge and the samples `skip` (a mask file) marks (999 for identical
+    /// planes); `compared` is the share of samples compared.
+    static func psnr(_ a: String, _ b: String, margin: Int = 0, skip: String? = nil) throws -> [String: Double] {
+        let out = try python(["psnr", "--size", "\(width)x\(height)", "--a", a, "--b", b, "--margin", "\(margin)"]
+                             + (skip.map { ["--skip", $0] } ?? []))
         let json = try JSONSerialization.jsonObject(with: out) as? [String: Any] ?? [:]
         return json.compactMapValues { $0 as? Double }
     }
