@@ -118,8 +118,9 @@ import ReelThreadTesting
     // MARK: - Output tags
 
     /// The container carries the tags too: `colr` (nclx in MP4, nclc in QuickTime), the
-    /// Matroska Colour element in WebM; and a BT.601 output is converted, not just tagged.
-    @Test(arguments: [("mp4", "h264", "nclx"), ("mov", "hevc", "nclc"), ("webm", "vp9", "")])
+    /// Matroska Colour element in WebM, and ProRes's frame headers (which ffmpeg's decoder
+    /// reports); and a BT.601 output is converted, not just tagged.
+    @Test(arguments: [("mp4", "h264", "nclx"), ("mov", "hevc", "nclc"), ("webm", "vp9", ""), ("mov", "prores", "nclc")])
     func outputsAreTaggedAsTheCompositionSays(container: String, codec: String, colr: String) throws {
         let dir = try Media.tempDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -131,9 +131,8 @@ import ReelThreadTesting
         var sources: [String: [[UInt8]]] = [:]
         // The SD sources are read as BT.601 and re-coded in the output's BT.709 before the
         // thumbnail converts them back to R'G'B': ffmpeg does the same to its decode of them.
-        let asReelCodesThem = Media.bt601ToBT709 + ",scale=in_color_matrix=bt709:in_range=tv,format=rgb24"
         for name in ["a", "b", "c"] {
-            sources[name] = try Self.rgbFrames(dir.appendingPathComponent("\(name).mp4").path, width: width, height: height, filter: asReelCodesThem)
+            sources[name] = try Self.rgbFrames(dir.appendingPathComponent("\(name).mp4").path, width: width, height: height, filter: Media.sdSourceAsBT709RGB)
         }
         for (index, k) in frames.enumerated() {
             let ours = try Self.rgb(dir.appendingPathComponent("edl-\(index + 1).png").path)

@@ -182,6 +182,13 @@ public final class VideoEncoder: @unchecked Sendable {
             try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
         }
         f.pointee.pts = frameIndex
+        // prores_ks writes each frame header's colour from the frame, not the context (an
+        // untagged header made players and ffmpeg read a ProRes output as BT.601): every frame
+        // carries the context's, which the other encoders read at open.
+        f.pointee.color_range = context.pointee.color_range
+        f.pointee.colorspace = context.pointee.colorspace
+        f.pointee.color_primaries = context.pointee.color_primaries
+        f.pointee.color_trc = context.pointee.color_trc
         f.pointee.pict_type = sawFirstFrame ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I
         sawFirstFrame = true
         if pixelFormat != AV_PIX_FMT_YUV420P && pixelFormat != AV_PIX_FMT_YUVA420P {

@@ -97,9 +97,14 @@ enum Media {
     static let bt601ToBT709 = "colorspace=ispace=smpte170m:space=bt709:iprimaries=bt709:primaries=bt709:itrc=bt709:trc=bt709"
         + ":irange=tv:range=tv:dither=none:format=yuv420p"
 
-    /// Every video frame as packed RGB24.
-    static func rgbFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
-        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    /// An untagged SD source's frames as a BT.709 render of them shows them in R'G'B': re-coded
+    /// in BT.709 (`bt601ToBT709`), then converted as ffmpeg converts a BT.709 video.
+    static let sdSourceAsBT709RGB = bt601ToBT709 + ",scale=in_color_matrix=bt709:in_range=tv,format=rgb24"
+
+    /// Every video frame as packed RGB24 (through `filter` first, if given).
+    static func rgbFrames(_ path: String, width: Int, height: Int, filter: String? = nil) throws -> [[UInt8]] {
+        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0"] + (filter.map { ["-vf", $0] } ?? [])
+                                  + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
         let size = width * height * 3
         let bytes = [UInt8](r.stdout)
         return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<($0 + size)]) }
