@@ -42,6 +42,9 @@ let package = Package(
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // Rubber Band: time-stretching that keeps pitch (speed-changed audio, "spectral").
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+        // zimg: colour-space conversion (matrix, range, transfer, primaries, depth, chroma siting)
+        // of decoded sources into the composition's colour, and the linear light tone mapping needs.
+        .systemLibrary(name: "CZimg", pkgConfig: "zimg", providers: [.apt(["libzimg-dev"])]),
 
         // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -59,7 +62,7 @@ let package = Package(
         // libav, text, audio mixing, encoding, muxing, and the finaliser that joins a job's chunks
         // (Chunks/Finaliser.swift); frames are composited through ReelKernels.
         .target(name: "ReelMedia", dependencies: [
-            "ReelCore", "ReelKernels", "CFFmpeg", "CFreeType", "CEbur128", "CRubberBand",
+            "ReelCore", "ReelKernels", "CFFmpeg", "CFreeType", "CEbur128", "CRubberBand", "CZimg",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // An agent's on-disk cache of remote assets, read by ReelMedia through `ByteRangeSource`.

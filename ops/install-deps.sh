@@ -14,6 +14,7 @@ packages=(
   fonts-lohit-deva fonts-noto-color-emoji                                               # Devanagari (DejaVu Sans covers Arabic, Hebrew) and colour emoji
   libharfbuzz-bin                                                                       # hb-view: the shaping tests' reference renderer only
   librubberband-dev                                                                     # time-stretching that keeps pitch (speed-changed audio)
+  libzimg-dev                                                                           # colour conversion of sources (matrix, range, transfer, primaries)
   libpq-dev postgresql                                                                  # job store
   iproute2                                                                              # network namespaces for multi-host tests; ss (ops/s3.sh)
   curl                                                                                  # ops/s3.sh: readiness checks

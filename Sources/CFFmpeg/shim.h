@@ -12,6 +12,7 @@
 #include <libavutil/pixdesc.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/time.h>
+#include <libavutil/mastering_display_metadata.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
 
@@ -26,6 +27,28 @@ static inline int reel_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLO
 static inline int reel_codec_flag_closed_gop(void) { return AV_CODEC_FLAG_CLOSED_GOP; }
 static inline int reel_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
 static inline int reel_pix_fmt_flag_alpha(void) { return AV_PIX_FMT_FLAG_ALPHA; }
+static inline int reel_pix_fmt_flag_rgb(void) { return AV_PIX_FMT_FLAG_RGB; }
+static inline int reel_pix_fmt_flag_pal(void) { return AV_PIX_FMT_FLAG_PAL; }
+static inline int reel_pix_fmt_flag_planar(void) { return AV_PIX_FMT_FLAG_PLANAR; }
+static inline int reel_pix_fmt_flag_be(void) { return AV_PIX_FMT_FLAG_BE; }
+static inline int reel_pix_fmt_flag_bitstream(void) { return AV_PIX_FMT_FLAG_BITSTREAM; }
+static inline int reel_pix_fmt_flag_float(void) { return AV_PIX_FMT_FLAG_FLOAT; }
+/// The brightest light an HDR frame's metadata states, in cd/m²: its content light level's
+/// MaxCLL, else its mastering display's peak; 0 when it states neither (as libavfilter's
+/// ff_determine_signal_peak reads them).
+static inline double reel_frame_metadata_peak(const AVFrame *frame) {
+    const AVFrameSideData *sd = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
+    if (sd) {
+        const AVContentLightMetadata *clm = (const AVContentLightMetadata *)sd->data;
+        if (clm->MaxCLL > 0) return clm->MaxCLL;
+    }
+    sd = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
+    if (sd) {
+        const AVMasteringDisplayMetadata *m = (const AVMasteringDisplayMetadata *)sd->data;
+        if (m->has_luminance && m->max_luminance.den != 0) return av_q2d(m->max_luminance);
+    }
+    return 0;
+}
 static inline int reel_seek_flag_backward(void) { return AVSEEK_FLAG_BACKWARD; }
 static inline int reel_fmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
 static inline int reel_fmt_nofile(void) { return AVFMT_NOFILE; }

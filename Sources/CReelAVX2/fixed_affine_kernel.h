@@ -44,11 +44,12 @@ KERNEL void products(const channel_map *m, const V y[4], V t[4]) {
     for (int i = 0; i < 4; i++) t[i] = OP(mulhi_epu16)(y[i], m->slope);
 }
 
-/// Y' = 16 + 219·(0.299 R + 0.587 G + 0.114 B) from Q13, as `Q13Group.store`.
-KERNEL V luma(V r, V g, V b) {
-    V s = OP(add_epi16)(OP(mulhi_epu16)(OP(slli_epi16)(r, 2), OP(set1_epi16)(16763)), OP(set1_epi16)(16 * 128 + 64 + 1));
-    s = OP(add_epi16)(s, OP(mulhi_epu16)(OP(slli_epi16)(g, 2), OP(set1_epi16)((short)32910)));
-    s = OP(add_epi16)(s, OP(mulhi_epu16)(OP(slli_epi16)(b, 2), OP(set1_epi16)(6391)));
+/// Y' = 16 + 219·(Kr R + Kg G + Kb B) from Q13 with the weights `k` (`store_luma`), as
+/// `Q13Group.store`.
+KERNEL V luma(const int16_t k[3], V r, V g, V b) {
+    V s = OP(add_epi16)(OP(mulhi_epu16)(OP(slli_epi16)(r, 2), OP(set1_epi16)(k[0])), OP(set1_epi16)(16 * 128 + 64 + 1));
+    s = OP(add_epi16)(s, OP(mulhi_epu16)(OP(slli_epi16)(g, 2), OP(set1_epi16)(k[1])));
+    s = OP(add_epi16)(s, OP(mulhi_epu16)(OP(slli_epi16)(b, 2), OP(set1_epi16)(k[2])));
     return OP(srli_epi16)(s, 7);
 }
 
@@ -58,11 +59,12 @@ KERNEL V block_sums(const V c[4]) {
     return OP(packs_epi32)(OP(madd_epi16)(OP(add_epi16)(c[0], c[2]), ones), OP(madd_epi16)(OP(add_epi16)(c[1], c[3]), ones));
 }
 
-/// Cb or Cr = 128 + 224·(…) of the blocks' mean RGB, as `Q13Group.store`.
-KERNEL V chroma(V mr, V mg, V mb, short k0, short k1, short k2) {
-    V s = OP(add_epi16)(OP(mulhi_epi16)(mr, OP(set1_epi16)(k0)), OP(set1_epi16)(128 * 128 + 64 + 1));
-    s = OP(add_epi16)(s, OP(mulhi_epi16)(mg, OP(set1_epi16)(k1)));
-    s = OP(add_epi16)(s, OP(mulhi_epi16)(mb, OP(set1_epi16)(k2)));
+/// Cb or Cr = 128 + 224·(…) of the blocks' mean RGB with the weights `k` (`store_cb` or
+/// `store_cr`), as `Q13Group.store`.
+KERNEL V chroma(V mr, V mg, V mb, const int16_t k[3]) {
+    V s = OP(add_epi16)(OP(mulhi_epi16)(mr, OP(set1_epi16)(k[0])), OP(set1_epi16)(128 * 128 + 64 + 1));
+    s = OP(add_epi16)(s, OP(mulhi_epi16)(mg, OP(set1_epi16)(k[1])));
+    s = OP(add_epi16)(s, OP(mulhi_epi16)(mb, OP(set1_epi16)(k[2])));
     return OP(srai_epi16)(s, 7);
 }
 
@@ -102,13 +104,15 @@ KERNEL void read_group(const channel_map m[3], int same_slopes, const uint8_t *y
     channel(&m[2], t, du, dv, b);
 }
 
-/// Writes the group's luma per pixel and chroma per block from its RGB (as `Q13Group.store`).
-KERNEL void write_group(const V r[4], const V g[4], const V b[4], uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v) {
-    STORE(y0, OP(packus_epi16)(luma(r[0], g[0], b[0]), luma(r[1], g[1], b[1])));
-    STORE(y1, OP(packus_epi16)(luma(r[2], g[2], b[2]), luma(r[3], g[3], b[3])));
+/// Writes the group's luma per pixel and chroma per block from its RGB with `map`'s store
+/// weights (as `Q13Group.store`).
+KERNEL void write_group(const reel_fixed_affine *map, const V r[4], const V g[4], const V b[4], uint8_t *y0, uint8_t *y1, uint8_t *u,
+                        uint8_t *v) {
+    STORE(y0, OP(packus_epi16)(luma(map->store_luma, r[0], g[0], b[0]), luma(map->store_luma, r[1], g[1], b[1])));
+    STORE(y1, OP(packus_epi16)(luma(map->store_luma, r[2], g[2], b[2]), luma(map->store_luma, r[3], g[3], b[3])));
     const V mr = block_sums(r), mg = block_sums(g), mb = block_sums(b);
-    CHROMA_STORE(chroma(mr, mg, mb, -9676, -18996, 28672), u);
-    CHROMA_STORE(chroma(mr, mg, mb, 28672, -24009, -4663), v);
+    CHROMA_STORE(chroma(mr, mg, mb, map->store_cb), u);
+    CHROMA_STORE(chroma(mr, mg, mb, map->store_cr), v);
 }
 
 /// The affine loop; `curve` (a constant NULL or not where this is inlined) after the clamp:
@@ -130,7 +134,7 @@ KERNEL void affine_rows(const reel_fixed_affine *map, const int16_t *curve, uint
                     b[i] = CURVE_GATHER(curve, b[i]);
                 }
             }
-            write_group(r, g, b, y0 + x, y1 + x, pu + x / 2, pv + x / 2);
+            write_group(map, r, g, b, y0 + x, y1 + x, pu + x / 2, pv + x / 2);
         }
     }
 }

@@ -123,7 +123,7 @@ KERNEL void blend_rows(int mode, const reel_fixed_affine *map, int16_t opacity, 
             composite(mode, br, sr, w);
             composite(mode, bg, sg, w);
             composite(mode, bb, sb, w);
-            write_group(br, bg, bb, y0 + x, y1 + x, pu + x / 2, pv + x / 2);
+            write_group(map, br, bg, bb, y0 + x, y1 + x, pu + x / 2, pv + x / 2);
         }
     }
 }

@@ -198,7 +198,7 @@ struct TaskExecution {
             return try ChunkRenderer.renderVideo(job.plan, frames: job.specification.frames, to: job.outputPath,
                                                  encoderThreads: job.encoderThreads, media: job.media, progress: { done in
                 try control.report(framesDone: done)
-            }, lastFrame: { frame in PosterFrame.writeBestEffort(frame, to: job.posterPath) })
+            }, lastFrame: { frame in PosterFrame.writeBestEffort(frame, matrix: job.plan.colour.space.matrix, to: job.posterPath) })
         case .audio:
             try control.checkCancelled()
             // Audio has no per-frame hook: it stops at its next source fetch, or is discarded after.
@@ -233,7 +233,7 @@ struct TaskExecution {
         defer { for path in paths { unlink(path) } }
         _ = try ChunkRenderer.renderLadder(plan, frames: job.specification.frames, to: paths, encoderThreads: job.encoderThreads,
                                            media: job.media, progress: { done in try control.report(framesDone: done) },
-                                           lastFrame: { frame in PosterFrame.writeBestEffort(frame, to: job.posterPath) })
+                                           lastFrame: { frame in PosterFrame.writeBestEffort(frame, matrix: job.plan.colour.space.matrix, to: job.posterPath) })
         try LadderArchive.write(zip(ladder.renditions, paths).map { (name: "\($0.name).mp4", path: $1) }, to: job.outputPath)
         return try ChunkArtifact.measuring(kind: .video, frames: job.specification.frames, path: job.outputPath)
     }

@@ -69,7 +69,9 @@ public enum JobFinalising {
     /// when the job has no picture or is a ladder or a PNG sequence (its output is an archive).
     public static func posterFromOutput(_ output: String, plan: RenderPlan) throws -> [UInt8]? {
         guard plan.hasPicture, plan.export.ladder == nil, plan.export.fileType != .png, plan.frameCount > 0 else { return nil }
-        return try PosterFrame.jpeg(try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1)))
+        // Read back into the standard BT.709 (an HDR output would be tone-mapped for the poster).
+        return try PosterFrame.jpeg(try VideoFrameSource(path: output).frame(at: plan.frameDuration * (plan.frameCount - 1)),
+                                    matrix: OutputColour.standard.space.matrix)
     }
 
     /// An HLS ladder's finalise (proto/PROTOCOL.md §4.6): each video result is a ladder

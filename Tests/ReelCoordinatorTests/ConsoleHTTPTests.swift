@@ -165,7 +165,7 @@ import Testing
 
         let picture = YUVImage(width: 640, height: 360)
         picture.fill(y: 81, u: 90, v: 240)
-        let jpeg = try PosterFrame.jpeg(picture)
+        let jpeg = try PosterFrame.jpeg(picture, matrix: .smpte170M)
         #expect(try await agent.send(.poster(task: task.task, epoch: task.epoch, jpeg: jpeg)) == .ok)
         let served = try await http.request("GET", "/api/v1/jobs/\(job)/poster", token: token)
         #expect(served.status == 200 && served.headers["content-type"] == "image/jpeg")

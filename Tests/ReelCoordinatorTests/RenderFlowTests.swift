@@ -123,8 +123,10 @@ import Testing
             try await client.download(job: job, to: output)
             #expect(try await countFrames(output) == 50)
             // This agent sent no POSTER, so the finaliser made the job's poster from the output's last
-            // frame: its picture is that frame's (mean luma difference about 1 of 255, JPEG's loss),
-            // not the one before (about 3: testsrc2 moves every frame).
+            // frame: its picture is that frame's, not the one before (4.6 of 255: testsrc2 moves
+            // every frame). The poster's loss is about 2 (2.1 measured): JPEG's quantisation, and
+            // its BT.601 full-range Y'CbCr re-coded into the frame's BT.709, where each pixel's luma
+            // takes on its block's quantised chroma (about 1 when the output was BT.601 too).
             let poster = try StillImage.load(path: harness.storage + "/posters/\(job).jpg")
             let source = try VideoFrameSource(path: output)
             let last = try source.frame(at: Rational(49, 25)), previous = try source.frame(at: Rational(48, 25))
@@ -137,7 +139,7 @@ import Testing
                 return Double(total) / Double(frame.width * frame.height)
             }
             let toLast = meanLumaDifference(last), toPrevious = meanLumaDifference(previous)
-            #expect(toLast < 2 && toLast < toPrevious, "to the last frame \(toLast), to the one before \(toPrevious)")
+            #expect(toLast < 3 && toLast < toPrevious - 1, "to the last frame \(toLast), to the one before \(toPrevious)")
             let audioStreams = try await offThePool {
                 try runProgram(["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name", "-of", "csv=p=0", output]).stdout
             }

@@ -50,6 +50,7 @@ struct ContentKeyReferenceTests {
        {"id": 3, "mediaType": "audio", "segments": [{"asset": "music", "at": 0, "sourceRange": {"start": 0, "duration": 12}}]}],
      "videoComposition": {
        "renderSize": {"width": 1280, "height": 720}, "frameDuration": "1/25",
+       "colorYCbCrMatrix": "ITU_R_601_4", "toneMapping": {"curve": "mobius", "param": 0.4, "peak": 12},
        "filters": [{"type": "exposure", "exposure": {"values": [-2, 0.3, 0], "keyTimes": [0, 0.7, 1], "duration": 2,
                                                       "timingFunction": "easeOut"}}],
        "instructions": [
@@ -224,8 +225,9 @@ struct ContentKeyReferenceTests {
 
     /// The keys of this composition as the encoder wrote them before its rewrite for speed
     /// (computed with the encoder and frame cursor of commit c8fa177, the byte-at-a-time
-    /// `[UInt8]` encoder of the first rewrite for speed; renderer version 4 since the fixed-point
-    /// affine filters). If this fails, stored results would no longer be found: restore the
+    /// `[UInt8]` encoder of the first rewrite for speed; renderer version 5 since colour management,
+    /// which added the output colour's fields, the composition's colour keys and the new keys
+    /// below, vouched for by `ReferenceKey`). If this fails, stored results would no longer be found: restore the
     /// bytes, or bump `rendererVersion` on purpose and update these (the test that checks
     /// `ContentKey` against `ReferenceKey` vouches for the new ones).
     @Test func keysAreTheOnesStoredResultsHave() throws {
@@ -236,10 +238,10 @@ struct ContentKeyReferenceTests {
     }
 
     static let storedKeys: [String?] = [
-        "96b5d2efd224e7475f6dfd28a67ed4970333b7cc2f4d97604c77fdff3b9c53d1",
-        "bfd6958773a585f2283f02dcf4eed8ecc24c20f2a5107e525d5a38b4461e1989",
+        "00136e316e781e1b92d72af37e893b48dc4208ec27fe509eaf54b361ef98934f",
+        "0ab51cd6c8d77f3f427cdc7d71e4b2159f70c40ea543851d8ce2422a3519f55e",
     ]
-    static let storedAudioKey: String? = "4abf21e7c8950a35c46dc595fcc013d307d875f5d758003e539fc8b3dfabfd3c"
+    static let storedAudioKey: String? = "573a41c9af1f3613e0c536473c7ac0154c0d2a753fbfa9324d16e5ee6bbe13d6"
 }
 
 /// The canonical form of a video chunk written the plain way (see `CanonicalEncoder`):
@@ -266,7 +268,13 @@ private enum ReferenceKey {
         out += field("encoderThreads", String(encoderThreads))
         out += field("renderSize", "\(plan.renderSize.width)x\(plan.renderSize.height)")
         out += field("outputSize", "\(plan.outputSize.width)x\(plan.outputSize.height)")
-        out += field("frameDuration", rational(plan.frameDuration)) + field("frames", String(frames.count))
+        out += field("frameDuration", rational(plan.frameDuration))
+        let colour = plan.colour, tone = colour.toneMapping
+        out += field("primaries", String(colour.space.primaries.rawValue)) + field("transfer", String(colour.space.transfer.rawValue))
+        out += field("matrix", String(colour.space.matrix.rawValue)) + field("range", colour.space.range.rawValue)
+        out += field("toneMapping", tone.curve.rawValue) + field("toneParam", tone.param.map(hex) ?? "none")
+        out += field("desat", hex(tone.desat)) + field("peak", tone.peak.map(hex) ?? "none")
+        out += field("frames", String(frames.count))
         for k in frames.start..<frames.end {
             let frame = plan.frame(k)
             out += field("time", rational(frame.time)) + field("background", color(frame.background))

@@ -58,9 +58,12 @@ import ReelThreadTesting
     }
 
     /// ffmpeg's PSNR of `path` against `reference`, both taken to 8-bit 4:2:0: (average, worst frame).
-    static func psnr(_ path: String, against reference: String) throws -> (average: Double, minimum: Double) {
+    /// `path` against `reference` by ffmpeg's psnr filter on 4:2:0. `sdSource`: the reference is
+    /// an untagged SD source (read as BT.601) and `path` a BT.709 render of it: the reference is
+    /// re-coded in BT.709 first (`Media.bt601ToBT709`).
+    static func psnr(_ path: String, against reference: String, sdSource: Bool = false) throws -> (average: Double, minimum: Double) {
         let r = try Media.run("ffmpeg", ["-nostdin", "-v", "info", "-i", path, "-i", reference, "-lavfi",
-                                         "[0:v]format=yuv420p[a];[1:v]format=yuv420p[b];[a][b]psnr", "-f", "null", "-"])
+                                         "[0:v]format=yuv420p[a];[1:v]\(sdSource ? Media.bt601ToBT709 : "format=yuv420p")[b];[a][b]psnr", "-f", "null", "-"])
         guard let line = r.stderr.split(separator: "\n").last(where: { $0.contains("PSNR y:") }) else {
             throw Media.Failure(description: "no PSNR line in: \(r.stderr)")
         }
@@ -95,7 +98,7 @@ import ReelThreadTesting
             .compactMap { Double($0.split(separator: ",")[0]) }.sorted()
         #expect(keyTimes == [0, 2, 4, 6, 8], "keyframes at \(keyTimes)")
 
-        let quality = try Self.psnr(first.path, against: source)
+        let quality = try Self.psnr(first.path, against: source, sdSource: true)
         print("hevcHighest: \(Self.frames) frames, PSNR average \(quality.average) dB, worst frame \(quality.minimum) dB, render \(first.seconds) s")
         #expect(quality.average > Self.hevcMinimumPSNR, "HEVC PSNR \(quality.average) dB")
         #expect(quality.minimum > Self.minimumFramePSNR, "worst HEVC frame \(quality.minimum) dB")
@@ -122,7 +125,7 @@ import ReelThreadTesting
         let brand = try Data(contentsOf: URL(fileURLWithPath: first.path))[8..<12]
         #expect(String(decoding: brand, as: UTF8.self) == "qt  ", "a QuickTime file, not MP4")
 
-        let quality = try Self.psnr(first.path, against: source)
+        let quality = try Self.psnr(first.path, against: source, sdSource: true)
         print("prores422: \(Self.frames) frames, PSNR average \(quality.average) dB, worst frame \(quality.minimum) dB, render \(first.seconds) s")
         #expect(quality.average > Self.proresMinimumPSNR, "ProRes PSNR \(quality.average) dB")
         #expect(quality.minimum > Self.minimumFramePSNR, "worst ProRes frame \(quality.minimum) dB")
@@ -149,7 +152,7 @@ import ReelThreadTesting
         #expect(alpha.stdout.count == Self.width * Self.height * 25 && alpha.stdout.allSatisfy { $0 == 255 })
         // Luma is near lossless (about 68 dB); the chroma loses most in the test's own
         // 4:2:0 → 4:4:4 → 4:2:0 round trip (about 37 dB), for an average of about 42 dB.
-        let quality = try Self.psnr(path, against: source)
+        let quality = try Self.psnr(path, against: source, sdSource: true)
         print("prores4444: \(Self.frames) frames, PSNR average \(quality.average) dB, worst frame \(quality.minimum) dB, render \(seconds) s")
         #expect(quality.average > Self.proresMinimumPSNR, "ProRes 4444 PSNR \(quality.average) dB")
         #expect(quality.minimum > Self.minimumFramePSNR, "worst ProRes 4444 frame \(quality.minimum) dB")

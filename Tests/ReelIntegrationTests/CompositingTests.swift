@@ -35,7 +35,8 @@ import ReelThreadTesting
             let ref = dir.appendingPathComponent("ref-\(index).mp4").path
             try Media.ffmpeg(["-i", clip, "-vf", "scale=320:320:force_original_aspect_ratio=decrease,pad=320:320:(ow-iw)/2:(oh-ih)/2",
                               "-c:v", "libx264", "-crf", "0", "-pix_fmt", "yuv420p", ref])
-            let reference = try Media.lumaFrames(ref, width: 320, height: 320)[index % 25]
+            // ffmpeg keeps the SD clip's BT.601; the output is BT.709.
+            let reference = try Media.lumaFramesInBT709(ref, width: 320, height: 320)[index % 25]
             let psnr = Media.psnr(frames[index], reference)
             #expect(psnr >= 32, "frame \(index): PSNR \(psnr) dB against ffmpeg's fitted, autorotated reference")
         }
@@ -55,8 +56,10 @@ import ReelThreadTesting
         try Media.ffmpeg(["-f", "lavfi", "-i", "smptebars=s=160x120:r=25:d=2", "-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p", a])
         try Media.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2", "-vf", "select=eq(n\\,0),loop=loop=-1:size=1,trim=duration=2,setpts=N/25/TB",
                           "-r", "25", "-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p", b])
-        let srcA = try Media.lumaFrames(a, width: 160, height: 120)[0]
-        let srcB = try Media.lumaFrames(b, width: 160, height: 120)[0]
+        // The 160×120 sources are read as BT.601 (untagged SD) and the output is BT.709: the
+        // references start from their luma as BT.709 codes it.
+        let srcA = try Media.lumaFramesInBT709(a, width: 160, height: 120)[0]
+        let srcB = try Media.lumaFramesInBT709(b, width: 160, height: 120)[0]
 
         let (out, _) = try Fixtures.render("""
             {"formatVersion": 1,
@@ -158,7 +161,7 @@ import ReelThreadTesting
         let frames = try Media.lumaFrames(out, width: 320, height: 180)
         let ref = dir.appendingPathComponent("ref-\(mode).mp4").path
         try Media.ffmpeg(["-i", clip, "-vf", filter, "-c:v", "libx264", "-crf", "0", "-pix_fmt", "yuv420p", ref])
-        let reference = try Media.lumaFrames(ref, width: 320, height: 180)
+        let reference = try Media.lumaFramesInBT709(ref, width: 320, height: 180)  // BT.601 → the output's BT.709
         let psnr = Media.psnr(frames[12], reference[12])
         #expect(psnr >= 30, "\(mode): PSNR \(psnr) dB against ffmpeg's \(filter)")
         // The difference that matters: fit leaves black bars at the sides, fill covers the frame.

@@ -226,11 +226,12 @@ import ReelThreadTesting
         #expect(local.status == 0, "\(local.stderr)")
         let packets = try ReuseTests.videoPackets(output), referencePackets = try ReuseTests.videoPackets(reference)
         #expect(packets.count == 50 && ReuseTests.firstDifference(packets, referencePackets) == nil)
-        func meanLuma(_ path: String) throws -> Double {
-            let y = try Media.run("ffmpeg", ["-v", "error", "-i", path, "-frames:v", "1", "-vf", "format=gray", "-f", "rawvideo", "-"]).stdout
+        func meanLuma(_ path: String, filter: String = "format=gray") throws -> Double {
+            let y = try Media.run("ffmpeg", ["-v", "error", "-i", path, "-frames:v", "1", "-vf", filter, "-f", "rawvideo", "-"]).stdout
             return Double(y.reduce(0) { $0 + Int($1) }) / Double(max(1, y.count))
         }
-        let sum = try meanLuma(output) + meanLuma(dir.appendingPathComponent("clip.mp4").path)
+        // The 160×120 source is read as BT.601 and graded in the output's BT.709: its luma as BT.709 codes it.
+        let sum = try meanLuma(output) + meanLuma(dir.appendingPathComponent("clip.mp4").path, filter: Media.bt601ToBT709 + ",format=gray")
         #expect(abs(sum - 251) < 4, "the inverted picture's mean luma and the source's add up to \(sum), not 251")
     }
 

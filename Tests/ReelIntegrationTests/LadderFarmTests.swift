@@ -117,9 +117,10 @@ extension FarmTests {
         for (name, bytes) in localFiles { #expect(farmFiles[name] == bytes, "\(name) differs from the in-process render's") }
 
         // The console's poster: agents send one with every ladder chunk, as with any chunk (its
-        // last frame). It shows the picture: one of the chunks' last frames, by 32x18 luma.
+        // last frame). It shows the picture: one of the chunks' last frames, by 32x18 luma of
+        // R'G'B' (the JPEG's Y'CbCr is BT.601 full range, the video's BT.709: their Y differ).
         func luma(_ input: String, _ filter: String) throws -> [UInt8] {
-            [UInt8](try Media.run("ffmpeg", ["-v", "error", "-i", input, "-vf", filter + "scale=32:18:flags=area,format=gray",
+            [UInt8](try Media.run("ffmpeg", ["-v", "error", "-i", input, "-vf", filter + "format=rgb24,scale=32:18:flags=area,format=gray",
                                             "-fps_mode", "passthrough", "-f", "rawvideo", "-"]).stdout)
         }
         let poster = try luma(farm.dir.appendingPathComponent("storage/posters/\(job).jpg").path, "")

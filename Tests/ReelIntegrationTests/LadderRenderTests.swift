@@ -115,15 +115,16 @@ import ReelThreadTesting
         }
     }
 
-    /// Each rendition against ffmpeg's own bicubic scale of the source: a wrong scaler, size or
-    /// colour conversion would cost far more than the encode does at these bit rates.
+    /// Each rendition against ffmpeg's own bicubic scale of the source, re-coded from the SD
+    /// source's BT.601 into the renditions' BT.709: a wrong scaler, size or colour conversion
+    /// would cost far more than the encode does at these bit rates.
     @Test func renditionsMatchFFmpegsScaleOfTheSource() throws {
         let (dir, _, _) = try Self.rendered.get()
         let source = dir.appendingPathComponent("src.mov").path
         for (name, width, height, _) in Self.renditions {
             let playlist = dir.appendingPathComponent("ladder/\(name)/index.m3u8").path
             let r = try Media.run("ffmpeg", ["-nostdin", "-i", playlist, "-i", source, "-filter_complex",
-                                             "[1:v]scale=\(width):\(height):flags=bicubic[r];[0:v][r]psnr", "-f", "null", "-"])
+                                             "[1:v]scale=\(width):\(height):flags=bicubic,\(Media.bt601ToBT709)[r];[0:v][r]psnr", "-f", "null", "-"])
             let average = r.stderr.components(separatedBy: "average:").last.flatMap { Double($0.prefix { !$0.isWhitespace }) }
             #expect((average ?? 0) >= 32, "\(name): PSNR \(average.map { String($0) } ?? "?") dB against ffmpeg's scale")
         }

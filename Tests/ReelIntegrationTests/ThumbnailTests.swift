@@ -20,8 +20,8 @@ import ReelThreadTesting
     }
 
     /// Every frame of the video at `path`, as `rgb` converts them.
-    static func rgbFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
-        let bytes = try rgb(path), size = width * height * 3
+    static func rgbFrames(_ path: String, width: Int, height: Int, filter: String? = nil) throws -> [[UInt8]] {
+        let bytes = try rgb(path, filter: filter), size = width * height * 3
         return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<($0 + size)]) }
     }
 
@@ -129,8 +129,10 @@ import ReelThreadTesting
         try Media.run(Media.reel, ["thumbnail", edl, "--fps", "24"]
                                   + frames.reversed().flatMap { ["--at", "\($0)/24"] } + ["-o", pattern])
         var sources: [String: [[UInt8]]] = [:]
+        // The SD sources are read as BT.601 and re-coded in the output's BT.709 before the
+        // thumbnail converts them back to R'G'B': ffmpeg does the same to its decode of them.
         for name in ["a", "b", "c"] {
-            sources[name] = try Self.rgbFrames(dir.appendingPathComponent("\(name).mp4").path, width: width, height: height)
+            sources[name] = try Self.rgbFrames(dir.appendingPathComponent("\(name).mp4").path, width: width, height: height, filter: Media.sdSourceAsBT709RGB)
         }
         for (index, k) in frames.enumerated() {
             let ours = try Self.rgb(dir.appendingPathComponent("edl-\(index + 1).png").path)

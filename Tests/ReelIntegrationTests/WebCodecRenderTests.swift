@@ -91,10 +91,10 @@ import ReelThreadTesting
         }
 
         let againstH264 = try CodecRenderTests.psnr(chunked.path, against: h264.path)
-        let againstSource = try CodecRenderTests.psnr(chunked.path, against: source)
+        let againstSource = try CodecRenderTests.psnr(chunked.path, against: source, sdSource: true)
         let single = try render(json, in: dir, name: "single.\(fileType)", chunkSeconds: 10, workers: 1)
         #expect(single.chunks == 1)
-        let singleAgainstSource = try CodecRenderTests.psnr(single.path, against: source)
+        let singleAgainstSource = try CodecRenderTests.psnr(single.path, against: source, sdSource: true)
         print("\(codec) \(fileType): vs H.264 highest \(againstH264.average) dB (worst frame \(againstH264.minimum)); "
               + "vs source: chunked \(againstSource.average) dB (worst \(againstSource.minimum)), one chunk \(singleAgainstSource.average) dB "
               + "(worst \(singleAgainstSource.minimum)); render: 4 chunks \(chunked.seconds) s, one chunk \(single.seconds) s, H.264 \(h264.seconds) s")

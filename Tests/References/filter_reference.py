@@ -6,14 +6,30 @@ with what Reel rendered. Each formula is written here from its definition (docs/
 "Filters" and "Blend modes"; W3C Compositing and Blending Level 1), not from Reel's code.
 
 Conventions (the "rounding of 4:2:0 output"): a pixel's RGB comes from its own luma and the
-chroma sample of its 2x2 block (BT.601, limited range); after the formula, luma is converted
-per pixel and chroma from the mean of each 2x2 block's RGB, rounded to 8 bits.
+chroma sample of its 2x2 block (limited range, the inputs' matrix: --source-matrix, BT.601 by
+default, what an untagged SD clip is read as); after the formula, luma is converted per pixel
+and chroma from the mean of each 2x2 block's RGB (the output's matrix: --output-matrix, BT.709
+by default, what an output is tagged with unless its composition says otherwise), rounded to
+8 bits. When the two matrices differ, each input frame is first taken into the output's matrix
+by that same convention and rounded to 8 bits, then computed on in the output's matrix: the
+picture a filter sees is a source as it enters the frame, 8-bit Y'CbCr in the output's matrix.
+(A posterising filter such as toon jumps a whole step where a colour sits on a step's edge, as
+the 75 % bars do, so which of the two pictures it sees decides whole steps.)
 
-    filter_reference.py filters  --size WxH --input in.yuv --filters JSON --output ref.yuv
-    filter_reference.py blend    --size WxH --bottom b.yuv --top t.yuv --mode MODE --opacity O --output ref.yuv
-    filter_reference.py psnr     --size WxH --a a.yuv --b b.yuv [--margin M] [--mask-luma-below L --mask-from m.yuv]
+    filter_reference.py filters  --size WxH --input in.yuv --filters JSON --output ref.yuv [--source-matrix M] [--output-matrix M]
+    filter_reference.py blend    --size WxH --bottom b.yuv --top t.yuv --mode MODE --opacity O --output ref.yuv [...]
+    filter_reference.py blend    ... [--unsettled mask.yuv]
+    filter_reference.py psnr     --size WxH --a a.yuv --b b.yuv [--margin M] [--skip mask.yuv]
 
-`psnr` prints one JSON object: per-plane PSNR over all frames (inside the margin).
+`psnr` prints one JSON object: per-plane PSNR over all frames (inside the margin, leaving out
+the samples `--skip` marks) and `compared`, the share of samples compared.
+
+`blend --unsettled` writes a mask (raw yuv420p, 255 where set) of the pixels, and of the 2x2
+blocks holding one, where colour dodge or burn is unsettled: a channel where they jump between
+their extremes, within 3e-4 (about a tenth of an 8-bit step) of it. Dodge of a backdrop of 0
+is 0 and of anything above 0 under a source of 1 is 1; burn of a backdrop of 1 is 1 and of
+anything below under a source of 0 is 0. There the 8-bit rounding of the inputs decides the
+result. For the other modes the mask is empty.
 """
 import argparse
 import json
@@ -44,24 +60,50 @@ def write_frames(path, frames):
                 out.write(np.clip(np.rint(p), 0, 255).astype(np.uint8).tobytes())
 
 
-def to_rgb(y, u, v):
+# Luma weights (KR, KB) of the Y'CbCr matrices: ITU-R BT.601 and BT.709.
+MATRICES = {"bt601": (0.299, 0.114), "bt709": (0.2126, 0.0722)}
+SOURCE_MATRIX, OUTPUT_MATRIX = "bt601", "bt709"
+
+
+def to_rgb(y, u, v, matrix=None):
     """0..1 RGB, unclamped, each pixel with its block's chroma."""
+    kr, kb = MATRICES[matrix or SOURCE_MATRIX]
+    kg = 1 - kr - kb
     cu = np.repeat(np.repeat(u, 2, axis=0), 2, axis=1) - 128
     cv = np.repeat(np.repeat(v, 2, axis=0), 2, axis=1) - 128
     l = (y - 16) / 219
-    r = l + 1.402 / 224 * cv
-    g = l - 0.344136 / 224 * cu - 0.714136 / 224 * cv
-    b = l + 1.772 / 224 * cu
+    r = l + 2 * (1 - kr) / 224 * cv
+    b = l + 2 * (1 - kb) / 224 * cu
+    g = (l - kr * r - kb * b) / kg
     return np.stack([r, g, b], axis=-1)
 
 
-def to_yuv(rgb):
+# How near 0 or 1 an input channel makes colour dodge and burn unsettled (`blend --unsettled`).
+UNSETTLED = 3e-4
+
+
+def into_output(y, u, v):
+    """A frame in the inputs' matrix as 8-bit Y'CbCr in the output's (4:2:0 as above)."""
+    if SOURCE_MATRIX == OUTPUT_MATRIX:
+        return y, u, v
+    return tuple(np.clip(np.rint(p), 0, 255) for p in to_yuv(to_rgb(y, u, v, SOURCE_MATRIX), OUTPUT_MATRIX))
+
+
+def read_inputs(path, w, h):
+    """The frames of `path`, in the output's matrix, and that matrix to read them with."""
+    return [into_output(*f) for f in read_frames(path, w, h)], OUTPUT_MATRIX
+
+
+def to_yuv(rgb, matrix=None):
+    kr, kb = MATRICES[matrix or OUTPUT_MATRIX]
+    kg = 1 - kr - kb
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    y = 16 + 219 * (0.299 * r + 0.587 * g + 0.114 * b)
+    y = 16 + 219 * (kr * r + kg * g + kb * b)
     h, w = y.shape
     m = rgb.reshape(h // 2, 2, w // 2, 2, 3).mean(axis=(1, 3))
-    u = 128 + 224 * (-0.168736 * m[..., 0] - 0.331264 * m[..., 1] + 0.5 * m[..., 2])
-    v = 128 + 224 * (0.5 * m[..., 0] - 0.418688 * m[..., 1] - 0.081312 * m[..., 2])
+    luma = kr * m[..., 0] + kg * m[..., 1] + kb * m[..., 2]
+    u = 128 + 224 * (m[..., 2] - luma) / (2 * (1 - kb))
+    v = 128 + 224 * (m[..., 0] - luma) / (2 * (1 - kr))
     return y, u, v
 
 
@@ -268,33 +310,55 @@ def main():
     p.add_argument("--input"); p.add_argument("--filters"); p.add_argument("--output")
     p.add_argument("--bottom"); p.add_argument("--top"); p.add_argument("--mode"); p.add_argument("--opacity", type=float, default=1)
     p.add_argument("--a"); p.add_argument("--b"); p.add_argument("--margin", type=int, default=0)
+    p.add_argument("--unsettled"); p.add_argument("--skip")
+    p.add_argument("--source-matrix", choices=sorted(MATRICES), default="bt601")
+    p.add_argument("--output-matrix", choices=sorted(MATRICES), default="bt709")
     args = p.parse_args()
+    global SOURCE_MATRIX, OUTPUT_MATRIX  # noqa: PLW0603 (one run, one pair of matrices)
+    SOURCE_MATRIX, OUTPUT_MATRIX = args.source_matrix, args.output_matrix
     w, h = (int(s) for s in args.size.split("x"))
 
     if args.command == "filters":
         filters = json.loads(args.filters)
-        out = [to_yuv(apply_filters(to_rgb(*f), filters)) for f in read_frames(args.input, w, h)]
+        frames, matrix = read_inputs(args.input, w, h)
+        out = [to_yuv(apply_filters(to_rgb(*f, matrix), filters)) for f in frames]
         write_frames(args.output, out)
     elif args.command == "blend":
-        out = []
-        for fb, ft in zip(read_frames(args.bottom, w, h), read_frames(args.top, w, h)):
-            cb = np.clip(to_rgb(*fb), 0, 1)
-            cs = np.clip(to_rgb(*ft), 0, 1)
+        out, masks = [], []
+        (bottom, matrix), (top, _) = read_inputs(args.bottom, w, h), read_inputs(args.top, w, h)
+        for fb, ft in zip(bottom, top):
+            cb = np.clip(to_rgb(*fb, matrix), 0, 1)
+            cs = np.clip(to_rgb(*ft, matrix), 0, 1)
             blended = blend_channel(args.mode, cb, cs)
             out.append(to_yuv(cb + args.opacity * (blended - cb)))
+            if args.unsettled:
+                near = np.zeros(cb.shape[:2], dtype=bool)
+                if args.mode == "colorDodge":
+                    near = ((cb < UNSETTLED) & (cs > 1 - UNSETTLED)).any(axis=-1)
+                elif args.mode == "colorBurn":
+                    near = ((cb > 1 - UNSETTLED) & (cs < UNSETTLED)).any(axis=-1)
+                block = near.reshape(h // 2, 2, w // 2, 2).any(axis=(1, 3))
+                masks.append([near * 255.0, block * 255.0, block * 255.0])
         write_frames(args.output, out)
+        if args.unsettled:
+            write_frames(args.unsettled, masks)
     else:
         fa, fb = read_frames(args.a, w, h), read_frames(args.b, w, h)
         if len(fa) != len(fb) or not fa:
             print(json.dumps({"error": f"{len(fa)} frames against {len(fb)}"}))
             sys.exit(1)
         m = args.margin
-        planes = {}
+        skip = read_frames(args.skip, w, h) if args.skip else None
+        planes, compared, total = {}, 0, 0
         for i, name in enumerate("yuv"):
             c = m if i == 0 else m // 2
-            a = np.concatenate([f[i][c:f[i].shape[0] - c, c:f[i].shape[1] - c].ravel() for f in fa])
-            b = np.concatenate([f[i][c:f[i].shape[0] - c, c:f[i].shape[1] - c].ravel() for f in fb])
-            planes[name] = psnr(a, b)
+            crop = lambda p: p[c:p.shape[0] - c, c:p.shape[1] - c].ravel()  # noqa: E731
+            a = np.concatenate([crop(f[i]) for f in fa])
+            b = np.concatenate([crop(f[i]) for f in fb])
+            keep = np.concatenate([crop(f[i]) == 0 for f in skip]) if skip else np.ones(a.shape, dtype=bool)
+            planes[name] = psnr(a[keep], b[keep])
+            compared += int(keep.sum()); total += keep.size
+        planes["compared"] = compared / total
         print(json.dumps(planes))
 
 

@@ -38,10 +38,13 @@ long reel_gaussian_avx2_working(const reel_recursive_gaussian *g, long width, lo
 /// A clamped affine map of RGB in 16-bit fixed point (ReelKernels' `FixedAffine`): per channel
 /// (r, g, b), the slope on luma·256 (for an unsigned high multiply) and whether it is
 /// negative, the Cb and Cr weights (for a signed high multiply of (C − 128)·256), and the
-/// offset, all as that type holds them.
+/// offset, all as that type holds them; and the weights that write the result back in the
+/// picture's matrix (`Q13Weights`: luma's for an unsigned high multiply, Cb's and Cr's for a
+/// signed one, of R, G and B).
 typedef struct {
     int16_t slope[3], cb[3], cr[3], offset[3];
     uint8_t negative[3];
+    int16_t store_luma[3], store_cb[3], store_cr[3];
 } reel_fixed_affine;
 
 /// `FixedAffine.apply` over the first `columns` pixels (a multiple of 32) of every row pair of

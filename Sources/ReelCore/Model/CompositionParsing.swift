@@ -141,7 +141,8 @@ struct CompositionDecoding {
 
     func videoComposition(_ value: JSONValue, at path: String) -> VideoComposition? {
         let r = reader
-        guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays", "filters", "captions"]) else {
+        guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays", "filters", "captions",
+                                                         "colorPrimaries", "colorTransferFunction", "colorYCbCrMatrix", "toneMapping"]) else {
             return nil
         }
         let size = r.optional(o, "renderSize", at: path, r.pixelSize)
@@ -150,8 +151,28 @@ struct CompositionDecoding {
         let overlays = r.optional(o, "overlays", at: path) { r.array($0, at: $1, overlay) }
         let filters = r.optional(o, "filters", at: path) { r.array($0, at: $1, filter) }
         let captions = r.optional(o, "captions", at: path) { r.array($0, at: $1, caption) }
+        let primaries = r.optional(o, "colorPrimaries", at: path) { r.choice($0, at: $1, CompositionColorPrimaries.self) }
+        let transfer = r.optional(o, "colorTransferFunction", at: path) { r.choice($0, at: $1, CompositionTransferFunction.self) }
+        let matrix = r.optional(o, "colorYCbCrMatrix", at: path) { r.choice($0, at: $1, CompositionYCbCrMatrix.self) }
+        let toneMapping = r.optional(o, "toneMapping", at: path, toneMapping)
         return VideoComposition(renderSize: size, frameDuration: frameDuration, instructions: instructions, overlays: overlays ?? [],
-                                filters: filters ?? [], captions: captions ?? [])
+                                filters: filters ?? [], captions: captions ?? [], colorPrimaries: primaries,
+                                colorTransferFunction: transfer, colorYCbCrMatrix: matrix, toneMapping: toneMapping)
+    }
+
+    /// `"hable"`, or `{"curve": "hable", "param": …, "desat": …, "peak": …}`.
+    func toneMapping(_ value: JSONValue, at path: String) -> ToneMapping? {
+        let r = reader
+        if case .string = value {
+            return r.choice(value, at: path, ToneMapping.Curve.self).map { ToneMapping(curve: $0) }
+        }
+        guard let o = r.object(value, at: path, keys: ["curve", "param", "desat", "peak"]) else { return nil }
+        let curve = r.optional(o, "curve", at: path) { r.choice($0, at: $1, ToneMapping.Curve.self) }
+        let param = r.optional(o, "param", at: path, r.double)
+        let desat = r.optional(o, "desat", at: path, r.double)
+        let peak = r.optional(o, "peak", at: path, r.double)
+        if o["curve"] != nil, curve == nil { return nil }
+        return ToneMapping(curve: curve ?? .bt2390, param: param, desat: desat ?? ToneMapping.defaultDesat, peak: peak)
     }
 
     func instruction(_ value: JSONValue, at path: String) -> Instruction? {

@@ -12,11 +12,21 @@ public struct VideoComposition: Hashable, Sendable, Codable {
     public var filters: [LayerFilter]
     /// Subtitle files burned in, above the overlays, in array order.
     public var captions: [Caption]
+    /// The output's colour (docs/colour.md); nil = BT.709.
+    public var colorPrimaries: CompositionColorPrimaries?
+    public var colorTransferFunction: CompositionTransferFunction?
+    public var colorYCbCrMatrix: CompositionYCbCrMatrix?
+    /// How HDR sources are brought into the output; nil = BT.2390 with ffmpeg's defaults.
+    public var toneMapping: ToneMapping?
 
     public init(renderSize: PixelSize? = nil, frameDuration: Rational? = nil,
-                instructions: [Instruction]? = nil, overlays: [Overlay] = [], filters: [LayerFilter] = [], captions: [Caption] = []) {
+                instructions: [Instruction]? = nil, overlays: [Overlay] = [], filters: [LayerFilter] = [], captions: [Caption] = [],
+                colorPrimaries: CompositionColorPrimaries? = nil, colorTransferFunction: CompositionTransferFunction? = nil,
+                colorYCbCrMatrix: CompositionYCbCrMatrix? = nil, toneMapping: ToneMapping? = nil) {
         self.renderSize = renderSize; self.frameDuration = frameDuration
         self.instructions = instructions; self.overlays = overlays; self.filters = filters; self.captions = captions
+        self.colorPrimaries = colorPrimaries; self.colorTransferFunction = colorTransferFunction
+        self.colorYCbCrMatrix = colorYCbCrMatrix; self.toneMapping = toneMapping
     }
 }
 

@@ -33,24 +33,27 @@ public struct RenderPlan: Codable, Sendable, Hashable {
     /// Subtitle files burned into the picture, above the overlays; nil when there are none
     /// (and in plans made before captions existed).
     public var captions: [PlannedCaption]?
+    /// The colour the frames are composited in and the output is tagged with (docs/colour.md).
+    public var colour: OutputColour
 
     public init(renderSize: PixelSize, outputSize: PixelSize, frameDuration: Rational, duration: Rational, frameCount: Int,
                 assets: [String: PlannedAsset], videoTracks: [PlannedTrack], audioTracks: [PlannedAudioTrack],
                 instructions: [PlannedInstruction], overlays: [PlannedOverlay], export: ExportSettings, filters: [LayerFilter] = [],
-                subtitleTracks: [PlannedSubtitleTrack]? = nil, captions: [PlannedCaption]? = nil) {
+                subtitleTracks: [PlannedSubtitleTrack]? = nil, captions: [PlannedCaption]? = nil, colour: OutputColour = .standard) {
         self.renderSize = renderSize; self.outputSize = outputSize; self.frameDuration = frameDuration
         self.duration = duration; self.frameCount = frameCount; self.assets = assets
         self.videoTracks = videoTracks; self.audioTracks = audioTracks; self.instructions = instructions
         self.overlays = overlays; self.export = export; self.filters = filters
-        self.subtitleTracks = subtitleTracks; self.captions = captions
+        self.subtitleTracks = subtitleTracks; self.captions = captions; self.colour = colour
     }
 
     private enum CodingKeys: String, CodingKey {
         case renderSize, outputSize, frameDuration, duration, frameCount, assets, videoTracks, audioTracks, instructions, overlays, export, filters
-        case subtitleTracks, captions
+        case subtitleTracks, captions, colour
     }
 
-    /// A plan written before filters existed has no `filters` key: it has none.
+    /// A plan written before filters existed has no `filters` key: it has none; one written before
+    /// colour settings existed has no `colour`: the standard BT.709 output.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(renderSize: try c.decode(PixelSize.self, forKey: .renderSize), outputSize: try c.decode(PixelSize.self, forKey: .outputSize),
@@ -62,7 +65,8 @@ public struct RenderPlan: Codable, Sendable, Hashable {
                   overlays: try c.decode([PlannedOverlay].self, forKey: .overlays), export: try c.decode(ExportSettings.self, forKey: .export),
                   filters: try c.decodeIfPresent([LayerFilter].self, forKey: .filters) ?? [],
                   subtitleTracks: try c.decodeIfPresent([PlannedSubtitleTrack].self, forKey: .subtitleTracks),
-                  captions: try c.decodeIfPresent([PlannedCaption].self, forKey: .captions))
+                  captions: try c.decodeIfPresent([PlannedCaption].self, forKey: .captions),
+                  colour: try c.decodeIfPresent(OutputColour.self, forKey: .colour) ?? .standard)
     }
 
     /// Scale from render coordinates to output pixels along x (1 unless preset low shrank the

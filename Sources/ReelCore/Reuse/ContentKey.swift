@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// A video chunk's key covers, in `CanonicalEncoder` form: `rendererVersion`; the video
 /// encoder settings (codec, profile, CRF, speed presets, GOP, bit rate) and the encoder thread
-/// count; the render size, output size and frame duration; and for each frame of its range the
+/// count; the render size, output size and frame duration; the
+/// output colour (primaries, transfer, matrix, range, tone mapping); and for each frame of its range the
 /// `FrameDescription` (`FrameCursor.frame(_:)`): time, background, every layer (track, source
 /// by content hash, source time, transform, opacity, crop) and every overlay (its bitmap by
 /// content hash or text/font/size/colour, frame, evaluated transform and opacity), and the
@@ -40,7 +41,11 @@ public enum ContentKey {
     /// (2 was used for a while by an affine-filter path since backed out; never reuse a number.)
     /// 4: runs of affine colour filters whose terms fit are worked out in 16-bit fixed point
     /// (`FixedAffine`): some code values one apart from the `Float` path's.
-    public static let rendererVersion = 4
+    /// 5: colour is managed: the compositor works in the output's Y'CbCr (BT.709 unless the
+    /// composition says otherwise, where every output used to be BT.601), sources are converted
+    /// from their own tags through zimg, HDR sources are tone-mapped, and outputs are tagged.
+    /// The same composition now gives other pixels, and the key covers the colour settings.
+    public static let rendererVersion = 5
 
     /// The key of video chunk `frames` of `plan` encoded with `encoderThreads` threads.
     public static func videoChunk(_ plan: RenderPlan, frames: FrameRange, encoderThreads: Int,
@@ -113,6 +118,7 @@ public enum ContentKey {
             out.write("renderSize", plan.renderSize)
             out.write("outputSize", plan.outputSize)
             out.write("frameDuration", plan.frameDuration)
+            plan.colour.write(to: &out)
             out.write("frames", frames.count)
             for k in frames.start..<frames.end {
                 let frame = cursor.frame(k)

@@ -60,6 +60,7 @@ final class ValidationRun {
         }
         let audioTracks = checkAudioMix(tracks: tracks)
         let video = checkVideoComposition(tracks: tracks, duration: duration)
+        let colour = checkOutputColour()
         let subtitleTracks = checkSubtitleTracks(tracks.subtitle, duration: duration)
         let captions = checkCaptions(duration: duration, renderSize: video?.renderSize)
         let export = checkExport()
@@ -111,7 +112,8 @@ final class ValidationRun {
             export: settings,
             filters: video.filters,
             subtitleTracks: subtitleTracks.isEmpty ? nil : subtitleTracks,
-            captions: captions.isEmpty ? nil : captions)
+            captions: captions.isEmpty ? nil : captions,
+            colour: colour)
     }
 
     func checkAssets() {

@@ -21,14 +21,13 @@ import ReelCore
 /// Single-threaded and allocation-free per pixel; parallelism belongs to the caller (one frame
 /// per thread). Not thread-safe for the same `dest`.
 public enum Compositor {
-    /// Fills `dest` with `color` over black (BT.601 limited-range conversion of the RGB colour
-    /// multiplied by its alpha, which is the colour itself when it is opaque); an alpha plane,
-    /// if present, takes the colour's alpha. Without an alpha plane a transparent colour is
-    /// thus drawn over black.
-    public static func fill(_ dest: YUVImage, color: RGBAColor) {
+    /// Fills `dest` with `color` over black (`conversion` of the RGB colour multiplied by its
+    /// alpha, which is the colour itself when it is opaque); an alpha plane, if present, takes
+    /// the colour's alpha. Without an alpha plane a transparent colour is thus drawn over black.
+    public static func fill(_ dest: YUVImage, color: RGBAColor, conversion: ColorConversion) {
         let a = Int(color.a)
         func times(_ v: UInt8) -> UInt8 { UInt8(truncatingIfNeeded: BlendKernels.div255(Int(v) * a)) }
-        let c = ColorConversion.yuv(RGBAColor(r: times(color.r), g: times(color.g), b: times(color.b)))
+        let c = conversion.yuv(RGBAColor(r: times(color.r), g: times(color.g), b: times(color.b)))
         dest.fill(y: c.y, u: c.u, v: c.v, alpha: color.a)
     }
 

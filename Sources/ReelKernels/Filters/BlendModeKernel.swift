@@ -15,38 +15,39 @@ enum BlendModeKernel {
     /// mode folds its `switch` away), so no pixel group pays for choosing it.
     /// On x86-64 `FixedBlend` runs the same formulas in 16-bit fixed point (twice as many
     /// pixels a register) unless `fixedPoint` is false; this `Float` loop runs elsewhere.
-    static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double, fixedPoint: Bool = true) {
+    static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double, colour: KernelYCbCr = .bt601,
+                      fixedPoint: Bool = true) {
         precondition(layer.width == frame.width && layer.height == frame.height)
         #if arch(x86_64)
         if fixedPoint && frame.width % 2 == 0 && frame.height % 2 == 0 {
-            return FixedBlend.blend(layer, onto: frame, mode: mode, opacity: opacity)
+            return FixedBlend.blend(layer, onto: frame, mode: mode, opacity: opacity, colour: colour)
         }
         #endif
         switch mode {
-        case .normal: run(layer, frame, opacity) { apply(.normal, $0, $1) }
-        case .multiply: run(layer, frame, opacity) { apply(.multiply, $0, $1) }
-        case .screen: run(layer, frame, opacity) { apply(.screen, $0, $1) }
-        case .overlay: run(layer, frame, opacity) { apply(.overlay, $0, $1) }
-        case .darken: run(layer, frame, opacity) { apply(.darken, $0, $1) }
-        case .lighten: run(layer, frame, opacity) { apply(.lighten, $0, $1) }
-        case .colorDodge: run(layer, frame, opacity) { apply(.colorDodge, $0, $1) }
-        case .colorBurn: run(layer, frame, opacity) { apply(.colorBurn, $0, $1) }
-        case .hardLight: run(layer, frame, opacity) { apply(.hardLight, $0, $1) }
-        case .softLight: run(layer, frame, opacity) { apply(.softLight, $0, $1) }
-        case .difference: run(layer, frame, opacity) { apply(.difference, $0, $1) }
-        case .exclusion: run(layer, frame, opacity) { apply(.exclusion, $0, $1) }
-        case .add: run(layer, frame, opacity) { apply(.add, $0, $1) }
+        case .normal: run(layer, frame, opacity, colour) { apply(.normal, $0, $1) }
+        case .multiply: run(layer, frame, opacity, colour) { apply(.multiply, $0, $1) }
+        case .screen: run(layer, frame, opacity, colour) { apply(.screen, $0, $1) }
+        case .overlay: run(layer, frame, opacity, colour) { apply(.overlay, $0, $1) }
+        case .darken: run(layer, frame, opacity, colour) { apply(.darken, $0, $1) }
+        case .lighten: run(layer, frame, opacity, colour) { apply(.lighten, $0, $1) }
+        case .colorDodge: run(layer, frame, opacity, colour) { apply(.colorDodge, $0, $1) }
+        case .colorBurn: run(layer, frame, opacity, colour) { apply(.colorBurn, $0, $1) }
+        case .hardLight: run(layer, frame, opacity, colour) { apply(.hardLight, $0, $1) }
+        case .softLight: run(layer, frame, opacity, colour) { apply(.softLight, $0, $1) }
+        case .difference: run(layer, frame, opacity, colour) { apply(.difference, $0, $1) }
+        case .exclusion: run(layer, frame, opacity, colour) { apply(.exclusion, $0, $1) }
+        case .add: run(layer, frame, opacity, colour) { apply(.add, $0, $1) }
         }
     }
 
     /// The blend loop with `B(Cb, Cs)` = `mode`.
     @inline(__always)
-    private static func run(_ layer: YUVImage, _ frame: YUVImage, _ opacity: Double, _ mode: (Lanes8, Lanes8) -> Lanes8) {
+    private static func run(_ layer: YUVImage, _ frame: YUVImage, _ opacity: Double, _ colour: KernelYCbCr, _ mode: (Lanes8, Lanes8) -> Lanes8) {
         let op = Float(min(max(opacity, 0), 1)) / 255
         let alpha = layer.a
         RGBGroup.forEach(width: frame.width, height: frame.height) { x, cy, count in
-            var s = RGBGroup.load(layer, x: x, cy: cy, count: count)
-            var b = RGBGroup.load(frame, x: x, cy: cy, count: count)
+            var s = RGBGroup.load(layer, x: x, cy: cy, count: count, colour)
+            var b = RGBGroup.load(frame, x: x, cy: cy, count: count, colour)
             s.clamp(); b.clamp()
             let a0: Lanes8, a1: Lanes8
             if let alpha {
@@ -62,7 +63,7 @@ enum BlendModeKernel {
             out.r1 = mix(b.r1, mode(b.r1, s.r1), a1)
             out.g1 = mix(b.g1, mode(b.g1, s.g1), a1)
             out.b1 = mix(b.b1, mode(b.b1, s.b1), a1)
-            out.store(frame, x: x, cy: cy, count: count)
+            out.store(frame, x: x, cy: cy, count: count, colour)
         }
     }
 
@@ -133,12 +134,13 @@ enum BlendModeKernel {
 
 extension Compositor {
     /// Composites `layer` (with an alpha plane, the size of `frame`) onto `frame` with `mode`
-    /// at `opacity`: source-over in Y'CbCr for `normal`, `BlendModeKernel` otherwise.
-    public static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double) {
+    /// at `opacity`: source-over in Y'CbCr for `normal`, `BlendModeKernel` otherwise, on the
+    /// R'G'B' of both pictures' matrix `matrix`.
+    public static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double, matrix: YCbCrMatrix = .smpte170M) {
         if mode == .normal {
             draw(layer, transform: .identity, opacity: opacity, crop: nil, onto: frame)
         } else {
-            BlendModeKernel.blend(layer, onto: frame, mode: mode, opacity: opacity)
+            BlendModeKernel.blend(layer, onto: frame, mode: mode, opacity: opacity, colour: KernelYCbCr(matrix))
             Compositor.accumulateCoverage(of: layer, opacity: opacity, onto: frame)
         }
     }

@@ -5,20 +5,24 @@ import ReelCore
 ///
 /// GPUImage measures the distance between a pixel's (Cr, Cb) and the key's — BT.601 colour
 /// differences Cr = 0.7132·(R − Y), Cb = 0.5647·(B − Y) — and multiplies the alpha by
-/// `smoothstep(similarity, similarity + smoothness, distance)`. Those are exactly the
-/// picture's own chroma samples, `(Cr − 128)/224` and `(Cb − 128)/224`, so the key is computed
-/// once per chroma sample, and its factor is interpolated bilinearly (chroma sites are
-/// centred) up to the luma-resolution alpha.
+/// `smoothstep(similarity, similarity + smoothness, distance)`. Here they are the picture's
+/// own colour differences, Cr = (R − Y)/(2(1 − Kr)), Cb = (B − Y)/(2(1 − Kb)) with its
+/// matrix's luma weights (BT.601's for an SD picture, as GPUImage): exactly its chroma samples,
+/// `(Cr − 128)/224` and `(Cb − 128)/224`, so the key is computed once per chroma sample, and
+/// its factor is interpolated bilinearly (chroma sites are centred) up to the luma-resolution
+/// alpha.
 ///
 /// Spill: the component of each sample's chroma along the key's chroma direction, where it
 /// is positive, is reduced by the fraction `spill` (1 removes it): a green fringe turns grey,
 /// while colours away from the key (skin, red, blue, greys) are untouched.
 enum ChromaKeyKernel {
-    static func apply(to image: YUVImage, color: RGBAColor, similarity: Double, smoothness: Double, spill: Double, scratch: inout [Float]) {
+    static func apply(to image: YUVImage, color: RGBAColor, similarity: Double, smoothness: Double, spill: Double,
+                      matrix: YCbCrMatrix = .smpte170M, scratch: inout [Float]) {
         guard let alpha = image.a else { return }
         let r = Double(color.r) / 255, g = Double(color.g) / 255, b = Double(color.b) / 255
-        let maskY = 0.2989 * r + 0.5866 * g + 0.1145 * b
-        let maskCr = Float(0.7132 * (r - maskY)), maskCb = Float(0.5647 * (b - maskY))
+        let k = matrix.lumaWeights ?? YCbCrMatrix.bt709.lumaWeights!
+        let maskY = k.r * r + k.g * g + k.b * b
+        let maskCr = Float((r - maskY) / (2 * (1 - k.r))), maskCb = Float((b - maskY) / (2 * (1 - k.b)))
         let length = (maskCr * maskCr + maskCb * maskCb).squareRoot()
         let dirCr = length > 0 ? maskCr / length : 0, dirCb = length > 0 ? maskCb / length : 0
         let e0 = Float(similarity), e1 = Float(similarity + smoothness)

@@ -19,14 +19,14 @@ enum EdgeFilters {
     /// has a function of its own.
     enum Kind { case sobel(strength: Float), sketch(strength: Float) }
 
-    static func apply(_ kind: Kind, to image: YUVImage, source: FloatPlane, magnitude: FloatPlane) {
+    static func apply(_ kind: Kind, to image: YUVImage, colour: KernelYCbCr = .bt601, source: FloatPlane, magnitude: FloatPlane) {
         let w = image.width, h = image.height
         source.resize(width: w, height: h)
         // The sampled channel: luminance.
         let weights: (Float, Float, Float) = (0.2125, 0.7154, 0.0721)
         source.withSamples { s in
             RGBGroup.forEach(width: w, height: h) { x, cy, count in
-                var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+                var g = RGBGroup.load(image, x: x, cy: cy, count: count, colour)
                 g.clamp()
                 let l0 = g.r0 * weights.0 + g.g0 * weights.1 + g.b0 * weights.2
                 let l1 = g.r1 * weights.0 + g.g1 * weights.1 + g.b1 * weights.2
@@ -66,7 +66,7 @@ enum EdgeFilters {
     /// right, so that a 16-pixel group cut by the right edge reads whole lanes too), then one
     /// pass over the pixel groups that works out each pixel's Sobel magnitude in registers
     /// and posterises its colour (`posterize`), without a magnitude plane between them.
-    static func toon(_ image: YUVImage, threshold: Float, levels: Float, red: FloatPlane) {
+    static func toon(_ image: YUVImage, colour: KernelYCbCr = .bt601, threshold: Float, levels: Float, red: FloatPlane) {
         let w = image.width, h = image.height, pw = w + 18
         red.resize(width: pw, height: h + 2)
         red.withSamples { r in
@@ -78,8 +78,8 @@ enum EdgeFilters {
                 while x < w {
                     let count = min(8, w - x)
                     let v = PixelLanes.widen(PixelLanes.load4(rv + x / 2, count: (count + 1) / 2) - 128)
-                    let l = (PixelLanes.load(ry + x, count: count) - 16) * YCbCr601.kY
-                    let value = PixelLanes.clamp(l + v * YCbCr601.kRV, 0, 1)
+                    let l = (PixelLanes.load(ry + x, count: count) - 16) * colour.kY
+                    let value = PixelLanes.clamp(l + v * colour.kRV, 0, 1)
                     if count == 8 {
                         UnsafeMutableRawPointer(out + x).storeBytes(of: value, as: Lanes8.self)
                     } else {
@@ -94,7 +94,7 @@ enum EdgeFilters {
             (r + (h + 1) * pw).update(from: r + h * pw, count: pw)
         }
         red.withSamples { r in
-            posterize(image, red: UnsafePointer(r), stride: pw, threshold: threshold, levels: levels)
+            posterize(image, colour: colour, red: UnsafePointer(r), stride: pw, threshold: threshold, levels: levels)
         }
     }
 
@@ -102,14 +102,15 @@ enum EdgeFilters {
     /// `stride` samples a row) against `threshold`, and its colour posterised to `levels`
     /// steps (or black). On x86-64 in 16-pixel groups of `Q13` RGB (the fixed-point read and
     /// write of the affine filters and blends), with the posterising step in `Float`.
-    private static func posterize(_ image: YUVImage, red r: UnsafePointer<Float>, stride pw: Int, threshold: Float, levels: Float) {
+    private static func posterize(_ image: YUVImage, colour: KernelYCbCr, red r: UnsafePointer<Float>, stride pw: Int, threshold: Float,
+                                  levels: Float) {
         /// Sobel magnitudes of picture row `y`, columns `x…x + 7` (padded row `y + 1`).
         @inline(__always) func magnitude(_ y: Int, _ x: Int) -> Lanes8 {
             let up = r + y * pw + x
             return sobel8(up, up + pw, up + 2 * pw)
         }
         #if arch(x86_64)
-        let read = FixedAffine.identity!
+        let read = FixedAffine.identity(colour)!
         let scale = Lanes4(repeating: levels / Float(Q13.one)), step = Lanes4(repeating: Float(Q13.one) / levels)
         let limit = Lanes4(repeating: threshold)
         /// 16-bit lanes set where the magnitude is below the threshold, for 8 pixels.
@@ -134,7 +135,7 @@ enum EdgeFilters {
             @inline(__always) func channel(_ c: Q13Channel) -> Q13Channel {
                 Q13Channel(poster(c.l0, k0l), poster(c.r0, k0r), poster(c.l1, k1l), poster(c.r1, k1r))
             }
-            Q13Group(r: channel(g.r), g: channel(g.g), b: channel(g.b)).store(rows)
+            Q13Group(r: channel(g.r), g: channel(g.g), b: channel(g.b)).store(rows, read.weights)
         }
         #else
         let one = Lanes8(repeating: 1), zero = Lanes8(repeating: 0)
@@ -148,14 +149,14 @@ enum EdgeFilters {
             return t / levels * keep
         }
         RGBGroup.forEach(width: image.width, height: image.height) { x, cy, count in
-            var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+            var g = RGBGroup.load(image, x: x, cy: cy, count: count, colour)
             g.clamp()
             let keep0 = zero.replacing(with: one, where: magnitude(2 * cy, x) .< threshold)
             let keep1 = zero.replacing(with: one, where: magnitude(2 * cy + 1, x) .< threshold)
             g.r0 = posterize(g.r0, keep0); g.g0 = posterize(g.g0, keep0); g.b0 = posterize(g.b0, keep0)
             g.r1 = posterize(g.r1, keep1); g.g1 = posterize(g.g1, keep1); g.b1 = posterize(g.b1, keep1)
             g.clamp()
-            g.store(image, x: x, cy: cy, count: count)
+            g.store(image, x: x, cy: cy, count: count, colour)
         }
         #endif
     }

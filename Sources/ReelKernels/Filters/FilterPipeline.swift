@@ -9,6 +9,9 @@ import ReelCore
 /// benchmarks that filter pictures outside a render.
 public final class FilterPipeline {
     let scale: Double
+    /// The pictures' Y'CbCr matrix: the kernels compute on its R'G'B'.
+    let matrix: YCbCrMatrix
+    private let colour: KernelYCbCr
     private let luts: (String) throws -> LUTKernel
     private var programs: [[FilterDraw]: PointwiseProgram] = [:]
     private var chromaScratch: [Float] = []
@@ -18,17 +21,20 @@ public final class FilterPipeline {
     private lazy var kuwahara = Kuwahara()
     private lazy var planes = (FloatPlane(), FloatPlane())
 
-    /// A pipeline at `scale` whose `lut` filters get their tables from `luts` by asset id
-    /// (errors it throws pass through `apply`).
-    public init(scale: Double, luts: @escaping (String) throws -> LUTKernel) {
+    /// A pipeline at `scale` for pictures in `matrix` whose `lut` filters get their tables
+    /// from `luts` by asset id (errors it throws pass through `apply`).
+    public init(scale: Double, matrix: YCbCrMatrix = .smpte170M, luts: @escaping (String) throws -> LUTKernel) {
         self.scale = scale
+        self.matrix = matrix
+        colour = KernelYCbCr(matrix)
         self.luts = luts
     }
 
-    /// A pipeline whose `lut` filters find their tables in `luts` by asset id.
-    public convenience init(scale: Double = 1, luts: [String: CubeLUT] = [:]) {
+    /// A pipeline for pictures in `matrix` whose `lut` filters find their tables in `luts` by
+    /// asset id.
+    public convenience init(scale: Double = 1, matrix: YCbCrMatrix = .smpte170M, luts: [String: CubeLUT] = [:]) {
         let kernels = luts.mapValues(LUTKernel.init)
-        self.init(scale: scale) { id in
+        self.init(scale: scale, matrix: matrix) { id in
             guard let kernel = kernels[id] else { throw FilterPipelineError("no LUT \(id)") }
             return kernel
         }
@@ -53,7 +59,7 @@ public final class FilterPipeline {
     /// The compiled run, kept while the same parameters repeat (constant filters compile once).
     private func program(_ run: [FilterDraw]) throws -> PointwiseProgram {
         if let p = programs[run] { return p }
-        let p = try PointwiseProgram(run, luts: luts)
+        let p = try PointwiseProgram(run, colour: colour, luts: luts)
         if programs.count >= 16 { programs.removeAll(keepingCapacity: true) }
         programs[run] = p
         return p
@@ -62,7 +68,8 @@ public final class FilterPipeline {
     private func run(_ filter: FilterDraw, on image: YUVImage) throws {
         switch filter {
         case .chromaKey(let color, let similarity, let smoothness, let spill):
-            ChromaKeyKernel.apply(to: image, color: color, similarity: similarity, smoothness: smoothness, spill: spill, scratch: &chromaScratch)
+            ChromaKeyKernel.apply(to: image, color: color, similarity: similarity, smoothness: smoothness, spill: spill, matrix: matrix,
+                                  scratch: &chromaScratch)
         case .gaussianBlur(let sigma):
             linear.blur(image, sigma: sigma * scale)
         case .sharpen(let amount, let sigma):
@@ -70,17 +77,17 @@ public final class FilterPipeline {
         case .pixellate(let size):
             Pixellate.apply(to: image, size: pixels(size), scratch: &blockScratch)
         case .vignette(let x, let y, let color, let start, let end):
-            Vignette.apply(to: image, centerX: x, centerY: y, color: color, start: start, end: end)
+            Vignette.apply(to: image, centerX: x, centerY: y, color: color, start: start, end: end, colour: colour)
         case .sobelEdge(let strength):
-            EdgeFilters.apply(.sobel(strength: Float(strength)), to: image, source: planes.0, magnitude: planes.1)
+            EdgeFilters.apply(.sobel(strength: Float(strength)), to: image, colour: colour, source: planes.0, magnitude: planes.1)
         case .sketch(let strength):
-            EdgeFilters.apply(.sketch(strength: Float(strength)), to: image, source: planes.0, magnitude: planes.1)
+            EdgeFilters.apply(.sketch(strength: Float(strength)), to: image, colour: colour, source: planes.0, magnitude: planes.1)
         case .toon(let threshold, let levels):
-            EdgeFilters.toon(image, threshold: Float(threshold), levels: Float(levels), red: planes.0)
+            EdgeFilters.toon(image, colour: colour, threshold: Float(threshold), levels: Float(levels), red: planes.0)
         case .swirl(let x, let y, let radius, let angle):
             Swirl.apply(to: image, centerX: x, centerY: y, radius: radius * scale, angle: angle, scratch: &byteScratch)
         case .kuwahara(let radius):
-            kuwahara.apply(to: image, radius: pixels(radius))
+            kuwahara.apply(to: image, radius: pixels(radius), colour: colour)
         case .brightness, .contrast, .saturation, .gamma, .exposure, .hue, .grayscale, .invert, .sepia, .colorMatrix, .lut:
             throw FilterPipelineError("pointwise filter \(filter.type.rawValue) outside a pointwise run")
         }

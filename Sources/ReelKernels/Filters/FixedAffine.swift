@@ -21,8 +21,9 @@ import CReelAVX2
 /// A map is taken only when every term fits (`init` returns nil otherwise, and the `Float`
 /// path runs): |slope| up to 3.4 times the identity's, each chroma weight up to twice the
 /// identity's largest (Cb's weight in blue), and the chroma part of each channel within ±4.
-/// Brightness, invert, hue, sepia, grayscale, contrast and saturation up to about 1.9, and
-/// grade-like colour matrices fit; a strong `contrast` or `exposure` does not.
+/// Brightness, invert, hue, sepia, grayscale, contrast and saturation up to about 1.9 (1.8 in
+/// BT.709, whose Cb weight in blue is 5 % larger), and grade-like colour matrices fit; a strong
+/// `contrast` or `exposure` does not.
 struct FixedAffine {
     #if arch(x86_64)
     /// Per channel (r, g, b): |slope|·2²¹ for `pmulhuw` of luma·256 (giving luma·|slope| in
@@ -35,6 +36,8 @@ struct FixedAffine {
     private let cb: (__m128i, __m128i, __m128i)
     private let cr: (__m128i, __m128i, __m128i)
     private let offset: (__m128i, __m128i, __m128i)
+    /// The picture's matrix, for writing the result back (`Q13Group.store`).
+    let weights: Q13Weights
     #endif
     /// Applied to each channel after the map and its clamp, when the program has a `gamma`.
     private var curve: Curve?
@@ -42,10 +45,13 @@ struct FixedAffine {
     private(set) var terms = reel_fixed_affine()
 
     /// The map `channel = y·slope + (Cb − 128)·cbWeight + (Cr − 128)·crWeight + offset`
-    /// (code values in, 0…1 out), or nil when a term does not fit (see the type's comment).
-    init?(slope s: SIMD3<Float>, cbWeight u: SIMD3<Float>, crWeight v: SIMD3<Float>, offset o: SIMD3<Float>, curve: Curve? = nil) {
+    /// (code values in, 0…1 out) on pictures in the Y'CbCr of `colour`, which the result is
+    /// written back in, or nil when a term does not fit (see the type's comment).
+    init?(slope s: SIMD3<Float>, cbWeight u: SIMD3<Float>, crWeight v: SIMD3<Float>, offset o: SIMD3<Float>,
+          colour: KernelYCbCr = .bt601, curve: Curve? = nil) {
         #if arch(x86_64)
         self.curve = curve
+        weights = Q13Weights(colour)
         func fixed(_ x: Float, _ scale: Float) -> Int32? {
             let f = (x * scale).rounded()
             return abs(f) <= 32767 ? Int32(f) : nil
@@ -65,15 +71,19 @@ struct FixedAffine {
         cb = (cbs[0], cbs[1], cbs[2]); cr = (crs[0], crs[1], crs[2]); offset = (offs[0], offs[1], offs[2])
         func three(_ i: Int) -> (Int16, Int16, Int16) { (raw[0][i], raw[1][i], raw[2][i]) }
         terms = reel_fixed_affine(slope: three(0), cb: three(1), cr: three(2), offset: three(3),
-                                  negative: (neg[0] ? 1 : 0, neg[1] ? 1 : 0, neg[2] ? 1 : 0))
+                                  negative: (neg[0] ? 1 : 0, neg[1] ? 1 : 0, neg[2] ? 1 : 0),
+                                  store_luma: colour.lumaQ13, store_cb: colour.cbQ13, store_cr: colour.crQ13)
         #else
         return nil
         #endif
     }
 
-    /// The picture's own colours (the identity map): how blends read their two pictures.
-    static let identity = FixedAffine(slope: SIMD3(repeating: YCbCr601.kY), cbWeight: SIMD3(0, YCbCr601.kGU, YCbCr601.kBU),
-                                      crWeight: SIMD3(YCbCr601.kRV, YCbCr601.kGV, 0), offset: SIMD3(repeating: -16 * YCbCr601.kY))
+    /// The picture's own colours (the identity map) in the Y'CbCr of `k`: how blends and toon
+    /// read their pictures.
+    static func identity(_ k: KernelYCbCr) -> FixedAffine? {
+        FixedAffine(slope: SIMD3(repeating: k.kY), cbWeight: SIMD3(0, k.kGU, k.kBU), crWeight: SIMD3(k.kRV, k.kGV, 0),
+                    offset: SIMD3(repeating: -16 * k.kY), colour: k)
+    }
 
     /// Runs the map (and its curve) over `image` in place (even width and height). On a CPU
     /// with AVX2 or AVX-512BW (`isa`), whole groups of 32 or 64 pixels run in that kernel
@@ -93,9 +103,9 @@ struct FixedAffine {
             break
         }
         if let curve {
-            GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in curve.apply(load(rows)).store(rows) }
+            GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in curve.apply(load(rows)).store(rows, weights) }
         } else {
-            GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in load(rows).store(rows) }
+            GroupScratch.forEachGroup(of: image, from: from) { rows, _, _ in load(rows).store(rows, weights) }
         }
         #endif
     }
@@ -208,13 +218,9 @@ enum Q13 {
         UnsafeMutableRawPointer(p).storeBytes(of: _mm_cvtsi128_si64(v), as: Int64.self)
     }
 
-    // Y' = 16 + 219·(0.299 R + 0.587 G + 0.114 B): pmulhuw(v·4, K) = 128·219·k·v for v in Q13.
-    @inline(__always) static var lumaWeights: (__m128i, __m128i, __m128i) { (splat(16_763), splat(32_910), splat(6_391)) }
-    // 16 in the same units, a half for rounding, and 1 for the truncations' mean (1.5).
+    // Luma: 16 in the units of `Q13Weights`' products, a half for rounding, and 1 for the
+    // truncations' mean (1.5).
     @inline(__always) static var lumaBias: __m128i { splat(16 * 128 + 64 + 1) }
-    // Cb, Cr = 128 + 224·(…): pmulhw(4·mean, K) = 128·224·k·mean for a mean in Q13.
-    @inline(__always) static var cbWeights: (__m128i, __m128i, __m128i) { (splat(-9_676), splat(-18_996), splat(28_672)) }
-    @inline(__always) static var crWeights: (__m128i, __m128i, __m128i) { (splat(28_672), splat(-24_009), splat(-4_663)) }
     @inline(__always) static var chromaBias: __m128i { splat(128 * 128 + 64 + 1) }
     @inline(__always) static var ones: __m128i { splat(1) }
 }
@@ -242,15 +248,29 @@ struct Q13Channel {
     }
 }
 
+/// The weights of `Q13Group.store` in registers, for one matrix (`KernelYCbCr`):
+/// Y' = 16 + 219·(Kr R + Kg G + Kb B) as pmulhuw(v·4, K) = 128·219·k·v for v in Q13, and
+/// Cb, Cr = 128 + 224·(…) as pmulhw(4·mean, K) = 128·224·k·mean for a mean in Q13.
+struct Q13Weights {
+    let luma: (__m128i, __m128i, __m128i), cb: (__m128i, __m128i, __m128i), cr: (__m128i, __m128i, __m128i)
+
+    init(_ k: KernelYCbCr) {
+        func splat(_ w: (Int16, Int16, Int16)) -> (__m128i, __m128i, __m128i) {
+            (Q13.splat(Int32(w.0)), Q13.splat(Int32(w.1)), Q13.splat(Int32(w.2)))
+        }
+        luma = splat(k.lumaQ13); cb = splat(k.cbQ13); cr = splat(k.crQ13)
+    }
+}
+
 /// A 16-bit group's RGB, 0…1 in Q13.
 struct Q13Group {
     var r: Q13Channel, g: Q13Channel, b: Q13Channel
 
-    /// Writes each pixel's luma and each block's chroma (from the mean of its four RGB values),
-    /// as `RGBGroup.store` does.
-    @inline(__always) func store(_ rows: GroupRows) {
+    /// Writes each pixel's luma and each block's chroma (from the mean of its four RGB values)
+    /// with `weights` (the picture's matrix), as `RGBGroup.store` does.
+    @inline(__always) func store(_ rows: GroupRows, _ weights: Q13Weights) {
         @inline(__always) func luma(_ r: __m128i, _ g: __m128i, _ b: __m128i) -> __m128i {
-            let k = Q13.lumaWeights
+            let k = weights.luma
             var s = _mm_add_epi16(_mm_mulhi_epu16(_mm_slli_epi16(r, 2), k.0), Q13.lumaBias)
             s = _mm_add_epi16(s, _mm_mulhi_epu16(_mm_slli_epi16(g, 2), k.1))
             s = _mm_add_epi16(s, _mm_mulhi_epu16(_mm_slli_epi16(b, 2), k.2))
@@ -266,8 +286,8 @@ struct Q13Group {
             return _mm_srai_epi16(s, 7)
         }
         let zero = _mm_setzero_si128()
-        Q13.store8(_mm_packus_epi16(chroma(Q13.cbWeights), zero), rows.u)
-        Q13.store8(_mm_packus_epi16(chroma(Q13.crWeights), zero), rows.v)
+        Q13.store8(_mm_packus_epi16(chroma(weights.cb), zero), rows.u)
+        Q13.store8(_mm_packus_epi16(chroma(weights.cr), zero), rows.v)
     }
 }
 #endif

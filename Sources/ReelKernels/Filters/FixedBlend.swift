@@ -20,8 +20,9 @@ enum FixedBlend {
     /// On a CPU with AVX2 or AVX-512BW (`isa`), whole groups of 32 or 64 pixels run in that
     /// kernel (`CReelAVX2`, the same operations, so the same bytes) and the rest of each row
     /// pair here.
-    static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double, isa: VectorISA = .detected) {
-        let c = (layer, frame, opacity, isa)
+    static func blend(_ layer: YUVImage, onto frame: YUVImage, mode: BlendMode, opacity: Double, colour: KernelYCbCr = .bt601,
+                      isa: VectorISA = .detected) {
+        let c = (layer, frame, opacity, colour, isa)
         switch mode {
         case .normal: run(c, REEL_BLEND_NORMAL) { _, s in s }
         case .multiply: run(c, REEL_BLEND_MULTIPLY) { b, s in Q13.mul(b, s) }
@@ -42,11 +43,11 @@ enum FixedBlend {
     /// The loop, with `B(Cb, Cs)` = `mode` on 8 lanes of backdrop and source; `vectorMode` is
     /// the same mode for the AVX kernels.
     @inline(__always)
-    private static func run(_ c: (layer: YUVImage, frame: YUVImage, opacity: Double, isa: VectorISA), _ vectorMode: Int,
+    private static func run(_ c: (layer: YUVImage, frame: YUVImage, opacity: Double, colour: KernelYCbCr, isa: VectorISA), _ vectorMode: Int,
                             _ mode: (__m128i, __m128i) -> __m128i) {
         let (layer, frame, opacity) = (c.layer, c.frame, c.opacity)
         precondition(layer.width == frame.width && layer.height == frame.height && layer.width % 2 == 0 && layer.height % 2 == 0)
-        let read = FixedAffine.identity!
+        let read = FixedAffine.identity(c.colour)!
         // alpha·257 (0…65535) times opacity in Q15: the weight in Q15.
         let weightQ15 = Int32((min(max(opacity, 0), 1) * 32767).rounded())
         let op = Q13.splat(weightQ15)
@@ -76,7 +77,8 @@ enum FixedBlend {
                 return Q13Channel(_mm_add_epi16(cb.l0, _mm_mulhi_epi16(mixed.l0, w.l0)), _mm_add_epi16(cb.r0, _mm_mulhi_epi16(mixed.r0, w.r0)),
                                   _mm_add_epi16(cb.l1, _mm_mulhi_epi16(mixed.l1, w.l1)), _mm_add_epi16(cb.r1, _mm_mulhi_epi16(mixed.r1, w.r1)))
             }
-            Q13Group(r: composite(backdrop.r, source.r), g: composite(backdrop.g, source.g), b: composite(backdrop.b, source.b)).store(b)
+            Q13Group(r: composite(backdrop.r, source.r), g: composite(backdrop.g, source.g), b: composite(backdrop.b, source.b))
+                .store(b, read.weights)
         }
 
         for cy in 0..<(frame.height / 2) {

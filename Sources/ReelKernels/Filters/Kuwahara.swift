@@ -13,7 +13,7 @@ final class Kuwahara {
     private var rgb: [UInt8] = []
     private var out: [FloatPlane] = [FloatPlane(), FloatPlane(), FloatPlane()]
 
-    func apply(to image: YUVImage, radius: Int) {
+    func apply(to image: YUVImage, radius: Int, colour: KernelYCbCr = .bt601) {
         let r = max(1, radius)
         let w = image.width, h = image.height
         let pw = w + 2 * r
@@ -23,7 +23,7 @@ final class Kuwahara {
         rgb.withUnsafeMutableBufferPointer { planes in
             let red = planes.baseAddress!, green = red + w * h, blue = green + w * h
             RGBGroup.forEach(width: w, height: h) { x, cy, count in
-                var g = RGBGroup.load(image, x: x, cy: cy, count: count)
+                var g = RGBGroup.load(image, x: x, cy: cy, count: count, colour)
                 g.clamp()
                 @inline(__always) func put(_ channel: Lanes8, _ plane: UnsafeMutablePointer<UInt8>, _ y: Int) {
                     let d = plane + y * w + x
@@ -119,7 +119,7 @@ final class Kuwahara {
                 }
                 let g = RGBGroup(r0: lanes(r0, 2 * cy), g0: lanes(g0, 2 * cy), b0: lanes(b0, 2 * cy),
                                  r1: lanes(r0, 2 * cy + 1), g1: lanes(g0, 2 * cy + 1), b1: lanes(b0, 2 * cy + 1))
-                g.store(image, x: x, cy: cy, count: count)
+                g.store(image, x: x, cy: cy, count: count, colour)
             }
         } } }
     }

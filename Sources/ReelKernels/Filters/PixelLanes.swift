@@ -1,3 +1,5 @@
+import ReelCore
+
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
@@ -7,7 +9,7 @@ import _Builtin_intrinsics.intel
 ///
 /// Every kernel walks a 4:2:0 picture in *groups*: two luma rows × 8 columns, which share
 /// 4 chroma samples (2×2 blocks). A pixel's 0…1 RGB is computed from its own luma and its
-/// block's chroma (BT.601, limited range, as `ColorConversion`); a block's new chroma is the
+/// block's chroma (limited range, in the picture's matrix: `KernelYCbCr`); a block's new chroma is the
 /// conversion of the mean of its four new RGB values. That is exactly "apply the formula to
 /// each pixel, then subsample to 4:2:0 by averaging", with no RGB picture ever stored.
 ///
@@ -176,25 +178,48 @@ enum PixelLanes {
     }
 }
 
-/// BT.601 limited-range conversions in `Float`, on 8-bit code values: the coefficients of
-/// `ColorConversion`, unrounded. RGB is 0…1.
-enum YCbCr601 {
+/// The limited-range Y'CbCr ↔ R'G'B' conversions the filter and blend-mode kernels compute
+/// with, on 8-bit code values, for one matrix: the coefficients of `ColorConversion`,
+/// unrounded (RGB is 0…1), and the same in the 16-bit fixed point of `Q13Group.store`. The
+/// kernels read and write a picture in its own matrix, so a formula sees the picture's own
+/// R'G'B' and each pixel's luma is written from that pixel's R'G'B'.
+public struct KernelYCbCr: Sendable {
     // RGB from (Y − 16), (Cb − 128), (Cr − 128).
-    static let kY: Float = 1 / 219
-    static let kRV: Float = 1.402 / 224
-    static let kGU: Float = -0.344_136 / 224
-    static let kGV: Float = -0.714_136 / 224
-    static let kBU: Float = 1.772 / 224
-    // Y' = 16 + 219·(0.299 R + 0.587 G + 0.114 B).
-    static let yR: Float = 219 * 0.299, yG: Float = 219 * 0.587, yB: Float = 219 * 0.114
-    // Cb = 128 + 224·(−0.168736 R − 0.331264 G + 0.5 B), Cr = 128 + 224·(0.5 R − 0.418688 G − 0.081312 B).
-    static let uR: Float = 224 * -0.168_736, uG: Float = 224 * -0.331_264, uB: Float = 224 * 0.5
-    static let vR: Float = 224 * 0.5, vG: Float = 224 * -0.418_688, vB: Float = 224 * -0.081_312
+    let kY: Float, kRV: Float, kGU: Float, kGV: Float, kBU: Float
+    // Y' = 16 + 219·(Kr R + Kg G + Kb B).
+    let yR: Float, yG: Float, yB: Float
+    // Cb = 128 + 224·(B − Y)/(2(1 − Kb)), Cr = 128 + 224·(R − Y)/(2(1 − Kr)), as weights of R, G, B.
+    let uR: Float, uG: Float, uB: Float
+    let vR: Float, vG: Float, vB: Float
+    /// The store's weights in fixed point: luma 128·219·k·2 (for `pmulhuw` of a Q13 value ·4),
+    /// chroma 256·224·k (for `pmulhw` of a block's sum of four Q13 values).
+    let lumaQ13: (Int16, Int16, Int16), cbQ13: (Int16, Int16, Int16), crQ13: (Int16, Int16, Int16)
 
-    /// 0…1 RGB of an 8-bit colour's limited-range Y'CbCr, as the kernels see that colour.
-    static func rgb(y: Float, u: Float, v: Float) -> (Float, Float, Float) {
-        let l = (y - 16) * kY, cu = u - 128, cv = v - 128
-        return (l + kRV * cv, l + kGU * cu + kGV * cv, l + kBU * cu)
+    /// The conversions of `matrix`; the identity and YCgCo, which have no luma weights, get
+    /// BT.709's (as `ColorConversion`).
+    public init(_ matrix: YCbCrMatrix) {
+        let w = matrix.lumaWeights ?? YCbCrMatrix.bt709.lumaWeights!
+        let cb = (-w.r / (2 * (1 - w.b)), -w.g / (2 * (1 - w.b)), 0.5)
+        let cr = (0.5, -w.g / (2 * (1 - w.r)), -w.b / (2 * (1 - w.r)))
+        kY = Float(1 / 219.0)
+        kRV = Float(2 * (1 - w.r) / 224); kBU = Float(2 * (1 - w.b) / 224)
+        kGU = Float(-2 * w.b * (1 - w.b) / (w.g * 224)); kGV = Float(-2 * w.r * (1 - w.r) / (w.g * 224))
+        yR = Float(219 * w.r); yG = Float(219 * w.g); yB = Float(219 * w.b)
+        uR = Float(224 * cb.0); uG = Float(224 * cb.1); uB = Float(224 * cb.2)
+        vR = Float(224 * cr.0); vG = Float(224 * cr.1); vB = Float(224 * cr.2)
+        func q(_ x: Double, _ scale: Double) -> Int16 { Int16(truncatingIfNeeded: Int((x * scale).rounded())) }
+        // pmulhuw is unsigned: a weight up to 65535 (Kg·56064 < 65536 for any Kg < 1).
+        lumaQ13 = (q(w.r, 56064), q(w.g, 56064), q(w.b, 56064))
+        cbQ13 = (q(cb.0, 57344), q(cb.1, 57344), q(cb.2, 57344))
+        crQ13 = (q(cr.0, 57344), q(cr.1, 57344), q(cr.2, 57344))
+    }
+
+    /// BT.601 (SMPTE 170M): an SD picture's, and the default of the kernels' public entry points.
+    public static let bt601 = KernelYCbCr(.smpte170M)
+
+    /// The limited-range Y'CbCr of 0…1 RGB (unrounded).
+    func yuv(r: Float, g: Float, b: Float) -> (y: Float, u: Float, v: Float) {
+        (16 + r * yR + g * yG + b * yB, 128 + r * uR + g * uG + b * uB, 128 + r * vR + g * vG + b * vB)
     }
 }
 
@@ -217,34 +242,34 @@ struct RGBGroup {
 
     /// Reads the group whose top-left luma pixel is (`x`, 2·`cy`): `count` (even, ≤ 8) columns.
     /// Unclamped RGB: legal Y'CbCr gives 0…1, chroma subsampling can step slightly outside.
-    @inline(__always) static func load(_ image: YUVImage, x: Int, cy: Int, count: Int) -> RGBGroup {
-        load(GroupRows(image, cy: cy), x: x, count: count)
+    @inline(__always) static func load(_ image: YUVImage, x: Int, cy: Int, count: Int, _ k: KernelYCbCr) -> RGBGroup {
+        load(GroupRows(image, cy: cy), x: x, count: count, k)
     }
 
     /// Reads the group at column `x` of `rows`: `count` (even, ≤ 8) columns.
-    @inline(__always) static func load(_ rows: GroupRows, x: Int, count: Int) -> RGBGroup {
+    @inline(__always) static func load(_ rows: GroupRows, x: Int, count: Int, _ k: KernelYCbCr) -> RGBGroup {
         let cx = x / 2, cn = count / 2
         let u = PixelLanes.widen(PixelLanes.load4(rows.u + cx, count: cn) - 128)
         let v = PixelLanes.widen(PixelLanes.load4(rows.v + cx, count: cn) - 128)
-        let cr = v * YCbCr601.kRV, cg = u * YCbCr601.kGU + v * YCbCr601.kGV, cb = u * YCbCr601.kBU
-        let l0 = (PixelLanes.load(rows.y0 + x, count: count) - 16) * YCbCr601.kY
-        let l1 = (PixelLanes.load(rows.y1 + x, count: count) - 16) * YCbCr601.kY
+        let cr = v * k.kRV, cg = u * k.kGU + v * k.kGV, cb = u * k.kBU
+        let l0 = (PixelLanes.load(rows.y0 + x, count: count) - 16) * k.kY
+        let l1 = (PixelLanes.load(rows.y1 + x, count: count) - 16) * k.kY
         return RGBGroup(r0: l0 + cr, g0: l0 + cg, b0: l0 + cb, r1: l1 + cr, g1: l1 + cg, b1: l1 + cb)
     }
 
     /// Writes each pixel's luma and each block's chroma (from the mean of its four RGB values).
     /// Channels should already be in 0…1; the stores clamp the code values anyway.
-    @inline(__always) func store(_ image: YUVImage, x: Int, cy: Int, count: Int) {
-        store(GroupRows(image, cy: cy), x: x, count: count)
+    @inline(__always) func store(_ image: YUVImage, x: Int, cy: Int, count: Int, _ k: KernelYCbCr) {
+        store(GroupRows(image, cy: cy), x: x, count: count, k)
     }
 
-    @inline(__always) func store(_ rows: GroupRows, x: Int, count: Int) {
-        PixelLanes.store(16 + r0 * YCbCr601.yR + g0 * YCbCr601.yG + b0 * YCbCr601.yB, rows.y0 + x, count: count)
-        PixelLanes.store(16 + r1 * YCbCr601.yR + g1 * YCbCr601.yG + b1 * YCbCr601.yB, rows.y1 + x, count: count)
+    @inline(__always) func store(_ rows: GroupRows, x: Int, count: Int, _ k: KernelYCbCr) {
+        PixelLanes.store(16 + r0 * k.yR + g0 * k.yG + b0 * k.yB, rows.y0 + x, count: count)
+        PixelLanes.store(16 + r1 * k.yR + g1 * k.yG + b1 * k.yB, rows.y1 + x, count: count)
         let r = PixelLanes.pairSums(r0 + r1) * 0.25, g = PixelLanes.pairSums(g0 + g1) * 0.25, b = PixelLanes.pairSums(b0 + b1) * 0.25
         let cx = x / 2, cn = count / 2
-        PixelLanes.store4(128 + r * YCbCr601.uR + g * YCbCr601.uG + b * YCbCr601.uB, rows.u + cx, count: cn)
-        PixelLanes.store4(128 + r * YCbCr601.vR + g * YCbCr601.vG + b * YCbCr601.vB, rows.v + cx, count: cn)
+        PixelLanes.store4(128 + r * k.uR + g * k.uG + b * k.uB, rows.u + cx, count: cn)
+        PixelLanes.store4(128 + r * k.vR + g * k.vG + b * k.vB, rows.v + cx, count: cn)
     }
 
     /// Calls `body(x, cy, count)` for every group of an even-sized picture, row pairs top to bottom.

@@ -33,11 +33,15 @@ struct PointwiseProgram {
     /// The program in 16-bit fixed point, when it is one affine map whose terms fit, possibly
     /// followed by one `gamma`.
     var fixed: FixedAffine?
+    /// The picture's Y'CbCr conversions.
+    let colour: KernelYCbCr
 
     static let curveSegments = 4096
 
-    /// Compiles `filters` (all pointwise); `luts` gives each `lut` filter's table by asset id.
-    init(_ filters: [FilterDraw], luts: (String) throws -> LUTKernel) rethrows {
+    /// Compiles `filters` (all pointwise) for pictures converted by `colour`; `luts` gives
+    /// each `lut` filter's table by asset id.
+    init(_ filters: [FilterDraw], colour: KernelYCbCr = .bt601, luts: (String) throws -> LUTKernel) rethrows {
+        self.colour = colour
         var first: ColorAffine?
         var pending: ColorAffine?
         var stages: [Stage] = []
@@ -64,7 +68,7 @@ struct PointwiseProgram {
         flush()
         let m = first ?? .identity
         // rgb = (y − 16)·kY·(1,1,1) + C·(cb, cr) with C's rows (0, kRV), (kGU, kGV), (kBU, 0).
-        let kY = 1 / 219.0, kRV = 1.402 / 224, kGU = -0.344_136 / 224, kGV = -0.714_136 / 224, kBU = 1.772 / 224
+        let kY = Double(colour.kY), kRV = Double(colour.kRV), kGU = Double(colour.kGU), kGV = Double(colour.kGV), kBU = Double(colour.kBU)
         func row(_ i: Int) -> (Double, Double, Double, Double) { (m[i, 0], m[i, 1], m[i, 2], m[i, 3]) }
         var s = SIMD3<Float>(), u = SIMD3<Float>(), v = SIMD3<Float>(), o = SIMD3<Float>()
         for i in 0..<3 {
@@ -79,11 +83,11 @@ struct PointwiseProgram {
         self.stages = stages
         isIdentity = stages.isEmpty && m == .identity
         switch stages.count {
-        case 0: fixed = FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o)
+        case 0: fixed = FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o, colour: colour)
         case 1:
             // An affine run then one `gamma` (the common way to use it): the curve by table.
             if case .curve(let table) = stages[0] {
-                fixed = FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o, curve: FixedAffine.Curve(samples: table))
+                fixed = FixedAffine(slope: s, cbWeight: u, crWeight: v, offset: o, colour: colour, curve: FixedAffine.Curve(samples: table))
             }
         default: break
         }
@@ -126,7 +130,7 @@ struct PointwiseProgram {
                          r1: y1 * s.x + wr, g1: y1 * s.y + wg, b1: y1 * s.z + wb)
         g.clamp()
         if staged { runStages(on: &g) }
-        g.store(rows, x: x, count: count)
+        g.store(rows, x: x, count: count, colour)
     }
 
     /// The stages after the first affine run, on one group: out of line, so the affine-only

@@ -9,11 +9,9 @@ import ReelCore
 /// chroma sample mixes by the mean weight of its four pixels, which is the 4:2:0 subsampling
 /// of the per-pixel RGB result.
 enum Vignette {
-    static func apply(to image: YUVImage, centerX: Double, centerY: Double, color: RGBAColor, start: Double, end: Double) {
-        let (r, g, b) = (Float(color.r) / 255, Float(color.g) / 255, Float(color.b) / 255)
-        let cy0 = 16 + r * YCbCr601.yR + g * YCbCr601.yG + b * YCbCr601.yB
-        let cu0 = 128 + r * YCbCr601.uR + g * YCbCr601.uG + b * YCbCr601.uB
-        let cv0 = 128 + r * YCbCr601.vR + g * YCbCr601.vG + b * YCbCr601.vB
+    static func apply(to image: YUVImage, centerX: Double, centerY: Double, color: RGBAColor, start: Double, end: Double,
+                      colour: KernelYCbCr = .bt601) {
+        let (cy0, cu0, cv0) = colour.yuv(r: Float(color.r) / 255, g: Float(color.g) / 255, b: Float(color.b) / 255)
         let w = image.width, h = image.height
         let e0 = Float(start), e1 = Float(end)
         let cx = Float(centerX), cyc = Float(centerY)

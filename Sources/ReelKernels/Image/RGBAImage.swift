@@ -23,10 +23,11 @@ public struct RGBAImage: Sendable, Hashable {
     /// Bytes from one row to the next.
     public var stride: Int { width * 4 }
 
-    /// Converts to the compositor's working format (BT.601 limited range, with an alpha plane).
-    public func yuvImage() -> YUVImage {
+    /// Converts to the compositor's working format (limited range Y'CbCr by `conversion`, with
+    /// an alpha plane).
+    public func yuvImage(_ conversion: ColorConversion) -> YUVImage {
         pixels.withUnsafeBufferPointer {
-            ColorConversion.yuvImage(rgba: $0.baseAddress!, width: width, height: height, stride: stride)
+            conversion.yuvImage(rgba: $0.baseAddress!, width: width, height: height, stride: stride)
         }
     }
 }

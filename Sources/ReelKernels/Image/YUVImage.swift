@@ -8,9 +8,9 @@ public struct Plane: @unchecked Sendable {
     @inline(__always) public func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + y * stride }
 }
 
-/// The compositor's working frame: planar 8-bit Y'CbCr 4:2:0, limited range, BT.601
-/// coefficients for conversions from RGB (swscale's default, so thumbnails round-trip),
-/// with an optional full-resolution alpha plane (straight, not premultiplied).
+/// The compositor's working frame: planar 8-bit Y'CbCr 4:2:0, limited range, in the render's
+/// colour space (its matrix is the output's: `OutputColour`, BT.709 by default; the image does
+/// not record it), with an optional full-resolution alpha plane (straight, not premultiplied).
 ///
 /// Owns its memory. Rows are 64-byte aligned and strides are multiples of 64 so that vector
 /// loops and libav (which wants 32/64-byte alignment) can work on the planes in place.

@@ -35,7 +35,7 @@ extension Finaliser {
         for segment in track.segments {
             try (initSegment + Data(contentsOf: folder.appendingPathComponent(segment.name))).write(to: single)
             let first = try VideoFrameSource(path: single.path).frame(at: .zero)
-            tiles.append(try Thumbnails.scaled(try Thumbnails.picture(first), to: tile))
+            tiles.append(try Thumbnails.scaled(try Thumbnails.picture(first, matrix: OutputColour.standard.space.matrix), to: tile))
         }
 
         var names: [String] = []

@@ -117,6 +117,10 @@ public enum MediaProbe {
             r.nominalFrameRate = Rational(s.r_frame_rate).flatMap { $0 > .zero ? $0 : nil }
             r.hasAlpha = video.hasAlpha
             r.isAttachedPicture = s.disposition & reel_disposition_attached_pic() != 0
+            let tags = ColourTags(s.codecpar)
+            let format = AVPixelFormat(rawValue: par.format)
+            r.colourTags = tags
+            r.colour = tags.resolved(height: Int(par.height), rgb: PixelFormatTraits(format)?.isRGB ?? false, fullRangeFormat: isFullRangeFormat(format))
         } else if par.codec_type == AVMEDIA_TYPE_AUDIO {
             r.sampleRate = Int(par.sample_rate)
             r.channels = Int(par.ch_layout.nb_channels)

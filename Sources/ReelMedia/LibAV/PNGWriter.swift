@@ -1,11 +1,13 @@
 import CFFmpeg
 import Foundation
+import ReelCore
 import ReelKernels
 
 /// Writes PNG files with libavcodec's PNG encoder (RGB24, or RGBA when there is alpha).
 public enum PNGWriter {
-    /// Converts `image` to RGB (RGBA if it has alpha) with swscale and writes it as PNG.
-    public static func write(_ image: YUVImage, to path: String) throws {
+    /// Converts `image` (limited-range Y'CbCr of `matrix`) to RGB (RGBA if it has alpha) with
+    /// swscale and writes it as PNG.
+    public static func write(_ image: YUVImage, matrix: YCbCrMatrix, to path: String) throws {
         let format = image.hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24
         let bytesPerPixel = image.hasAlpha ? 4 : 3
         var pixels = [UInt8](repeating: 0, count: image.width * image.height * bytesPerPixel)
@@ -13,7 +15,7 @@ public enum PNGWriter {
             try PixelConverter().convert(
                 from: .init(image: image), format: image.hasAlpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P, fullRange: false,
                 to: .init(data: [buffer.baseAddress], strides: [Int32(image.width * bytesPerPixel)]), format: format, fullRange: true,
-                width: image.width, height: image.height, context: "converting a frame for \(path)")
+                matrix: matrix, width: image.width, height: image.height, context: "converting a frame for \(path)")
         }
         try encode(pixels: pixels, width: image.width, height: image.height, format: format, to: path)
     }

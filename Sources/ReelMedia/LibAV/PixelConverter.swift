@@ -1,11 +1,13 @@
 import CFFmpeg
+import ReelCore
 import ReelKernels
 
 /// Pixel-format conversion at a fixed size through swscale (no scaling: Reel scales in its
 /// own compositor). Owns one cached `SwsContext`; used from one thread at a time.
 ///
-/// Y'CbCr ↔ RGB uses BT.601 coefficients (swscale's default, as `YUVImage` documents) and
-/// converts full-range (JPEG) sources to the limited range `YUVImage` holds.
+/// Y'CbCr ↔ R'G'B' uses `matrix` (the Y'CbCr side's: BT.601, BT.709, BT.2020, …); Y'CbCr to
+/// Y'CbCr applies no matrix, only the range and the layout change. Colour-space conversions
+/// of sources (another matrix, primaries or transfer) are `SourceColourConverter`'s, through zimg.
 final class PixelConverter {
     private var context: OpaquePointer?
 
@@ -19,7 +21,7 @@ final class PixelConverter {
 
     func convert(from source: Planes, format sourceFormat: AVPixelFormat, fullRange sourceFull: Bool,
                  to destination: Planes, format destinationFormat: AVPixelFormat, fullRange destinationFull: Bool,
-                 width: Int, height: Int, context what: @autoclosure () -> String) throws {
+                 matrix: YCbCrMatrix, width: Int, height: Int, context what: @autoclosure () -> String) throws {
         context = sws_getCachedContext(context, Int32(width), Int32(height), sourceFormat,
                                        Int32(width), Int32(height), destinationFormat,
                                        reel_sws_flags_exact(), nil, nil, nil)
@@ -28,7 +30,8 @@ final class PixelConverter {
                              message: "swscale cannot convert \(pixelFormatName(sourceFormat)) to \(pixelFormatName(destinationFormat))",
                              context: what())
         }
-        let coefficients = sws_getCoefficients(SWS_CS_DEFAULT)
+        // swscale's tables are indexed by the H.273 matrix code (SWS_CS_ITU709 = 1, SWS_CS_SMPTE170M = 6, SWS_CS_BT2020 = 9).
+        let coefficients = sws_getCoefficients(Int32(matrix.rawValue))
         sws_setColorspaceDetails(context, coefficients, sourceFull ? 1 : 0, coefficients, destinationFull ? 1 : 0, 0, 1 << 16, 1 << 16)
         let src = source.data.map { UnsafePointer<UInt8>($0) } + [UnsafePointer<UInt8>?](repeating: nil, count: 4 - source.data.count)
         let srcStrides = source.strides + [Int32](repeating: 0, count: 4 - source.strides.count)
@@ -36,26 +39,6 @@ final class PixelConverter {
         let dstStrides = destination.strides + [Int32](repeating: 0, count: 4 - destination.strides.count)
         let rows = sws_scale(context, src, srcStrides, 0, Int32(height), dst, dstStrides)
         if rows < 0 { throw MediaError.libav(rows, what()) }
-    }
-
-    /// Converts a decoded frame into a new `YUVImage` (with alpha when the frame has alpha).
-    /// `reusing`, when given and of the same size and kind, is written over instead of a new
-    /// image being allocated (the caller makes sure nobody else holds it).
-    func image(from frame: UnsafeMutablePointer<AVFrame>, reusing old: YUVImage? = nil,
-               context what: @autoclosure () -> String) throws -> YUVImage {
-        let f = frame.pointee
-        let format = AVPixelFormat(rawValue: f.format)
-        let alpha = pixelFormatHasAlpha(format)
-        let image: YUVImage
-        if let old, old.width == Int(f.width), old.height == Int(f.height), old.hasAlpha == alpha {
-            image = old
-        } else {
-            image = YUVImage(width: Int(f.width), height: Int(f.height), hasAlpha: alpha)
-        }
-        try convert(from: Planes(frame: frame), format: format, fullRange: isFullRange(frame),
-                    to: Planes(image: image), format: alpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P, fullRange: false,
-                    width: image.width, height: image.height, context: what())
-        return image
     }
 }
 
@@ -66,9 +49,10 @@ extension PixelConverter.Planes {
         let strides = withUnsafeBytes(of: &l) { Array($0.bindMemory(to: Int32.self).prefix(4)) }
         self.init(data: data, strides: strides)
     }
-    init(image: YUVImage) {
+    /// `colourOnly`: Y, U and V without the alpha plane.
+    init(image: YUVImage, colourOnly: Bool = false) {
         var planes = [image.y, image.u, image.v]
-        if let a = image.a { planes.append(a) }
+        if let a = image.a, !colourOnly { planes.append(a) }
         self.init(data: planes.map { Optional($0.base) }, strides: planes.map { Int32($0.stride) })
     }
 }

@@ -26,6 +26,10 @@ public struct ProbeReport: Sendable, Hashable, Codable, CustomStringConvertible 
         public var nominalFrameRate: Rational?
         public var hasAlpha: Bool?
         public var isAttachedPicture: Bool?
+        /// The colour tags the stream carries (absent ones nil) and the colour space Reel reads
+        /// it in (the tags, with the gaps guessed: docs/colour.md).
+        public var colourTags: ColourTags?
+        public var colour: ColourSpace?
         // Audio
         public var sampleRate: Int?
         public var channels: Int?
@@ -84,6 +88,12 @@ public struct ProbeReport: Sendable, Hashable, Codable, CustomStringConvertible 
             if s.hasAlpha == true { parts.append("alpha") }
             if s.isAttachedPicture == true { parts.append("attached picture") }
             lines.append("  " + parts.joined(separator: ", "))
+            if let colour = s.colour, let tags = s.colourTags {
+                let tagged = [tags.matrix?.name, tags.primaries?.name, tags.transfer?.name, tags.range?.name]
+                let said = tagged.allSatisfy { $0 == nil } ? "untagged"
+                    : "tagged " + tagged.map { $0 ?? "unspecified" }.joined(separator: "/")
+                lines.append("    colour: \(said); read as \(colour.summary)" + (colour.isHighDynamicRange ? " (HDR: tone-mapped into SDR outputs)" : ""))
+            }
         }
         if let k = keyframeInterval {
             let span = k.minimum == k.maximum ? "\(k.minimum)" : "\(k.minimum)–\(k.maximum)"

@@ -1,23 +1,28 @@
 import CFFmpeg
+import ReelCore
 import ReelKernels
 
 /// Still images (PNG, JPEG, WebP, BMP, …) decoded with libavformat + libavcodec.
 public enum StillImage {
-    /// Decodes the first picture of `path` into a `YUVImage`, with an alpha plane when the
-    /// image has alpha.
-    public static func load(path: String) throws -> YUVImage {
-        try load(try MediaSources.local.location(of: path))
+    /// Decodes the first picture of `path` into a `YUVImage` in `colour` (the output's), with an
+    /// alpha plane when the image has alpha.
+    public static func load(path: String, colour: OutputColour = .standard) throws -> YUVImage {
+        try load(try MediaSources.local.location(of: path), colour: colour)
     }
 
     /// Decodes the first picture at `location` (see `load(path:)`).
-    public static func load(_ location: MediaLocation) throws -> YUVImage {
-        let (frame, _) = try decodeFirstFrame(location)
-        return try PixelConverter().image(from: frame.pointer, context: "converting \(location)")
+    public static func load(_ location: MediaLocation, colour: OutputColour = .standard) throws -> YUVImage {
+        let (frame, input) = try decodeFirstFrame(location)
+        let tags = input.firstStream(of: AVMEDIA_TYPE_VIDEO).map { ColourTags(input.stream($0).pointee.codecpar) } ?? ColourTags()
+        return try SourceColourConverter(output: colour, streamTags: tags).image(from: frame.pointer, context: "converting \(location)")
     }
 
-    /// Decodes the first picture of `path` into straight-alpha RGBA8.
+    /// Decodes the first picture of `path` into straight-alpha RGBA8 (a Y'CbCr picture with its
+    /// own matrix: its tags', else the guess by size).
     public static func loadRGBA(path: String) throws -> RGBAImage {
-        let (frame, _) = try decodeFirstFrame(try MediaSources.local.location(of: path))
+        let (frame, input) = try decodeFirstFrame(try MediaSources.local.location(of: path))
+        let tags = input.firstStream(of: AVMEDIA_TYPE_VIDEO).map { ColourTags(input.stream($0).pointee.codecpar) } ?? ColourTags()
+        let matrix = SourceColourConverter(output: .standard, streamTags: tags).colour(of: frame.pointer).matrix
         let width = Int(frame.pointer.pointee.width), height = Int(frame.pointer.pointee.height)
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         try pixels.withUnsafeMutableBufferPointer { buffer in
@@ -25,7 +30,7 @@ public enum StillImage {
                 from: .init(frame: frame.pointer), format: AVPixelFormat(rawValue: frame.pointer.pointee.format),
                 fullRange: isFullRange(frame.pointer),
                 to: .init(data: [buffer.baseAddress], strides: [Int32(width * 4)]), format: AV_PIX_FMT_RGBA, fullRange: true,
-                width: width, height: height, context: "converting \(path) to RGBA")
+                matrix: matrix, width: width, height: height, context: "converting \(path) to RGBA")
         }
         return RGBAImage(width: width, height: height, pixels: pixels)
     }

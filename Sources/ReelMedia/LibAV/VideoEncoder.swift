@@ -14,7 +14,8 @@ import ReelKernels
 /// frame by swscale (bit-exact mode); the alpha is the frame's alpha plane, or opaque when the
 /// frame has none (`"alpha": false`).
 /// PNG (a PNG sequence's frames): 8-bit RGBA with the frame's straight alpha (`settings.alpha`),
-/// else RGB, converted by swscale from the composited BT.601 limited-range 4:2:0 frame.
+/// else RGB, converted by swscale from the composited limited-range 4:2:0 frame with its matrix
+/// (`settings.colour`).
 /// VP9 with alpha (`settings.alpha`): `yuva420p`, the frame's alpha plane as it is; libvpx
 /// encodes it as a second stream, put on each packet as Matroska BlockAdditional side data.
 /// pts = frame index in time base `frameDuration`. The first frame given to an encoder is
@@ -69,8 +70,13 @@ public final class VideoEncoder: @unchecked Sendable {
         ctx.pointee.thread_count = Int32(settings.threads)
         ctx.pointee.flags |= reel_codec_flag_global_header() | reel_codec_flag_closed_gop()
         if settings.codec != .png {
-            ctx.pointee.color_range = AVCOL_RANGE_MPEG
-            ctx.pointee.colorspace = AVCOL_SPC_SMPTE170M
+            // Set before avcodec_open2, which is when libx264, libx265, libvpx, SVT-AV1 and
+            // prores_ks read them into the bitstream; `CodecParameters` copies them for the muxer.
+            let colour = settings.colour
+            ctx.pointee.color_range = colour.range == .full ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
+            ctx.pointee.colorspace = AVColorSpace(rawValue: UInt32(colour.matrix.rawValue))
+            ctx.pointee.color_primaries = AVColorPrimaries(rawValue: UInt32(colour.primaries.rawValue))
+            ctx.pointee.color_trc = AVColorTransferCharacteristic(rawValue: UInt32(colour.transfer.rawValue))
         }
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
@@ -176,6 +182,13 @@ public final class VideoEncoder: @unchecked Sendable {
             try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
         }
         f.pointee.pts = frameIndex
+        // prores_ks writes each frame header's colour from the frame, not the context (an
+        // untagged header made players and ffmpeg read a ProRes output as BT.601): every frame
+        // carries the context's, which the other encoders read at open.
+        f.pointee.color_range = context.pointee.color_range
+        f.pointee.colorspace = context.pointee.colorspace
+        f.pointee.color_primaries = context.pointee.color_primaries
+        f.pointee.color_trc = context.pointee.color_trc
         f.pointee.pict_type = sawFirstFrame ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I
         sawFirstFrame = true
         if pixelFormat != AV_PIX_FMT_YUV420P && pixelFormat != AV_PIX_FMT_YUVA420P {
@@ -216,7 +229,7 @@ public final class VideoEncoder: @unchecked Sendable {
         }
         try converter.convert(from: PixelConverter.Planes(image: image), format: image.hasAlpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P,
                               fullRange: false, to: destination, format: pixelFormat, fullRange: false,
-                              width: image.width, height: image.height, context: "converting frame \(frameIndex) for \(codecName)")
+                              matrix: settings.colour.matrix, width: image.width, height: image.height, context: "converting frame \(frameIndex) for \(codecName)")
     }
 
     /// Flushes the encoder; returns the remaining packets. The encoder is unusable afterwards.

@@ -40,6 +40,11 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     /// travels as Matroska BlockAdditional side data on each packet. ProRes's alpha follows
     /// its profile instead.
     public var alpha = false
+    /// The colour the frames are in (their Y'CbCr is `colour.matrix`'s), which the stream is
+    /// tagged with: the VUI of H.264 and HEVC, VP9's and AV1's colour config, ProRes's frame
+    /// header, and through the codec parameters the container's `colr` box or `Colour` element.
+    /// PNG frames are converted to R'G'B' with its matrix.
+    public var colour: ColourSpace = .bt709
 
     public init(width: Int, height: Int, frameDuration: Rational, crf: Int = 18, x264Preset: String = "medium",
                 profile: String = "high", gopFrames: Int, threads: Int = 2, bitRate: Int? = nil) {

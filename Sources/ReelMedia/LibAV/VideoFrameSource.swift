@@ -22,7 +22,7 @@ public final class VideoFrameSource: @unchecked Sendable {
 
     private let input: InputFile
     private let decoder: StreamDecoder
-    private let converter = PixelConverter()
+    private let converter: SourceColourConverter
     private let start: Rational
     private let timeBase: Rational
 
@@ -39,11 +39,16 @@ public final class VideoFrameSource: @unchecked Sendable {
     /// The image made from `current`, reused while the chosen frame does not change.
     private var cached: (time: Rational, image: YUVImage)?
 
-    public convenience init(path: String, decoderThreads: Int = 1) throws {
-        try self.init(try MediaSources.local.location(of: path), decoderThreads: decoderThreads)
+    /// The colour space frames are read in (from the stream's tags, or guessed), for `reel probe`
+    /// and tests; each frame's own tags, when it has them, decide its conversion.
+    public let sourceColour: ColourSpace
+
+    /// `colour`: the colour frames are converted into (the output's: docs/colour.md).
+    public convenience init(path: String, decoderThreads: Int = 1, colour: OutputColour = .standard) throws {
+        try self.init(try MediaSources.local.location(of: path), decoderThreads: decoderThreads, colour: colour)
     }
 
-    public init(_ location: MediaLocation, decoderThreads: Int = 1) throws {
+    public init(_ location: MediaLocation, decoderThreads: Int = 1, colour: OutputColour = .standard) throws {
         input = try InputFile(location)
         guard let index = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
             throw MediaError(code: .noStream, message: "no video stream", context: "opening \(location)")
@@ -52,6 +57,11 @@ public final class VideoFrameSource: @unchecked Sendable {
         let par = input.stream(index).pointee.codecpar.pointee
         naturalSize = PixelSize(width: Int(par.width), height: Int(par.height))
         hasAlpha = pixelFormatHasAlpha(AVPixelFormat(rawValue: par.format))
+        let tags = ColourTags(input.stream(index).pointee.codecpar)
+        converter = SourceColourConverter(output: colour, streamTags: tags)
+        let traits = PixelFormatTraits(AVPixelFormat(rawValue: par.format))
+        sourceColour = tags.resolved(height: Int(par.height), rgb: traits?.isRGB ?? false,
+                                     fullRangeFormat: isFullRangeFormat(AVPixelFormat(rawValue: par.format)))
         start = input.startTime
         timeBase = decoder.timeBase
         let rate = Rational(input.stream(index).pointee.avg_frame_rate) ?? Rational(input.stream(index).pointee.r_frame_rate)

@@ -49,7 +49,7 @@ final class CaptionPainter {
         let maxWidth = max(2, Int((style.maxWidth * Double(plan.renderSize.width) * scale).rounded(.down)))
         let rgba = try rasterizer.get().renderCaption(text, lit: lit, style: style, highlight: caption.highlight,
                                                       scale: scale, maxWidth: min(maxWidth, canvas.width))
-        let image = rgba.yuvImage()
+        let image = rgba.yuvImage(ColorConversion(matrix: plan.colour.space.matrix))
         // Even offsets keep the chroma samples of the block on the frame's 4:2:0 grid.
         let x = max(0, (canvas.width - rgba.width) / 2) & ~1
         let margin = Int((style.margin * scale).rounded())

@@ -19,7 +19,9 @@ public final class FrameRenderer {
     private lazy var effectLayer = EffectLayer(width: canvas.width, height: canvas.height)
     private lazy var filters: FilterPipeline = {
         let sources = sources
-        return FilterPipeline(scale: plan.renderToOutput.a) { try sources.lut($0) }
+        // The kernels read and write the frame in the output's matrix: filters and blend modes
+        // compute on the output's own R'G'B', and each pixel's luma comes from its own result.
+        return FilterPipeline(scale: plan.renderToOutput.a, matrix: plan.colour.space.matrix) { try sources.lut($0) }
     }()
 
     /// `media` gives the byte-range sources of assets this machine reads remotely.
@@ -35,7 +37,7 @@ public final class FrameRenderer {
     /// Frame `k`, valid until the next call.
     public func render(frame k: Int) throws -> YUVImage {
         let description = cursor.frame(k)
-        Compositor.fill(canvas, color: description.background)
+        Compositor.fill(canvas, color: description.background, conversion: sources.rgbConversion)
         for layer in description.layers where layer.opacity > 0 {
             let image = try sources.image(for: layer)
             if layer.hasEffects {
@@ -44,9 +46,7 @@ public final class FrameRenderer {
                 Compositor.draw(image, transform: layer.transform, opacity: layer.opacity, crop: layer.crop, onto: canvas)
             }
         }
-        if !description.filters.isEmpty {
-            try filters.apply(description.filters, to: canvas)
-        }
+        if !description.filters.isEmpty { try filters.apply(description.filters, to: canvas) }
         for overlay in description.overlays where overlay.opacity > 0 {
             let bitmap = try sources.overlayBitmap(overlay.index)
             Compositor.draw(bitmap, transform: overlay.transform, opacity: overlay.opacity, crop: nil, onto: canvas)
@@ -63,6 +63,6 @@ public final class FrameRenderer {
     private func drawWithEffects(_ image: YUVImage, _ layer: LayerDraw) throws {
         effectLayer.render(image, transform: layer.transform, crop: layer.crop)
         try filters.apply(layer.filters, to: effectLayer.buffer)
-        Compositor.blend(effectLayer.buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity)
+        Compositor.blend(effectLayer.buffer, onto: canvas, mode: layer.blendMode, opacity: layer.opacity, matrix: plan.colour.space.matrix)
     }
 }

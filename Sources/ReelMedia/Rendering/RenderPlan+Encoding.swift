@@ -13,6 +13,7 @@ extension RenderPlan {
         if let speed = export.video.vp9Speed { settings.vp9Speed = speed }
         if let preset = export.video.svtav1Preset { settings.svtav1Preset = preset }
         settings.alpha = (settings.codec == .vp9 || settings.codec == .png) && export.video.writesAlpha
+        settings.colour = colour.space
         return settings
     }
 

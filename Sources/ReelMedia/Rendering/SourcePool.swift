@@ -19,10 +19,14 @@ final class SourcePool {
 
     private struct ReaderKey: Hashable { let track: Int; let asset: String }
 
+    /// How R'G'B' (colours, text, captions) enters the frames: the output's matrix.
+    let rgbConversion: ColorConversion
+
     init(plan: RenderPlan, media: MediaSources, decoderThreads: Int = 1) {
         self.plan = plan
         self.media = media
         self.decoderThreads = decoderThreads
+        self.rgbConversion = ColorConversion(matrix: plan.colour.space.matrix)
     }
 
     /// The source image a layer shows at its source time.
@@ -36,7 +40,7 @@ final class SourcePool {
         let key = ReaderKey(track: layer.trackID, asset: layer.asset)
         usedThisFrame.insert(key)
         if let reader = readers[key] { return try reader.frame(at: layer.sourceTime) }
-        let reader = try VideoFrameSource(try media.location(of: asset.url), decoderThreads: decoderThreads)
+        let reader = try VideoFrameSource(try media.location(of: asset.url), decoderThreads: decoderThreads, colour: plan.colour)
         readers[key] = reader
         return try reader.frame(at: layer.sourceTime)
     }
@@ -66,7 +70,7 @@ final class SourcePool {
             let rgba = try textRasterizer.get().render(text: text, family: font, pixelSize: fontSize * s,
                                                        color: color, width: width, height: height)
             bitmap = rgba.pixels.withUnsafeBufferPointer {
-                ColorConversion.yuvImage(rgba: $0.baseAddress!, width: rgba.width, height: rgba.height, stride: rgba.width * 4)
+                rgbConversion.yuvImage(rgba: $0.baseAddress!, width: rgba.width, height: rgba.height, stride: rgba.width * 4)
             }
         }
         overlayBitmaps[index] = bitmap
@@ -86,7 +90,7 @@ final class SourcePool {
 
     private func still(_ id: String, url: String) throws -> YUVImage {
         if let image = stills[id] { return image }
-        let image = try StillImage.load(try media.location(of: url))
+        let image = try StillImage.load(try media.location(of: url), colour: plan.colour)
         stills[id] = image
         return image
     }

@@ -28,7 +28,7 @@ public enum Thumbnails {
         let renderer = FrameRenderer(plan: plan, media: media)
         return try times.map { time in
             precondition(time >= .zero && time < plan.duration, "time \(time) outside the composition")
-            return try picture(try renderer.render(frame: Int((time / plan.frameDuration).floor)))
+            return try picture(try renderer.render(frame: Int((time / plan.frameDuration).floor)), matrix: plan.colour.space.matrix)
         }
     }
 
@@ -40,19 +40,19 @@ public enum Thumbnails {
         let upright = YUVImage(width: size.width, height: size.height)
         return try times.map { time in
             let frame = try source.frame(at: time)
-            Compositor.fill(upright, color: .black)
+            Compositor.fill(upright, color: .black, conversion: .bt709)
             Compositor.draw(frame, transform: video.preferredTransform, opacity: 1, crop: nil, onto: upright)
-            return try picture(upright)
+            return try picture(upright, matrix: OutputColour.standard.space.matrix)
         }
     }
 
-    /// `image` as RGB (BT.601, limited range to full: as ffmpeg converts it).
-    public static func picture(_ image: YUVImage) throws -> RGBPicture {
+    /// `image` (limited-range Y'CbCr of `matrix`) as full-range R'G'B', as ffmpeg converts it.
+    public static func picture(_ image: YUVImage, matrix: YCbCrMatrix) throws -> RGBPicture {
         var pixels = [UInt8](repeating: 0, count: image.width * image.height * 3)
         try pixels.withUnsafeMutableBufferPointer { buffer in
             try PixelConverter().convert(from: .init(image: image), format: AV_PIX_FMT_YUV420P, fullRange: false,
                                          to: .init(data: [buffer.baseAddress], strides: [Int32(image.width * 3)]), format: AV_PIX_FMT_RGB24,
-                                         fullRange: true, width: image.width, height: image.height, context: "converting a thumbnail")
+                                         fullRange: true, matrix: matrix, width: image.width, height: image.height, context: "converting a thumbnail")
         }
         return RGBPicture(width: image.width, height: image.height, pixels: pixels)
     }
@@ -127,7 +127,8 @@ public enum Thumbnails {
                             let yuv = PixelConverter.Planes(data: [y.baseAddress, u.baseAddress, v.baseAddress], strides: [Int32(width), Int32(width), Int32(width)])
                             try PixelConverter().convert(from: .init(data: [UnsafeMutablePointer(mutating: src.baseAddress)], strides: [Int32(width * 3)]),
                                                          format: AV_PIX_FMT_RGB24, fullRange: true, to: yuv, format: AV_PIX_FMT_YUVJ444P,
-                                                         fullRange: true, width: width, height: height, context: what)
+                                                         // JPEG (JFIF) is BT.601 Y'CbCr, whatever the video was.
+                                                         fullRange: true, matrix: .smpte170M, width: width, height: height, context: what)
                             return try StillEncoder.encode(AV_CODEC_ID_MJPEG, width: width, height: height, format: AV_PIX_FMT_YUVJ444P,
                                                            planes: yuv, configure: { ctx in
                                                                ctx.pointee.flags |= Int32(AV_CODEC_FLAG_QSCALE)

@@ -70,8 +70,9 @@ import ReelThreadTesting
         let frames = try Media.rgbFrames(output, width: width, height: height)
         #expect(frames.count == count, "\(output): \(frames.count) frames, expected \(count)")
         var sources: [String: [[UInt8]]] = [:]
-        for name in ["a", "b", "c"] {
-            sources[name] = try Media.rgbFrames(dir.appendingPathComponent("\(name).mp4").path, width: width, height: height)
+        for name in ["a", "b", "c"] {  // 160×90: read as BT.601, shown in the output's BT.709
+            sources[name] = try Media.rgbFrames(dir.appendingPathComponent("\(name).mp4").path, width: width, height: height,
+                                                filter: Media.sdSourceAsBT709RGB)
         }
         let black = [UInt8](repeating: 0, count: width * height * 3)
         for (k, frame) in frames.enumerated().prefix(count) {
@@ -82,9 +83,17 @@ import ReelThreadTesting
                 let source = sources[name]!
                 let own = Media.psnr(frame, source[n])
                 #expect(own >= 30, "frame \(k): \(own) dB against \(name) frame \(n)")
+                // Compared where the two source frames differ (by more than 4 of 255): testsrc's
+                // neighbouring frames differ in about 1,900 of its 43,200 samples, by at most 15,
+                // so over the whole picture the encoder's noise hides which one is shown (a 0.7 dB
+                // gap at default quality); where they differ, the shown one is 1.8 dB nearer or more.
                 for m in [n - 1, n + 1] where source.indices.contains(m) {
-                    let other = Media.psnr(frame, source[m])
-                    #expect(own > other + 1, "frame \(k) matches \(name) frame \(m) (\(other) dB) as well as frame \(n) (\(own) dB)")
+                    let differing = source[n].indices.filter { abs(Int(source[n][$0]) - Int(source[m][$0])) > 4 }
+                    guard differing.count >= 100 else { continue }  // identical frames: nothing to tell apart
+                    let shown = differing.map { frame[$0] }
+                    let ownHere = Media.psnr(shown, differing.map { source[n][$0] }), other = Media.psnr(shown, differing.map { source[m][$0] })
+                    #expect(ownHere > other + 1,
+                            "frame \(k) matches \(name) frame \(m) (\(other) dB) as well as frame \(n) (\(ownHere) dB) where they differ (\(differing.count) samples)")
                 }
             case .mix(let a, let m, let b, let n, let alpha):
                 let x = sources[a]![m], y = sources[b]![n]

@@ -76,9 +76,35 @@ enum Media {
         return stride(from: 0, to: bytes.count - frameSize + 1, by: frameSize).map { Array(bytes[$0..<($0 + lumaSize)]) }
     }
 
-    /// Every video frame as packed RGB24.
-    static func rgbFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
-        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    /// Every video frame's luma as a BT.709 output codes it, for a source ffmpeg reads as BT.601
+    /// (an untagged SD clip), re-coded by `bt601ToBT709`. What a per-pixel reference starts
+    /// from when the output's matrix is not the source's.
+    static func lumaFramesInBT709(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
+        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-vf", bt601ToBT709,
+                                   "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let lumaSize = width * height
+        let frameSize = lumaSize + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+        let bytes = [UInt8](r.stdout)
+        #expect(bytes.count % frameSize == 0, "decoded video is not a whole number of \(width)x\(height) frames")
+        return stride(from: 0, to: bytes.count - frameSize + 1, by: frameSize).map { Array(bytes[$0..<($0 + lumaSize)]) }
+    }
+
+    /// ffmpeg's `colorspace` filter re-coding a BT.601 4:2:0 picture in BT.709, limited range:
+    /// with primaries and transfer the same on both sides it takes its matrix-only path, which
+    /// is Reel's for an SD source in a BT.709 edit (docs/colour.md, "SDR sources"): each pixel's
+    /// luma with its 2×2 block's chroma, chroma from chroma alone, no clipping between.
+    /// (Through swscale's float R'G'B' instead, saturated edges clip: 45 dB on testsrc's luma.)
+    static let bt601ToBT709 = "colorspace=ispace=smpte170m:space=bt709:iprimaries=bt709:primaries=bt709:itrc=bt709:trc=bt709"
+        + ":irange=tv:range=tv:dither=none:format=yuv420p"
+
+    /// An untagged SD source's frames as a BT.709 render of them shows them in R'G'B': re-coded
+    /// in BT.709 (`bt601ToBT709`), then converted as ffmpeg converts a BT.709 video.
+    static let sdSourceAsBT709RGB = bt601ToBT709 + ",scale=in_color_matrix=bt709:in_range=tv,format=rgb24"
+
+    /// Every video frame as packed RGB24 (through `filter` first, if given).
+    static func rgbFrames(_ path: String, width: Int, height: Int, filter: String? = nil) throws -> [[UInt8]] {
+        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0"] + (filter.map { ["-vf", $0] } ?? [])
+                                  + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
         let size = width * height * 3
         let bytes = [UInt8](r.stdout)
         return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<($0 + size)]) }

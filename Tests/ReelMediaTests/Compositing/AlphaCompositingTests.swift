@@ -21,23 +21,23 @@ import ReelThreadTesting
     }
 
     static func solid(width: Int, height: Int, r: UInt8, g: UInt8, b: UInt8, a: UInt8) -> YUVImage {
-        RGBAImage(width: width, height: height, pixels: Array((0..<width * height).map { _ in [r, g, b, a] }.joined())).yuvImage()
+        RGBAImage(width: width, height: height, pixels: Array((0..<width * height).map { _ in [r, g, b, a] }.joined())).yuvImage(.bt601)
     }
 
     @Test func aTransparentBackgroundWithoutAlphaIsDrawnOverBlack() {
         let frame = YUVImage(width: 16, height: 16)
-        Compositor.fill(frame, color: RGBAColor(r: 255, g: 0, b: 0, a: 0x80))
+        Compositor.fill(frame, color: RGBAColor(r: 255, g: 0, b: 0, a: 0x80), conversion: .bt601)
         // Red at 128/255 over black: (128.5, 0, 0) in RGB.
         let e = Self.yuv(255 * 128 / 255, 0, 0)
         #expect(abs(Double(frame.y.row(3)[5]) - e.y) <= 0.6 && abs(Double(frame.u.row(2)[2]) - e.u) <= 0.6
                 && abs(Double(frame.v.row(2)[2]) - e.v) <= 0.6, "\(frame.y.row(3)[5]) \(frame.u.row(2)[2]) \(frame.v.row(2)[2]) vs \(e)")
         // Opaque colours are what they always were.
         let opaque = YUVImage(width: 16, height: 16)
-        Compositor.fill(opaque, color: RGBAColor(r: 16, g: 32, b: 64))
-        let c = ColorConversion.yuv(RGBAColor(r: 16, g: 32, b: 64))
+        Compositor.fill(opaque, color: RGBAColor(r: 16, g: 32, b: 64), conversion: .bt601)
+        let c = ColorConversion.bt601.yuv(RGBAColor(r: 16, g: 32, b: 64))
         #expect(opaque.y.row(0)[0] == c.y && opaque.u.row(0)[0] == c.u && opaque.v.row(0)[0] == c.v)
         let withAlpha = YUVImage(width: 16, height: 16, hasAlpha: true)
-        Compositor.fill(withAlpha, color: RGBAColor(r: 255, g: 0, b: 0, a: 0x80))
+        Compositor.fill(withAlpha, color: RGBAColor(r: 255, g: 0, b: 0, a: 0x80), conversion: .bt601)
         #expect(withAlpha.a!.row(7)[9] == 0x80)
     }
 
@@ -46,7 +46,7 @@ import ReelThreadTesting
     @Test(arguments: [false, true])
     func halfTransparentLayerOverTransparentBackgroundIsPorterDuffOver(scaled: Bool) {
         let frame = YUVImage(width: 64, height: 48, hasAlpha: true)
-        Compositor.fill(frame, color: RGBAColor(r: 0, g: 0, b: 255, a: 0x40))
+        Compositor.fill(frame, color: RGBAColor(r: 0, g: 0, b: 255, a: 0x40), conversion: .bt601)
         let layer = Self.solid(width: 32, height: 24, r: 255, g: 128, b: 0, a: 128)
         let t: AffineTransform = scaled ? AffineTransform.scale(1.37, 1.21).concatenating(.translation(8.3, 6.6)) : .translation(8, 6)
         Compositor.draw(layer, transform: t, opacity: 1, crop: nil, onto: frame)
@@ -75,7 +75,7 @@ import ReelThreadTesting
     func coverageMatchesTheReferenceCompositor(transform: AffineTransform) {
         let source = TestImages.random(width: 100, height: 70, seed: 21, alpha: true)
         let frame = YUVImage(width: 160, height: 120, hasAlpha: true)
-        Compositor.fill(frame, color: RGBAColor(r: 10, g: 200, b: 30, a: 0x30))
+        Compositor.fill(frame, color: RGBAColor(r: 10, g: 200, b: 30, a: 0x30), conversion: .bt601)
         // The reference's view: colour 255 with the source's alpha, onto a plane holding the dest alpha.
         let white = YUVImage(width: source.width, height: source.height, hasAlpha: true)
         white.fill(y: 255, u: 255, v: 255)
@@ -96,8 +96,8 @@ import ReelThreadTesting
         let source = TestImages.random(width: 100, height: 70, seed: 22, alpha: true)
         let t = AffineTransform.scale(1.1, 0.9).concatenating(.translation(3.5, 7.25))
         let opaque = YUVImage(width: 120, height: 90), transparent = YUVImage(width: 120, height: 90, hasAlpha: true)
-        Compositor.fill(opaque, color: RGBAColor(r: 0, g: 0, b: 0))
-        Compositor.fill(transparent, color: RGBAColor(r: 0, g: 0, b: 0, a: 0))
+        Compositor.fill(opaque, color: RGBAColor(r: 0, g: 0, b: 0), conversion: .bt601)
+        Compositor.fill(transparent, color: RGBAColor(r: 0, g: 0, b: 0, a: 0), conversion: .bt601)
         Compositor.draw(source, transform: t, opacity: 0.7, crop: nil, onto: opaque)
         Compositor.draw(source, transform: t, opacity: 0.7, crop: nil, onto: transparent)
         #expect(TestImages.planes(opaque) == TestImages.planes(transparent))
@@ -106,7 +106,7 @@ import ReelThreadTesting
     /// A blend-mode layer adds its alpha to the frame's coverage by source-over too.
     @Test func blendModeLayersAccumulateCoverage() {
         let frame = YUVImage(width: 32, height: 32, hasAlpha: true)
-        Compositor.fill(frame, color: RGBAColor(r: 0, g: 0, b: 0, a: 0))
+        Compositor.fill(frame, color: RGBAColor(r: 0, g: 0, b: 0, a: 0), conversion: .bt601)
         let layer = Self.solid(width: 32, height: 32, r: 200, g: 100, b: 50, a: 102)
         Compositor.blend(layer, onto: frame, mode: .multiply, opacity: 0.5)
         // 102/255 × 0.5 = 0.2 over 0.

@@ -119,7 +119,7 @@ import ReelThreadTesting
                 rgba[k + 3] = dx * dx + dy * dy < 400 ? 0 : (x > 70 ? UInt8((90 - x) * 12) : 255)
             }
         }
-        let source = RGBAImage(width: w, height: h, pixels: rgba).yuvImage()
+        let source = RGBAImage(width: w, height: h, pixels: rgba).yuvImage(.bt601)
         let dest = TestImages.random(width: 120, height: 100, seed: 17)
         let before = TestImages.planes(dest)
         expectMatchesReference(source: source, dest: dest, transform: transform, opacity: 0.85)
@@ -187,10 +187,13 @@ import ReelThreadTesting
         #expect(TestImages.psnr(TestImages.bytes(a.u), TestImages.bytes(b.u)) > 45)
     }
 
-    @Test func fillUsesBT601LimitedRange() {
+    /// Red in limited range: Y' 81 (BT.601) or 63 (BT.709: the HD colour bars' code values,
+    /// SMPTE RP 219), Cr 240 with either.
+    @Test(arguments: [(YCbCrMatrix.smpte170M, 81), (.bt709, 63)])
+    func fillUsesTheMatrixInLimitedRange(matrix: YCbCrMatrix, luma: Int) {
         let image = YUVImage(width: 10, height: 6)
-        Compositor.fill(image, color: RGBAColor(r: 255, g: 0, b: 0))
-        #expect(TestImages.bytes(image.y).allSatisfy { (80...82).contains($0) })
+        Compositor.fill(image, color: RGBAColor(r: 255, g: 0, b: 0), conversion: ColorConversion(matrix: matrix))
+        #expect(TestImages.bytes(image.y).allSatisfy { abs(Int($0) - luma) <= 1 })
         #expect(TestImages.bytes(image.v).allSatisfy { (239...241).contains($0) })
     }
 }

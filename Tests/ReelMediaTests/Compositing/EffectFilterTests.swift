@@ -38,7 +38,14 @@ import ReelThreadTesting
             let reel = try FilterReference.render(FilterReference.composition(
                 clips: [clip], layers: [#"{"track": 1, "filters": [{"type": "lut", "asset": "grade"}]}"#],
                 extraAssets: #", "grade": {"url": "\#(cube)"}"#), in: dir, name: "reel\(p)")
-            let filter = oneDimensional ? "lut1d=file=\(cube):interp=linear" : "lut3d=file=\(cube):interp=tetrahedral"
+            // ffmpeg reads the untagged clip as BT.601 and writes BT.709, as the output is tagged,
+            // with the 4:2:0 convention of every filter (docs/composition.md, "Filters"): each
+            // pixel takes its 2×2 block's chroma (nearest, into 4:4:4) and each block's chroma is
+            // the mean of its four results (area). swscale's own 4:2:0 → RGB would interpolate
+            // chroma: on testsrc2's sharp colour edges that alone is Y 34.9 dB from the convention.
+            let lut = oneDimensional ? "lut1d=file=\(cube):interp=linear" : "lut3d=file=\(cube):interp=tetrahedral"
+            let filter = "scale=flags=neighbor,format=yuv444p,scale=in_color_matrix=bt601:in_range=tv,format=gbrpf32le,\(lut),"
+                + "scale=out_color_matrix=bt709:out_range=tv,format=yuv444p,scale=flags=area,format=yuv420p"
             let reference = try FilterReference.raw(clip, in: dir, filter: filter, name: "ref\(p).yuv")
             let psnr = try FilterReference.psnr(reel, reference)
             for plane in ["y", "u", "v"] {
@@ -73,7 +80,8 @@ import ReelThreadTesting
             let reel = try FilterReference.render(
                 FilterReference.composition(clips: [clip], layers: [#"{"track": 1, "filters": \#(filters)}"#]), in: dir, name: "reel\(p)")
             let reference = dir.appendingPathComponent("ref\(p).yuv").path
-            try FilterReference.python(["filters", "--size", "320x240", "--input", source, "--filters", filters, "--output", reference])
+            try FilterReference.python(["filters", "--size", "320x240", "--input", source, "--filters", filters, "--output", reference]
+                                       + FilterReference.matrices)
             let psnr = try FilterReference.psnr(reel, reference, margin: margin)
             for plane in ["y", "u", "v"] {
                 let value = try #require(psnr[plane])
@@ -115,8 +123,10 @@ import ReelThreadTesting
             clips: [screen, background],
             layers: [##"{"track": 1, "filters": [{"type": "chromaKey", "color": "#1FB040", "similarity": 0.15, "smoothness": 0.1, "spill": 0.8}]}"##,
                      #"{"track": 2}"#]), in: dir, name: "keyed")
-        let keyed = try Self.frames(reel), back = try Self.frames(try FilterReference.raw(background, in: dir, name: "bg.yuv"))
-        let subject = try Self.frames(try FilterReference.raw(screen, in: dir, name: "screen.yuv"))
+        // Both clips are untagged SD (read as BT.601); the output is BT.709.
+        let keyed = try Self.frames(reel)
+        let back = try Self.frames(try FilterReference.raw(background, in: dir, filter: FilterReference.toOutputMatrix, name: "bg.yuv"))
+        let subject = try Self.frames(try FilterReference.raw(screen, in: dir, filter: FilterReference.toOutputMatrix, name: "screen.yuv"))
         // Green: everything but the subject's box grown by 4 pixels (its antialiased edge).
         let green = { (x: Int, y: Int) in !(96..<224).contains(x) || !(46..<204).contains(y) }
         let inside = { (x: Int, y: Int) in (104..<216).contains(x) && (54..<196).contains(y) }

@@ -14,6 +14,18 @@ enum FilterReference {
 
     static let width = 320, height = 240
 
+    /// The matrices of the numpy reference (`--source-matrix`, `--output-matrix`): the test
+    /// clips are untagged and 240 lines high, so they are read as BT.601 (as ffmpeg and
+    /// AVFoundation guess them); the output carries no colour keys, so it is BT.709.
+    static let matrices = ["--source-matrix", "bt601", "--output-matrix", "bt709"]
+    /// For a reference computed from one of Reel's own renders (already BT.709).
+    static let outputMatrices = ["--source-matrix", "bt709", "--output-matrix", "bt709"]
+
+    /// ffmpeg's decode of an untagged clip as the output shows it: read as BT.601 by swscale,
+    /// through float RGB, into BT.709 Y'CbCr (limited range) by swscale again — a conversion
+    /// that shares no code with Reel's (zimg).
+    static let toOutputMatrix = "scale=in_color_matrix=bt601:in_range=tv,format=gbrpf32le,scale=out_color_matrix=bt709:out_range=tv"
+
     /// A lossless 320×240 clip of `frames` frames at 25 fps from a lavfi `source` (a test pattern).
     static func clip(_ source: String, frames: Int = 3, in dir: URL, name: String) throws -> String {
         let path = dir.appendingPathComponent(name).path
@@ -75,9 +87,11 @@ enum FilterReference {
     }
 
     /// Per-plane PSNR (dB) of two raw yuv420p files of 320×240 frames, `margin` luma pixels
-    /// left out at every edge (999 for identical planes).
-    static func psnr(_ a: String, _ b: String, margin: Int = 0) throws -> [String: Double] {
-        let out = try python(["psnr", "--size", "\(width)x\(height)", "--a", a, "--b", b, "--margin", "\(margin)"])
+    /// left out at every edge and the samples `skip` (a mask file) marks (999 for identical
+    /// planes); `compared` is the share of samples compared.
+    static func psnr(_ a: String, _ b: String, margin: Int = 0, skip: String? = nil) throws -> [String: Double] {
+        let out = try python(["psnr", "--size", "\(width)x\(height)", "--a", a, "--b", b, "--margin", "\(margin)"]
+                             + (skip.map { ["--skip", $0] } ?? []))
         let json = try JSONSerialization.jsonObject(with: out) as? [String: Any] ?? [:]
         return json.compactMapValues { $0 as? Double }
     }

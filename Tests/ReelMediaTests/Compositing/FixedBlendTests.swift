@@ -8,13 +8,12 @@ import ReelThreadTesting
 /// against W3C's formulas worked out here in `Double`, pixel by pixel: both pictures to 0…1 RGB
 /// (clamped), B(Cb, Cs), source-over by alpha × opacity, luma per pixel, chroma from each
 /// block's mean. Widths that are not multiples of the 16-pixel group, a layer with an alpha
-/// plane and one without, and pictures with illegal Y'CbCr so the clamps act.
+/// plane and one without, and pictures with illegal Y'CbCr so the clamps act; in BT.601 and
+/// BT.709 (the kernels read and write a picture in its own matrix).
 /// (The formulas are checked against numpy on rendered clips in `PointwiseFilterTests`.)
 @Suite(.blocking) struct FixedBlendTests {
-    static func rgb(_ image: YUVImage, _ x: Int, _ y: Int) -> [Double] {
-        let l = (Double(image.y.row(y)[x]) - 16) / 219
-        let cb = Double(image.u.row(y / 2)[x / 2]) - 128, cr = Double(image.v.row(y / 2)[x / 2]) - 128
-        return [l + 1.402 / 224 * cr, l - 0.344_136 / 224 * cb - 0.714_136 / 224 * cr, l + 1.772 / 224 * cb]
+    static func rgb(_ image: YUVImage, _ x: Int, _ y: Int, _ k: FixedAffineTests.Matrix) -> [Double] {
+        k.rgb(y: Double(image.y.row(y)[x]), cb: Double(image.u.row(y / 2)[x / 2]), cr: Double(image.v.row(y / 2)[x / 2]))
     }
 
     static func formula(_ mode: BlendMode, _ cb: Double, _ cs: Double) -> Double {
@@ -43,7 +42,8 @@ import ReelThreadTesting
     /// The exact result, rounded, for every sample (y, u, v planes); and for each block whether
     /// a channel of it lies within `margin` of 0 or 1 before clamping, where colour dodge and
     /// burn jump between their extremes on any rounding of the input (not compared for those).
-    static func reference(_ layer: YUVImage, _ frame: YUVImage, _ mode: BlendMode, opacity: Double) -> (planes: [[Int]], edgy: [Bool]) {
+    static func reference(_ layer: YUVImage, _ frame: YUVImage, _ mode: BlendMode, opacity: Double,
+                          _ k: FixedAffineTests.Matrix) -> (planes: [[Int]], edgy: [Bool]) {
         let w = frame.width, h = frame.height, margin = 3e-4
         var y = [Int](repeating: 0, count: w * h), u = [Int](repeating: 0, count: w * h / 4), v = u
         var edgy = [Bool](repeating: false, count: w * h / 4)
@@ -52,7 +52,7 @@ import ReelThreadTesting
                 var mean = [0.0, 0.0, 0.0]
                 for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
                     let px = 2 * cx + dx, py = 2 * cy + dy
-                    let s = rgb(layer, px, py), b = rgb(frame, px, py)
+                    let s = rgb(layer, px, py, k), b = rgb(frame, px, py, k)
                     if (s + b).contains(where: { abs($0) < margin || abs($0 - 1) < margin }) { edgy[cy * w / 2 + cx] = true }
                     let alpha = (layer.a.map { Double($0.row(py)[px]) } ?? 255) / 255 * opacity
                     var out = [0.0, 0.0, 0.0]
@@ -61,10 +61,9 @@ import ReelThreadTesting
                         out[c] = cb + (formula(mode, cb, cs) - cb) * alpha
                         mean[c] += out[c] / 4
                     }
-                    y[py * w + px] = Int((16 + 219 * (0.299 * out[0] + 0.587 * out[1] + 0.114 * out[2])).rounded())
+                    y[py * w + px] = k.luma(out)
                 }
-                u[cy * w / 2 + cx] = Int((128 + 224 * (-0.168_736 * mean[0] - 0.331_264 * mean[1] + 0.5 * mean[2])).rounded())
-                v[cy * w / 2 + cx] = Int((128 + 224 * (0.5 * mean[0] - 0.418_688 * mean[1] - 0.081_312 * mean[2])).rounded())
+                (u[cy * w / 2 + cx], v[cy * w / 2 + cx]) = k.chroma(mean)
             }
         }
         return ([y, u, v], edgy)
@@ -86,8 +85,9 @@ import ReelThreadTesting
         return (worst, Double(differing) / Double(max(total, 1)))
     }
 
-    @Test(arguments: [(36, 6, true), (50, 4, false), (64, 8, true)])
-    func bothLoopsMatchTheW3CFormulas(_ width: Int, _ height: Int, _ withAlpha: Bool) {
+    @Test(arguments: [(36, 6, true), (50, 4, false), (64, 8, true)], FixedAffineTests.Matrix.both)
+    func bothLoopsMatchTheW3CFormulas(_ shape: (Int, Int, Bool), _ matrix: FixedAffineTests.Matrix) {
+        let (width, height, withAlpha) = shape
         for (k, mode) in BlendMode.allCases.enumerated() {
             for opacity in [0.7, 1.0] {
                 let frame = FixedAffineTests.picture(width: width, height: height, seed: UInt32(3 * k + 1))
@@ -99,15 +99,15 @@ import ReelThreadTesting
                 if let a = layer.a {
                     for r in 0..<height { for x in 0..<width { a.row(r)[x] = UInt8(truncatingIfNeeded: (x * 37 + r * 11) % 300) } }
                 }
-                let (expected, edgy) = Self.reference(layer, frame, mode, opacity: opacity)
+                let (expected, edgy) = Self.reference(layer, frame, mode, opacity: opacity, matrix)
                 let skip = mode == .colorDodge || mode == .colorBurn ? edgy : edgy.map { _ in false }
                 #expect(skip.filter { $0 }.count * 5 < skip.count, "\(mode): too few blocks compared")
                 for fixed in [true, false] {
                     let out = FixedAffineTests.copy(frame)
-                    BlendModeKernel.blend(layer, onto: out, mode: mode, opacity: opacity, fixedPoint: fixed)
+                    BlendModeKernel.blend(layer, onto: out, mode: mode, opacity: opacity, colour: KernelYCbCr(matrix.matrix), fixedPoint: fixed)
                     let (worst, differing) = Self.compare(out, expected, skip: skip)
                     #expect(worst <= 1 && differing < 0.05,
-                            "\(fixed ? "fixed point" : "Float"), \(mode) at \(opacity), \(width)x\(height): worst \(worst), \(differing * 100) % differ")
+                            "\(fixed ? "fixed point" : "Float"), \(matrix), \(mode) at \(opacity), \(width)x\(height): worst \(worst), \(differing * 100) % differ")
                 }
             }
         }
@@ -118,8 +118,11 @@ import ReelThreadTesting
     /// remainder past their 32- or 64-pixel steps (and one narrower than a step), on random
     /// pictures with illegal Y'CbCr (so the clamps act and channels sit at exactly 0 and 1,
     /// where dodge, burn and soft light branch). Skipped where the CPU has neither.
-    @Test(.enabled(if: VectorISA.detected.hasAVX2, "this CPU has no AVX2"), arguments: [(36, 4), (64, 6), (96, 4), (130, 6), (200, 2)])
-    func theVectorKernelsWriteTheSwiftKernelsBytes(_ width: Int, _ height: Int) {
+    @Test(.enabled(if: VectorISA.detected.hasAVX2, "this CPU has no AVX2"), arguments: [(36, 4), (64, 6), (96, 4), (130, 6), (200, 2)],
+          FixedAffineTests.Matrix.both)
+    func theVectorKernelsWriteTheSwiftKernelsBytes(_ size: (Int, Int), _ matrix: FixedAffineTests.Matrix) {
+        let (width, height) = size
+        let colour = KernelYCbCr(matrix.matrix)
         for (k, mode) in BlendMode.allCases.enumerated() {
             for withAlpha in [true, false] {
                 let frame = FixedAffineTests.picture(width: width, height: height, seed: UInt32(5 * k + width))
@@ -133,13 +136,13 @@ import ReelThreadTesting
                 }
                 for opacity in [0.35, 0.8, 1.0] {
                     let swift = FixedAffineTests.copy(frame)
-                    FixedBlend.blend(layer, onto: swift, mode: mode, opacity: opacity, isa: .baseline)
+                    FixedBlend.blend(layer, onto: swift, mode: mode, opacity: opacity, colour: colour, isa: .baseline)
                     for isa in [VectorISA.avx2, .avx512] where isa <= VectorISA.detected {
                         let vector = FixedAffineTests.copy(frame)
-                        FixedBlend.blend(layer, onto: vector, mode: mode, opacity: opacity, isa: isa)
+                        FixedBlend.blend(layer, onto: vector, mode: mode, opacity: opacity, colour: colour, isa: isa)
                         for (a, b) in zip([swift.y, swift.u, swift.v], [vector.y, vector.u, vector.v]) {
                             let differing = (0..<a.height).reduce(0) { n, r in n + (0..<a.width).filter { a.row(r)[$0] != b.row(r)[$0] }.count }
-                            #expect(differing == 0, "\(isa): \(mode), alpha \(withAlpha), opacity \(opacity), \(width)x\(height): \(differing) samples differ from the Swift kernel's")
+                            #expect(differing == 0, "\(isa): \(matrix), \(mode), alpha \(withAlpha), opacity \(opacity), \(width)x\(height): \(differing) samples differ from the Swift kernel's")
                         }
                     }
                 }

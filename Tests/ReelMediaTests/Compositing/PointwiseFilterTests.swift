@@ -44,7 +44,8 @@ import ReelThreadTesting
             let reel = try FilterReference.render(
                 FilterReference.composition(clips: [clip], layers: [#"{"track": 1, "filters": \#(filters)}"#]), in: dir, name: "reel\(p)")
             let reference = dir.appendingPathComponent("ref\(p).yuv").path
-            try FilterReference.python(["filters", "--size", "320x240", "--input", source, "--filters", filters, "--output", reference])
+            try FilterReference.python(["filters", "--size", "320x240", "--input", source, "--filters", filters, "--output", reference]
+                                       + FilterReference.matrices)
             let psnr = try FilterReference.psnr(reel, reference)
             for plane in ["y", "u", "v"] {
                 let value = try #require(psnr[plane])
@@ -67,7 +68,8 @@ import ReelThreadTesting
         let filtered = try FilterReference.render(
             FilterReference.composition(clips: [clip], layers: [#"{"track": 1}"#], pictureFilters: filters), in: dir, name: "filtered")
         let reference = dir.appendingPathComponent("ref.yuv").path
-        try FilterReference.python(["filters", "--size", "320x240", "--input", plain, "--filters", filters, "--output", reference])
+        try FilterReference.python(["filters", "--size", "320x240", "--input", plain, "--filters", filters, "--output", reference]
+                                   + FilterReference.outputMatrices)
         let psnr = try FilterReference.psnr(filtered, reference)
         for plane in ["y", "u", "v"] {
             #expect(try #require(psnr[plane]) >= Self.minimumPSNR, "plane \(plane): \(psnr)")
@@ -77,7 +79,11 @@ import ReelThreadTesting
     static let blendModes = BlendMode.allCases.filter { $0 != .normal }.map(\.rawValue) + ["normal"]
 
     /// A blend mode at opacity 0.7 of testsrc2 over smptebars (and of gradients over testsrc2):
-    /// W3C's `B(Cb, Cs)` in 0…1 RGB, then source-over.
+    /// W3C's `B(Cb, Cs)` in 0…1 RGB, then source-over. Colour dodge and burn jump between their
+    /// extremes where a backdrop channel is 0 (1) under a source of 1 (0), as the bars' and
+    /// testsrc2's primaries are: read in BT.709 at 8 bits, such a channel lands within 2·10⁻⁴ of
+    /// it, on either side, so the rounding decides; the reference marks those pixels
+    /// (`--unsettled`) and they are not compared (at most a quarter of the samples).
     @Test(arguments: blendModes)
     func blendModeMatchesW3CFormula(_ mode: String) throws {
         let dir = try TestMedia.tempDirectory()
@@ -88,14 +94,19 @@ import ReelThreadTesting
                 clips: [topClip, bottomClip],
                 layers: [#"{"track": 1, "blendMode": "\#(mode)", "opacity": 0.7}"#, #"{"track": 2}"#]), in: dir, name: "reel\(k)")
             let reference = dir.appendingPathComponent("ref\(k).yuv").path
+            let unsettled = dir.appendingPathComponent("unsettled\(k).yuv").path
             try FilterReference.python(["blend", "--size", "320x240", "--mode", mode, "--opacity", "0.7",
                                         "--bottom", try FilterReference.raw(bottomClip, in: dir, name: "b\(k).yuv"),
-                                        "--top", try FilterReference.raw(topClip, in: dir, name: "t\(k).yuv"), "--output", reference])
-            let psnr = try FilterReference.psnr(reel, reference)
+                                        "--top", try FilterReference.raw(topClip, in: dir, name: "t\(k).yuv"), "--output", reference,
+                                        "--unsettled", unsettled]
+                                       + FilterReference.matrices)
+            let psnr = try FilterReference.psnr(reel, reference, skip: unsettled)
             for plane in ["y", "u", "v"] {
                 let value = try #require(psnr[plane])
                 #expect(value >= Self.minimumPSNR, "\(mode), \(top) over \(bottom), plane \(plane): PSNR \(value) dB")
             }
+            let compared = try #require(psnr["compared"])
+            #expect(compared >= (mode == "colorDodge" || mode == "colorBurn" ? 0.75 : 1), "\(mode): \(compared * 100) % of samples compared")
         }
     }
 }

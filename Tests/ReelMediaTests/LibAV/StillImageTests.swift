@@ -16,8 +16,9 @@ struct StillImageTests {
         #expect(image.width == 64 && image.height == 48)
         let a = try #require(image.a)
         #expect(abs(Int(a.row(5)[5]) - 128) <= 1)
-        // BT.601 limited range red: Y ≈ 81, Cr ≈ 240.
-        #expect(abs(Int(image.y.row(5)[5]) - 81) <= 2)
+        // Loaded for the default BT.709 output: limited-range red is Y ≈ 63, Cr ≈ 240 (the
+        // published HD code values, SMPTE RP 219).
+        #expect(abs(Int(image.y.row(5)[5]) - 63) <= 2)
         #expect(abs(Int(image.v.row(2)[2]) - 240) <= 2)
 
         let rgba = try StillImage.loadRGBA(path: path)
@@ -45,7 +46,7 @@ struct StillImageTests {
         try TestMedia.run(["-f", "lavfi", "-i", "testsrc2=s=96x64", "-frames:v", "1", "-pix_fmt", "rgb24", source])
         let image = try StillImage.load(path: source)
         let out = dir.appendingPathComponent("out.png").path
-        try PNGWriter.write(image, to: out)
+        try PNGWriter.write(image, matrix: .bt709, to: out)
         let before = try TestMedia.decodeFrameRGB(source, index: 0)
         let after = try TestMedia.decodeFrameRGB(out, index: 0)
         #expect(after.width == 96 && after.height == 64)

@@ -125,11 +125,13 @@ struct VideoFrameSourceTests {
         let path = dir.appendingPathComponent("testsrc.mp4").path
         try TestMedia.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2", "-c:v", "libx264", "-preset", "veryfast",
                            "-g", "12", "-pix_fmt", "yuv420p", path])
-        let source = try VideoFrameSource(path: path, decoderThreads: 2)
+        // Read in the clip's own colour (untagged SD: BT.601), so that only decoding is compared
+        // here (conversions between colour spaces are ColourConversionTests').
+        let source = try VideoFrameSource(path: path, decoderThreads: 2, colour: OutputColour(space: .bt601))
         let image = try source.frame(at: Rational(Int64(index), 25))
         // Our frame → PNG (PNGWriter) → ffmpeg's RGB, against ffmpeg's own RGB of frame `index`.
         let png = dir.appendingPathComponent("ours.png").path
-        try PNGWriter.write(image, to: png)
+        try PNGWriter.write(image, matrix: .smpte170M, to: png)
         let ours = try TestMedia.decodeFrameRGB(png, index: 0)
         let reference = try TestMedia.decodeFrameRGB(path, index: index)
         let neighbour = try TestMedia.decodeFrameRGB(path, index: index + 1)
