@@ -161,8 +161,9 @@ extension CoordinatorHandler {
         if let job, summaries.first?.state == .done, !jobs.isEmpty {
             jobs[0].loudness = try await pool.run { try $0.events.latestMessage(job: job, kind: FinaliserLoop.loudnessEvent) }
         }
-        if let job, summaries.first?.state.isTerminal == true, !jobs.isEmpty {
-            jobs[0].agentSeconds = try await pool.run { try $0.jobs.agentSeconds(job) }
+        if let job, !jobs.isEmpty {
+            let cost = try await pool.run { try $0.jobs.cost(job) }
+            Self.add(cost, to: &jobs[0])
         }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
@@ -171,6 +172,13 @@ extension CoordinatorHandler {
         if job == nil { usage = try await storage.blobUsage() }
         let ended = job != nil && summaries.allSatisfy(\.state.isTerminal)
         return (.report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8)), ended)
+    }
+
+    /// A job's cost so far in its `STATUS job=` document.
+    static func add(_ cost: JobCost, to status: inout JobStatus) {
+        status.agentSeconds = cost.agentSeconds
+        status.cost = cost.cost
+        status.unpricedTasks = cost.unpricedTasks
     }
 
     /// The encoders of each agent connected now (for `JobStatus.needsEncoder`).
