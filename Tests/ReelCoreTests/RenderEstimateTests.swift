@@ -28,7 +28,7 @@ struct RenderEstimateTests {
         // Calibration: 300 frames of 720p (0.9216 Mpx) in 60 agent-s.
         let history = [RenderSample(load: Self.load(), agentSeconds: 60)]
         // 600 frames of 1080p (2.0736 Mpx) with two layers: 4.5 × 2 the work.
-        let estimate = try RenderEstimator.estimate(Self.load(1920, 1080, frames: 600, effects: 2), history: history, agents: 4).get()
+        let estimate = try RenderEstimator.estimate(Self.load("libx264", preset: "medium", 1920, 1080, frames: 600, effects: 2), history: history, agents: 4).get()
         #expect(abs(estimate.agentSeconds - 540) < 1e-9, "\(estimate)")
         #expect(estimate.frames == 600 && estimate.samples == 1 && estimate.match == "encoder and preset")
         #expect(abs(estimate.wallSeconds - 135) < 1e-9 && estimate.agents == 4)
