@@ -53,7 +53,7 @@ extension Message {
             }
             return (offset, total, bytes)
         }
-        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "BATCH", "PUT", "REPORT", "ASSETDONE", "RESULTDONE", "FINALDONE"].contains(line.verb) {
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "BATCH", "ESTIMATE", "PUT", "REPORT", "ASSETDONE", "RESULTDONE", "FINALDONE"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
