@@ -151,7 +151,8 @@ let package = Package(
 
         // N simulated agents speaking reel/1 for ops/bench-dispatch.sh; not part of the public CLI.
         .executableTarget(name: "reel-dispatchbench", dependencies: [
-            "ReelProtocol", "ReelCore",
+            "ReelProtocol", "ReelCore", "ReelAgent",
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),

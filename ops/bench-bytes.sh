@@ -105,6 +105,15 @@ PY
 counters() { ip -n "$ns_a" -s -j link show "$veth_a" | python3 -c 'import json,sys; s=json.load(sys.stdin)[0]["stats64"]; print(s["rx"]["bytes"], s["tx"]["bytes"])'; }
 metric() { ip netns exec "$ns_a" curl -sf "http://$addr_a:$metrics_port/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
+# CPU seconds (user + system) of processes and their exited children so far; the S3 server's
+# and PostgreSQL's processes are found by their data directories. On one machine the S3 server
+# shares the cores with the agents, so the report gives Reel's own CPU (coordinator, agents,
+# submit and fetch) apart from the S3 server's.
+ticks=$(getconf CLK_TCK)
+cpu_of() { [ $# -gt 0 ] || { echo 0; return; }; cat "$@" 2>/dev/null | awk -v t="$ticks" '{ s += $14 + $15 + $16 + $17 } END { printf "%.2f", s / t }'; }
+cpu_pids() { cpu_of $(for p in "$@"; do echo "/proc/$p/stat"; done); }
+s3_cpu() { cpu_pids $(pgrep -f -- "-dir=$work/s3" || true); }
+declare -A reel_cpu s3_cpus
 results=()
 run() {  # $1 = label, $2 = database name, then the coordinator's storage arguments
   local label=$1 dbname=$2; shift 2
@@ -125,15 +134,20 @@ run() {  # $1 = label, $2 = database name, then the coordinator's storage argume
   done
   sleep 1
   read -r rx0 tx0 < <(counters)
-  local started
+  local started farm0 s30
+  farm0=$(cpu_pids "${pids[@]}"); s30=$(s3_cpu)
   started=$(date +%s.%N)
   ip netns exec "$ns_b" env REEL_COORDINATOR="$addr_a:$port" REEL_SECRET_FILE="$work/secret" \
+    /usr/bin/time -f "%U %S" -o "$work/cpu-submit-$label" \
     timeout 1800 "$reel" submit "$work/comp.json" --chunk-seconds 2 --wait -o "$work/out-$label.mp4" >"$work/job-$label"
   ip netns exec "$ns_b" env REEL_COORDINATOR="$addr_a:$port" REEL_SECRET_FILE="$work/secret" \
-    "$reel" fetch "$(cat "$work/job-$label")" -o "$work/fetched-$label.mp4" --quiet
+    /usr/bin/time -f "%U %S" -o "$work/cpu-fetch-$label" "$reel" fetch "$(cat "$work/job-$label")" -o "$work/fetched-$label.mp4" --quiet
   local wall
   wall=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   walls[$label]=$wall
+  reel_cpu[$label]=$(awk -v f="$(cpu_pids "${pids[@]}")" -v f0="$farm0" '{ c += $1 + $2 } END { printf "%.1f", f - f0 + c }' \
+    "$work/cpu-submit-$label" "$work/cpu-fetch-$label")
+  s3_cpus[$label]=$(awk -v a="$s30" -v b="$(s3_cpu)" 'BEGIN { printf "%.1f", b - a }')
   read -r rx1 tx1 < <(counters)
   local payload_in payload_out
   payload_in=$(metric reel_bytes_in_total); payload_out=$(metric reel_bytes_out_total)
@@ -141,24 +155,27 @@ run() {  # $1 = label, $2 = database name, then the coordinator's storage argume
   stop_farm
   local through=$(( (rx1 - rx0) + (tx1 - tx0) ))
   log "$label: $through bytes through the coordinator's interface ($((rx1 - rx0)) in, $((tx1 - tx0)) out); reel/1 payloads ${payload_in:-0} in, ${payload_out:-0} out; ${wall} s"
-  results+=("| $label | $((rx1 - rx0)) | $((tx1 - tx0)) | $through | $(python3 -c "print(f'{100 * $through / $source_bytes:.1f} %')") | ${payload_in:-0} / ${payload_out:-0} | $wall s |")
+  results+=("| $label | $((rx1 - rx0)) | $((tx1 - tx0)) | $through | $(python3 -c "print(f'{100 * $through / $source_bytes:.1f} %')") | ${payload_in:-0} / ${payload_out:-0} | $wall s | ${reel_cpu[$label]} s | ${s3_cpus[$label]} s |")
 }
 
 declare -A walls
 runs=${RUNS:-1}
-local_walls=() s3_walls=()
+local_walls=() s3_walls=() local_cpus=() s3_reel_cpus=()
 for r in $(seq 1 "$runs"); do
   suffix=$([ "$runs" = 1 ] && echo "" || echo "-$r")
   run "local$suffix" "bench_local${suffix/-/_}" --storage "$work/storage$suffix"
-  local_walls+=("${walls[local$suffix]}")
+  local_walls+=("${walls[local$suffix]}"); local_cpus+=("${reel_cpu[local$suffix]}")
   run "s3$suffix" "bench_s3${suffix/-/_}" --storage "s3://reel-bench/farm$r" --s3-endpoint "$endpoint" --local-storage "$work/local-copies$suffix"
-  s3_walls+=("${walls[s3$suffix]}")
+  s3_walls+=("${walls[s3$suffix]}"); s3_reel_cpus+=("${reel_cpu[s3$suffix]}")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 local_median=$(median "${local_walls[@]}")
 s3_median=$(median "${s3_walls[@]}")
 ratio=$(awk -v a="$s3_median" -v b="$local_median" 'BEGIN { printf "%.2f", a / b }')
 log "median wall over $runs run(s): local $local_median s, S3 $s3_median s: ${ratio}×"
+local_cpu=$(median "${local_cpus[@]}"); s3_reel_cpu=$(median "${s3_reel_cpus[@]}")
+cpu_ratio=$(awk -v a="$s3_reel_cpu" -v b="$local_cpu" 'BEGIN { printf "%.2f", a / b }')
+log "median CPU of Reel's processes: local $local_cpu s, S3 $s3_reel_cpu s: ${cpu_ratio}×"
 
 {
   echo "### Bytes through the coordinator for one job (\`ops/bench-bytes.sh\`)"
@@ -167,9 +184,10 @@ log "median wall over $runs run(s): local $local_median s, S3 $s3_median s: ${ra
   echo "\`reel submit --wait\`, then \`reel fetch\`. Bytes counted on the coordinator's network interface (namespace host A;"
   echo "PostgreSQL on A's loopback is not counted). Machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d); binary $(basename "$(dirname "$reel")")."
   echo
-  echo "| storage | bytes in | bytes out | total | of the sources | reel/1 payloads in / out | wall |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| storage | bytes in | bytes out | total | of the sources | reel/1 payloads in / out | wall | CPU, Reel's processes | CPU, S3 server |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${results[@]}"
   echo
   echo "Median wall over $runs alternating run(s): local $local_median s (${local_walls[*]}), S3 $s3_median s (${s3_walls[*]}): S3 over local ${ratio}×."
+  echo "Median CPU of Reel's processes (coordinator, agents, submit, fetch): local $local_cpu s, S3 $s3_reel_cpu s: S3 over local ${cpu_ratio}×."
 } > "${report:-/dev/stdout}"

@@ -119,6 +119,10 @@ if [[ $skip != *" bytes "* ]]; then
   ratio=$(sed -n 's/^Median wall .*: S3 over local \([0-9.]*\)×.*/\1/p' "$out/bytes.md")
   row "bytes through the coordinators, S3, one $(( ${source_bytes:-0} / 1000000 )) MB source" "${s3_share:-?} %" "< 1 %" "$(verdict "$s3_share" "<" 1)"
   row "that job's wall time (upload included), S3 over local (medians: ${s3_wall:-?} s / ${local_wall:-?} s)" "${ratio:-?}×" "≤ 1.1×" "$(verdict "$ratio" "<=" 1.1)"
+  # On one machine the S3 server shares the cores: what Reel's own processes cost, apart.
+  cpu_ratio=$(sed -n 's/^Median CPU .*: S3 over local \([0-9.]*\)×.*/\1/p' "$out/bytes.md")
+  s3_cpu=$(awk -F'|' '$2 ~ /^ s3/ { gsub(/[ s]/, "", $10); print $10 }' "$out/bytes.md" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+  row "that job's CPU in Reel's processes (coordinator, agents, submit, fetch), S3 over local (the S3 server used ${s3_cpu:-?} s of the same cores besides)" "${cpu_ratio:-?}×" "—" ""
 fi
 
 {

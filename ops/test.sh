@@ -28,8 +28,10 @@ cleanup() {
   if [ "$status" = 0 ]; then rm -rf "$scratch"; else echo "test.sh: the tests' scratch files are kept in $scratch" >&2; fi
 }
 trap cleanup EXIT
-# With pg_stat_statements loaded: the statement budget tests count what the hot paths run.
-REEL_TEST_DATABASE_URL=$(PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements" ops/postgres.sh start "$pgdir" "$port")
+# With pg_stat_statements loaded: the statement budget tests count what the hot paths run. Room
+# for every test database's statements (TestDatabase.statementStatistics says why).
+REEL_TEST_DATABASE_URL=$(PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=100000" \
+  ops/postgres.sh start "$pgdir" "$port")
 export REEL_TEST_DATABASE_URL
 REEL_TEST_S3_ENDPOINT=$(ops/s3.sh start "$s3dir" "$s3port")
 REEL_TEST_S3_CREDENTIALS=$s3dir/credentials   # AWS shared-credentials format, profile default

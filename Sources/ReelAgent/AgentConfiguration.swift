@@ -41,10 +41,16 @@ public struct AgentConfiguration: Sendable {
     public var costPerHour: Double? = nil
     /// `CLAIM wait=`: how long the coordinator may hold a claim open (long poll). Default 20 s.
     public var claimWaitSeconds: Int
-    /// First reconnect delay; doubles after every failed attempt up to `reconnectMaximum`, jittered.
+    /// The first reconnect window: the delay after a lost connection or a failed attempt is
+    /// drawn uniformly from [0, window), and the window doubles after every failed attempt up
+    /// to `reconnectMaximum` ("full jitter", `Backoff`).
     public var reconnectInitial: Duration
-    /// Largest reconnect delay.
+    /// Largest reconnect window.
     public var reconnectMaximum: Duration
+    /// After `ERR too_many_connections` (the coordinator has its maximum of connections
+    /// authenticating at once), the agent tries again after a delay drawn from [0, this), and
+    /// the reconnect window does not grow: the coordinator is busy, not failing. Default 1 s.
+    public var reconnectBusyWindow: Duration = .seconds(1)
     /// How often `PROGRESS` is sent while rendering.
     public var progressInterval: Duration
     /// On graceful shutdown, how long a task in flight may take to finish before it is released.

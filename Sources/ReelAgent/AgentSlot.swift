@@ -10,7 +10,8 @@ import ReelProtocol
 /// heartbeats or fetches), its own render thread, one task at a time.
 ///
 /// Loop: connect → `CAPS` → `CLAIM` → run the task → `CLAIM` … On connection loss it
-/// reconnects with jittered exponential backoff — a rendered result the lost connection could
+/// reconnects with jittered exponential backoff (`Backoff`: full jitter; a coordinator busy
+/// authenticating others is retried within `reconnectBusyWindow`) — a rendered result the lost connection could
 /// not deliver is kept and sent first on the next one; when draining it stops claiming, lets
 /// `TaskExecution` finish or release the task in flight, says `QUIT` and returns.
 struct AgentSlot {
@@ -27,7 +28,8 @@ struct AgentSlot {
     private enum SessionEnd { case drained, connectionLost(PendingResult?) }
 
     func run() async {
-        var backoff = Backoff(initial: configuration.reconnectInitial, maximum: configuration.reconnectMaximum)
+        var backoff = Backoff(initial: configuration.reconnectInitial, maximum: configuration.reconnectMaximum,
+                              busyWindow: configuration.reconnectBusyWindow)
         var pending: PendingResult?
         // A result waiting for delivery keeps the slot reconnecting through a drain, until the
         // grace period ends: it is finished work the farm would otherwise render again.
@@ -46,8 +48,14 @@ struct AgentSlot {
                 try await session.capabilities(capabilities)
                 logger.info("connected", metadata: ["coordinator": "\(session.endpoint)"])
             } catch {
-                let delay = backoff.next()
-                if let error = error as? ReelProtocolError, error.code == .authFailed {
+                let code = (error as? ReelProtocolError)?.code
+                // Busy (too many connections authenticating at once, as when a herd of agents
+                // comes back together) is not a failure: try again soon, the backoff unchanged.
+                let delay = code == .tooManyConnections ? backoff.nextAfterBusy() : backoff.next()
+                if code == .tooManyConnections {
+                    logger.notice("the coordinator is busy authenticating other connections; retrying",
+                                  metadata: ["error": "\(error)", "in": "\(delay)"])
+                } else if code == .authFailed {
                     // Most likely a different secret on each side; retry in case the coordinator's changes.
                     logger.error("the coordinator refused our credentials: check that --secret-file matches the coordinator's",
                                  metadata: ["error": "\(error)", "in": "\(delay)"])

@@ -20,25 +20,3 @@ final class DrainState: Sendable {
         deadline.withLock { if $0 == nil { $0 = .now + gracePeriod } }
     }
 }
-
-/// Reconnect delays: `initial`, doubling to `maximum`, each scaled by a random factor in
-/// [0.5, 1) so agents that lost the coordinator together do not reconnect in lockstep.
-struct Backoff {
-    let initial: Duration
-    let maximum: Duration
-    private var current: Duration
-
-    init(initial: Duration, maximum: Duration) {
-        self.initial = initial; self.maximum = maximum; self.current = initial
-    }
-
-    /// The next delay to wait; advances the sequence.
-    mutating func next() -> Duration {
-        let base = current
-        current = min(current * 2, maximum)
-        return base * Double.random(in: 0.5..<1.0)
-    }
-
-    /// Back to `initial` after a successful connection.
-    mutating func reset() { current = initial }
-}

@@ -56,7 +56,7 @@ struct ResultRetry {
 
     var backoff: Backoff
 
-    init(initial: Duration, maximum: Duration) { backoff = Backoff(initial: initial, maximum: maximum) }
+    init(initial: Duration, maximum: Duration) { backoff = Backoff(initial: initial, maximum: maximum, jitterFloor: 0.5) }
 
     mutating func decide(after attempt: Attempt, leaseExpiresAtMillis: Int64, nowMillis: Int64) -> Decision {
         switch attempt {

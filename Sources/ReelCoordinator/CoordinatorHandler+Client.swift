@@ -72,11 +72,14 @@ extension CoordinatorHandler {
                 guard let batch = try store.batches.record(membership.id) else {
                     throw ReelProtocolError(.notFound, "no batch \(membership.id) (open one with BATCH first)")
                 }
-                guard membership.row <= batch.rows else {
-                    throw ReelProtocolError(.invalidComposition, "settings.batch.row: batch \(batch.id) has rows 1…\(batch.rows), not \(membership.row)")
-                }
+                // Rows are numbered as in the rows file, so a batch of the rows not done yet (or
+                // without an invalid one) has gaps; it takes as many rows as it was opened with.
                 guard try !store.batches.isTaken(BatchRowReference(batch: batch.id, row: membership.row)) else {
                     throw ReelProtocolError(.conflict, "row \(membership.row) of batch \(batch.id) has a job already")
+                }
+                guard try store.batches.jobCount(of: batch.id) < batch.rows else {
+                    throw ReelProtocolError(.invalidComposition,
+                                            "settings.batch.row: batch \(batch.id) was opened for \(batch.rows) rows, and has them all (row \(membership.row) is one more)")
                 }
             }
             let job = try store.jobs.create(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),

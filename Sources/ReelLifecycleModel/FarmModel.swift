@@ -27,6 +27,8 @@ public struct FarmModel: Sendable {
     public private(set) var tasks: [Int64: Task] = [:]
     public let leaseMillis: Millis
     public let graceMillis: Millis
+    /// Each job's turn among the jobs of its priority (`ClaimTurns`).
+    public private(set) var turns: [Int64: Int64] = [:]
     private var nextJob: Int64 = 1
     private var nextTask: Int64 = 1
 
@@ -46,6 +48,9 @@ public struct FarmModel: Sendable {
     public mutating func submit(chunks: Int, audio: Bool, maxAttempts: Int, priority: Int = 0, waitingForAssets: Bool = false) -> Int64 {
         let job = nextJob
         nextJob += 1
+        // Its turn among the jobs of its priority (`ClaimTurns`), taken as it is planned.
+        let head = ClaimTurns.head(jobs.filter { $0.value.acceptsClaims && $0.value.priority == priority }.compactMap { turns[$0.key] })
+        turns[job] = ClaimTurns.assign(head: head, batchNext: nil).turn
         jobs[job] = JobLifecycle(waitingForAssets: waitingForAssets, priority: priority)
         var specs: [(TaskKind, Int)] = (0..<chunks).map { (.videoChunk, $0) }
         if audio { specs.append((.audio, 0)) }
@@ -110,7 +115,7 @@ public struct FarmModel: Sendable {
                 return nil
             }
             return ClaimCandidate(task: task.id, job: task.job, kind: task.kind, ordinal: task.ordinal,
-                                  jobPriority: job.priority, failedAgents: task.lifecycle.failedAgents)
+                                  jobPriority: job.priority, jobTurn: turns[task.job] ?? 0, failedAgents: task.lifecycle.failedAgents)
         }
     }
 

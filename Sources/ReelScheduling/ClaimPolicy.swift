@@ -5,15 +5,17 @@ public struct ClaimCandidate: Hashable, Sendable {
     public var kind: TaskKind
     public var ordinal: Int
     public var jobPriority: Int
+    /// The job's turn among the jobs of its priority (`ClaimTurns`): lower goes first.
+    public var jobTurn: Int64
     /// The agents whose attempts at this task failed or expired.
     public var failedAgents: [Int64]
     /// The encoder its render needs (libavcodec's name: `libx265`, `aac`, …), or nil for none.
     public var encoder: String?
 
-    public init(task: Int64, job: Int64, kind: TaskKind, ordinal: Int, jobPriority: Int, failedAgents: [Int64] = [],
+    public init(task: Int64, job: Int64, kind: TaskKind, ordinal: Int, jobPriority: Int, jobTurn: Int64 = 0, failedAgents: [Int64] = [],
                 encoder: String? = nil) {
         self.task = task; self.job = job; self.kind = kind; self.ordinal = ordinal
-        self.jobPriority = jobPriority; self.failedAgents = failedAgents; self.encoder = encoder
+        self.jobPriority = jobPriority; self.jobTurn = jobTurn; self.failedAgents = failedAgents; self.encoder = encoder
     }
 }
 
@@ -34,7 +36,9 @@ public struct AgentEncoders: Hashable, Sendable {
 /// Which queued task an agent gets: the one rule both the in-memory model and the store's
 /// claim statement follow.
 ///
-/// Order: higher job priority first; then the older job (lower id); within a job audio, then
+/// Order: higher job priority first; then the job whose turn comes first (`ClaimTurns`: jobs
+/// of one priority take turns, so a batch of thousands of rows does not hold back a job
+/// submitted after it); then the older job (lower id); within a job audio, then
 /// video chunks by ordinal, then finalise; then task id. An agent is not offered a task it
 /// already failed while some other live agent has not failed it, so a bad agent cannot burn
 /// a task's attempts alone and a job fails only after its attempts span different agents
@@ -46,6 +50,7 @@ public struct AgentEncoders: Hashable, Sendable {
 public enum ClaimPolicy {
     public static func precedes(_ a: ClaimCandidate, _ b: ClaimCandidate) -> Bool {
         if a.jobPriority != b.jobPriority { return a.jobPriority > b.jobPriority }
+        if a.jobTurn != b.jobTurn { return a.jobTurn < b.jobTurn }
         if a.job != b.job { return a.job < b.job }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.ordinal != b.ordinal { return a.ordinal < b.ordinal }

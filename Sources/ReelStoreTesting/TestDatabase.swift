@@ -39,8 +39,11 @@ public enum TestDatabase {
 
     nonisolated(unsafe) static var clusterDirectory: UnsafeMutablePointer<CChar>?
 
-    /// The server option the statement budget tests need (ops/test.sh starts its cluster with it too).
-    public static let statementStatistics = "-c shared_preload_libraries=pg_stat_statements"
+    /// The server options the statement budget tests need (ops/test.sh starts its cluster with
+    /// them too): pg_stat_statements, keeping room for every statement of every test database.
+    /// At its default of 5,000 entries a whole run's databases fill it, and it then evicts the
+    /// least-called entries (a measured `BEGIN`, say), so a count came out short now and then.
+    public static let statementStatistics = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=100000"
 
     /// `base` (a `postgresql://` URL or `key=value` conninfo) with one more parameter, which
     /// libpq takes over the same one in `base`.

@@ -13,7 +13,8 @@ import ReelProtocol
 /// rather than 200 claims at once every second, each agent starts at a random moment within
 /// the first render time and each "render" lasts between half and one and a half render times
 /// (uniformly, seeded per agent, so runs are repeatable): a real farm's chunks do not all end
-/// together. Not part of the CLI.
+/// together. Not part of the CLI. `reel-dispatchbench herd …` is a coordinator restart under
+/// many real agents instead (`HerdBench`, `ops/bench-herd.sh`).
 ///
 ///   reel-dispatchbench --host H --port P --secret-file F --agents N --seconds S [--render-ms M]
 @main
@@ -32,7 +33,12 @@ struct DispatchBench {
 
     static func main() async {
         do {
-            let options = try parse(Array(CommandLine.arguments.dropFirst()))
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if arguments.first == "herd" {
+                print(try await HerdBench.run(try HerdBench.parse(Array(arguments.dropFirst()))))
+                exit(0)
+            }
+            let options = try parse(arguments)
             let report = try await run(options)
             print(report)
         } catch {

@@ -34,6 +34,8 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         var fetchedBytes = 0
         var fetchCount = 0
         var capabilities: [AgentCapabilities] = []
+        /// Who sent each of `capabilities`.
+        var capabilityNames: [String] = []
         var claims = 0
         var connections: Set<UInt64> = []
         var peerNames: Set<String> = []
@@ -122,9 +124,20 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         self.authenticator = try Authenticator(secret: Array("agent-tests-shared-secret".utf8))
     }
 
-    func start(tls: NIOSSLContext? = nil) async throws {
-        self[\.server] = try await ReelServer.start(configuration: ReelServerConfiguration(host: "127.0.0.1", port: 0, tls: tls),
-                                                    authenticator: authenticator, handler: self)
+    /// Listens on `port` (0: a free one), refusing logins beyond `handshakeLimit` at once.
+    func start(tls: NIOSSLContext? = nil, port: Int = 0, handshakeLimit: Int = ProtocolLimits.maxUnauthenticatedConnections,
+               handshakeTimeout: TimeAmount = .seconds(ProtocolLimits.handshakeTimeoutSeconds)) async throws {
+        self[\.server] = try await ReelServer.start(
+            configuration: ReelServerConfiguration(host: "127.0.0.1", port: port, tls: tls, handshakeTimeout: handshakeTimeout,
+                                                   maxUnauthenticatedConnections: handshakeLimit),
+            authenticator: authenticator, handler: self)
+    }
+
+    /// A coordinator restart: stops as on SIGTERM (every connection closes) and listens again on the same port.
+    func restart(handshakeLimit: Int = ProtocolLimits.maxUnauthenticatedConnections) async throws {
+        let port = self.port
+        try await server.shutdown()
+        try await start(port: port, handshakeLimit: handshakeLimit)
     }
 
     func stop() async { try? await server.close() }
@@ -161,6 +174,8 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
     var fetchedBytes: Int { self[\.fetchedBytes] }
     var fetchCount: Int { self[\.fetchCount] }
     var capabilities: [AgentCapabilities] { self[\.capabilities] }
+    /// The agents that sent `CAPS` (registered) since the `mark`-th `CAPS` (0-based).
+    func registeredNames(since mark: Int) -> Set<String> { Set(self[\.capabilityNames].dropFirst(mark)) }
     var claims: Int { self[\.claims] }
     var connectionCount: Int { self[\.connections].count }
     var peerNames: Set<String> { self[\.peerNames] }
@@ -177,7 +192,7 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         }
         switch request {
         case .capabilities(let caps):
-            state.withLock { s in s.capabilities.append(caps) }
+            state.withLock { s in s.capabilities.append(caps); s.capabilityNames.append(peer.name) }
             return .ok
         case .draining(let seconds):
             state.withLock { s in s.drainingSaid.append(seconds) }

@@ -29,6 +29,12 @@ final class ServiceGroupHandle: Sendable {
         return try await waitForExit(timeout: timeout)
     }
 
+    /// Triggers graceful shutdown without waiting for it.
+    func triggerShutdown() async { await group.triggerGracefulShutdown() }
+
+    /// Whether the service has returned (or thrown).
+    var hasExited: Bool { done.isSet }
+
     /// Waits up to `timeout` for the group to finish; rethrows the service's error.
     func waitForExit(timeout: Duration) async throws -> Bool {
         let finished = await eventually(timeout: timeout) { done.isSet }

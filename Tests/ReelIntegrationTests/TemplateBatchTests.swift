@@ -239,6 +239,57 @@ import ReelThreadTesting
         }
     }
 
+    /// `reel submit --batch … --wait` against a running farm (a coordinator and two agents, as
+    /// docs/templates.md's "Batches on a farm" runs it), then `reel status bID` as an operator
+    /// follows it: `--json`, `--rows` and `--watch`, which ends by itself once the batch has.
+    @Test func aFarmBatchIsSubmittedFollowedAndDownloaded() throws {
+        let dir = try Self.fixture()
+        let farm = try FarmTests.LocalFarm(agents: 2, leaseSeconds: 30)
+        let environment = ["REEL_DATA_HOME": dir.appendingPathComponent("data-home").path]
+        let connection = ["--coordinator", farm.coordinatorList, "--secret-file", farm.secret]
+        func reel(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+            let r = try Media.run(Media.reel, arguments + connection, allowFailure: true, currentDirectory: dir, environment: environment)
+            return (r.status, String(decoding: r.stdout, as: UTF8.self), r.stderr)
+        }
+        let submitted = try reel(["submit", "--batch", "data/rows.csv", "templates/card.json", "-o", "out/{{id}}.mp4",
+                                  "--skip-invalid", "--wait", "--chunk-seconds", "1", "--quiet"])
+        #expect(submitted.status == 1, "cy's photo is missing: that row failed (\(submitted.stderr))")
+        let batch = try #require(submitted.stdout.split(separator: "\n").first { $0.hasPrefix("b") && Int64($0.dropFirst()) != nil },
+                                 "the batch on stdout: \(submitted.stdout) (stderr: \(submitted.stderr))")
+
+        // The manifest and outputs, as `reel batch` leaves them.
+        let entries = try Self.manifest(dir)
+        #expect(entries.map { $0["status"] as? String } == ["done", "invalid", "failed", "done", "done"], "\(entries)")
+        var intros: [[UInt8]] = []
+        for (index, id) in [(0, "ada"), (3, "dee"), (4, "eve")] {
+            let path = dir.appendingPathComponent("out/\(id).mp4").path
+            Self.expectColour(try Self.background(path), Self.colours[id]!, "\(id)")
+            let frames = try Media.rgbFrames(path, width: 160, height: 90)
+            #expect(frames.count == 50, "\(id): \(frames.count) frames")
+            intros.append(frames.prefix(25).flatMap { $0 })
+            #expect(entries[index]["job"] as? Int != nil && (entries[index]["bytes"] as? Int).map(Int64.init) == regularSize(path))
+        }
+        #expect(intros.count == 3 && intros[0] == intros[1] && intros[1] == intros[2], "the intro is the same picture in every row")
+
+        // The batch as the coordinator keeps it: the three rows that were submitted, all done,
+        // the later rows reusing the first row's intro.
+        let json = try reel(["status", String(batch), "--json", "--rows"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
+        #expect(report["state"] as? String == "done" && report["rows"] as? Int == 3, "\(report)")
+        let rows = try #require(report["rowStatuses"] as? [[String: Any]], "\(report)")
+        #expect(rows.map { $0["job"] as? Int } == [0, 3, 4].map { entries[$0]["job"] as? Int })
+        #expect(rows.map { $0["state"] as? String } == ["done", "done", "done"])
+        let reused = rows.map { $0["reusedChunks"] as? Int ?? -1 }
+        #expect(reused[0] == 0 && reused[1] >= 1 && reused[2] >= 1, "rows 2 and 3 reuse the intro: \(rows)")
+
+        // --watch of a batch that has ended prints it once and ends, with status 0.
+        let watched = try reel(["status", String(batch), "--watch"])
+        #expect(watched.status == 0, "\(watched.stderr)")
+        #expect(watched.stdout.contains("\(batch) card.json × 3 rows: done"), "\(watched.stdout)")
+        #expect(watched.stdout.contains("rows: 3 — 0 queued, 0 running, 3 done, 0 failed"), "\(watched.stdout)")
+    }
+
     @Test func failFastStopsAtTheFirstFailure() throws {
         let dir = try Self.fixture()
         let database = try FreshDatabase.url(prefix: "batch")

@@ -108,6 +108,24 @@ import ReelThreadTesting
         #expect(ClaimPolicy.choose(Array(c.dropLast().filter { $0.kind != .audio }), for: 1, liveAgents: [1])?.task == 3)
     }
 
+    @Test func withinAPriorityTheEarlierTurnGoesBeforeTheOlderJob() {
+        let older = ClaimCandidate(task: 1, job: 1, kind: .audio, ordinal: 0, jobPriority: 0, jobTurn: 3)
+        let newer = ClaimCandidate(task: 9, job: 7, kind: .videoChunk, ordinal: 4, jobPriority: 0, jobTurn: 2)
+        let urgent = ClaimCandidate(task: 12, job: 8, kind: .videoChunk, ordinal: 0, jobPriority: 1, jobTurn: 50)
+        #expect(ClaimPolicy.choose([older, newer], for: 1, liveAgents: [1]) == newer)
+        #expect(ClaimPolicy.choose([older, newer, urgent], for: 1, liveAgents: [1]) == urgent)
+    }
+
+    @Test func turnsRoundRobinABatchsRowsAndGiveALoneJobTheHead() {
+        // A lone job takes the head's turn; a batch's rows take one turn after another, never
+        // before the head.
+        #expect(ClaimTurns.head([]) == 0)
+        #expect(ClaimTurns.head([7, 4, 9]) == 4)
+        #expect(ClaimTurns.assign(head: 4, batchNext: nil) == (4, nil))
+        #expect(ClaimTurns.assign(head: 4, batchNext: 0) == (4, 5))
+        #expect(ClaimTurns.assign(head: 4, batchNext: 9) == (9, 10))
+    }
+
     @Test func anAgentIsNotOfferedATaskItFailedWhileAnotherLiveAgentHasNot() {
         let failed = ClaimCandidate(task: 1, job: 1, kind: .videoChunk, ordinal: 0, jobPriority: 0, failedAgents: [7])
         let other = ClaimCandidate(task: 2, job: 1, kind: .videoChunk, ordinal: 1, jobPriority: 0)

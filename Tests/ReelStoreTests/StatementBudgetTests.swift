@@ -60,8 +60,12 @@ struct StatementBudgetTests {
             let before = store.connection.roundTrips
             try body(store)
             let roundTrips = store.connection.roundTrips - before
+            // Literals and parameters as `?`: pg_stat_statements keeps a trigger body's statement
+            // normalised (`pg_notify($11, …)`) when it was parsed after the reset, and as written
+            // (`pg_notify('reel', …)`) when a cached plan ran first; either is the same statement.
             let rows = try admin.query("""
-                SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 60) AS query, sum(calls) AS calls FROM pg_stat_statements
+                SELECT left(regexp_replace(regexp_replace(query, '''[^'']*''|\\$[0-9]+', '?', 'g'), '\\s+', ' ', 'g'), 60) AS query,
+                       sum(calls) AS calls FROM pg_stat_statements
                 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
                   AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%FOR KEY SHARE OF x%'
                 GROUP BY 1
@@ -123,9 +127,9 @@ struct StatementBudgetTests {
             return agent
         }) { store, agent in _ = try Self.claimed(store, agent) }
         Self.expectConstant(costs, within: Cost(statements: 5, roundTrips: 3), "a claim")
-        // Only its `claimed` event's job is checked: not the agent a lease names, nor a copy of
-        // the task kept on the agent's row (each was a lookup and a row lock per claim).
-        #expect(costs.allSatisfy { $0.keyChecks <= 1 }, "a claim checks more foreign keys than its event's job: \(costs.map(\.keyChecks))")
+        // No foreign key is checked: not the agent a lease names, nor a copy of the task kept on
+        // the agent's row, nor its `claimed` event's job (each was a lookup and a row lock).
+        #expect(costs.allSatisfy { $0.keyChecks == 0 }, "a claim checks foreign keys: \(costs.map(\.keyChecks))")
     }
 
     @Test("a claim and a result leave the row of an agent that is alive alone")
@@ -163,6 +167,8 @@ struct StatementBudgetTests {
             #expect(completion.jobID == claimed.jobID)
         }
         Self.expectConstant(costs, within: Cost(statements: 8, roundTrips: 5), "a result")
+        // Nor does a result: its `result` event names its job without a key.
+        #expect(costs.allSatisfy { $0.keyChecks == 0 }, "a result checks foreign keys: \(costs.map(\.keyChecks))")
     }
 
     @Test("one heartbeat: one round trip, whatever the job's size")

@@ -68,6 +68,8 @@ public final class ReelClient: Sendable {
                 }
             }
         let timeout = channel.eventLoop.scheduleTask(in: configuration.connectTimeout) {
+            // Through the pipeline, so the handshake fails as a timeout, not as "connection closed".
+            channel.pipeline.fireErrorCaught(ReelProtocolError(.timeout, "no WELCOME within \(configuration.connectTimeout)"))
             channel.close(promise: nil)
         }
         defer { timeout.cancel() }

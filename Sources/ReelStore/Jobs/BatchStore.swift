@@ -44,6 +44,11 @@ public struct BatchStore: Sendable {
         try connection.query(Statements.batchRowTaken, [reference.batch, reference.row]).singleRow() != nil
     }
 
+    /// How many rows of the batch have a job.
+    public func jobCount(of batch: Int64) throws -> Int {
+        try connection.query(Statements.batchJobCount, [batch]).rows[0].int("n")
+    }
+
     /// Whether the job is a batch's row waiting, unplanned, for the batch's first row to end
     /// (`Statements.heldForBatchLead`).
     public func isHeldForLead(job: Int64) throws -> Bool {

@@ -15,6 +15,7 @@ public struct JobStore: Sendable {
             let id = try db.query(Statements.insertJob, [state, job.composition, job.renderPlan, job.settings, job.priority,
                                                          job.batch?.batch, job.batch?.row]).rows[0].int64("id")
             try Self.insertTasks(db, job: id, job.tasks)
+            if !job.tasks.isEmpty { try db.query(Statements.assignClaimTurn, [id]) }
             if let url = job.notifyURL { try db.query(Statements.insertNotification, [id, url]) }
             for hash in job.assets {
                 try db.query(Statements.insertJobAsset, [id, hash])

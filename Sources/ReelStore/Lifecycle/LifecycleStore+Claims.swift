@@ -30,7 +30,8 @@ extension LifecycleStore {
         let firstPage = try db.query(Statements.claimableJobs, [kinds.sorted(), Self.jobsPageSize]).rows
         let quarantined = Set(try firstPage.first.map { try $0.integers("quarantined") } ?? [])
         var jobs = ClaimableJobs(firstPage: firstPage.filter { $0["id"] != nil }, pageSize: Self.jobsPageSize) { last in
-            try db.query(Statements.claimableJobsAfter, [kinds.sorted(), Self.jobsPageSize, try last.int("priority"), try last.int64("id")]).rows
+            try db.query(Statements.claimableJobsAfter, [kinds.sorted(), Self.jobsPageSize, try last.int("priority"), try last.int64("id"),
+                                                         try last.int64("claim_turn")]).rows
         }
         let live = liveAgents.subtracting(quarantined)
         // A few more candidates than requests; when that leaves an agent without a task while a
@@ -97,7 +98,7 @@ extension LifecycleStore {
             let pageSize = max(limit - candidates.count, askers.count + padding)
             let page = try connection.query(Statements.claimCandidatesOfJob, [
                 try job.int64("id"), jobKinds.sorted(), try job.bool("rendered"), try job.int("priority"), pageSize,
-            ]).rows.map { try Self.candidate($0, videoEncoder: videoEncoder) }
+            ]).rows.map { try Self.candidate($0, videoEncoder: videoEncoder, turn: try job.int64("claim_turn")) }
             if page.count == pageSize { more = true }
             candidates += page
         }
@@ -146,10 +147,10 @@ extension LifecycleStore {
         try connection.query(Statements.markJobsClaimed, [jobs.sorted(), finalising.sorted()])
     }
 
-    private static func candidate(_ row: PGRow, videoEncoder: String?) throws -> ClaimCandidate {
+    private static func candidate(_ row: PGRow, videoEncoder: String?, turn: Int64) throws -> ClaimCandidate {
         let kind: TaskKind = try row.value("kind")
         return ClaimCandidate(task: try row.int64("id"), job: try row.int64("job_id"), kind: kind, ordinal: try row.int("ordinal"),
-                              jobPriority: try row.int("priority"), failedAgents: try row.integers("failed_agents"),
+                              jobPriority: try row.int("priority"), jobTurn: turn, failedAgents: try row.integers("failed_agents"),
                               encoder: kind.encoder(videoEncoder: videoEncoder))
     }
 

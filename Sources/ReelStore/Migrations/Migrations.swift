@@ -452,7 +452,30 @@ ALTER TABLE jobs ADD COLUMN batch_id bigint REFERENCES batches (id),
                  ADD CONSTRAINT jobs_batch_pair_check CHECK ((batch_id IS NULL) = (batch_row IS NULL));
 CREATE UNIQUE INDEX jobs_batch_row ON jobs (batch_id, batch_row) WHERE batch_id IS NOT NULL;
 """#),
-        Migration(version: 16, name: "agent_prices", sql: #"""
+        Migration(version: 16, name: "events_without_job_key", sql: #"""
+-- Events name their job without a foreign key, as they already name their task and agent:
+-- every claim and every result appends an event, and the key cost each one a lookup of the
+-- job's row and a share lock on it (0.6 ms of a 48-result batch, and share locks that several
+-- transactions held at once on the one job everyone claims from). An event's job is the job
+-- of a task the same statement has just changed, or a job the caller holds; a job's events
+-- are deleted with it (deleteJob), and an event naming a job that is gone is only history.
+ALTER TABLE events DROP CONSTRAINT events_job_id_fkey;
+"""#),
+        Migration(version: 17, name: "claim_turns", sql: #"""
+-- Fair share within a priority (ClaimTurns): a job takes a turn when it is planned, and claims
+-- take jobs by priority, then turn, then age. A batch's rows take successive turns (the batch's
+-- next_turn), so a batch of thousands of rows no longer stands before every job submitted after
+-- it. Jobs planned before this keep their order: they all take turn 0, and so go by age (ended
+-- ones too, which a retry may bring back). A job without a turn is not planned yet (a batch's
+-- rows waiting for its first): it has nothing to claim, and is not in the index.
+ALTER TABLE jobs ADD COLUMN claim_turn bigint;
+ALTER TABLE batches ADD COLUMN next_turn bigint NOT NULL DEFAULT 0;
+UPDATE jobs SET claim_turn = 0 WHERE EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = jobs.id);
+DROP INDEX jobs_claim_order;
+CREATE INDEX jobs_claim_order ON jobs (priority DESC, claim_turn, id)
+    WHERE state IN ('queued', 'running', 'finalising') AND NOT paused AND claim_turn IS NOT NULL;
+"""#),
+        Migration(version: 18, name: "agent_prices", sql: #"""
 -- What agents cost (docs/farm.md, "Cost"): each agent's price an hour per render slot, from
 -- the moment it was stated (its `CAPS cost=`, or the coordinator's price table). A row is
 -- written when an agent registers with a price other than its latest, never on a claim or a

@@ -22,6 +22,8 @@ extension Statements {
           AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id)
         ORDER BY j.batch_row
         """
+    /// How many rows of batch `$1` have a job (the `jobs_batch_row` index).
+    static let batchJobCount = "SELECT count(*) AS n FROM jobs WHERE batch_id = $1::bigint"
     /// Whether row `$2` of batch `$1` has a job already.
     static let batchRowTaken = "SELECT 1 FROM jobs WHERE batch_id = $1::bigint AND batch_row = $2::integer"
     /// Every job of batch `$1` in row order, each as `jobSummary` reads a job, with the time

@@ -65,8 +65,13 @@ extension Statements {
     static let jobHasTasks = "SELECT 1 FROM tasks WHERE job_id = $1::bigint LIMIT 1"
     /// The job's render plan (as agents get it), its stored document and the encoder its video
     /// chunks need.
+    /// Job `$1`'s render plan, as it is planned: with its turn among the jobs of its priority
+    /// (`assignClaimTurn`).
     static let setJobRenderPlan = """
-        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, video_encoder = $5, updated_at = now() WHERE id = $1::bigint
+        \(claimTurnOfJob)
+        UPDATE jobs SET plan = $2, plan_sha256 = $3, plan_size = $4::bigint, video_encoder = $5, updated_at = now(),
+                        claim_turn = \(claimTurn)
+        WHERE id = $1::bigint
         """
     static let adoptRenderPlanDocument = """
         UPDATE jobs SET plan_sha256 = $2, plan_size = $3::bigint WHERE id = $1::bigint AND plan_sha256 IS NULL
@@ -193,10 +198,11 @@ extension Statements {
         WHERE t.job_id = $1::bigint AND r.source_sha256 IS NOT NULL
         """
     /// A job and everything that is its: its tasks (with their failures and renditions, by
-    /// their keys' cascade: tasks name their job without a foreign key, migration 13), its
-    /// events and its notification (cascade).
+    /// their keys' cascade) and its events, which name their job without a foreign key
+    /// (migrations 13 and 16), and its notification (cascade).
     static let deleteJob = """
-        WITH gone AS (DELETE FROM tasks WHERE job_id = $1::bigint)
+        WITH gone AS (DELETE FROM tasks WHERE job_id = $1::bigint),
+             forgotten AS (DELETE FROM events WHERE job_id = $1::bigint)
         DELETE FROM jobs WHERE id = $1::bigint
         """
     /// Those of `$1` some task still has as its result or takes ladder renditions from.

@@ -9,11 +9,17 @@ enum BatchSetup {
     /// Problems printed before the rest are summed up in one line.
     static let printedProblems = 100
 
+    /// What happens to a batch's valid rows: rendered here (`reel batch`) or submitted to a
+    /// farm (`reel submit --batch`); the errors say which.
+    enum Action: String {
+        case render, submit
+        var pastParticiple: String { self == .render ? "rendered" : "submitted" }
+    }
+
     /// Prints every problem; throws when the batch cannot go on (a problem of the batch as a
     /// whole, or an invalid row without `skipInvalid`; with `check`, invalid rows are only reported).
-    /// `verb`: what happens to valid rows ("render" for `reel batch`, "submit" for `reel submit --batch`).
     static func report(_ plan: BatchPlan, template: String, rows: String, output: String, skipInvalid: Bool, check: Bool,
-                       verb: String = "render") throws {
+                       action: Action = .render) throws {
         func print(_ problems: [BatchProblem]) {
             for problem in problems.prefix(printedProblems) {
                 Terminal.error(problem.text(template: template, rows: rows, outputPattern: output))
@@ -30,8 +36,8 @@ enum BatchSetup {
         guard invalid > 0 else { return }
         print(plan.rowProblems)
         if !skipInvalid && !check {
-            throw UserError("\(invalid) of \(plan.rows.count) rows are invalid, so nothing was \(verb == "submit" ? "submitted" : "rendered"): "
-                            + "fix them, or give --skip-invalid to \(verb) the other \(plan.rows.count - invalid)")
+            throw UserError("\(invalid) of \(plan.rows.count) rows are invalid, so nothing was \(action.pastParticiple): "
+                            + "fix them, or give --skip-invalid to \(action.rawValue) the other \(plan.rows.count - invalid)")
         }
         if !check { Terminal.error("\(invalid) invalid row(s) skipped (--skip-invalid); the manifest lists them") }
     }

@@ -135,7 +135,7 @@ struct SubmitCommand: AsyncParsableCommand {
             let input = try BatchInput.load(template: composition, rows: rows, output: pattern)
             let plan = BatchPlan.make(template: input.template, rows: input.rows, output: input.pattern,
                                       rowsDirectory: input.rowsDirectory, currentDirectory: FileManager.default.currentDirectoryPath)
-            try BatchSetup.report(plan, template: composition, rows: rows, output: pattern, skipInvalid: skipInvalid, check: false, verb: "submit")
+            try BatchSetup.report(plan, template: composition, rows: rows, output: pattern, skipInvalid: skipInvalid, check: false, action: .submit)
             let (files, queue) = try await BatchSetup.manifest(plan, input: input, template: composition, rows: rows, output: pattern,
                                                                directory: manifest ?? input.pattern.fixedDirectory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
