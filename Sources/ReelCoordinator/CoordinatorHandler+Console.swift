@@ -76,8 +76,9 @@ extension CoordinatorHandler {
                                    cost: task.agentMilliseconds.flatMap { ms in task.costPerHour.map { Double(ms) / 3_600_000 * $0 } })
             }
             var status = Self.jobStatus(summary, nowMillis: now, connectedEncoders: connected)
-            let cost = try store.jobs.cost(job)
-            Self.add(cost, to: &status)
+            // The job's cost from the task rows just read (the sum `Statements.jobCost` makes),
+            // not a second pass over every task of the job.
+            Self.add(JobCost(tasks: tasks), to: &status)
             return JobDetail(job: status, chunks: chunks)
         }
     }

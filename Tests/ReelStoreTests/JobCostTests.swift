@@ -71,6 +71,10 @@ struct JobCostTests {
         #expect(Double(tasks.compactMap(\.agentMilliseconds).reduce(0, +)) / 1000 == cost.agentSeconds)
         let taskCosts = tasks.map { task in task.costPerHour.map { Double(task.agentMilliseconds ?? 0) / 3_600_000 * $0 } ?? 0 }
         #expect(abs(taskCosts.reduce(0, +) - (cost.cost ?? 0)) < 1e-9)
+        // The console's job page adds them up itself (JobCost(tasks:)) rather than read them twice.
+        let summed = JobCost(tasks: tasks)
+        #expect(summed.agentSeconds == cost.agentSeconds && summed.runningSeconds == cost.runningSeconds
+                && summed.unpricedTasks == cost.unpricedTasks && abs((summed.cost ?? -1) - (cost.cost ?? 0)) < 1e-12, "\(summed)")
         #expect(try store.jobs.cost(job + 1000) == JobCost(), "no such job")
     }
 
@@ -89,6 +93,13 @@ struct JobCostTests {
         let cost = try store.jobs.cost(job)
         #expect(cost.agentSeconds >= 100 && cost.agentSeconds < 1_000 && cost.runningSeconds == cost.agentSeconds, "\(cost)")
         #expect(abs((cost.cost ?? 0) - cost.agentSeconds / 100) < 1e-9, "36 an hour is 0.01 a second: \(cost)")
+        // The console's sum of its task rows is the same, read at the same now() (one transaction).
+        try store.connection.transaction { _ in
+            let inOne = try store.jobs.cost(job)
+            let summed = JobCost(tasks: try #require(try store.console.tasks(ofJob: job)))
+            #expect(summed.agentSeconds == inOne.agentSeconds && summed.runningSeconds == inOne.runningSeconds
+                    && summed.unpricedTasks == inOne.unpricedTasks && abs((summed.cost ?? -1) - (inOne.cost ?? 0)) < 1e-12, "\(summed) \(inOne)")
+        }
 
         // A reused task keeps no agent time, whatever its columns say.
         try store.connection.query("UPDATE tasks SET reused = true, finished_at = now() WHERE id = $1::bigint", [first.lease.task])

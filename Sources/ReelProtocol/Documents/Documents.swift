@@ -194,7 +194,8 @@ public struct JobStatus: Codable, Sendable, Hashable {
     public var loudness: String?
     /// Seconds agents spent on the job's tasks so far, each from its latest claim to its end,
     /// or to now while it runs (the upload of its result included; reused tasks cost none);
-    /// only in a report about one job (`STATUS job=`). Once the job has ended, its total.
+    /// only in a report about one job (`STATUS job=`), and in a held one (`wait=`) only once
+    /// the job has ended. Once the job has ended, its total.
     public var agentSeconds: Double?
     /// What the job cost so far: each task's agent-seconds at the price an hour its agent had
     /// when it claimed the task (`reel agent --cost-per-hour`, or the coordinator's price

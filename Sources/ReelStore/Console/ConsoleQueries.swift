@@ -78,3 +78,16 @@ public struct ConsoleQueries: Sendable {
     }
 }
 
+
+extension JobCost {
+    /// A job's cost from its tasks as `ConsoleQueries.tasks(ofJob:)` lists them: the sum
+    /// `Statements.jobCost` makes in the database, for a caller that has read the rows anyway.
+    public init(tasks: [ConsoleTaskRecord]) {
+        let timed = tasks.filter { $0.agentMilliseconds != nil }
+        let priced = timed.filter { $0.costPerHour != nil }
+        self.init(agentSeconds: Double(timed.reduce(Int64(0)) { $0 + ($1.agentMilliseconds ?? 0) }) / 1000,
+                  runningSeconds: Double(timed.filter { $0.state == .leased }.reduce(Int64(0)) { $0 + ($1.agentMilliseconds ?? 0) }) / 1000,
+                  cost: priced.isEmpty ? nil : priced.reduce(0.0) { $0 + Double($1.agentMilliseconds ?? 0) * ($1.costPerHour ?? 0) } / 3_600_000,
+                  unpricedTasks: timed.count - priced.count)
+    }
+}
