@@ -61,6 +61,12 @@ struct JobCostFarmTests {
             let cost = try #require(done.cost)
             #expect(cost > 0 && abs(cost - expectedCost) < 1e-9, "cost \(cost), tasks' \(expectedCost)")
             #expect(done.unpricedTasks == timed.filter { $0.costPerHour == nil }.count)
+            // Every agent had a price, and the coordinator's own finalising (with a directory)
+            // costs nothing: no task is unpriced.
+            #expect(done.unpricedTasks == 0, "\(timed.map { "\($0.kind) \($0.agentName ?? "-") \(String(describing: $0.costPerHour))" })")
+            if let finalise = tasks.first(where: { $0.kind == .finalise }), finalise.agentName == "@coordinator" {
+                #expect(finalise.costPerHour == 0)
+            }
         }
     }
 
