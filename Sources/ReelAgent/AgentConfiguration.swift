@@ -36,6 +36,9 @@ public struct AgentConfiguration: Sendable {
     /// `CAPS finalise=1`: this agent runs finalise tasks when the coordinator stores in an
     /// object store (proto/PROTOCOL.md §4.5.1). Default true.
     public var finalise: Bool = true
+    /// `CAPS cost=`: what the whole agent costs an hour (`reel agent --cost-per-hour`); nil: it
+    /// names no price. Default nil.
+    public var costPerHour: Double? = nil
     /// `CLAIM wait=`: how long the coordinator may hold a claim open (long poll). Default 20 s.
     public var claimWaitSeconds: Int
     /// The first reconnect window: the delay after a lost connection or a failed attempt is

@@ -95,7 +95,7 @@ struct AgentSlot {
     private var capabilities: AgentCapabilities {
         AgentCapabilities(threads: configuration.slots, encoders: configuration.encoders,
                           cacheBytes: configuration.cacheByteLimit, host: configuration.host, finalise: configuration.finalise,
-                          drain: true)
+                          drain: true, costPerHour: configuration.costPerHour)
     }
 
     /// The claim loop on one live connection, after delivering `pending` (a result the previous

@@ -91,8 +91,10 @@ public final class Coordinator: Sendable {
         let applied = try await worker.run { try Migrator.migrate($0.connection) }
         if !applied.isEmpty { logger.info("database migrated", metadata: ["versions": "\(applied)"]) }
         let finaliserName = configuration.finaliserAgentName
+        // The coordinator's own finalising (a farm storing in a local directory) is priced at
+        // nothing: it is no rented agent, and a job's cost should not count it as unpriced.
         let finaliserAgent = try await worker.run {
-            try $0.agents.register(name: finaliserName, host: ProcessInfo.processInfo.hostName, capabilities: "{}")
+            try $0.agents.registration(name: finaliserName, host: ProcessInfo.processInfo.hostName, capabilities: "{}", costPerHour: 0).id
         }
 
         let sessions = AgentSessions()

@@ -63,6 +63,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var finaliserAgentName: String = "@coordinator"
     /// When an agent that keeps failing stops getting work (default: 3 FAILs in 10 min → 10 min).
     public var quarantine: QuarantinePolicy = QuarantinePolicy()
+    /// What agents that state no price of their own cost an hour, by class (`--cost-per-hour`).
+    /// Default: no table (such agents cost nothing).
+    public var agentPricing = AgentPricing()
     /// Offline agents leave `reel agents` after this long offline, seconds; `nil` keeps them. Default 24 h.
     public var forgetOfflineAgentsAfterSeconds: Double? = 86_400
     /// What the storage sweep deletes, and after how long (`RetentionPolicy`).

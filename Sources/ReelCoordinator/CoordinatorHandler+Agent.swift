@@ -9,7 +9,10 @@ import ReelScheduling
 extension CoordinatorHandler {
     func capabilities(_ caps: AgentCapabilities, peer: Peer) async throws -> Message {
         let json = try CoordinatorJSON.encode(caps)
-        let (id, draining) = try await pool.run { try $0.agents.registration(name: peer.name, host: caps.host, capabilities: json) }
+        let price = configuration.agentPricing.slotCostPerHour(agentName: peer.name, stated: caps.costPerHour, slots: caps.threads)
+        let (id, draining) = try await pool.run {
+            try $0.agents.registration(name: peer.name, host: caps.host, capabilities: json, costPerHour: price)
+        }
         agentSessions.register(connection: peer.connectionID, agent: id, encoders: caps.encoders, finalise: caps.finalise,
                                canDrain: caps.drain)
         if draining { agentSessions.drain(connection: peer.connectionID) }

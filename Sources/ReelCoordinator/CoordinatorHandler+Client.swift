@@ -128,12 +128,15 @@ extension CoordinatorHandler {
 
     /// `STATUS`; with `wait` (seconds, only for one job) the reply is held until the job has
     /// ended or the wait is over (`JobWatchers` rings when a job may have ended).
+    /// A held report carries the job's cost (`agentSeconds`, `cost`) only once the job has ended:
+    /// the cost reads every task of the job (`Statements.jobCost`: tens of milliseconds for 15,000 tasks),
+    /// and a follower (`reel submit` waiting) reads the job at least once a second.
     func status(job: Int64?, waitSeconds: Int) async throws -> Message {
-        guard let job, waitSeconds > 0 else { return try await statusReport(job: job).message }
+        guard let job, waitSeconds > 0 else { return try await statusReport(job: job, costWhileRunning: true).message }
         let deadline = ContinuousClock.now + .seconds(min(waitSeconds, ProtocolLimits.maxStatusWait))
         return try await jobWatchers.follow(job) { bell in
             while true {
-                let (message, ended) = try await statusReport(job: job)
+                let (message, ended) = try await statusReport(job: job, costWhileRunning: false)
                 if ended || ContinuousClock.now >= deadline || jobWatchers.isDraining { return message }
                 await bell.wait(upTo: deadline - ContinuousClock.now)
                 try Task.checkCancellation()
@@ -141,8 +144,9 @@ extension CoordinatorHandler {
         }
     }
 
-    /// The `STATUS` report, and whether its one job (if one was asked for) has ended.
-    private func statusReport(job: Int64?) async throws -> (message: Message, ended: Bool) {
+    /// The `STATUS` report, and whether its one job (if one was asked for) has ended; the one
+    /// job's cost in it once it has ended, and before if `costWhileRunning`.
+    private func statusReport(job: Int64?, costWhileRunning: Bool) async throws -> (message: Message, ended: Bool) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let connected = connectedEncoders
         let summaries = try await pool.run { store -> [JobSummary] in
@@ -164,16 +168,24 @@ extension CoordinatorHandler {
         if let job, summaries.first?.state == .done, !jobs.isEmpty {
             jobs[0].loudness = try await pool.run { try $0.events.latestMessage(job: job, kind: FinaliserLoop.loudnessEvent) }
         }
-        if let job, summaries.first?.state.isTerminal == true, !jobs.isEmpty {
-            jobs[0].agentSeconds = try await pool.run { try $0.jobs.agentSeconds(job) }
+        let ended = job != nil && summaries.allSatisfy(\.state.isTerminal)
+        if let job, !jobs.isEmpty, costWhileRunning || ended {
+            let cost = try await pool.run { try $0.jobs.cost(job) }
+            Self.add(cost, to: &jobs[0])
         }
         // Storage use only in the overview: walking the directories on every `STATUS job=` poll
         // (`reel submit` waiting) would cost more than it tells.
         let storage = storage
         var usage: StorageUsage?
         if job == nil { usage = try await storage.blobUsage() }
-        let ended = job != nil && summaries.allSatisfy(\.state.isTerminal)
         return (.report(json: Array(try CoordinatorJSON.encode(StatusReport(jobs: jobs, storage: usage)).utf8)), ended)
+    }
+
+    /// A job's cost so far in its `STATUS job=` document.
+    static func add(_ cost: JobCost, to status: inout JobStatus) {
+        status.agentSeconds = cost.agentSeconds
+        status.cost = cost.cost
+        status.unpricedTasks = cost.unpricedTasks
     }
 
     /// The encoders of each agent connected now (for `JobStatus.needsEncoder`).

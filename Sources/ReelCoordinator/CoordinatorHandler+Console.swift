@@ -71,9 +71,15 @@ extension CoordinatorHandler {
                                    frameEnd: task.frameEnd, state: task.state.rawValue, attempts: task.attempts, maxAttempts: task.maxAttempts,
                                    agent: task.agentName == hidden ? "coordinator" : task.agentName, framesDone: done,
                                    startedAtMillis: task.claimedAtMillis, finishedAtMillis: task.finishedAtMillis,
-                                   framesPerSecond: fps, error: task.error)
+                                   framesPerSecond: fps, error: task.error,
+                                   agentSeconds: task.agentMilliseconds.map { Double($0) / 1000 },
+                                   cost: task.agentMilliseconds.flatMap { ms in task.costPerHour.map { Double(ms) / 3_600_000 * $0 } })
             }
-            return JobDetail(job: Self.jobStatus(summary, nowMillis: now, connectedEncoders: connected), chunks: chunks)
+            var status = Self.jobStatus(summary, nowMillis: now, connectedEncoders: connected)
+            // The job's cost from the task rows just read (the sum `Statements.jobCost` makes),
+            // not a second pass over every task of the job.
+            Self.add(JobCost(tasks: tasks), to: &status)
+            return JobDetail(job: status, chunks: chunks)
         }
     }
 

@@ -93,6 +93,7 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .batch(let document): return try await openBatch(document, peer: peer)
             case .batchStatus(let batch, let rows):
                 return .report(json: Array(try CoordinatorJSON.encode(try await batchReport(batch, rows: rows)).utf8))
+            case .estimate(let document): return try await estimate(document)
             default:
                 throw ReelProtocolError(.malformed, "\(request.verb) is not a request")
             }

@@ -37,6 +37,8 @@ struct AgentCommand: AsyncParsableCommand {
     var exitWhenIdle: Int?
     @Flag(help: "Never run finalise tasks (joining a job's chunks into its output), which agents take only when the coordinator stores in S3.")
     var noFinalise = false
+    @Option(help: "What this agent (all its --threads) costs an hour, in your currency (0.85): jobs add up their cost from it (reel status). Default: the coordinator's --cost-per-hour, if any.")
+    var costPerHour: Double?
     @Flag(help: "Log debug details.") var verbose = false
 
     func validate() throws {
@@ -44,6 +46,9 @@ struct AgentCommand: AsyncParsableCommand {
         guard cacheGb >= 0 else { throw ValidationError("--cache-gb must not be negative") }
         guard (0...86_400).contains(drainSeconds) else { throw ValidationError("--drain-seconds must be 0…86400") }
         if let exitWhenIdle, exitWhenIdle < 1 { throw ValidationError("--exit-when-idle must be at least 1 second") }
+        if let costPerHour, !(costPerHour >= 0 && costPerHour < 1e9) {
+            throw ValidationError("--cost-per-hour must be a price an hour from 0 to 999999999 (such as 0.85), got \(costPerHour)")
+        }
         guard (0...ProtocolLimits.maxClaimWait).contains(claimWait) else {
             throw ValidationError("--claim-wait must be 0…\(ProtocolLimits.maxClaimWait)")
         }
@@ -85,6 +90,7 @@ struct AgentCommand: AsyncParsableCommand {
             configuration.otherCoordinators = Array(endpoints.dropFirst())
             configuration.finalise = !noFinalise
             configuration.exitWhenIdle = exitWhenIdle.map { .seconds($0) }
+            configuration.costPerHour = costPerHour
 
             let level: Logger.Level = verbose ? .debug : .info
             LoggingSystem.bootstrap { label in

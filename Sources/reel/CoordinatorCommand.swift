@@ -84,6 +84,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var quarantineFor = DurationArgument("10m", seconds: 600)
     @Option(help: ArgumentHelp("Forget agents offline this long (they leave reel agents): 24h; 0 or forever keeps them.", valueName: "duration"))
     var forgetOfflineAgents = RetentionArgument("24h", seconds: 86_400)
+    @Option(help: ArgumentHelp("What an agent that states no --cost-per-hour of its own costs an hour: PRICE for every agent, or CLASS=PRICE for those whose names begin with CLASS (the longest match wins), like 0.40 or spot-=0.12; repeat for a table. Jobs add up their cost from it (reel status).",
+                               valueName: "[class=]price"))
+    var costPerHour: [String] = []
 
     func validate() throws {
         guard leaseSeconds >= 1 else { throw ValidationError("--lease-seconds must be at least 1") }
@@ -94,6 +97,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("--advertise takes HOST:PORT with a port in 1…65535, like render-hq-2:\(HostPort.defaultPort); got \"\(advertise)\"")
         }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
+        do { _ = try AgentPricing(parsing: costPerHour) } catch { throw ValidationError(error.description) }
         guard scaleTasksPerAgent >= 1 else { throw ValidationError("--scale-tasks-per-agent must be at least 1") }
         guard scaleMaxAgents >= 0 else { throw ValidationError("--scale-max-agents must not be negative") }
         guard RenderLimits.problem(withChunkSeconds: chunkSeconds) == nil else {
@@ -161,6 +165,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.quarantine = QuarantinePolicy(failures: quarantineAfter, windowSeconds: quarantineWindow.seconds,
                                                         durationSeconds: quarantineFor.seconds)
             configuration.forgetOfflineAgentsAfterSeconds = forgetOfflineAgents.seconds
+            configuration.agentPricing = try AgentPricing(parsing: costPerHour)
 
             // Fail fast, with what to fix, before anything listens.
             do {

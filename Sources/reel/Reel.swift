@@ -14,7 +14,7 @@ struct Reel: AsyncParsableCommand {
             RenderCommand.self, BatchCommand.self, ValidateCommand.self, ImportCommand.self, ProbeCommand.self, ThumbnailCommand.self,
             ConcatCommand.self, SlideshowCommand.self,
             CoordinatorCommand.self, AgentCommand.self,
-            SubmitCommand.self, StatusCommand.self, AgentsCommand.self, DrainCommand.self, CancelCommand.self, RetryCommand.self,
+            SubmitCommand.self, EstimateCommand.self, StatusCommand.self, AgentsCommand.self, DrainCommand.self, CancelCommand.self, RetryCommand.self,
             DeleteCommand.self, FetchCommand.self, PauseCommand.self, ResumeCommand.self, PriorityCommand.self,
             EventsCommand.self, TokenCommand.self, LoudnessCommand.self,
         ])

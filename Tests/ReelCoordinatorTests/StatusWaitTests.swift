@@ -23,9 +23,13 @@ import Testing
     }
 
     static func state(_ reply: Message) throws -> String {
+        try status(reply).state
+    }
+
+    static func status(_ reply: Message) throws -> JobStatus {
         guard case .report(let json) = reply else { throw TestFailure(description: "STATUS answered \(reply)") }
         let report = try JSONDecoder().decode(StatusReport.self, from: Data(json))
-        return try #require(report.jobs.first).state
+        return try #require(report.jobs.first)
     }
 
     @Test func aFollowerIsAnsweredWhenTheJobIsCancelled() async throws {
@@ -68,8 +72,10 @@ import Testing
             try await renderer.work(limit: total - 1)
             let (reply, asked) = try await Self.follow(job, harness)
             try await renderer.work()
-            #expect(try Self.state(try await reply.value) == "done")
+            let done = try Self.status(try await reply.value)
+            #expect(done.state == "done")
             #expect(ContinuousClock.now - asked < Self.answeredEarly, "answered by the finaliser, not by the end of the wait")
+            #expect((done.agentSeconds ?? 0) > 0 && done.unpricedTasks != nil, "a held report of an ended job carries its agent time")
 
             let again = ContinuousClock.now
             #expect(try Self.state(try await client.send(.status(job: job, waitSeconds: 60))) == "done")
@@ -113,6 +119,22 @@ import Testing
             #expect(try Self.state(try await client.send(.status(job: job, waitSeconds: 1))) == "queued")
             #expect(harness.coordinator.followedJobs.isEmpty)
             await expectRefusal(.notFound) { _ = try await client.send(.status(job: 999_999, waitSeconds: 1)) }
+        }
+    }
+
+    /// A job's cost reads every one of its tasks: a held report (a follower reads the job at
+    /// least once a second) leaves it out until the job has ended; `STATUS job=` without a wait
+    /// (`reel status JOB`) has it while the job runs.
+    @Test func aHeldReportOfARunningJobLeavesItsCostOut() async throws {
+        try await withCoordinator { media, harness, client in
+            let job = try await LeaseTests.queuedJob(client, media)
+            let agent = try await harness.agent("render-01")
+            guard case .task = try await agent.send(.claim(waitSeconds: 60)) else { Issue.record("no TASK"); return }
+            let held = try Self.status(try await client.send(.status(job: job, waitSeconds: 1)))
+            #expect(held.state == "running" && held.agentSeconds == nil && held.cost == nil && held.unpricedTasks == nil, "\(held)")
+            let now = try await client.status(job: job)
+            #expect(now.state == "running" && now.agentSeconds != nil && now.unpricedTasks == 1, "\(now)")
+            await agent.close()
         }
     }
 }

@@ -36,6 +36,23 @@ import ReelThreadTesting
         #expect(ClientFormatting.reuse(job.tasks) == "10 of 11 tasks reused, 1 rendered")
     }
 
+    @Test func aJobsCostSoFarAndAtTheEndFollowTheTable() {
+        var job = ClientCommandTests.sampleJobs[0]
+        #expect(!ClientFormatting.jobsTable(StatusReport(jobs: [job])).contains("cost"), "no agent time: an older coordinator, or the overview")
+        job.agentSeconds = 91.84
+        job.unpricedTasks = 3
+        #expect(ClientFormatting.jobsTable(StatusReport(jobs: [job])).hasSuffix(
+            "job 7 cost so far: - (91.8 agent-s, no agent has a price: reel agent --cost-per-hour)\n"))
+        job.cost = 0.021_33
+        job.unpricedTasks = 1
+        #expect(ClientFormatting.jobsTable(StatusReport(jobs: [job])).hasSuffix(
+            "job 7 cost so far: 0.02133 (91.8 agent-s, 1 task on agents without a price)\n"))
+        job.state = "done"
+        job.cost = 12.4
+        job.unpricedTasks = 0
+        #expect(ClientFormatting.jobsTable(StatusReport(jobs: [job])).hasSuffix("job 7 cost: 12.40 (91.8 agent-s)\n"))
+    }
+
     @Test func aFailedJobsErrorFollowsTheTable() {
         var job = ClientCommandTests.sampleJobs[0]
         job.state = "failed"

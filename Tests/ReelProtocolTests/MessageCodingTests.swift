@@ -21,10 +21,24 @@ struct MessageCodingTests {
         #expect(line == "FAIL task=1 epoch=1 reason=a%20b%3Dc%25d,e%7F%C3%A9")
     }
 
+    @Test("an agent's price goes as a plain decimal, and is absent when it names none")
+    func costOnTheWire() throws {
+        let priced = Message.capabilities(AgentCapabilities(threads: 4, encoders: ["libx264"], cacheBytes: 0, host: "h", costPerHour: 0.85))
+        #expect(priced.headerLine == "CAPS threads=4 encoders=libx264 cache=0 host=h cost=0.85")
+        let whole = Message.capabilities(AgentCapabilities(threads: 1, encoders: [], cacheBytes: 0, host: "h", costPerHour: 12))
+        #expect(whole.headerLine.hasSuffix(" cost=12"))
+        let unpriced = Message.capabilities(AgentCapabilities(threads: 1, encoders: [], cacheBytes: 0, host: "h"))
+        #expect(!unpriced.headerLine.contains("cost="))
+        guard case .capabilities(let caps) = try Message.parse(line: "CAPS threads=2 encoders= cache=0 host=h cost=1.250000") else {
+            Issue.record("not CAPS"); return
+        }
+        #expect(caps.costPerHour == 1.25)
+    }
+
     @Test("every verb is covered by the samples")
     func coverage() {
         let verbs = Set(Samples.messages.map(\.verb))
-        #expect(verbs.count == 60)
+        #expect(verbs.count == 61)
     }
 
     @Test("malformed lines are refused with a typed error", arguments: [
@@ -39,6 +53,10 @@ struct MessageCodingTests {
         "FAIL task=1 epoch=1 reason=a b", "FAIL task=1 epoch=1 reason=%zz", "FAIL task=1 epoch=1 reason=%C3",
         "FAIL task=1 epoch=1 reason=tab\there", "STATUS job=1 job=2", "STATUS wait=1", "STATUS job=1 wait=61", "STATUS job=1 wait=-1", "CLAIM wait=99999999999999999999",
         "ERR", "ERR BadCode text", "ERR code ", "CAPS threads=0 encoders= cache=0 host=h",
+        "CAPS threads=1 encoders= cache=0 host=h cost=", "CAPS threads=1 encoders= cache=0 host=h cost=-1",
+        "CAPS threads=1 encoders= cache=0 host=h cost=.5", "CAPS threads=1 encoders= cache=0 host=h cost=1.",
+        "CAPS threads=1 encoders= cache=0 host=h cost=1e3", "CAPS threads=1 encoders= cache=0 host=h cost=0.1234567",
+        "CAPS threads=1 encoders= cache=0 host=h cost=1234567890", "CAPS threads=1 encoders= cache=0 host=h cost=1.5.0",
         "JOB job=1 missing=abc", "FETCH sha256=\(Samples.hashA) offset=0 length=0",
         "PAUSE", "PAUSE job=0", "RESUME job=x", "PRIORITY job=1", "PRIORITY job=1 priority=1001", "PRIORITY job=1 priority=-1001",
         "PRIORITY job=1 priority=-0", "PRIORITY job=1 priority=-01", "PRIORITY job=1 priority=--1", "PRIORITY job=1 priority=+1",

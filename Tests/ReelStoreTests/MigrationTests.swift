@@ -21,7 +21,7 @@ struct MigrationTests {
         let tables = try db.query("""
             SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name
             """, [schema.name]).rows.map { try $0.string("table_name") }
-        #expect(tables == ["agents", "assets", "batches", "coordinators", "events", "job_assets", "job_notifications", "jobs", "schema_migrations",
+        #expect(tables == ["agent_prices", "agents", "assets", "batches", "coordinators", "events", "job_assets", "job_notifications", "jobs", "schema_migrations",
                            "task_failures", "task_renditions", "tasks"])
     }
 

@@ -454,6 +454,14 @@
     });
   }
 
+  // A cost with its agent time: "0.0213 (91.8 agent-s)"; the agent time alone without a price.
+  function costText(cost, agentSeconds) {
+    if (agentSeconds === undefined || agentSeconds === null) return "–";
+    const seconds = `${agentSeconds.toFixed(1)} agent-s`;
+    if (cost === undefined || cost === null) return seconds;
+    return `${cost >= 1 || cost === 0 ? cost.toFixed(2) : cost.toPrecision(4)} (${seconds})`;
+  }
+
   function chunkName(chunk) {
     return chunk.kind === "video_chunk" ? `chunk ${chunk.ordinal}` : chunk.kind;
   }
@@ -473,6 +481,7 @@
         + (t.failed ? ` · ${t.failed} failed` : "")),
       item("Frames/s", fps(job.framesPerSecond)),
       item("ETA", ended(job) ? "–" : clock(job.etaSeconds)),
+      item(ended(job) ? "Cost" : "Cost so far", costText(job.cost, job.agentSeconds)),
       item("Submitted", when(job.submittedAtMillis)),
       item("Priority", String(job.priority)),
       ...(job.error ? [item("Error", el("span", { class: "error", text: job.error }))] : []));
@@ -490,6 +499,7 @@
       el("td", { class: "opt", text: when(chunk.startedAtMillis) }),
       el("td", { class: "opt", text: when(chunk.finishedAtMillis) }),
       el("td", { class: "num", text: fps(chunk.framesPerSecond) }),
+      el("td", { class: "num", text: costText(chunk.cost, chunk.agentSeconds) }),
       el("td", { class: "wrap error", text: chunk.error || "" }))));
     $("events").tBodies[0].replaceChildren(...state.events.slice().reverse().map((event) => el("tr", {},
       el("td", { text: when(event.atMillis) }),

@@ -59,9 +59,15 @@ public struct ChunkStatus: Codable, Sendable, Hashable {
     public var framesPerSecond: Double?
     /// The latest failure's reason.
     public var error: String?
+    /// Seconds its agent has spent on it, from its latest claim to its end or to now while
+    /// leased (its job's `agentSeconds` is their sum); absent when it has none.
+    public var agentSeconds: Double?
+    /// Those seconds at its agent's price an hour; absent when its agent had none.
+    public var cost: Double?
     public init(task: Int64, kind: String, ordinal: Int, frameStart: Int64, frameEnd: Int64, state: String, attempts: Int,
                 maxAttempts: Int, agent: String?, framesDone: Int64, startedAtMillis: Int64?, finishedAtMillis: Int64?,
-                framesPerSecond: Double?, error: String?) {
+                framesPerSecond: Double?, error: String?, agentSeconds: Double? = nil, cost: Double? = nil) {
+        self.agentSeconds = agentSeconds; self.cost = cost
         self.task = task; self.kind = kind; self.ordinal = ordinal; self.frameStart = frameStart; self.frameEnd = frameEnd
         self.state = state; self.attempts = attempts; self.maxAttempts = maxAttempts; self.agent = agent
         self.framesDone = framesDone; self.startedAtMillis = startedAtMillis; self.finishedAtMillis = finishedAtMillis

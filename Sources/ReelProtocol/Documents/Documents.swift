@@ -192,9 +192,19 @@ public struct JobStatus: Codable, Sendable, Hashable {
     /// What loudness normalisation did (target, figures before and after, gain), once the job
     /// is done; only in a report about one job (`STATUS job=`), and only with `export.audio.loudness`.
     public var loudness: String?
-    /// Seconds agents spent on the job's tasks, each from its latest claim to its end (reused
-    /// tasks cost none), once the job has ended; only in a report about one job (`STATUS job=`).
+    /// Seconds agents spent on the job's tasks so far, each from its latest claim to its end,
+    /// or to now while it runs (the upload of its result included; reused tasks cost none);
+    /// only in a report about one job (`STATUS job=`), and in a held one (`wait=`) only once
+    /// the job has ended. Once the job has ended, its total.
     public var agentSeconds: Double?
+    /// What the job cost so far: each task's agent-seconds at the price an hour its agent had
+    /// when it claimed the task (`reel agent --cost-per-hour`, or the coordinator's price
+    /// table), in the farm's currency; absent when none of its tasks ran on a priced agent.
+    /// Only in a report about one job (`STATUS job=`), with `agentSeconds`.
+    public var cost: Double?
+    /// Tasks counted in `agentSeconds` whose agent had no price (so `cost` leaves them out);
+    /// with `agentSeconds`.
+    public var unpricedTasks: Int?
     public init(id: Int64, name: String, state: String, tasks: TaskCounts, frameCount: Int, framesDone: Int,
                 progress: Double, framesPerSecond: Double?, etaSeconds: Double?, submittedAtMillis: Int64,
                 updatedAtMillis: Int64, outputBytes: Int64?, error: String?, priority: Int = 0, paused: Bool = false) {
@@ -316,5 +326,19 @@ public struct JobEndNotification: Codable, Sendable, Hashable {
 
     public init(job: JobStatus, output: Output?, attempt: Int) {
         self.event = "job.ended"; self.job = job; self.output = output; self.attempt = attempt
+    }
+}
+
+/// `ESTIMATE`'s payload: the render to predict, as the client planned it (`reel estimate`).
+public struct EstimateRequest: Codable, Sendable, Hashable {
+    public var load: RenderLoad
+    /// Render slots at work at once (≥ 1).
+    public var agents: Int
+    /// The render's chunks, when known (no more slots than chunks work at once).
+    public var chunks: Int?
+    /// The price an hour of one slot; nil: the average of the jobs the estimate learns from.
+    public var costPerHour: Double?
+    public init(load: RenderLoad, agents: Int, chunks: Int? = nil, costPerHour: Double? = nil) {
+        self.load = load; self.agents = agents; self.chunks = chunks; self.costPerHour = costPerHour
     }
 }

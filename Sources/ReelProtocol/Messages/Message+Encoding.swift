@@ -27,6 +27,7 @@ extension Message {
             line.add("host", caps.host)
             if caps.finalise { line.add("finalise", 1) }
             if caps.drain { line.add("drain", 1) }
+            if let cost = caps.costPerHour { line.add("cost", ProtocolLine.decimal(cost)) }
         case let .draining(seconds):
             line.add("seconds", seconds)
         case let .drainAgent(name):
@@ -148,7 +149,7 @@ extension Message {
             line.add("headers", list: direct.headers.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" })
             line.add("expires", direct.expiresAtMillis)
             line.add("total", direct.total)
-        case let .submit(document), let .batch(document):
+        case let .submit(document), let .batch(document), let .estimate(document):
             line.add("size", document.count)
         case let .job(id, missing):
             line.add("job", id)
@@ -188,7 +189,7 @@ extension Message {
     public var payload: [UInt8]? {
         switch self {
         case let .task(_, bytes), let .result(_, _, _, bytes), let .resultPart(_, _, _, _, _, bytes), let .poster(_, _, bytes), let .data(_, _, bytes),
-             let .submit(bytes), let .batch(bytes), let .put(_, _, _, bytes), let .report(bytes):
+             let .submit(bytes), let .batch(bytes), let .estimate(bytes), let .put(_, _, _, bytes), let .report(bytes):
             bytes
         case let .assetDone(_, _, upload?), let .resultDone(_, _, _, _, upload?), let .finalDone(_, _, _, _, _, upload?):
             upload.payload

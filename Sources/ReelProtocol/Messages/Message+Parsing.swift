@@ -53,7 +53,7 @@ extension Message {
             }
             return (offset, total, bytes)
         }
-        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "BATCH", "PUT", "REPORT", "ASSETDONE", "RESULTDONE", "FINALDONE"].contains(line.verb) {
+        if payload != nil, !["TASK", "RESULT", "RESULTPART", "POSTER", "DATA", "SUBMIT", "BATCH", "ESTIMATE", "PUT", "REPORT", "ASSETDONE", "RESULTDONE", "FINALDONE"].contains(line.verb) {
             throw ReelProtocolError(.malformed, "\(line.verb) carries no payload")
         }
         let id: ClosedRange<Int64> = 1...Int64.max
@@ -80,7 +80,8 @@ extension Message {
                 cacheBytes: try line.integer("cache"),
                 host: try line.name("host"),
                 finalise: try line.optionalInteger("finalise", in: 0...1) == 1,
-                drain: try line.optionalInteger("drain", in: 0...1) == 1))
+                drain: try line.optionalInteger("drain", in: 0...1) == 1,
+                costPerHour: try line.optionalDecimal("cost")))
         case "CLAIM":
             return .claim(waitSeconds: Int(try line.integer("wait", in: 0...Int64(ProtocolLimits.maxClaimWait))))
         case "TASK":
@@ -249,6 +250,7 @@ extension Message {
             return .priority(job: job, priority: Int(try line.signedInteger("priority", in: Int64(JobPriority.range.lowerBound)...Int64(JobPriority.range.upperBound))))
         case "EVENTS": return .events(job: try line.integer("job", in: id), after: try line.integer("after"))
         case "BATCH": return .batch(document: try body(&line))
+        case "ESTIMATE": return .estimate(document: try body(&line))
         case "BATCHSTATUS":
             return .batchStatus(batch: try line.integer("batch", in: id), rows: try line.optionalInteger("rows", in: 0...1) == 1)
         default:

@@ -167,6 +167,9 @@ public enum Message: Hashable, Sendable {
     case batch(document: [UInt8])
     /// `BATCHSTATUS batch= [rows=1]` — a batch's `BatchReport` (`REPORT`), with every row when `rows`.
     case batchStatus(batch: Int64, rows: Bool)
+    /// `ESTIMATE size=` + an `EstimateRequest` — predict a render from the farm's history;
+    /// answered `REPORT` with a `RenderEstimate`, or `ERR not_ready` when there is no history.
+    case estimate(document: [UInt8])
 }
 
 /// A job's priority: higher is claimed first; 0 is the default.
@@ -191,13 +194,18 @@ public struct AgentCapabilities: Hashable, Sendable, Codable {
     /// Whether the agent understands `DRAIN` and `LEASE … drain=1` (`drain=1`): only such an
     /// agent can be drained with `reel drain`.
     public var drain: Bool
+    /// What the whole agent (all its `threads` render slots) costs an hour, in the farm's
+    /// currency (`cost=`, `reel agent --cost-per-hour`); nil: the agent names no price (the
+    /// coordinator's price table may). Each slot costs its share, `costPerHour / threads`.
+    public var costPerHour: Double?
 
-    public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String, finalise: Bool = false, drain: Bool = false) {
+    public init(threads: Int, encoders: [String], cacheBytes: Int64, host: String, finalise: Bool = false, drain: Bool = false,
+                costPerHour: Double? = nil) {
         self.threads = threads; self.encoders = encoders; self.cacheBytes = cacheBytes; self.host = host
-        self.finalise = finalise; self.drain = drain
+        self.finalise = finalise; self.drain = drain; self.costPerHour = costPerHour
     }
 
-    private enum CodingKeys: String, CodingKey { case threads, encoders, cacheBytes, host, finalise, drain }
+    private enum CodingKeys: String, CodingKey { case threads, encoders, cacheBytes, host, finalise, drain, costPerHour }
 
     /// Capabilities stored before agents could finalise have no `finalise`: false.
     public init(from decoder: any Decoder) throws {
@@ -205,7 +213,8 @@ public struct AgentCapabilities: Hashable, Sendable, Codable {
         self.init(threads: try c.decode(Int.self, forKey: .threads), encoders: try c.decode([String].self, forKey: .encoders),
                   cacheBytes: try c.decode(Int64.self, forKey: .cacheBytes), host: try c.decode(String.self, forKey: .host),
                   finalise: try c.decodeIfPresent(Bool.self, forKey: .finalise) ?? false,
-                  drain: try c.decodeIfPresent(Bool.self, forKey: .drain) ?? false)
+                  drain: try c.decodeIfPresent(Bool.self, forKey: .drain) ?? false,
+                  costPerHour: try c.decodeIfPresent(Double.self, forKey: .costPerHour))
     }
 }
 
@@ -294,6 +303,7 @@ extension Message {
         case .events: "EVENTS"
         case .batch: "BATCH"
         case .batchStatus: "BATCHSTATUS"
+        case .estimate: "ESTIMATE"
         }
     }
 
@@ -305,7 +315,7 @@ extension Message {
         case .capabilities, .claim, .draining, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
              .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad, .resultParts, .finalParts: [.agent]
         case .submit, .put, .status, .agents, .drainAgent, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
-             .assetURL, .assetDone, .outputURL, .assetParts, .batch, .batchStatus: [.client]
+             .assetURL, .assetDone, .outputURL, .assetParts, .batch, .batchStatus, .estimate: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .drain, .lease, .lost,
              .accepted, .data, .job, .stored, .resultStored, .report, .url, .parts:
             nil

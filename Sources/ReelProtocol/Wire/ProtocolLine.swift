@@ -107,6 +107,42 @@ struct ProtocolLine {
         return try integer(key, in: range)
     }
 
+    /// A non-negative decimal number of at most 9 digits before the point and 6 after it
+    /// (`0.85`, `12`; no sign, exponent or leading `.`), if present.
+    mutating func optionalDecimal(_ key: String) throws(ReelProtocolError) -> Double? {
+        guard let text = fields.removeValue(forKey: key) else { return nil }
+        guard let value = ProtocolLine.canonicalDecimal(text) else {
+            throw ReelProtocolError(.malformed, "\(verb): \(key)=\(text) is not a decimal number such as 0.85 "
+                                    + "(at most \(Self.maxDecimalDigits) digits, \(Self.maxDecimalPlaces) after the point)")
+        }
+        return value
+    }
+
+    static let maxDecimalDigits = 9
+    static let maxDecimalPlaces = 6
+
+    /// `digits[.digits]` within the limits of `optionalDecimal`, or nil.
+    static func canonicalDecimal(_ text: String) -> Double? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let whole = parts.first, (1...maxDecimalDigits).contains(whole.count),
+              whole.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        if parts.count == 2 {
+            let fraction = parts[1]
+            guard (1...maxDecimalPlaces).contains(fraction.count), fraction.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        }
+        return Double(text)
+    }
+
+    /// `value` as `optionalDecimal` reads it: rounded to 6 places, without trailing zeros.
+    static func decimal(_ value: Double) -> String {
+        let millionths = Int64((max(0, value) * 1_000_000).rounded())
+        var fraction = String(millionths % 1_000_000)
+        fraction = String(repeating: "0", count: maxDecimalPlaces - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        let whole = String(millionths / 1_000_000)
+        return fraction.isEmpty ? whole : whole + "." + fraction
+    }
+
     /// 64 lower-case hex digits: a SHA-256 digest, a nonce or a MAC.
     mutating func hex256(_ key: String) throws(ReelProtocolError) -> String {
         let value = try string(key)

@@ -14,8 +14,10 @@ public struct AgentStore: Sendable {
 
     /// `register`, also saying whether the agent is to drain: it was asked while it was away
     /// (its state stays `draining` until it leaves).
-    public func registration(name: String, host: String, capabilities: String) throws -> (id: Int64, draining: Bool) {
-        let row = try connection.query(Statements.registerAgent, [name, host, capabilities]).rows[0]
+    /// `costPerHour`: what the agent (this slot) costs an hour from now on; nil: it names no
+    /// price. Recorded only when it differs from the agent's latest (`agent_prices`).
+    public func registration(name: String, host: String, capabilities: String, costPerHour: Double? = nil) throws -> (id: Int64, draining: Bool) {
+        let row = try connection.query(Statements.registerAgent, [name, host, capabilities, costPerHour]).rows[0]
         return (try row.int64("id"), try row.value("state", as: AgentState.self) == .draining)
     }
 

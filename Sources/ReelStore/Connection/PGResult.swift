@@ -70,6 +70,11 @@ public struct PGRow: Sendable {
         return value
     }
 
+    public func optionalDouble(_ column: String) throws -> Double? {
+        guard self[column] != nil else { return nil }
+        return try double(column)
+    }
+
     /// PostgreSQL booleans print as `t` / `f`.
     public func bool(_ column: String) throws -> Bool {
         switch try string(column) {

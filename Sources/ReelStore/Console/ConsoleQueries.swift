@@ -19,6 +19,11 @@ public struct ConsoleTaskRecord: Hashable, Sendable {
     public var finishedAtMillis: Int64?
     /// The task's error column, else its latest recorded failure.
     public var error: String?
+    /// Its agent time as its job's cost counts it (`Statements.taskAgentMilliseconds`): nil
+    /// when it has none.
+    public var agentMilliseconds: Int64? = nil
+    /// The price an hour of the agent (slot) that claimed it, as it was then; nil: none.
+    public var costPerHour: Double? = nil
 }
 
 /// One event of a job's history with names resolved.
@@ -51,7 +56,9 @@ public struct ConsoleQueries: Sendable {
                     frameEnd: try row.int64("frame_end"), state: try row.value("state"), attempts: try row.int("attempts"),
                     maxAttempts: try row.int("max_attempts"), progressFrames: try row.int64("progress_frames"),
                     agentName: row["agent_name"], claimedAtMillis: try row.optionalInt64("claimed_ms"),
-                    finishedAtMillis: try row.optionalInt64("finished_ms"), error: row["error"] ?? row["last_failure"])
+                    finishedAtMillis: try row.optionalInt64("finished_ms"), error: row["error"] ?? row["last_failure"],
+                    agentMilliseconds: try row.optionalInt64("agent_ms"),
+                    costPerHour: try row.optionalDouble("cost_per_hour"))
             }
         }
     }
@@ -71,3 +78,16 @@ public struct ConsoleQueries: Sendable {
     }
 }
 
+
+extension JobCost {
+    /// A job's cost from its tasks as `ConsoleQueries.tasks(ofJob:)` lists them: the sum
+    /// `Statements.jobCost` makes in the database, for a caller that has read the rows anyway.
+    public init(tasks: [ConsoleTaskRecord]) {
+        let timed = tasks.filter { $0.agentMilliseconds != nil }
+        let priced = timed.filter { $0.costPerHour != nil }
+        self.init(agentSeconds: Double(timed.reduce(Int64(0)) { $0 + ($1.agentMilliseconds ?? 0) }) / 1000,
+                  runningSeconds: Double(timed.filter { $0.state == .leased }.reduce(Int64(0)) { $0 + ($1.agentMilliseconds ?? 0) }) / 1000,
+                  cost: priced.isEmpty ? nil : priced.reduce(0.0) { $0 + Double($1.agentMilliseconds ?? 0) * ($1.costPerHour ?? 0) } / 3_600_000,
+                  unpricedTasks: timed.count - priced.count)
+    }
+}

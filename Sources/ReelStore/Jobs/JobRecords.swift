@@ -139,3 +139,21 @@ public struct TaskRendition: Hashable, Sendable {
     public var source: TaskResult?
     public init(name: String, key: String, source: TaskResult? = nil) { self.name = name; self.key = key; self.source = source }
 }
+
+/// What a job cost so far (`JobStore.cost`): the agent time of its tasks, each from its latest
+/// claim to its end (to now while running; reused tasks cost none), and that time at its
+/// agents' prices.
+public struct JobCost: Hashable, Sendable {
+    /// Agent-seconds of its tasks, running ones included.
+    public var agentSeconds: Double = 0
+    /// Of which the tasks leased now have run so far.
+    public var runningSeconds: Double = 0
+    /// The agent-seconds at each task's agent price an hour; nil when no task ran on an agent
+    /// with a price.
+    public var cost: Double?
+    /// Tasks counted in `agentSeconds` whose agent named no price (they cost nothing in `cost`).
+    public var unpricedTasks: Int = 0
+    public init(agentSeconds: Double = 0, runningSeconds: Double = 0, cost: Double? = nil, unpricedTasks: Int = 0) {
+        self.agentSeconds = agentSeconds; self.runningSeconds = runningSeconds; self.cost = cost; self.unpricedTasks = unpricedTasks
+    }
+}

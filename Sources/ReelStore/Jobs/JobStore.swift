@@ -122,6 +122,23 @@ public struct JobStore: Sendable {
         return Double(milliseconds) / 1000
     }
 
+    /// What `job` cost so far (`Statements.jobCost`): all zero for a job no agent has worked
+    /// on, or no such job.
+    public func cost(_ job: Int64) throws -> JobCost {
+        guard let row = try connection.query(Statements.jobCost, [job]).singleRow() else { return JobCost() }
+        return JobCost(agentSeconds: Double(try row.int64("agent_ms")) / 1000, runningSeconds: Double(try row.int64("running_ms")) / 1000,
+                       cost: try row.optionalDouble("cost"), unpricedTasks: try row.int("unpriced"))
+    }
+
+    /// The farm's history for estimates (`Statements.renderHistory`): up to `limit` recent done
+    /// jobs rendered whole by agents, newest first, each with its render plan (JSON) and cost.
+    public func renderHistory(limit: Int) throws -> [(job: Int64, renderPlan: String, cost: JobCost)] {
+        try connection.query(Statements.renderHistory, [limit]).rows.map { row in
+            (try row.int64("id"), try row.string("plan"),
+             JobCost(agentSeconds: Double(try row.int64("agent_ms")) / 1000, cost: try row.optionalDouble("cost")))
+        }
+    }
+
     /// The most recent jobs, newest first.
     public func recent(limit: Int = 50) throws -> [JobSummary] {
         try connection.query(Statements.recentJobSummaries, [limit]).rows.map(Self.summary)

@@ -475,5 +475,20 @@ DROP INDEX jobs_claim_order;
 CREATE INDEX jobs_claim_order ON jobs (priority DESC, claim_turn, id)
     WHERE state IN ('queued', 'running', 'finalising') AND NOT paused AND claim_turn IS NOT NULL;
 """#),
+        Migration(version: 18, name: "agent_prices", sql: #"""
+-- What agents cost (docs/farm.md, "Cost"): each agent's price an hour per render slot, from
+-- the moment it was stated (its `CAPS cost=`, or the coordinator's price table). A row is
+-- written when an agent registers with a price other than its latest, never on a claim or a
+-- result: a task costs its agent time (tasks.claimed_at to tasks.finished_at) at the price
+-- its agent had when it claimed the task, looked up when a job's cost is read. Rows outlive
+-- forgotten agents (agent ids are never reused), so a job's cost does not change afterwards.
+-- NULL cost_per_hour: the agent named no price from then on.
+CREATE TABLE agent_prices (
+    agent_id      bigint NOT NULL,
+    since         timestamptz NOT NULL DEFAULT now(),
+    cost_per_hour double precision CHECK (cost_per_hour >= 0),
+    PRIMARY KEY (agent_id, since)
+);
+"""#),
     ]
 }

@@ -6,13 +6,24 @@ extension Statements {
     /// database, not the agent) stays draining when it comes back within a minute of its last
     /// sign of life, and is told then. A row left draining longer ago (its process and its
     /// coordinator gone together, so nobody marked it offline) is a new process: online.
+    /// The agent's price an hour per slot, `$4` (NULL: none), is recorded (`agent_prices`) when
+    /// it differs from the agent's latest.
     static let registerAgent = """
-        INSERT INTO agents (name, host, capabilities, state, last_heartbeat) VALUES ($1, $2, $3, 'online', now())
-        ON CONFLICT (name) DO UPDATE SET host = excluded.host, capabilities = excluded.capabilities,
-                                         state = CASE WHEN agents.state = 'draining' AND agents.last_heartbeat > now() - interval '1 minute'
-                                                      THEN 'draining' ELSE 'online' END,
-                                         last_heartbeat = now()
-        RETURNING id, state
+        WITH registered AS (
+            INSERT INTO agents (name, host, capabilities, state, last_heartbeat) VALUES ($1, $2, $3, 'online', now())
+            ON CONFLICT (name) DO UPDATE SET host = excluded.host, capabilities = excluded.capabilities,
+                                             state = CASE WHEN agents.state = 'draining' AND agents.last_heartbeat > now() - interval '1 minute'
+                                                          THEN 'draining' ELSE 'online' END,
+                                             last_heartbeat = now()
+            RETURNING id, state
+        ), priced AS (
+            INSERT INTO agent_prices (agent_id, cost_per_hour)
+            SELECT r.id, $4::double precision FROM registered r
+            WHERE $4::double precision IS DISTINCT FROM
+                  (SELECT p.cost_per_hour FROM agent_prices p WHERE p.agent_id = r.id ORDER BY p.since DESC LIMIT 1)
+            ON CONFLICT (agent_id, since) DO UPDATE SET cost_per_hour = excluded.cost_per_hour
+        )
+        SELECT id, state FROM registered
         """
     /// `reel drain NAME`: the live agents named `$1` or `$1/…` (an agent's slots); those that
     /// understand `DRAIN` (`CAPS … drain=1`) are marked draining, and every coordinator hears

@@ -108,6 +108,54 @@ extension Statements {
         SELECT coalesce(sum(\(ms("finished_at")) - \(ms("claimed_at"))), 0) AS agent_ms FROM tasks
         WHERE job_id = $1::bigint AND claimed_at IS NOT NULL AND finished_at IS NOT NULL AND NOT reused
         """
+    /// The agent time of task `t`, in milliseconds: from its latest claim to its end, or to now
+    /// while it is leased; NULL for a task no agent holds or held to an end (never claimed,
+    /// reused, or queued again after an attempt that failed or expired). A result is uploaded
+    /// before it completes its task (`RESULT`, the last `RESULTPART`, or `RESULTDONE` after a
+    /// direct upload), so the upload is inside this time in both storage modes.
+    static func taskAgentMilliseconds(_ t: String) -> String {
+        """
+        CASE WHEN \(t).claimed_at IS NULL OR \(t).reused THEN NULL
+             WHEN \(t).finished_at IS NOT NULL THEN greatest(\(ms("\(t).finished_at")) - \(ms("\(t).claimed_at")), 0)
+             WHEN \(t).state = 'leased' THEN greatest(\(ms("now()")) - \(ms("\(t).claimed_at")), 0) END
+        """
+    }
+    /// The price an hour of the agent that claimed task `t` (its slot's), as it was at the claim
+    /// (`agent_prices`), as `price.cost_per_hour`; NULL when it named none.
+    static func taskPrice(_ t: String) -> String {
+        """
+        LEFT JOIN LATERAL (
+            SELECT p.cost_per_hour FROM agent_prices p
+            WHERE p.agent_id = \(t).last_agent AND p.since <= \(t).claimed_at ORDER BY p.since DESC LIMIT 1) price ON true
+        """
+    }
+    /// What job `$1` cost so far: its tasks' agent time (`taskAgentMilliseconds`), of which
+    /// running (leased now), and its cost at each task's agent price (NULL when no task ran on a
+    /// priced agent), with the count of tasks whose agent named no price. Read when a job's
+    /// status is, never on a claim or a result.
+    static let jobCost = costOfJob("$1::bigint")
+    static func costOfJob(_ job: String) -> String {
+        """
+        SELECT coalesce(sum(c.agent_ms), 0)::bigint AS agent_ms,
+               coalesce(sum(c.agent_ms) FILTER (WHERE c.leased), 0)::bigint AS running_ms,
+               sum(c.agent_ms * price.cost_per_hour) / 3600000.0 AS cost,
+               count(*) FILTER (WHERE price.cost_per_hour IS NULL) AS unpriced
+        FROM (SELECT t.last_agent, t.claimed_at, t.state = 'leased' AS leased, \(taskAgentMilliseconds("t")) AS agent_ms
+              FROM tasks t WHERE t.job_id = \(job)) c
+        \(taskPrice("c"))
+        WHERE c.agent_ms IS NOT NULL
+        """
+    }
+    /// The farm's history for estimates (`reel estimate`): the `$1` most recent done jobs that
+    /// agents rendered whole (no chunk reused) and that have a render plan, newest first, with
+    /// their plan and what they cost (`jobCost`). Read per estimate, never on a claim.
+    static let renderHistory = """
+        SELECT j.id, j.plan, c.agent_ms, c.cost
+        FROM (SELECT id, plan FROM jobs WHERE state = 'done' AND tasks_reused = 0 AND plan <> '{}' ORDER BY id DESC LIMIT $1::integer) j
+        CROSS JOIN LATERAL (\(costOfJob("j.id"))) c
+        WHERE c.agent_ms > 0
+        ORDER BY j.id DESC
+        """
     static let jobDocuments = "SELECT composition, plan, settings FROM jobs WHERE id = $1::bigint"
     static let tasksOfJob = """
         SELECT id, kind, ordinal, frame_start, frame_end, state, attempts, epoch, result_sha256, result_size, result_key

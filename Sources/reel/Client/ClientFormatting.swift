@@ -37,8 +37,27 @@ enum ClientFormatting {
             if let loudness = job.loudness {
                 text += "job \(job.id) loudness: \(loudness.escapingControlCharacters)\n"
             }
+            if let line = costLine(job) { text += line + "\n" }
         }
         return text + storageLine(report.storage)
+    }
+
+    /// "job 7 cost so far: 0.0213 (91.8 agent-s)", "job 7 cost: …" once it has ended, with the
+    /// tasks of agents without a price said; nil when the report has no agent time (an older
+    /// coordinator, or the farm overview).
+    static func costLine(_ job: JobStatus) -> String? {
+        guard let seconds = job.agentSeconds else { return nil }
+        let ended = finishedStates.contains(job.state)
+        var line = "job \(job.id) cost\(ended ? "" : " so far"): \(job.cost.map(money) ?? "-") (\(String(format: "%.1f", seconds)) agent-s"
+        if let unpriced = job.unpricedTasks, unpriced > 0 {
+            line += job.cost == nil ? ", no agent has a price: reel agent --cost-per-hour" : ", \(unpriced) task\(unpriced == 1 ? "" : "s") on agents without a price"
+        }
+        return line + ")"
+    }
+
+    /// A cost with 4 significant places below 1 (0.002133), else 2 decimals (12.40).
+    static func money(_ amount: Double) -> String {
+        amount >= 1 || amount == 0 ? String(format: "%.2f", amount) : String(format: "%.4g", amount)
     }
 
     /// A batch in a few lines: its rows by state, ETA, agent time and reuse; with the report's

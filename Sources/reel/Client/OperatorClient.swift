@@ -3,6 +3,7 @@ import ReelObjectStore
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ReelCore
 import ReelProtocol
 import Synchronization
 
@@ -383,6 +384,13 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         let reply = try await call(.batchStatus(batch: batch, rows: rows))
         guard case let .report(json) = reply else { throw unexpected(reply, to: "BATCHSTATUS") }
         return (try JSONCoding.decode(BatchReport.self, from: json, what: "BATCHSTATUS report"), json)
+    }
+
+    /// `ESTIMATE`: the coordinator's prediction of a render from the farm's history, and its raw JSON.
+    func estimate(_ request: EstimateRequest) async throws -> (estimate: RenderEstimate, raw: [UInt8]) {
+        let reply = try await call(.estimate(document: try JSONCoding.encode(request)))
+        guard case let .report(json) = reply else { throw unexpected(reply, to: "ESTIMATE") }
+        return (try JSONCoding.decode(RenderEstimate.self, from: json, what: "ESTIMATE report"), json)
     }
 
     /// `AGENTS`: the decoded report and its raw JSON.

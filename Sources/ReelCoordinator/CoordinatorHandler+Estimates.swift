@@ -1,0 +1,43 @@
+import Foundation
+import ReelCore
+import ReelProtocol
+import ReelStore
+
+// Estimates (proto/PROTOCOL.md §4.3, `ESTIMATE`; docs/farm.md, "Estimates"): a render's agent
+// time, wall time and cost predicted from the farm's finished jobs by `RenderEstimator`.
+
+extension CoordinatorHandler {
+    /// Recent done jobs read per estimate: enough for `RenderEstimator.maxSamples` of a kind
+    /// among the farm's usual mix, few enough to decode their plans at once.
+    static let estimateHistoryJobs = 100
+
+    func estimate(_ document: [UInt8]) async throws -> Message {
+        let request: EstimateRequest
+        do {
+            request = try JSONDecoder().decode(EstimateRequest.self, from: Data(document))
+        } catch {
+            throw ReelProtocolError(.malformed, "the ESTIMATE payload is not an estimate request ({\"load\": …, \"agents\": N}): \(error)")
+        }
+        guard (1...100_000).contains(request.agents) else { throw ReelProtocolError(.malformed, "ESTIMATE: agents must be 1…100000") }
+        if let chunks = request.chunks, chunks < 1 { throw ReelProtocolError(.malformed, "ESTIMATE: chunks must be at least 1") }
+        if let price = request.costPerHour, !(price >= 0 && price < 1e9) {
+            throw ReelProtocolError(.malformed, "ESTIMATE: costPerHour must be from 0 to 999999999")
+        }
+        let history = try await renderHistory()
+        switch RenderEstimator.estimate(request.load, history: history, agents: request.agents, chunks: request.chunks,
+                                        costPerHour: request.costPerHour) {
+        case .success(let estimate): return .report(json: Array(try CoordinatorJSON.encode(estimate).utf8))
+        case .failure(let failure): throw ReelProtocolError(.notReady, failure.description)
+        }
+    }
+
+    /// The farm's finished jobs as `RenderSample`s, newest first; a plan that no longer decodes
+    /// (from a much older version) is left out.
+    func renderHistory() async throws -> [RenderSample] {
+        let rows = try await pool.run { try $0.jobs.renderHistory(limit: Self.estimateHistoryJobs) }
+        return rows.compactMap { row in
+            guard let plan = try? CoordinatorJSON.decode(RenderPlan.self, from: row.renderPlan) else { return nil }
+            return RenderSample(load: RenderLoad(plan: plan), agentSeconds: row.cost.agentSeconds, cost: row.cost.cost)
+        }
+    }
+}
