@@ -133,6 +133,19 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
             authenticator: authenticator, handler: self)
     }
 
+    /// `start` on a port below the kernel's ephemeral range (32768 and up), for a test that
+    /// `restart`s: a port the kernel handed out can be taken, once it is released, as the local
+    /// port of any outgoing connection on the machine (the parallel tests make hundreds), and
+    /// the restart then fails with "Address already in use". A real coordinator listens on a
+    /// fixed port (7400) for the same reason. Tries random ports of 20000-32767 until one binds.
+    func startOnFixedPort(handshakeLimit: Int = ProtocolLimits.maxUnauthenticatedConnections) async throws {
+        var lastError: Error?
+        for _ in 0..<50 {
+            do { return try await start(port: Int.random(in: 20_000...32_767), handshakeLimit: handshakeLimit) } catch { lastError = error }
+        }
+        throw lastError!
+    }
+
     /// A coordinator restart: stops as on SIGTERM (every connection closes) and listens again on the same port.
     func restart(handshakeLimit: Int = ProtocolLimits.maxUnauthenticatedConnections) async throws {
         let port = self.port

@@ -43,7 +43,7 @@ import Testing
         let agents = 100
         // Claims held a second: a hundred agents polling stay light on a shared machine.
         let coordinator = try FakeCoordinator(claimHoldMillis: 1000)
-        try await coordinator.start(handshakeLimit: 8)
+        try await coordinator.startOnFixedPort(handshakeLimit: 8)
         let log = LogCapture()
         var running: [(agent: Agent, group: ServiceGroupHandle, cache: URL)] = []
         defer { for agent in running { try? FileManager.default.removeItem(at: agent.cache) } }
