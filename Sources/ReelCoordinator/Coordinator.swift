@@ -80,7 +80,8 @@ public final class Coordinator: Sendable {
             (pool, worker, dispatchWorker, resultsWorker, sweepWorker) = try await offload {
                 let connect = { (label: String) in try StoreWorker(conninfo: configuration.database, label: label, clock: configuration.clock) }
                 return (try StorePool(conninfo: configuration.database, count: configuration.storeConnections, clock: configuration.clock),
-                        try connect("loops"), try connect("dispatch"),
+                        try connect("loops"),
+                        try StoreWorker(conninfo: configuration.database, label: "dispatch", clock: configuration.clock, genericPlans: true),
                         try StoreWorker(conninfo: configuration.database, label: "results", clock: configuration.clock, genericPlans: true),
                         // Its own connection: a sweep over a large storage directory must not delay lease expiry.
                         try connect("sweep"))

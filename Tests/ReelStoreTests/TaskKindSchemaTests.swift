@@ -29,7 +29,7 @@ struct TaskKindSchemaTests {
         // Plans on a near-empty table would scan it; the question is which index order matches.
         try db.query("SET enable_seqscan = off")
         try db.query("SET enable_bitmapscan = off")
-        let plan = try db.query("EXPLAIN " + Statements.claimCandidatesOfJob, [job, TaskKind.allCases, true, 0, 10]).rows
+        let plan = try db.query("EXPLAIN " + Statements.claimCandidatesOfJob(limit: 16), [job, TaskKind.allCases, true, 0]).rows
             .map { $0["QUERY PLAN"] ?? "" }.joined(separator: "\n")
         #expect(plan.contains("tasks_claim_order"), "\(plan)")
         #expect(!plan.contains("Sort"), "the claim order is not the index's order:\n\(plan)")

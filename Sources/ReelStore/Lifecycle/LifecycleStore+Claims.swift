@@ -27,10 +27,10 @@ extension LifecycleStore {
                            liveAgents: Set<Int64>, encoders: AgentEncoders = AgentEncoders()) throws -> ClaimBatch {
         guard !requests.isEmpty else { return ClaimBatch(tasks: [], lost: 0) }
         let db = connection
-        let firstPage = try db.query(Statements.claimableJobs, [kinds.sorted(), Self.jobsPageSize]).rows
+        let firstPage = try db.query(Statements.claimableJobs, [kinds.sorted()]).rows
         let quarantined = Set(try firstPage.first.map { try $0.integers("quarantined") } ?? [])
         var jobs = ClaimableJobs(firstPage: firstPage.filter { $0["id"] != nil }, pageSize: Self.jobsPageSize) { last in
-            try db.query(Statements.claimableJobsAfter, [kinds.sorted(), Self.jobsPageSize, try last.int("priority"), try last.int64("id"),
+            try db.query(Statements.claimableJobsAfter, [kinds.sorted(), try last.int("priority"), try last.int64("id"),
                                                          try last.int64("claim_turn")]).rows
         }
         let live = liveAgents.subtracting(quarantined)
@@ -95,9 +95,9 @@ extension LifecycleStore {
                 askers.contains { encoders.allow($0.agent, kind.encoder(videoEncoder: videoEncoder)) }
             }
             guard !jobKinds.isEmpty else { continue }
-            let pageSize = max(limit - candidates.count, askers.count + padding)
-            let page = try connection.query(Statements.claimCandidatesOfJob, [
-                try job.int64("id"), jobKinds.sorted(), try job.bool("rendered"), try job.int("priority"), pageSize,
+            let pageSize = Statements.claimCandidatesLimit(atLeast: max(limit - candidates.count, askers.count + padding))
+            let page = try connection.query(Statements.claimCandidatesOfJob(limit: pageSize), [
+                try job.int64("id"), jobKinds.sorted(), try job.bool("rendered"), try job.int("priority"),
             ]).rows.map { try Self.candidate($0, videoEncoder: videoEncoder, turn: try job.int64("claim_turn")) }
             if page.count == pageSize { more = true }
             candidates += page

@@ -17,7 +17,8 @@ extension Statements {
     /// active, unpaused, with whether every render task is done (only then is a task that ends
     /// the job claimable) and the encoder its video chunks need. Always at least one row (job
     /// columns NULL when none), so the quarantine answer comes in the same round trip. At most
-    /// `$2` jobs: `claimableJobsAfter` reads on when they are not enough.
+    /// `LifecycleStore.jobsPageSize` jobs (written into the statement, so that its generic plan
+    /// knows it): `claimableJobsAfter` reads on when they are not enough.
     static let claimableJobs = """
         WITH quarantine AS (
             SELECT coalesce(array_agg(id), '{}') AS ids FROM agents WHERE quarantined_until > now()
@@ -27,9 +28,9 @@ extension Statements {
         ORDER BY j.priority DESC, j.claim_turn, j.id
         """
     /// Claim, step 1 continued, when the first page of jobs left agents without a task: the
-    /// next `$2` claimable jobs after the job of priority `$3`, turn `$5` and id `$4`, in claim order.
+    /// next page of claimable jobs after the job of priority `$2`, turn `$4` and id `$3`, in claim order.
     static let claimableJobsAfter = claimableJobsPage(after: true)
-    /// Up to `$2` claimable jobs in claim order (priority, then turn, then age: `ClaimPolicy`),
+    /// Up to `LifecycleStore.jobsPageSize` claimable jobs in claim order (priority, then turn, then age: `ClaimPolicy`),
     /// from the `jobs_claim_order` index: a claim reads the first few jobs, not every active one
     /// (a batch queues thousands). A job without a turn has not been planned: nothing to claim.
     /// Whether a job has a queued task is its first entry in `tasks_claim_order` (a scalar
@@ -41,11 +42,11 @@ extension Statements {
         """
         SELECT id, priority, claim_turn, tasks_done = render_tasks AS rendered, video_encoder FROM jobs
         WHERE state IN \(activeJobStates) AND NOT paused AND claim_turn IS NOT NULL
-          \(after ? "AND (priority < $3::integer OR (priority = $3::integer AND (claim_turn, id) > ($5::bigint, $4::bigint)))" : "")
+          \(after ? "AND (priority < $2::integer OR (priority = $2::integer AND (claim_turn, id) > ($4::bigint, $3::bigint)))" : "")
           AND (SELECT t.id FROM tasks t WHERE t.job_id = jobs.id AND t.state = 'queued' AND t.kind = ANY($1::text[])
                ORDER BY t.job_id, \(claimRank("t.kind")), t.ordinal, t.id LIMIT 1) IS NOT NULL
         ORDER BY priority DESC, claim_turn, id
-        LIMIT $2::integer
+        LIMIT \(LifecycleStore.jobsPageSize)
         """
     }
     /// A job planned now takes its turn among the jobs of its priority (`ClaimTurns`; model:
@@ -69,19 +70,33 @@ extension Statements {
             RETURNING b.next_turn - 1 AS turn
         )
         """
-    /// Claim, step 2, per job in claim order until enough: up to `$5` claimable tasks of job `$1`
-    /// (priority `$4`) of the kinds in `$2` (one that ends the job only if `$3`, every render
+    /// Claim, step 2, per job in claim order until enough: up to `limit` claimable tasks of job
+    /// `$1` (priority `$4`) of the kinds in `$2` (one that ends the job only if `$3`, every render
     /// task done), in the job's order (`TaskKind.claimRank`, ordinal) straight from the
     /// `tasks_claim_order` index (a plain read: the lease statement locks what it leases).
     /// Returned with the agents that failed each one, for `ClaimPolicy`, which decides who gets what.
-    static let claimCandidatesOfJob = """
+    /// The limit is written into the statement, one of `claimCandidatesLimits`: the dispatcher's
+    /// connection runs generic plans (planned once, not at every claim), and a generic plan
+    /// of `LIMIT $n` guesses a tenth of the job's tasks, for which sorting them all looked
+    /// cheaper than the index (11 ms a call on a 14,400-chunk job).
+    static func claimCandidatesOfJob(limit: Int) -> String {
+        claimCandidatesOfJobStatements[claimCandidatesLimits.firstIndex(of: limit)!]
+    }
+    /// The limits `claimCandidatesOfJob` is prepared with; a claim asks for the first at least as
+    /// large as it needs (`claimCandidatesLimit`: a batch of claims is at most a few hundred).
+    static let claimCandidatesLimits = [16, 64, 256, 1_024, 4_096]
+    static func claimCandidatesLimit(atLeast wanted: Int) -> Int {
+        claimCandidatesLimits.first { $0 >= wanted } ?? claimCandidatesLimits.last!
+    }
+    static let claimCandidatesOfJobStatements = claimCandidatesLimits.map { claimCandidatesOfJobText.replacingOccurrences(of: "LIMIT $5", with: "LIMIT \($0)") }
+    private static let claimCandidatesOfJobText = """
         WITH candidate AS (
             SELECT t.id, t.job_id, t.kind, t.ordinal, $4::integer AS priority
             FROM tasks t
             WHERE t.job_id = $1::bigint AND t.state = 'queued' AND t.kind = ANY($2::text[])
               AND (t.kind NOT IN \(jobEndingKinds) OR $3::boolean)
             ORDER BY \(claimRank("t.kind")), t.ordinal, t.id
-            LIMIT $5::integer
+            LIMIT $5
         )
         SELECT c.id, c.job_id, c.kind, c.ordinal, c.priority,
                coalesce((SELECT array_agg(DISTINCT f.agent_id) FROM task_failures f
