@@ -52,16 +52,8 @@ start_coordinator() {
   coordinator=$!
   pids+=("$coordinator")
 }
-# Waits until something listens on the port (polling every 20 ms, for a precise moment).
-wait_port() {
-  local i
-  for i in $(seq 1 1500); do
-    if bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then return 0; fi
-    kill -0 "$coordinator" 2>/dev/null || { cat "$work/coordinator-$1.log" >&2; return 1; }
-    sleep 0.02
-  done
-  log "nothing listens on 127.0.0.1:$port after 30 s"; return 1
-}
+# Waits until the coordinator listens (trying every 20 ms, for a precise moment).
+wait_port() { wait_listening "$port" "$coordinator" "$work/coordinator-$1.log" 0.02; }
 
 start_coordinator 1
 wait_port 1

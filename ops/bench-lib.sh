@@ -42,13 +42,13 @@ use_release() {
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # Waits (up to 30 s) until something listens on 127.0.0.1:$1, while process $2 lives (else
-# prints its log $3 and fails).
+# prints its log $3 and fails), trying every $4 seconds (0.2; less to time the moment closely).
 wait_listening() {
-  local i
-  for i in $(seq 1 150); do
+  local i interval=${4:-0.2}
+  for i in $(seq 1 "$(awk -v t="$interval" 'BEGIN { printf "%d", 30 / t }')"); do
     if bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; then return 0; fi
     kill -0 "$2" 2>/dev/null || { cat "$3" >&2; return 1; }
-    sleep 0.2
+    sleep "$interval"
   done
   log "nothing listens on 127.0.0.1:$1 after 30 s"; return 1
 }
