@@ -49,14 +49,8 @@ struct DispatchBench {
 
     static func parse(_ arguments: [String]) throws -> Options {
         var o = Options()
-        var i = 0
-        func value() throws -> String {
-            i += 1
-            guard i < arguments.count else { throw BenchError("\(arguments[i - 1]) needs a value") }
-            return arguments[i]
-        }
-        while i < arguments.count {
-            switch arguments[i] {
+        try forEachOption(arguments) { flag, value in
+            switch flag {
             case "--host": o.coordinator.host = try value()
             case "--port": o.coordinator.port = Int(try value()) ?? -1
             case "--secret-file": o.secretFile = try value()
@@ -65,9 +59,8 @@ struct DispatchBench {
             case "--render-ms": o.renderMilliseconds = Int(try value()) ?? -1
             case "--name-prefix": o.namePrefix = try value()
             case "--result-bytes": o.resultBytes = Int(try value()) ?? 0
-            default: throw BenchError("unknown argument \(arguments[i])")
+            default: throw BenchError("unknown argument \(flag)")
             }
-            i += 1
         }
         guard HostPort.Purpose.connect.ports.contains(o.coordinator.port), !o.secretFile.isEmpty, o.agents >= 1, o.seconds > 0, o.renderMilliseconds >= 0,
               o.resultBytes >= 1 else {

@@ -33,14 +33,8 @@ enum HerdBench {
 
     static func parse(_ arguments: [String]) throws -> Options {
         var o = Options()
-        var i = 0
-        func value() throws -> String {
-            i += 1
-            guard i < arguments.count else { throw BenchError("\(arguments[i - 1]) needs a value") }
-            return arguments[i]
-        }
-        while i < arguments.count {
-            switch arguments[i] {
+        try forEachOption(arguments) { flag, value in
+            switch flag {
             case "--host": o.coordinator.host = try value()
             case "--port": o.coordinator.port = Int(try value()) ?? -1
             case "--secret-file": o.secretFile = try value()
@@ -50,9 +44,8 @@ enum HerdBench {
             case "--restarted-file": o.restartedFile = try value()
             case "--seconds": o.seconds = Double(try value()) ?? 0
             case "--name-prefix": o.namePrefix = try value()
-            default: throw BenchError("unknown argument \(arguments[i])")
+            default: throw BenchError("unknown argument \(flag)")
             }
-            i += 1
         }
         guard HostPort.Purpose.connect.ports.contains(o.coordinator.port), !o.secretFile.isEmpty, o.agents >= 1,
               !o.workDirectory.isEmpty, !o.readyFile.isEmpty, o.seconds > 0 else {
