@@ -37,9 +37,11 @@ enum SplitStages {
     /// `chunk`: the job's video chunks, cut by the composition and its settings alone, never
     /// by the agents online, so the same composition gets the same chunks on any farm and a
     /// re-render finds them all by content key (a short job on a big farm asks for shorter
-    /// chunks itself).
+    /// chunks itself). A batch's row (or a job that asks, `chunkAtEdges`) is cut at its edges
+    /// too, so the spans every row shares are chunks every row finds by content key.
     static func chunk(_ plan: RenderPlan, settings: JobSettings, defaultChunkSeconds: Rational) -> [FrameRange] {
-        ChunkPlanner.plan(for: plan, targetChunkSeconds: settings.chunkSeconds ?? defaultChunkSeconds)
+        ChunkPlanner.plan(for: plan, targetChunkSeconds: settings.chunkSeconds ?? defaultChunkSeconds,
+                          atEdges: settings.chunkAtEdges == true || settings.batch != nil)
     }
 
     /// `key`: every render task's content key. Keys are computed even with `noCache`, so a

@@ -10,11 +10,15 @@ import ReelThreadTesting
 @Suite(.blocking) struct SplitStagesTests {
     static func hash(_ c: Character) -> String { String(repeating: c, count: 64) }
 
+    static func clip(sound: Bool = true) -> AssetDescription {
+        AssetDescription(kind: .movie, duration: Rational(60),
+                         video: VideoTrackDescription(naturalSize: PixelSize(width: 640, height: 360), preferredTransform: .identity,
+                                                      frameDuration: Rational(1, 30), hasAlpha: false, codec: "h264"),
+                         audio: sound ? AudioTrackDescription(sampleRate: 48000, channels: 2, codec: "aac") : nil)
+    }
+
     static func planned(chunkSeconds: Rational? = nil, sound: Bool = true) throws -> SplitStages.Planned {
-        let clip = AssetDescription(kind: .movie, duration: Rational(60),
-                                    video: VideoTrackDescription(naturalSize: PixelSize(width: 640, height: 360), preferredTransform: .identity,
-                                                                 frameDuration: Rational(1, 30), hasAlpha: false, codec: "h264"),
-                                    audio: sound ? AudioTrackDescription(sampleRate: 48000, channels: 2, codec: "aac") : nil)
+        let clip = clip(sound: sound)
         let tracks = #"[{"id": 1, "mediaType": "video", "segments": [{"asset": "a", "at": 0}]}"#
             + (sound ? #", {"id": 2, "mediaType": "audio", "segments": [{"asset": "a", "at": 0}]}"# : "") + "]"
         let composition = try Composition.parse(#"{"formatVersion": 1, "assets": {"a": {"url": "a.mp4"}}, "tracks": \#(tracks)}"#)
@@ -34,6 +38,38 @@ import ReelThreadTesting
         // The same composition and settings give the same chunks, call after call: the stage
         // takes nothing of the farm (the agents online, the time) that could change them.
         #expect(SplitStages.chunk(byDefault.plan, settings: byDefault.settings, defaultChunkSeconds: 10) == tens)
+    }
+
+    /// A batch's row of 15 s: the first 3 s of the clip (the intro every row shares), then 12 s
+    /// of it from `rowStart` (what differs between rows).
+    static func row(from rowStart: Int, settings: JobSettings) throws -> SplitStages.Planned {
+        var planned = try planned()
+        let composition = try Composition.parse(#"""
+            {"formatVersion": 1, "assets": {"a": {"url": "a.mp4"}}, "tracks": [{"id": 1, "mediaType": "video", "segments": [
+              {"asset": "a", "sourceRange": {"start": 0, "duration": 3}, "at": 0},
+              {"asset": "a", "sourceRange": {"start": \#(rowStart), "duration": 12}, "at": 3}]}]}
+            """#)
+        planned.plan = try CompositionValidator.validate(composition, assets: ["a": .described(url: "/media/a.mp4", clip())]).get()
+        planned.agentPlan = planned.plan
+        planned.settings = settings
+        return planned
+    }
+
+    @Test func aBatchsRowsAreCutAtTheirEdgesSoTheSharedIntroIsOneKeyedChunk() throws {
+        // A lone job: the fixed grid, the intro in a chunk with the row's own frames.
+        let lone = try Self.row(from: 20, settings: JobSettings())
+        #expect(SplitStages.chunk(lone.plan, settings: lone.settings, defaultChunkSeconds: 10)
+                == [FrameRange(start: 0, end: 300), FrameRange(start: 300, end: 450)])
+        // A batch's row (or a job asking for it): cut on the GOPs either side of the intro's end at 3 s.
+        let edged = [FrameRange(start: 0, end: 60), FrameRange(start: 60, end: 120), FrameRange(start: 120, end: 300), FrameRange(start: 300, end: 450)]
+        let batchSettings = JobSettings(batch: BatchMembership(id: 1, row: 1))
+        let first = try Self.row(from: 20, settings: batchSettings), second = try Self.row(from: 35, settings: batchSettings)
+        #expect(SplitStages.chunk(first.plan, settings: first.settings, defaultChunkSeconds: 10) == edged)
+        #expect(SplitStages.chunk(lone.plan, settings: JobSettings(chunkAtEdges: true), defaultChunkSeconds: 10) == edged)
+        // Two rows: the intro's chunk has one content key; every other chunk differs.
+        let keys = SplitStages.key(first, chunks: edged).video, otherKeys = SplitStages.key(second, chunks: edged).video
+        #expect(keys[0] != nil && keys[0] == otherKeys[0], "the shared intro's chunk")
+        #expect(zip(keys, otherKeys).dropFirst().allSatisfy { $0 != $1 })
     }
 
     @Test func keyGivesEveryChunkAndTheAudioAKeyThatFollowsTheSource() throws {

@@ -117,6 +117,36 @@ struct ChunkPlannerTests {
         }
     }
 
+    @Test func edgesModeKeepsASharedIntroAndOutroApart() {
+        // A batch's template: 15 s at 30 fps, 2 s GOPs, a 3 s intro (edge at frame 90), a caption
+        // over 3–12 s, a 3 s outro from 12 s (frame 360). The grid alone gives [0, 360) and
+        // [360, 450): the intro shares its chunk with the row's own frames.
+        let edges = [90, 360]
+        #expect(ChunkPlanner.plan(frameCount: 450, gopFrames: 60, frameDuration: Rational(1, 30), cutFrames: edges)
+                == ranges([(0, 360), (360, 450)]))
+        // Edges mode: the GOPs either side of 90 (60 and 120) and 360 itself; the grid boundary
+        // at 300 is within one GOP of 360 and dropped. [0, 60) and [360, 450) are intro and outro only.
+        #expect(ChunkPlanner.plan(frameCount: 450, gopFrames: 60, frameDuration: Rational(1, 30), cutFrames: edges, edgeFrames: edges)
+                == ranges([(0, 60), (60, 120), (120, 360), (360, 450)]))
+        // An intro of whole GOPs (4 s) is one chunk of its own, with no shared GOP.
+        #expect(ChunkPlanner.plan(frameCount: 450, gopFrames: 60, frameDuration: Rational(1, 30), edgeFrames: [120, 360])
+                == ranges([(0, 120), (120, 360), (360, 450)]))
+    }
+
+    @Test func edgesModeKeepsTheGridBetweenEdgesAndWholeGOPs() {
+        // 60 s, one edge at 31 s (frame 930): boundaries at 900 and 960, the grid's 300, 600 and
+        // 1500 kept, 1200 (more than one GOP from 960) kept too; an edge in the trailing partial
+        // GOP or at the end adds nothing.
+        let chunks = ChunkPlanner.plan(frameCount: 1830, gopFrames: 60, frameDuration: Rational(1, 30), edgeFrames: [930, 1810])
+        #expect(chunks == ranges([(0, 300), (300, 600), (600, 900), (900, 960), (960, 1200), (1200, 1500), (1500, 1830)]))
+        #expect(chunks.dropLast().allSatisfy { $0.start % 60 == 0 && $0.count % 60 == 0 })
+        // More edges than chunks allowed: the ordinary plan.
+        let many = Array(stride(from: 61, to: 60 * (RenderLimits.maximumChunks + 10), by: 60))
+        let frameCount = 60 * (RenderLimits.maximumChunks + 10)
+        #expect(ChunkPlanner.plan(frameCount: frameCount, gopFrames: 60, frameDuration: Rational(1, 30), edgeFrames: many)
+                == ChunkPlanner.plan(frameCount: frameCount, gopFrames: 60, frameDuration: Rational(1, 30)))
+    }
+
     /// `ChunkPlanner.plan` as it was before the binary search: every boundary scans every cut.
     static func scanningPlan(frameCount: Int, gopFrames: Int, frameDuration: Rational, targetChunkSeconds: Rational,
                              minimumChunks: Int, cutFrames: [Int]) -> [FrameRange] {

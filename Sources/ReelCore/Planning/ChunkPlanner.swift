@@ -31,9 +31,18 @@ public struct FrameRange: Hashable, Sendable, Codable, CustomStringConvertible {
 public enum ChunkPlanner {
     public static let defaultTargetChunkSeconds = Rational(10)
 
+    ///
+    /// `edgeFrames` (a batch's rows: `JobSettings.chunkAtEdges`) asks for chunks that keep the
+    /// composition's spans apart instead: every edge (a segment's, an instruction's or an
+    /// overlay's start or end) gets a boundary on the GOP boundaries either side of it (one,
+    /// when it falls on a GOP boundary), and the grid's boundaries fill the spans between
+    /// them, except those within one GOP of an edge's boundary. So a span that is the same in
+    /// every row, such as a template's 3 s intro, is chunks of its own, reused by every row,
+    /// save the GOP an edge falls inside. Chunks stay whole GOPs. When that would give more
+    /// than `RenderLimits.maximumChunks` chunks, the plan is the ordinary one.
     public static func plan(frameCount: Int, gopFrames: Int, frameDuration: Rational,
                             targetChunkSeconds: Rational = defaultTargetChunkSeconds,
-                            minimumChunks: Int = 1, cutFrames: [Int] = []) -> [FrameRange] {
+                            minimumChunks: Int = 1, cutFrames: [Int] = [], edgeFrames: [Int]? = nil) -> [FrameRange] {
         precondition(gopFrames > 0 && frameDuration > .zero, "ChunkPlanner needs gopFrames > 0 and frameDuration > 0")
         guard frameCount > 0 else { return [] }
         let gops = max(1, frameCount / gopFrames)
@@ -47,6 +56,10 @@ public enum ChunkPlanner {
 
         // Grid boundary i at i·step GOPs (the job's end for i == count).
         func ideal(_ i: Int) -> Int { i >= count ? gops : i * step }
+        if let edgeFrames, let edged = edgeBoundaries(edgeFrames, gops: gops, gopFrames: gopFrames, grid: (1..<max(1, count)).map(ideal)) {
+            let frames = [0] + edged.map { $0 * gopFrames } + [frameCount]
+            return zip(frames, frames.dropFirst()).map { FrameRange(start: $0, end: $1) }
+        }
         let cuts = cutFrames.sorted()
         var boundaries = [0]
         for i in 1..<max(1, count) {
@@ -68,6 +81,23 @@ public enum ChunkPlanner {
         return zip(frames, frames.dropFirst()).map { FrameRange(start: $0, end: $1) }
     }
 
+    /// The inner boundaries (in GOPs, sorted) of `plan`'s edges mode, or nil when they would
+    /// give more than `RenderLimits.maximumChunks` chunks.
+    private static func edgeBoundaries(_ edgeFrames: [Int], gops: Int, gopFrames: Int, grid: [Int]) -> [Int]? {
+        // Boundaries lie in 1...gops − 1 GOPs: a trailing partial GOP stays in the last chunk.
+        var atEdges = Set<Int>()
+        for edge in edgeFrames {
+            for gop in [edge / gopFrames, (edge + gopFrames - 1) / gopFrames] where gop >= 1 && gop <= gops - 1 { atEdges.insert(gop) }
+        }
+        let edged = atEdges.sorted()
+        let kept = grid.filter { gop in
+            let i = firstIndex(in: edged, notBelow: gop - 1)
+            return i == edged.count || edged[i] > gop + 1
+        }
+        let all = Array(Set(edged + kept)).sorted()
+        return all.count + 1 <= RenderLimits.maximumChunks ? all : nil
+    }
+
     /// The index of the first element ≥ `value` in sorted `list` (`list.count` if none).
     private static func firstIndex(in list: [Int], notBelow value: Int) -> Int {
         var lo = 0, hi = list.count
@@ -82,11 +112,13 @@ public enum ChunkPlanner {
     /// picture (sound only: the audio task and the finaliser make it). For an HLS ladder the
     /// unit is the segment (`RenditionLadder.segmentFrames`, a whole number of GOPs) instead of
     /// the GOP, so every chunk is a whole number of segments and no segment spans a join.
+    /// `atEdges`: the edges mode above, with `plan.edgeFrames`.
     public static func plan(for plan: RenderPlan, targetChunkSeconds: Rational = defaultTargetChunkSeconds,
-                            minimumChunks: Int = 1) -> [FrameRange] {
+                            minimumChunks: Int = 1, atEdges: Bool = false) -> [FrameRange] {
         guard plan.hasPicture else { return [] }
         return self.plan(frameCount: plan.frameCount, gopFrames: plan.boundaryFrames, frameDuration: plan.frameDuration,
-                  targetChunkSeconds: targetChunkSeconds, minimumChunks: minimumChunks, cutFrames: plan.cutFrames)
+                  targetChunkSeconds: targetChunkSeconds, minimumChunks: minimumChunks, cutFrames: plan.cutFrames,
+                  edgeFrames: atEdges ? plan.edgeFrames : nil)
     }
 }
 
@@ -96,13 +128,26 @@ extension RenderPlan {
 
     /// First frame (time ≥ the change) of every segment start or end in a video track and of
     /// every instruction start, excluding frame 0; sorted, unique. Fed to `ChunkPlanner`.
-    public var cutFrames: [Int] {
+    public var cutFrames: [Int] { frames(of: cutTimes) }
+
+    /// `cutFrames` and the first frame of every overlay's start and end: where what a frame
+    /// shows may change. Fed to `ChunkPlanner`'s edges mode.
+    public var edgeFrames: [Int] {
+        frames(of: cutTimes.union(overlays.flatMap { [$0.timeRange.start, $0.timeRange.end] }))
+    }
+
+    /// Every segment's start and end in a video track, and every instruction's start.
+    private var cutTimes: Set<Rational> {
         var times: Set<Rational> = []
         for track in videoTracks {
             for segment in track.segments { times.insert(segment.at); times.insert(segment.end) }
         }
         for instruction in instructions { times.insert(instruction.timeRange.start) }
-        let frames = Set(times.map { Int($0.ceilDiv(frameDuration)) }).filter { $0 > 0 && $0 < frameCount }
-        return frames.sorted()
+        return times
+    }
+
+    /// The first frame at or after each time, without frame 0 and the end; sorted, unique.
+    private func frames(of times: Set<Rational>) -> [Int] {
+        Set(times.map { Int($0.ceilDiv(frameDuration)) }).filter { $0 > 0 && $0 < frameCount }.sorted()
     }
 }

@@ -35,10 +35,17 @@ public struct JobSettings: Codable, Sendable, Hashable {
     public var notify: String?
     /// The batch (opened with `BATCH`) and row this job renders; nil for a job of its own.
     public var batch: BatchMembership?
+    /// Cut the chunks at the composition's edges (`ChunkPlanner`'s edges mode), so that spans
+    /// the job shares with others, such as a template's intro and outro, are chunks of their
+    /// own and found by content key. A batch's rows are always cut so (`reel batch` sets it;
+    /// `batch` implies it). Default false: chunks on the fixed grid.
+    public var chunkAtEdges: Bool?
     public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil,
-                priority: Int? = nil, noCache: Bool? = nil, notify: String? = nil, batch: BatchMembership? = nil) {
+                priority: Int? = nil, noCache: Bool? = nil, notify: String? = nil, batch: BatchMembership? = nil,
+                chunkAtEdges: Bool? = nil) {
         self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name; self.fileType = fileType
         self.priority = priority; self.noCache = noCache; self.notify = notify; self.batch = batch
+        self.chunkAtEdges = chunkAtEdges
     }
 }
 

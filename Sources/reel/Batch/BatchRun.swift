@@ -163,7 +163,7 @@ struct BatchRun {
             let following = ReconnectingClient(client, options: connection)
             do {
                 let settings = JobSettings(chunkSeconds: chunkSeconds, encoderThreads: encoderThreads, name: "\(templateName) row \(item.row)",
-                                           fileType: item.valid.fileType, noCache: noCache ? true : nil)
+                                           fileType: item.valid.fileType, noCache: noCache ? true : nil, chunkAtEdges: true)
                 let job = try await SubmitCommand.submitAndUpload(SubmitRequest(composition: resolved.text, assets: assets.entries, settings: settings),
                                                                   manifest: assets, client: client, quiet: true) { job in
                     submitted = job
