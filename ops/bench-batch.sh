@@ -16,10 +16,13 @@
 # "sans-serif") and encodes with the same x264 settings; its outputs are not byte-identical to
 # Reel's (another text rasteriser and scaler) but hold the same picture, length and streams.
 #
-# Reported: wall times and their ratios; the peak RSS of the `reel batch` process (coordinator,
-# its PostgreSQL client and the local agents in one process; the PostgreSQL server is apart);
-# the database's growth per variant (pg_database_size of the batch's own database, indexes and
-# TOAST included, before and after); and the chunks the manifest says each row reused.
+# The same batch also runs on a farm of separate processes (`reel coordinator`, AGENTS `reel
+# agent`s, `reel submit --batch --wait`), for the coordinator's own peak RSS and database.
+#
+# Reported: wall times and their ratios; peak RSS of the `reel coordinator` process and of the
+# `reel batch` process (coordinator, its PostgreSQL client and the local agents in one process;
+# the PostgreSQL server is apart); the database's growth per variant (pg_database_size before
+# and after, indexes and TOAST included); and the chunks the manifest says each row reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 report=${1:-/dev/stdout}
@@ -111,6 +114,33 @@ size_after=$(psql "$batch_db" -Atc "SELECT pg_database_size(current_database())"
 psql "$batch_db" -Atc "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') ORDER BY 2 DESC LIMIT 6" >"$work/tables.txt"
 
+log "reel submit --batch --wait: $rows rows on a coordinator and $agents agents"
+farm_db=$base/bench_farm
+psql "$pgurl" -qc "CREATE DATABASE bench_farm"
+head -c 32 /dev/urandom | base64 >"$work/secret"
+chmod 600 "$work/secret"
+port=$(free_port)
+"$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$farm_db" --storage "$work/storage" \
+  --secret-file "$work/secret" >"$work/coordinator.log" 2>&1 &
+coordinator=$!
+pids+=("$coordinator")
+wait_listening "$port" "$coordinator" "$work/coordinator.log"
+for n in $(seq 1 "$agents"); do
+  "$bin/reel" agent --coordinator "127.0.0.1:$port" --secret-file "$work/secret" --cache "$work/cache-$n" \
+    --name "agent-$n" >"$work/agent-$n.log" 2>&1 &
+  pids+=($!)
+done
+export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
+# The schema is there once the coordinator listens: the growth measured is the batch's.
+farm_before=$(psql "$farm_db" -Atc "SELECT pg_database_size(current_database())")
+start=$(now)
+"$bin/reel" submit --batch "$media/rows.csv" "$media/template.json" -o "$work/farm/{{id}}.mp4" --wait --quiet >/dev/null
+farm_wall=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+coordinator_rss=$(awk '/VmHWM/ { print $2 }' "/proc/$coordinator/status")
+psql "$farm_db" -qc "CHECKPOINT" 2>/dev/null || true
+farm_after=$(psql "$farm_db" -Atc "SELECT pg_database_size(current_database())")
+unset REEL_COORDINATOR REEL_SECRET_FILE
+
 log "a loop of $loop_rows ffmpeg commands"
 x264="keyint=60:min-keyint=60:scenecut=0:open-gop=0"
 mkdir -p "$work/ffmpeg"
@@ -134,9 +164,12 @@ done
 render_wall=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
 
 python3 - "$report" "$work" "$rows" "$loop_rows" "$agents" "$batch_wall" "$ffmpeg_wall" "$render_wall" \
-  "$(cat "$work/batch.rss")" "$size_before" "$size_after" "$(machine)" <<'PY'
+  "$(cat "$work/batch.rss")" "$size_before" "$size_after" "$(machine)" "$farm_wall" "$coordinator_rss" "$farm_before" "$farm_after" \
+  "$(cat /proc/loadavg)" <<'PY'
 import csv, json, subprocess, sys
-(report, work, rows, loop_rows, agents, batch_wall, ffmpeg_wall, render_wall, rss_kb, before, after, machine) = sys.argv[1:]
+(report, work, rows, loop_rows, agents, batch_wall, ffmpeg_wall, render_wall, rss_kb, before, after, machine,
+ farm_wall, coordinator_kb, farm_before, farm_after, loadavg) = sys.argv[1:]
+farm_wall = float(farm_wall)
 rows, loop_rows = int(rows), int(loop_rows)
 batch_wall, ffmpeg_wall, render_wall = float(batch_wall), float(ffmpeg_wall), float(render_wall)
 scale = rows / loop_rows
@@ -153,16 +186,17 @@ def duration(path):
 
 # Every output of each method plays 15 s: a sample of them is probed (first, middle, last row).
 probe = {}
-for method in ("reel", "ffmpeg", "render"):
-    n = rows if method == "reel" else loop_rows
+for method in ("reel", "farm", "ffmpeg", "render"):
+    n = rows if method in ("reel", "farm") else loop_rows
     ids = sorted({1, (n + 1) // 2, n})
     probe[method] = [duration(f"{work}/{method}/v{i:05d}.mp4") for i in ids]
 with open(report, "w") as out:
     out.write(f"### {rows} variants of a 15 s 1280x720 template (3 s shared intro and outro)\n\n")
     out.write(f"Command: `ROWS={rows} LOOP_ROWS={loop_rows} AGENTS={agents} ops/bench-batch.sh`\n")
-    out.write(f"Machine: {machine}\n\n")
+    out.write(f"Machine: {machine}; load average at the end: {loadavg}\n\n")
     out.write("| what | wall (s) | per variant (s) | against `reel batch` |\n|---|---:|---:|---:|\n")
     out.write(f"| `reel batch`, {rows} rows, {agents} agents | {batch_wall:.1f} | {batch_wall / rows:.2f} | 1 |\n")
+    out.write(f"| `reel submit --batch --wait` to a `reel coordinator` and {agents} `reel agent`s | {farm_wall:.1f} | {farm_wall / rows:.2f} | {batch_wall / farm_wall:.2f}× |\n")
     note = "" if loop_rows == rows else f" (measured on {loop_rows} rows: {ffmpeg_wall:.1f} s, scaled to {rows})"
     out.write(f"| a loop of `ffmpeg` commands{note} | {ffmpeg_n:.1f} | {ffmpeg_n / rows:.2f} | {batch_wall / ffmpeg_n:.2f}× |\n")
     note = "" if loop_rows == rows else f" (measured on {loop_rows} rows: {render_wall:.1f} s, scaled to {rows})"
@@ -172,7 +206,10 @@ with open(report, "w") as out:
     out.write(f"- Rows done: {len(done)} of {rows}. Chunks a row: {min(chunks) if chunks else 0}–{max(chunks) if chunks else 0}; "
               f"reused a row after the first: {min(reused[1:]) if len(reused) > 1 else 0}–{max(reused[1:]) if len(reused) > 1 else 0}"
               f" (the first row: {reused[0] if reused else 0}).\n")
-    out.write(f"- Peak RSS of the `reel batch` process (coordinator and {agents} agents): {int(rss_kb) / 1024:.0f} MB.\n")
+    out.write(f"- Peak RSS: the `reel coordinator` process {int(coordinator_kb) / 1024:.0f} MB (target ≤ 150 MB); the `reel batch` process "
+              f"(coordinator and {agents} agents in one) {int(rss_kb) / 1024:.0f} MB.\n")
+    farm_per = (int(farm_after) - int(farm_before)) / rows
+    out.write(f"- The farm's database grew {farm_per / 1024:.1f} KiB a variant (target ≤ 5 KB; pg_database_size, indexes and TOAST included).\n")
     out.write("- Durations of the first, middle and last outputs (s): " +
               "; ".join(f"{m} " + ", ".join(f"{d:.3f}" for d in probe[m]) for m in probe) + ".\n")
     per = (int(after) - int(before)) / rows
