@@ -82,39 +82,36 @@ import ReelThreadTesting
     }
 
     /// Runs on any thread (no expectations here: the test checks the readings afterwards).
-    static func read(_ row: Row, in dir: URL) -> Reading {
+    /// `photos`: every row's photo as R'G'B' scaled by ffmpeg to the 320x180 the render shows it at.
+    static func read(_ row: Row, in dir: URL, photos: [[UInt8]]) -> Reading {
         var reading = Reading()
         do {
             let output = dir.appendingPathComponent("out/\(row.id).mp4").path
             reading.frames = try Media.framePTS(output).count
             reading.audioSeconds = Double(try Media.audioSamples(output, channels: 1).count) / 48_000
-            // The frame at 0.4 s in R'G'B', as ffmpeg decodes the output.
-            guard let frame = try Media.rgbFrames(output, width: width, height: height, filter: "select=eq(n\\,10)").first else {
-                throw Media.Failure(description: "no frame 10 in \(output)")
-            }
-            // The photo as the render shows it (rows 60..<240), against the row's file scaled to
-            // that size by ffmpeg.
+            // The frame at 0.4 s in R'G'B', as ffmpeg decodes the output, and the name's band of it
+            // for tesseract, which reads one line: scaled up twice, dark on light, with a margin.
+            let bandPNG = dir.appendingPathComponent("band-\(row.id).png").path
+            let decoded = try Media.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", output, "-filter_complex",
+                                                   "[0:v]select=eq(n\\,10),split[frame][b];[b]crop=\(width):60:0:240,scale=\(2 * width):120,"
+                                                   + "format=gray,negate,pad=iw+40:ih+40:20:20:white[band]",
+                                                   "-map", "[frame]", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+                                                   "-map", "[band]", "-frames:v", "1", bandPNG])
+            let frame = [UInt8](decoded.stdout)
+            guard frame.count == width * height * 3 else { throw Media.Failure(description: "no frame 10 in \(output)") }
+            // The photo as the render shows it (rows 60..<240), against the row's file and the next row's.
             let shown = Array(frame[(60 * width * 3)..<(240 * width * 3)])
-            func photo(_ name: String) throws -> [UInt8] {
-                guard let rgb = try Media.rgbFrames(dir.appendingPathComponent(name).path, width: width, height: 180,
-                                                    filter: "scale=\(width):180:flags=bicubic").first else {
-                    throw Media.Failure(description: "ffmpeg decoded nothing of \(name)")
-                }
-                return rgb
-            }
-            reading.psnr = Media.psnr(shown, try photo(row.photo))
-            reading.psnrOfNext = Media.psnr(shown, try photo(Row(number: row.number % rowCount + 1).photo))
+            reading.psnr = Media.psnr(shown, photos[row.number - 1])
+            reading.psnrOfNext = Media.psnr(shown, photos[row.number % rowCount])
             // The colour: the median of the top band's bright pixels, which are the blocks' (their
             // insides outnumber their edges, which blend with the black).
             let band = (0..<60).flatMap { y in (0..<width).map { x in Array(frame[((y * width + x) * 3)..<((y * width + x) * 3 + 3)]) } }
             let brightest = band.map { $0.reduce(0) { $0 + Int($1) } }.max() ?? 0
             let blocks = band.filter { $0.reduce(0) { $0 + Int($1) } * 2 >= brightest }
             reading.ink = (0..<3).map { c in blocks.isEmpty ? 0 : Double(blocks.map { $0[c] }.sorted()[blocks.count / 2]) }
-            // The name's band for tesseract, which reads one line: scaled up twice, dark on light, with a margin.
-            let bandPNG = dir.appendingPathComponent("band-\(row.id).png").path
-            try Media.ffmpeg(["-i", output, "-vf", "select=eq(n\\,10),crop=\(width):60:0:240,scale=\(2 * width):120,format=gray,negate,pad=iw+40:ih+40:20:20:white",
-                              "-frames:v", "1", bandPNG])
-            let ocr = try Media.run("tesseract", [bandPNG, "stdout", "--psm", "7", "-c", "tessedit_char_whitelist=ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "])
+            // One thread each (OpenMP's default of one a core only makes two side by side wait on each other).
+            let ocr = try Media.run("tesseract", [bandPNG, "stdout", "--psm", "7", "-c", "tessedit_char_whitelist=ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "],
+                                    environment: ["OMP_THREAD_LIMIT": "1"])
             reading.text = String(decoding: ocr.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         } catch {
             reading.problem = "\(error)"
@@ -125,22 +122,30 @@ import ReelThreadTesting
     @Test func twoHundredRowsEachShowItsNamePhotoAndColourAndLastAsLongAsItsVoiceOver() throws {
         let dir = try Self.fixture()
         let database = try FreshDatabase.url(prefix: "batch")
+        let started = Date()
         let run = try Media.run(Media.reel, ["batch", "card.json", "rows.csv", "-o", "out/{{id}}.mp4", "--agents", "2", "--jobs", "4",
                                              "--chunk-seconds", "1", "--encoder-threads", "1", "--database", database, "--quiet"],
                                 allowFailure: true, currentDirectory: dir)
         try #require(run.status == 0, "reel batch: \(run.stderr)")
         #expect(String(decoding: run.stdout, as: UTF8.self).contains("\(Self.rowCount) rows: \(Self.rowCount) done, 0 failed, 0 invalid"))
 
-        // Each output measured by ffmpeg, ffprobe and tesseract, two at a time.
+        let rendered = Date()
+        print("held-out batch: \(Self.rowCount) rows rendered in \(Int(rendered.timeIntervalSince(started))) s")
+
+        // Each output measured by ffmpeg, ffprobe and tesseract, two at a time; the photos
+        // scaled by ffmpeg as the render scales them (fitted to 320 wide), in one command.
+        let photos = try Media.rgbFrames(dir.appendingPathComponent("photo%03d.png").path, width: Self.width, height: 180,
+                                         filter: "scale=\(Self.width):180:flags=bicubic")
+        try #require(photos.count == Self.rowCount)
         let readings = Mutex([Reading](repeating: Reading(), count: Self.rowCount))
         DispatchQueue.concurrentPerform(iterations: Self.rowCount) { i in
-            let reading = Self.read(Self.rows[i], in: dir)
+            let reading = Self.read(Self.rows[i], in: dir, photos: photos)
             readings.withLock { $0[i] = reading }
         }
         let manifest = try TemplateBatchTests.manifest(dir)
         try #require(manifest.count == Self.rowCount)
         let measured = readings.withLock { $0 }.filter { $0.problem == nil }
-        print("held-out batch: photo PSNR \(measured.map(\.psnr).min() ?? 0)–\(measured.map(\.psnr).max() ?? 0) dB, "
+        print("held-out batch: read back in \(Int(Date().timeIntervalSince(rendered))) s; photo PSNR \(measured.map(\.psnr).min() ?? 0)–\(measured.map(\.psnr).max() ?? 0) dB, "
               + "next row's at most \(measured.map(\.psnrOfNext).max() ?? 0) dB; colour off by at most "
               + "\(zip(Self.rows, readings.withLock { $0 }).flatMap { row, r in zip(r.ink, row.colour).map { abs($0 - Double($1)) } }.max() ?? 0)")
         var misread: [String] = []
