@@ -46,7 +46,9 @@ let package = Package(
         // of decoded sources into the composition's colour, and the linear light tone mapping needs.
         .systemLibrary(name: "CZimg", pkgConfig: "zimg", providers: [.apt(["libzimg-dev"])]),
 
-        // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
+        // Pure core: exact time, the composition model, validation, planning, content keys; the
+        // helpers every floor above passes around: FileDigest (SHA-256 of bytes or of a file, the
+        // one I/O here) and ByteRangeSource (random access to a file that may be elsewhere).
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The compositor's pixel kernels (Compositing/Compositor.swift), the filter, LUT, chroma-key
         // and blend-mode kernels (Filters/) and the images they work on (-Ounchecked, see above).
@@ -66,7 +68,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // An agent's on-disk cache of remote assets, read by ReelMedia through `ByteRangeSource`.
-        .target(name: "ReelAssetCache", dependencies: ["ReelMedia"]),
+        .target(name: "ReelAssetCache", dependencies: ["ReelCore"]),
         // The line protocol of proto/PROTOCOL.md: messages and their codec (Messages/), framing,
         // connection state machines, NIO server and client.
         .target(name: "ReelProtocol", dependencies: [

@@ -5,7 +5,6 @@ import NIOPosix
 import NIOSSL
 import ReelConsole
 import ReelCore
-import ReelMedia
 import ReelProtocol
 import ReelStore
 import ReelScheduling

@@ -3,7 +3,6 @@ import ServiceLifecycle
 import Logging
 import ReelCore
 import ReelObjectStore
-import ReelMedia
 import ReelProtocol
 import ReelStore
 import ReelScheduling
