@@ -98,7 +98,7 @@ let package = Package(
         ]),
         // The coordinator: its services in one ServiceGroup (Coordinator.swift) — the reel/1
         // server with its claim dispatcher and result batches, the lease reaper, the finaliser
-        // loop, the storage sweeper, /metrics and the console; splitting jobs into tasks.
+        // loop, the storage sweeper, the --metrics listener and the console; splitting jobs into tasks.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole", "ReelObjectStore",
             "ReelFinalising",
@@ -112,18 +112,21 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
-        // The operator console: HTTP API, live stream, dashboard and tokens (Hummingbird, jwt-kit).
+        // The operator console: HTTP API, live stream, dashboard and tokens (Hummingbird, jwt-kit);
+        // and the coordinator's --metrics listener (`MetricsListener`) on the same server.
         // Knows nothing of the store: the coordinator hands it a `ConsoleBackend`.
         // The dashboard's files are embedded in the code, so the one binary carries them.
         .target(name: "ReelConsole", dependencies: [
             "ReelCore", "ReelProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [
