@@ -34,7 +34,9 @@ public final class MetricsListener: Sendable {
         let router = Router(context: ConsoleContext.self)
         for document in documents {
             router.get(RouterPath(document.path)) { _, _ in
-                ConsoleResponses.text(document.body(), contentType: document.contentType)
+                var response = ConsoleResponses.text(document.body(), contentType: document.contentType)
+                response.headers[.connection] = "close"
+                return response
             }
         }
         let bound = BoundAddress()
