@@ -46,7 +46,9 @@ let package = Package(
         // of decoded sources into the composition's colour, and the linear light tone mapping needs.
         .systemLibrary(name: "CZimg", pkgConfig: "zimg", providers: [.apt(["libzimg-dev"])]),
 
-        // Pure core: exact time, the composition model, validation, planning, content keys. No I/O.
+        // Pure core: exact time, the composition model, validation, planning, content keys; the
+        // helpers every floor above passes around: FileDigest (SHA-256 of bytes or of a file, the
+        // one I/O here) and ByteRangeSource (random access to a file that may be elsewhere).
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The compositor's pixel kernels (Compositing/Compositor.swift), the filter, LUT, chroma-key
         // and blend-mode kernels (Filters/) and the images they work on (-Ounchecked, see above).
@@ -66,7 +68,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // An agent's on-disk cache of remote assets, read by ReelMedia through `ByteRangeSource`.
-        .target(name: "ReelAssetCache", dependencies: ["ReelMedia"]),
+        .target(name: "ReelAssetCache", dependencies: ["ReelCore"]),
         // The line protocol of proto/PROTOCOL.md: messages and their codec (Messages/), framing,
         // connection state machines, NIO server and client.
         .target(name: "ReelProtocol", dependencies: [
@@ -96,7 +98,7 @@ let package = Package(
         ]),
         // The coordinator: its services in one ServiceGroup (Coordinator.swift) — the reel/1
         // server with its claim dispatcher and result batches, the lease reaper, the finaliser
-        // loop, the storage sweeper, /metrics and the console; splitting jobs into tasks.
+        // loop, the storage sweeper, the --metrics listener and the console; splitting jobs into tasks.
         .target(name: "ReelCoordinator", dependencies: [
             "ReelCore", "ReelMedia", "ReelProtocol", "ReelStore", "ReelScheduling", "ReelConsole", "ReelObjectStore",
             "ReelFinalising",
@@ -110,18 +112,21 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
-        // The operator console: HTTP API, live stream, dashboard and tokens (Hummingbird, jwt-kit).
+        // The operator console: HTTP API, live stream, dashboard and tokens (Hummingbird, jwt-kit);
+        // and the coordinator's --metrics listener (`MetricsListener`) on the same server.
         // Knows nothing of the store: the coordinator hands it a `ConsoleBackend`.
         // The dashboard's files are embedded in the code, so the one binary carries them.
         .target(name: "ReelConsole", dependencies: [
             "ReelCore", "ReelProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [

@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReelAssetCache
-import ReelMedia
 import ReelProtocol
 import ServiceLifecycle
 

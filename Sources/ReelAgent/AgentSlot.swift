@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import ReelCore
 import ReelAssetCache
-import ReelMedia
 import ReelProtocol
 
 /// One render slot: its own connection (so a long `CLAIM` poll never delays another slot's

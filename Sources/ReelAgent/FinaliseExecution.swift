@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import ReelCore
 import ReelFinalising
-import ReelMedia
 import ReelObjectStore
 import ReelProtocol
 

@@ -1,5 +1,5 @@
 import Foundation
-import ReelMedia
+import ReelCore
 
 /// An agent's on-disk cache of remote assets, addressed by content hash and kept in fixed
 /// 1 MiB blocks, so a chunk that needs a few seconds of a long source fetches only the blocks

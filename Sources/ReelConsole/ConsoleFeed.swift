@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
+import ReelCore
 import ReelProtocol
 
 /// What `GET /api/v1/stream` pushes: the jobs table and the agents table, whole.
@@ -98,10 +99,7 @@ final class ConsoleFeed: Sendable {
     }
 
     private func pollLoop() async {
-        while !Task.isCancelled {
-            await pollOnce()
-            try? await Task.sleep(for: interval)
-        }
+        await PeriodicLoop(every: interval).run { await pollOnce() }
     }
 
     private func pollOnce() async {

@@ -38,7 +38,7 @@ enum ConsoleRoutes {
             ConsoleResponses.text(DashboardScript.js, contentType: "text/javascript; charset=utf-8")
         },
         ConsoleRoute(method: .get, path: "/metrics", access: .open) { _, _, services in
-            ConsoleResponses.text(services.backend.metricsExposition(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            ConsoleResponses.text(services.backend.metricsExposition(), contentType: MetricsListener.prometheusText)
         },
 
         ConsoleRoute(method: .get, path: "/api/v1/session", access: .read) { _, context, _ in

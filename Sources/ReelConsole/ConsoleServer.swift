@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOConcurrencyHelpers
@@ -33,16 +34,10 @@ public final class ConsoleServer: Sendable {
         let feed = ConsoleFeed(backend: backend, refresh: streamRefresh, logger: logger)
         let router = Self.makeRouter(services: Services(backend: backend, feed: feed), tokens: tokens, logger: logger)
         let bound = BoundAddress()
-        var quietLogger = logger
-        quietLogger.logLevel = max(logger.logLevel, .notice)
-        let app = Application(
-            router: router,
-            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { channel in bound.set(channel.localAddress) },
-            logger: quietLogger)
         self.bound = bound
-        services = [ConsoleHTTPService(app: app, bound: bound, address: "\(host):\(port)"), ConsoleFeedService(feed: feed)]
+        services = [ConsoleHTTPService(serving: router, as: "the console", host: host, port: port,
+                                       server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(), bound: bound, logger: logger),
+                    ConsoleFeedService(feed: feed)]
     }
 
     /// The bound address once listening (useful with port 0); nil if it could not listen.
@@ -81,18 +76,35 @@ public struct ConsoleStartupError: Error, CustomStringConvertible {
     public var description: String
 }
 
-/// The HTTP application as a service; a failure to listen says which address.
-private struct ConsoleHTTPService: Service {
+/// A Hummingbird application as a service (the console's, the metrics listener's); a failure
+/// to listen says what it would have served, and where.
+struct ConsoleHTTPService: Service {
     let app: any Service
     let bound: BoundAddress
+    let what: String
     let address: String
+
+    /// `router` on `host:port`; `bound` learns the address once it listens. Hummingbird's own
+    /// log lines (a server starting) only from `.notice`.
+    init(serving router: Router<ConsoleContext>, as what: String, host: String, port: Int, server: HTTPServerBuilder,
+         bound: BoundAddress, logger: Logger) {
+        var quietLogger = logger
+        quietLogger.logLevel = max(logger.logLevel, .notice)
+        app = Application(
+            router: router,
+            server: server,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in bound.set(channel.localAddress) },
+            logger: quietLogger)
+        self.bound = bound; self.what = what; self.address = "\(host):\(port)"
+    }
 
     func run() async throws {
         defer { bound.set(nil) }
         do {
             try await app.run()
         } catch where bound.address == nil {
-            throw ConsoleStartupError(description: "cannot serve the console on \(address): \(error)")
+            throw ConsoleStartupError(description: "cannot serve \(what) on \(address): \(error)")
         }
     }
 }
@@ -107,8 +119,8 @@ private struct ConsoleFeedService: Service {
     }
 }
 
-/// The console's bound address, and those waiting for it.
-private final class BoundAddress: Sendable {
+/// A listener's bound address, and those waiting for it.
+final class BoundAddress: Sendable {
     private struct State {
         var address: SocketAddress?
         var settled = false

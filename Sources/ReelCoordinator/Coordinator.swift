@@ -5,7 +5,6 @@ import NIOPosix
 import NIOSSL
 import ReelConsole
 import ReelCore
-import ReelMedia
 import ReelProtocol
 import ReelStore
 import ReelScheduling
@@ -39,7 +38,7 @@ public final class Coordinator: Sendable {
     public let services: [any Service]
     private let logger: Logger
     private let server: ReelServer
-    private let metricsServer: MetricsServer?
+    private let metricsListener: MetricsListener?
     private let console: ConsoleServer?
     private let dispatcher: Dispatcher
     private let jobWatchers: JobWatchers
@@ -140,12 +139,9 @@ public final class Coordinator: Sendable {
             try? await server.close()
             throw CoordinatorStartupError(description: "cannot register the coordinator: \(error)")
         }
-        var metricsServer: MetricsServer?
+        let metricsListener = configuration.metrics.map { MetricsListener(serving: metrics, at: $0, logger: logger) }
         var console: ConsoleServer?
         do {
-            if let address = configuration.metrics {
-                metricsServer = try await MetricsServer.start(at: address, metrics: metrics, group: group)
-            }
             if let address = configuration.http {
                 console = try await ConsoleServer(host: address.host, port: address.port, tls: tls,
                                                   backend: CoordinatorConsoleBackend(handler: handler, metrics: metrics),
@@ -153,11 +149,10 @@ public final class Coordinator: Sendable {
             }
         } catch {
             try? await server.close()
-            await metricsServer?.close()
             throw CoordinatorStartupError(description: "\(error)")
         }
         self.server = server
-        self.metricsServer = metricsServer
+        self.metricsListener = metricsListener
         self.console = console
         self.dispatcher = dispatcher
         self.jobWatchers = jobWatchers
@@ -165,7 +160,7 @@ public final class Coordinator: Sendable {
         self.listener = listener
 
         var services: [any Service] = []
-        if let metricsServer { services.append(metricsServer) }
+        if let metricsListener { services.append(metricsListener.service) }
         services += console?.services ?? []
         services.append(listener)
         services.append(CoordinatorPresence(worker: worker, id: coordinatorID, interval: configuration.heartbeatInterval, logger: logger))
@@ -202,16 +197,20 @@ public final class Coordinator: Sendable {
     public var waitingClaims: Int { dispatcher.waitingCount }
     /// Jobs a `STATUS job= wait=` is waiting on right now (tests).
     public var followedJobs: Set<Int64> { jobWatchers.followedJobs }
-    /// The bound `/metrics` address, when metrics are served.
-    public var metricsAddress: SocketAddress? { metricsServer?.localAddress }
+    /// The bound `--metrics` address (`/metrics`, `/scale`), once its service runs and it listens.
+    public var metricsAddress: SocketAddress? { metricsListener?.localAddress }
     /// The bound console address (`--http`), once its services run and it listens.
     public var httpAddress: SocketAddress? { console?.localAddress }
 
-    /// Returns once every listener listens (the console binds when its service runs); `false`
-    /// when the console could not.
+    /// Returns once every listener listens (the metrics listener and the console bind when their
+    /// services run); `false` when one could not.
     @discardableResult
     public func waitUntilListening() async -> Bool {
         await listener.waitUntilListening()
+        if let metricsListener {
+            guard let address = await metricsListener.waitUntilListening() else { return false }
+            logger.info("metrics listening", metadata: ["address": "\(address)"])
+        }
         guard let console else { return true }
         guard let address = await console.waitUntilListening() else { return false }
         logger.info("console listening", metadata: ["address": "\(address)"])

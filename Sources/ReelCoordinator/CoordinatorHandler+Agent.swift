@@ -1,6 +1,5 @@
 import Foundation
 import ReelCore
-import ReelMedia
 import ReelProtocol
 import ReelStore
 import ReelScheduling

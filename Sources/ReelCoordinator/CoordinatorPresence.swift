@@ -1,4 +1,5 @@
 import Logging
+import ReelCore
 import ReelStore
 import ServiceLifecycle
 
@@ -17,9 +18,7 @@ struct CoordinatorPresence: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                if Task.isCancelled { break }
+            await PeriodicLoop(every: interval, pauseFirst: true).run {
                 do {
                     try await worker.run { [id] in try $0.coordinators.heartbeat(id) }
                 } catch {

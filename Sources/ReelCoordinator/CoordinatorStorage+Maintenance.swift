@@ -1,5 +1,4 @@
 import Foundation
-import ReelMedia
 import ReelProtocol
 
 /// Checking stored files against what the database says about them, listing and sizing the

@@ -1,5 +1,4 @@
 import Foundation
-import ReelMedia
 import ReelProtocol
 
 /// Ranged result uploads (`RESULTPART`, proto/PROTOCOL.md §4.2): the parts of a result are

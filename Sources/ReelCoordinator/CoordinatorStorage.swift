@@ -1,5 +1,4 @@
 import Foundation
-import ReelMedia
 import ReelObjectStore
 import ReelProtocol
 import Synchronization

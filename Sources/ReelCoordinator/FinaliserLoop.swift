@@ -3,7 +3,6 @@ import ServiceLifecycle
 import Logging
 import ReelCore
 import ReelObjectStore
-import ReelMedia
 import ReelProtocol
 import ReelStore
 import ReelScheduling
@@ -144,9 +143,7 @@ struct FinaliserLoop: Service {
         let lease = claimed.lease
         logger.info("finalising job", metadata: ["job": "\(job)", "task": "\(claimed.id)", "epoch": "\(claimed.epoch)"])
         let renewal = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(max(0.2, leaseSeconds / 3)))
-                if Task.isCancelled { break }
+            await PeriodicLoop(every: .seconds(max(0.2, leaseSeconds / 3)), pauseFirst: true).run {
                 _ = try? await worker.run { try $0.lifecycle.renew(lease, leaseSeconds: leaseSeconds) }
             }
         }

@@ -1,7 +1,6 @@
 import Foundation
 import ReelConsole
 import ReelCore
-import ReelMedia
 import ReelProtocol
 import ReelScheduling
 import ReelStore

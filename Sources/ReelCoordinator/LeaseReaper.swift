@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ReelCore
 import ReelScheduling
 import ReelStore
 import ServiceLifecycle
@@ -33,13 +34,12 @@ struct LeaseReaper: Service {
             // The workload a scaler reads (only the active jobs' queued and leased tasks): every 2 s.
             var gaugesRefreshed = ContinuousClock.now - .seconds(3600)
             var workloadRefreshed = gaugesRefreshed
-            while !Task.isCancelled {
+            await PeriodicLoop(every: interval).run {
                 let refresh = ContinuousClock.now - gaugesRefreshed >= .seconds(10)
                 let workload = exportsWorkload && ContinuousClock.now - workloadRefreshed >= .seconds(2)
                 await pass(refreshingGauges: refresh, workload: workload)
                 if refresh { gaugesRefreshed = .now }
                 if workload { workloadRefreshed = .now }
-                try? await Task.sleep(for: interval)
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import ServiceLifecycle
 import Logging
+import ReelCore
 import ReelObjectStore
 import ReelStore
 import ReelScheduling
@@ -64,7 +65,7 @@ public final class StorageSweeper: Service {
     }
 
     private func sweepPeriodically() async {
-        while !Task.isCancelled {
+        await PeriodicLoop(every: configuration.storageSweepInterval).run {
             do {
                 let report = try await sweep(waiting: false)
                 if report != SweepReport() && !report.skipped {
@@ -76,7 +77,6 @@ public final class StorageSweeper: Service {
             } catch {
                 logger.error("storage sweep failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: configuration.storageSweepInterval)
         }
     }
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import ReelCore
-import ReelMedia
 
 /// A mistake the user can fix; printed as one sentence, exit status 1.
 struct UserError: Error, CustomStringConvertible {

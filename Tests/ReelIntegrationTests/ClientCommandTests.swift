@@ -1,6 +1,6 @@
 import Foundation
 import NIOSSL
-import ReelMedia
+import ReelCore
 import ReelProtocol
 import Testing
 import ReelThreadTesting

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 
 /// Reads and adjusts the boxes of a fragmented MP4 (ISO/IEC 14496-12) as libavformat's MP4
 /// muxer writes it for `MovieWriter(fragmented: true)`: an init segment (`ftyp` + `moov`), then

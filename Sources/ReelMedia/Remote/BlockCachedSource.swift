@@ -1,3 +1,4 @@
+import ReelCore
 import Synchronization
 
 /// A `ByteRangeSource` over a file held elsewhere (an object store), read in fixed-size blocks

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import ReelCore
 
 /// A custom `AVIOContext` that reads a `ByteRangeSource`, so libavformat demuxes media it
 /// cannot open by name.

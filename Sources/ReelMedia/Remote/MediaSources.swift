@@ -1,3 +1,5 @@
+import ReelCore
+
 /// What a media reader opens: a file on this machine, or bytes read through a
 /// `ByteRangeSource` (an asset held by the coordinator, fetched in ranges and cached).
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ReelCore
 
 /// The shared-secret challenge/response of proto/PROTOCOL.md §3.
 ///
@@ -65,7 +66,7 @@ public struct Authenticator: Sendable {
     /// A fresh 32-byte nonce from the system CSPRNG, as 64 lower-case hex digits.
     public static func makeNonce() -> String {
         var generator = SystemRandomNumberGenerator()
-        return hex((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        return FileDigest.hex((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     /// What the client sends in `AUTH mac=`.
@@ -90,7 +91,7 @@ public struct Authenticator: Sendable {
 
     private func mac(label: String, role: PeerRole, name: String, serverNonce: String, clientNonce: String) -> String {
         let message = "\(ProtocolLimits.version)|\(label)|\(role.rawValue)|\(name)|\(serverNonce)|\(clientNonce)"
-        return Authenticator.hex(Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: SymmetricKey(data: secret))))
+        return FileDigest.hex(Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: SymmetricKey(data: secret))))
     }
 
     /// Compares without an early exit, so timing does not reveal the matching prefix length.
@@ -100,16 +101,5 @@ public struct Authenticator: Sendable {
         var difference: UInt8 = 0
         for index in a.indices { difference |= a[index] ^ b[index] }
         return difference == 0
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ReelCore
 
 /// The signature of a job-end notification (docs/notifications.md), in the style of webhook
 /// signatures elsewhere: HMAC-SHA256 under the farm's secret (the secret file's bytes, as the
@@ -29,7 +30,7 @@ public enum NotificationSignature {
     }
 
     private static func mac(secret: [UInt8], timestamp: Int64, body: [UInt8]) -> String {
-        Authenticator.hex(Array(HMAC<SHA256>.authenticationCode(for: Array("\(timestamp).".utf8) + body, using: SymmetricKey(data: secret))))
+        FileDigest.hex(Array(HMAC<SHA256>.authenticationCode(for: Array("\(timestamp).".utf8) + body, using: SymmetricKey(data: secret))))
     }
 }
 

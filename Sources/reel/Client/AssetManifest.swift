@@ -1,6 +1,5 @@
 import Foundation
 import ReelCore
-import ReelMedia
 import ReelObjectStore
 import ReelProtocol
 

@@ -16,16 +16,14 @@ private func withClient<T>(_ connection: ConnectionOptions, _ body: (OperatorCli
 }
 
 /// `reel pause JOB`.
-struct PauseCommand: AsyncParsableCommand {
+struct PauseCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "pause",
         abstract: "Pause a job: no more of its chunks are handed out; chunks rendering now finish.",
         discussion: "`reel resume JOB` continues it. Pausing a paused job changes nothing.")
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     @OptionGroup var connection: ConnectionOptions
-
-    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
         try await withClient(connection) { try await $0.pause(job: job) }
@@ -34,15 +32,13 @@ struct PauseCommand: AsyncParsableCommand {
 }
 
 /// `reel resume JOB`.
-struct ResumeCommand: AsyncParsableCommand {
+struct ResumeCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume",
         abstract: "Resume a paused job: its chunks are handed out again.")
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     @OptionGroup var connection: ConnectionOptions
-
-    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
         try await withClient(connection) { try await $0.resume(job: job) }
@@ -51,13 +47,13 @@ struct ResumeCommand: AsyncParsableCommand {
 }
 
 /// `reel priority JOB N`.
-struct PriorityCommand: AsyncParsableCommand {
+struct PriorityCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "priority",
         abstract: "Set a job's priority: chunks of higher-priority jobs are handed out first.",
         discussion: "N is -1000…1000; jobs start at 0 (or `reel submit --priority N`). Equal priorities go oldest job first.")
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     /// One value; collected this way so a negative priority (`-5`) is not taken for an option.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new priority, -1000…1000 (higher runs first).", valueName: "n"))
     var values: [String] = []
@@ -66,7 +62,6 @@ struct PriorityCommand: AsyncParsableCommand {
     var priority: Int { Int(values.first ?? "") ?? 0 }
 
     func validate() throws {
-        if job <= 0 { throw ValidationError("JOB is a job id, a positive number") }
         guard values.count == 1, let value = Int(values[0]), JobPriority.range.contains(value) else {
             throw ValidationError("give one priority, a whole number in -1000…1000 (like `reel priority 42 10` or `reel priority 42 -5`)")
         }
@@ -79,16 +74,14 @@ struct PriorityCommand: AsyncParsableCommand {
 }
 
 /// `reel events JOB`.
-struct EventsCommand: AsyncParsableCommand {
+struct EventsCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Show a job's history: submitted, planned, each chunk claimed, completed, failed or expired, paused, cancelled…")
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "Print the events as one JSON document ({\"job\": ID, \"events\": [...]}).") var json = false
-
-    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
         let events = try await withClient(connection) { try await $0.events(job: job) }

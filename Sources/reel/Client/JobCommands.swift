@@ -58,15 +58,13 @@ private func runJobAction(_ connection: ConnectionOptions,
 }
 
 /// `reel cancel JOB`.
-struct CancelCommand: AsyncParsableCommand {
+struct CancelCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
         abstract: "Cancel a job: its queued chunks are dropped and running ones abandoned.")
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     @OptionGroup var connection: ConnectionOptions
-
-    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
         try await runJobAction(connection) { try await $0.cancel(job: job) }
@@ -75,15 +73,13 @@ struct CancelCommand: AsyncParsableCommand {
 }
 
 /// `reel retry JOB`.
-struct RetryCommand: AsyncParsableCommand {
+struct RetryCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",
         abstract: "Queue a failed or cancelled job's unfinished chunks again.")
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     @OptionGroup var connection: ConnectionOptions
-
-    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
         try await runJobAction(connection) { try await $0.retry(job: job) }
@@ -92,16 +88,14 @@ struct RetryCommand: AsyncParsableCommand {
 }
 
 /// `reel delete JOB`.
-struct DeleteCommand: AsyncParsableCommand {
+struct DeleteCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Delete a finished, failed or cancelled job with its output, chunks and history.",
         discussion: "A job that has not ended is refused: cancel it first. Sources only it used are removed by the next storage sweep.")
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     @OptionGroup var connection: ConnectionOptions
-
-    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
         try await runJobAction(connection) { try await $0.delete(job: job) }
@@ -110,7 +104,7 @@ struct DeleteCommand: AsyncParsableCommand {
 }
 
 /// `reel fetch JOB -o OUT`.
-struct FetchCommand: AsyncParsableCommand {
+struct FetchCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
         abstract: "Download a finished job's output.",
@@ -121,12 +115,10 @@ struct FetchCommand: AsyncParsableCommand {
             bucket through a presigned URL the coordinator hands out (a failed download starts again from its first byte).
             """)
 
-    @Argument(help: "The job id.") var job: Int64
+    @OptionGroup var target: JobArgument
     @Option(name: .shortAndLong, help: "Where to write the output.") var output: String
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "No progress output.") var quiet = false
-
-    func validate() throws { if job <= 0 { throw ValidationError("JOB is a job id, a positive number") } }
 
     func run() async throws {
         try await reportingErrorsAsync {

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import Synchronization
 @testable import ReelKernels
 @testable import ReelMedia
