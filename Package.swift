@@ -47,8 +47,8 @@ let package = Package(
         .systemLibrary(name: "CZimg", pkgConfig: "zimg", providers: [.apt(["libzimg-dev"])]),
 
         // Pure core: exact time, the composition model, validation, planning, content keys; the
-        // helpers every floor above passes around: FileDigest (SHA-256 of bytes or of a file, the
-        // one I/O here) and ByteRangeSource (random access to a file that may be elsewhere).
+        // helpers every floor above passes around: FileDigest (SHA-256 of bytes; of a file in
+        // ReelMedia) and ByteRangeSource (random access to a file that may be elsewhere). No I/O.
         .target(name: "ReelCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The compositor's pixel kernels (Compositing/Compositor.swift), the filter, LUT, chroma-key
         // and blend-mode kernels (Filters/) and the images they work on (-Ounchecked, see above).

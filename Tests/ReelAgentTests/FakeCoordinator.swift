@@ -146,11 +146,20 @@ final class FakeCoordinator: ReelRequestHandler, Sendable {
         throw lastError!
     }
 
-    /// A coordinator restart: stops as on SIGTERM (every connection closes) and listens again on the same port.
+    /// A coordinator restart: stops as on SIGTERM (every connection closes) and listens again on
+    /// the same port, as soon as the kernel lets it: the old sockets on that port may still be
+    /// closing when `shutdown` returns ("Address already in use"), so the bind is retried until
+    /// it succeeds or 30 s have passed.
     func restart(handshakeLimit: Int = ProtocolLimits.maxUnauthenticatedConnections) async throws {
         let port = self.port
         try await server.shutdown()
-        try await start(port: port, handshakeLimit: handshakeLimit)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do { return try await start(port: port, handshakeLimit: handshakeLimit) } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                guard ContinuousClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
     }
 
     func stop() async { try? await server.close() }

@@ -1,13 +1,9 @@
 import Crypto
 import Foundation
 
-/// SHA-256 of a file, streamed in 1 MiB blocks, or of bytes in memory, as lower-case hex.
+/// SHA-256 of bytes in memory or fed piece by piece, as lower-case hex. (Of a file, read from
+/// disk: `FileDigest.sha256(path:)` in ReelMedia, since the core does no I/O.)
 public enum FileDigest {
-    /// A file that cannot be read to hash it.
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
-    }
-
     public static func sha256(bytes: [UInt8]) -> String {
         hex(SHA256.hash(data: bytes))
     }
@@ -26,11 +22,6 @@ public enum FileDigest {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    public static func sha256(path: String) throws -> (byteCount: Int, hex: String) {
-        let running = try Running(path: path)
-        return (Int(running.byteCount), running.hex)
-    }
-
     /// A SHA-256 fed piece by piece: a ranged upload is hashed as its parts arrive, so checking
     /// it at the end costs nothing more than its last part.
     public struct Running: @unchecked Sendable {  // SHA256 is a plain value (its state is copied with it)
@@ -40,20 +31,7 @@ public enum FileDigest {
 
         public init() {}
 
-        /// The digest of the file at `path` so far, read in 1 MiB blocks (to resume hashing a
-        /// partial file whose running digest was lost, e.g. with a restarted process).
-        public init(path: String) throws {
-            guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw Failure(description: "cannot open \(path) to checksum it")
-            }
-            defer { try? handle.close() }
-            while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty {
-                hasher.update(data: block)
-                byteCount += Int64(block.count)
-            }
-        }
-
-        public mutating func update(_ bytes: [UInt8]) {
+        public mutating func update<Bytes: DataProtocol>(_ bytes: Bytes) {
             hasher.update(data: bytes)
             byteCount += Int64(bytes.count)
         }
