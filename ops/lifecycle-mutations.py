@@ -16,6 +16,9 @@ muts=[
  ("releaseTask: a release uses up an attempt", "state = 'queued', attempts = greatest(attempts - 1, 0), lease_owner = NULL", "state = 'queued', attempts = attempts, lease_owner = NULL"),
  ("expireLeasesOfJob: the last attempt's expiry re-queues", "SET state = CASE WHEN t.attempts < t.max_attempts THEN 'queued' ELSE 'failed' END,", "SET state = CASE WHEN t.attempts <= t.max_attempts THEN 'queued' ELSE 'failed' END,"),
  ("shortenLease: no reconnect grace", "least(lease_expires_at, \\(at(4)) + $3::double precision * interval '1 second')", "least(lease_expires_at, \\(at(4)) + 0 * $3::double precision * interval '1 second')"),
+ ("handBackRunningChunks: a budget's hand-back uses up an attempt", "SET state = 'queued', attempts = greatest(t.attempts - 1, 0), lease_owner = NULL,", "SET state = 'queued', attempts = t.attempts, lease_owner = NULL,"),
+ ("setJobPaused: the operator resumes a job its budget paused", "AND ($2::boolean OR before.why IS DISTINCT FROM 'budget')", "AND ($2::boolean OR true)"),
+ ("budgetResumeJob: a raised budget does not resume", "WHERE id = $1::bigint AND state NOT IN \\(terminalJobStates) AND pause_reason = 'budget' RETURNING id", "WHERE id = $1::bigint AND state NOT IN \\(terminalJobStates) AND false RETURNING id"),
  ("requeueDamagedTasks: damaged results keep their used attempts", "UPDATE tasks SET state = 'queued', attempts = 0, result_sha256 = NULL", "UPDATE tasks SET state = 'queued', result_sha256 = NULL"),
 ]
 env=dict(os.environ)

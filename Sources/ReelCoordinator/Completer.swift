@@ -26,11 +26,13 @@ final class Completer: Sendable {
     private let maxBatch: Int
     private let logger: Logger
     private let onJobRendered: @Sendable () -> Void
+    private let budgets: BudgetKeeper
 
     /// - Parameter onJobRendered: called after a batch in which some job's last render task
     ///   completed (its finalise task became claimable).
     init(worker: StoreWorker, maxBatch: Int = 256, logger: Logger, onJobRendered: @escaping @Sendable () -> Void = {}) {
         self.worker = worker; self.maxBatch = max(1, maxBatch); self.logger = logger; self.onJobRendered = onJobRendered
+        budgets = BudgetKeeper(worker: worker, logger: logger)
     }
 
     /// Completes the task under `lease` with `result`. - Returns: the completion, or nil when
@@ -61,6 +63,10 @@ final class Completer: Sendable {
                 let completions = try await worker.run { try $0.lifecycle.completeTasks(items) }
                 if completions.contains(where: { $0?.jobRendered == true }) { onJobRendered() }
                 for (pending, completion) in zip(batch, completions) { pending.continuation.resume(returning: completion) }
+                // The 90 % rule on each result of a job with a budget, after the agents have
+                // their answers (a job without a budget costs no statement here).
+                let budgeted = Set(completions.compactMap { $0 }.filter { $0.jobBudgeted && !$0.jobDone }.map(\.jobID))
+                if !budgeted.isEmpty { await budgets.check(jobs: budgeted.sorted()) }
             } catch {
                 logger.error("result batch failed", metadata: ["results": "\(batch.count)", "error": "\(error)"])
                 for pending in batch { pending.continuation.resume(throwing: error) }

@@ -102,6 +102,7 @@ struct CoordinatorConsoleBackend: ConsoleBackend {
             switch error {
             case .jobNotFound(let job): throw ConsoleBackendError(.notFound, "no job \(job)")
             case .conflict(let job, let state): throw ConsoleBackendError(.conflict, "job \(job) is already \(state.rawValue)")
+            case .pausedByBudget(let job): throw ConsoleBackendError(.conflict, CoordinatorHandler.pausedByBudgetMessage(job))
             default: throw error
             }
         }

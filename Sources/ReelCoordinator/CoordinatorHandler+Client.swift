@@ -51,6 +51,13 @@ extension CoordinatorHandler {
         if let url = request.settings.notify, let problem = JobSettings.problem(withNotifyURL: url) {
             throw ReelProtocolError(.invalidComposition, "settings.notify: \(problem)")
         }
+        var budget: JobBudget?
+        if let text = request.settings.budget {
+            guard let parsed = JobBudget(parsing: text) else {
+                throw ReelProtocolError(.invalidComposition, "settings.budget: '\(text.escapingControlCharacters)' is not a budget: give \(JobBudget.syntax)")
+            }
+            budget = parsed
+        }
         var hashes: Set<String> = []
         for id in composition.assets.keys.sorted() {
             guard let entry = request.assets[id] else {
@@ -67,7 +74,7 @@ extension CoordinatorHandler {
         try await forgetDamagedAssets(hashes.sorted())
         let membership = request.settings.batch
         if let membership, membership.row < 1 { throw ReelProtocolError(.invalidComposition, "settings.batch.row: must be ≥ 1") }
-        let (job, missing) = try await pool.run { [hashes] store in
+        let (job, missing) = try await pool.run { [hashes, budget] store in
             if let membership {
                 guard let batch = try store.batches.record(membership.id) else {
                     throw ReelProtocolError(.notFound, "no batch \(membership.id) (open one with BATCH first)")
@@ -85,7 +92,7 @@ extension CoordinatorHandler {
             let job = try store.jobs.create(NewJob(composition: text, settings: settings, tasks: [], assets: hashes.sorted(),
                                                  waitingForAssets: true, priority: request.settings.priority ?? 0,
                                                  notifyURL: request.settings.notify,
-                                                 batch: membership.map { BatchRowReference(batch: $0.id, row: $0.row) }))
+                                                 batch: membership.map { BatchRowReference(batch: $0.id, row: $0.row) }, budget: budget))
             return (job, try store.assets.missing(hashes.sorted()))
         }
         if missing.isEmpty { await splitter.split(job: job) }
@@ -186,6 +193,10 @@ extension CoordinatorHandler {
         status.agentSeconds = cost.agentSeconds
         status.cost = cost.cost
         status.unpricedTasks = cost.unpricedTasks
+        // Spent of its budget, in the budget's unit (the figure the budget rule reads).
+        if let budget = status.budget.flatMap(JobBudget.init(parsing:)) {
+            status.budgetSpent = budget.unit == .money ? cost.cost ?? 0 : cost.agentSeconds / 3600
+        }
     }
 
     /// The encoders of each agent connected now (for `JobStatus.needsEncoder`).
@@ -220,6 +231,8 @@ extension CoordinatorHandler {
                                tasks: counts, frameCount: total, framesDone: done, progress: progress, framesPerSecond: fps,
                                etaSeconds: eta, submittedAtMillis: summary.createdAtMillis, updatedAtMillis: summary.updatedAtMillis,
                                outputBytes: outputBytes, error: summary.error, priority: summary.priority, paused: summary.paused)
+        if summary.paused && !summary.state.isTerminal { status.pauseReason = (summary.pauseReason ?? .operator).rawValue }
+        status.budget = summary.budget.map(\.description)
         if let encoder = summary.videoEncoder, !summary.state.isTerminal, summary.state != .waiting, counts.queued > 0,
            !connectedEncoders.isEmpty, !connectedEncoders.contains(where: { $0.contains(encoder) }) {
             status.needsEncoder = encoder

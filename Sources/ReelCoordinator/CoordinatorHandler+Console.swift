@@ -22,6 +22,25 @@ extension CoordinatorHandler {
         return .ok
     }
 
+    /// The refusal of a resume of a job its budget paused.
+    static func pausedByBudgetMessage(_ job: Int64) -> String {
+        "job \(job) is paused by its budget; raise the budget with `reel budget \(job) AMOUNT` (money like 12.50, or agent-hours like 3.5h), which resumes it"
+    }
+
+    /// `BUDGET job= amount=`: sets (raises) the job's budget and applies it at once; a job its
+    /// budget paused resumes when the new one puts it under 90 %. Answers what it spent.
+    func setBudget(job: Int64, amount: String) async throws -> Message {
+        guard let budget = JobBudget(parsing: amount) else {
+            throw ReelProtocolError(.malformed, "amount=\(amount.escapingControlCharacters): a budget is \(JobBudget.syntax)")
+        }
+        let check = try await pool.run { try $0.lifecycle.setBudget(job: job, budget) }
+        logger.info("job budget set", metadata: ["job": "\(job)", "budget": "\(budget)", "spent": "\(check.spent)",
+                                                 "resumed": "\(check.resumed)", "paused": "\(check.pausedByBudget)"])
+        if check.resumed { dispatcher.wake() }
+        let report = BudgetReport(job: job, budget: "\(budget)", spent: check.spent, pausedByBudget: check.pausedByBudget)
+        return .report(json: Array(try CoordinatorJSON.encode(report).utf8))
+    }
+
     func setPriority(job: Int64, priority: Int) async throws -> Message {
         guard JobPriority.range.contains(priority) else {
             throw ReelProtocolError(.malformed, "priority must be \(JobPriority.range.lowerBound)…\(JobPriority.range.upperBound)")

@@ -88,6 +88,7 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .output(let job, let offset, let length): return try await output(job: job, offset: offset, length: length)
             case .pause(let job): return try await pause(job: job)
             case .resume(let job): return try await resume(job: job)
+            case .budget(let job, let amount): return try await setBudget(job: job, amount: amount)
             case .priority(let job, let priority): return try await setPriority(job: job, priority: priority)
             case .events(let job, let after): return try await events(job: job, after: after)
             case .batch(let document): return try await openBatch(document, peer: peer)
@@ -105,6 +106,7 @@ final class CoordinatorHandler: ReelRequestHandler {
             case .conflict(let job, let state) where request.verb == "DELETE":
                 throw ReelProtocolError(.conflict, "job \(job) is \(state.rawValue); cancel it first (reel cancel \(job)), then delete it")
             case .conflict(let job, let state): throw ReelProtocolError(.conflict, "job \(job) is already \(state.rawValue)")
+            case .pausedByBudget(let job): throw ReelProtocolError(.conflict, Self.pausedByBudgetMessage(job))
             case .staleEpoch(let task, let epoch): throw ReelProtocolError(.staleEpoch, "task \(task) is not held under epoch \(epoch)")
             }
         } catch {

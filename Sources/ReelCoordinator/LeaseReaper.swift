@@ -8,8 +8,9 @@ import ServiceLifecycle
 /// The coordinator's periodic pass (every `reaperInterval`): leases run out by the farm clock
 /// end (`LifecycleStore.expireLeases`, which decides what becomes of their tasks), then the
 /// dispatcher is woken, jobs whose assets arrived (or whose splitting a restart interrupted) are
-/// split into tasks, cancelled jobs' open tasks left open by a stop are cancelled, and the state
-/// gauges are refreshed. It decides nothing itself.
+/// split into tasks, cancelled jobs' open tasks left open by a stop are cancelled, jobs with a
+/// budget are held to it (`BudgetKeeper`), and the state gauges are refreshed. It decides
+/// nothing itself.
 struct LeaseReaper: Service {
     let worker: StoreWorker
     let splitter: JobSplitter
@@ -62,6 +63,7 @@ struct LeaseReaper: Service {
             for job in try await worker.run({ try $0.lifecycle.jobsWithTasksToStop() }) {
                 await Self.stopTasks(ofJob: job, store: worker, logger: logger)
             }
+            try await BudgetKeeper(worker: worker, logger: logger).pass()
             if refreshingGauges {
                 let counts = try await worker.run { try $0.jobs.stateCounts() }
                 metrics.updateStates(jobs: counts.jobs, tasks: counts.tasks)

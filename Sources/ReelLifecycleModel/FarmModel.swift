@@ -87,6 +87,33 @@ public struct FarmModel: Sendable {
         return changed
     }
 
+    /// Sets a job's budget and applies the rule to it (`JobLifecycle.setBudget`), as the
+    /// budget service does at each check (`applyBudget`).
+    @discardableResult
+    public mutating func setBudget(job: Int64, _ limit: Double, spent: Double) throws(JobLifecycle.Conflict) -> JobBudget.Verdict? {
+        guard var lifecycle = jobs[job] else { return nil }
+        let verdict = try lifecycle.setBudget(limit, spent: spent)
+        jobs[job] = lifecycle
+        if verdict == .stop { handBackRunningChunks(ofJob: job) }
+        return verdict
+    }
+
+    /// The budget rule for a job that has spent `spent` (`JobLifecycle.applyBudget`): at 100 %
+    /// its leased render tasks are handed back (queued, the attempt not counted); a leased
+    /// finalise task runs on (the chunks it joins are paid for).
+    @discardableResult
+    public mutating func applyBudget(job: Int64, spent: Double) -> JobBudget.Verdict? {
+        guard var lifecycle = jobs[job] else { return nil }
+        let verdict = lifecycle.applyBudget(spent: spent)
+        jobs[job] = lifecycle
+        if verdict == .stop { handBackRunningChunks(ofJob: job) }
+        return verdict
+    }
+
+    private mutating func handBackRunningChunks(ofJob job: Int64) {
+        for id in taskIDs(ofJob: job) where !tasks[id]!.kind.completesJob { tasks[id]!.lifecycle.handBack() }
+    }
+
     public mutating func pause(job: Int64) throws(JobLifecycle.Conflict) { try setPaused(job: job, true) }
     public mutating func resume(job: Int64) throws(JobLifecycle.Conflict) { try setPaused(job: job, false) }
 

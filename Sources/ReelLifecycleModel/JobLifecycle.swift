@@ -13,6 +13,10 @@ public struct JobLifecycle: Hashable, Sendable {
 
     public private(set) var state: JobState
     public private(set) var paused = false
+    /// Why it is paused (nil when it is not): the operator, or its budget.
+    public private(set) var pauseReason: PauseReason?
+    /// Its budget (`JobBudget.limit`), nil when it has none.
+    public private(set) var budget: Double?
     /// Higher runs first; ties go to the older job.
     public private(set) var priority: Int
     public private(set) var error: String?
@@ -41,7 +45,7 @@ public struct JobLifecycle: Hashable, Sendable {
     public mutating func finaliseCompleted() {
         guard !state.isTerminal else { return }
         state = .done
-        paused = false
+        unpause()
     }
 
     /// A stored result of one of its render tasks turned out damaged while it was finalising:
@@ -56,13 +60,13 @@ public struct JobLifecycle: Hashable, Sendable {
         guard !state.isTerminal else { return }
         state = .failed
         error = message
-        paused = false
+        unpause()
     }
 
     public mutating func cancel() throws(Conflict) {
         guard !state.isTerminal else { throw Conflict(state: state, action: "cancel") }
         state = .cancelled
-        paused = false
+        unpause()
     }
 
     /// A failed or cancelled job is queued again (its caller re-queues the failed and cancelled tasks).
@@ -72,12 +76,46 @@ public struct JobLifecycle: Hashable, Sendable {
         error = nil
     }
 
-    /// Pauses (`true`) or resumes a job that has not ended. - Returns: whether it changed.
+    private mutating func unpause() {
+        paused = false
+        pauseReason = nil
+    }
+
+    /// The operator pauses (`true`) or resumes a job that has not ended. A job paused already
+    /// keeps its reason; a job paused by its budget is not resumed this way (its budget is
+    /// raised instead: `setBudget`). - Returns: whether it changed.
     @discardableResult
     public mutating func setPaused(_ paused: Bool) throws(Conflict) -> Bool {
         guard !state.isTerminal else { throw Conflict(state: state, action: paused ? "pause" : "resume") }
-        defer { self.paused = paused }
+        guard paused || pauseReason != .budget else { throw Conflict(state: state, action: "resume over budget") }
+        defer {
+            if !paused { unpause() } else if !self.paused { self.paused = true; pauseReason = .operator }
+        }
         return self.paused != paused
+    }
+
+    /// Sets its budget (`JobBudget.limit`) while it has not ended, and applies the rule to it.
+    public mutating func setBudget(_ limit: Double, spent: Double) throws(Conflict) -> JobBudget.Verdict {
+        guard !state.isTerminal else { throw Conflict(state: state, action: "budget") }
+        budget = limit
+        return applyBudget(spent: spent, resuming: true)!
+    }
+
+    /// The budget rule (`JobBudget.verdict`) for a job that has spent `spent`: from 90 % it is
+    /// paused with the reason `budget` (an operator's pause becomes the budget's); below it, and
+    /// only when its budget was just set (`resuming`), a job paused by its budget resumes (a
+    /// chunk handed back no longer counts as spent, so a check alone never resumes). The caller
+    /// hands back its running chunks on `stop`. nil (and nothing changes) when the job has no
+    /// budget or has ended.
+    @discardableResult
+    public mutating func applyBudget(spent: Double, resuming: Bool = false) -> JobBudget.Verdict? {
+        guard let budget, !state.isTerminal else { return nil }
+        let verdict = JobBudget.verdict(spent: spent, limit: budget)
+        switch verdict {
+        case .within: if resuming && pauseReason == .budget { unpause() }
+        case .pause, .stop: paused = true; pauseReason = .budget
+        }
+        return verdict
     }
 
     public mutating func setPriority(_ priority: Int) throws(Conflict) {

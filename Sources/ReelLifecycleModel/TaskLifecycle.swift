@@ -124,6 +124,19 @@ public struct TaskLifecycle: Hashable, Sendable {
         return nil
     }
 
+    /// Its job's budget ran out while the task was leased (`FarmModel.applyBudget`): the task
+    /// is handed back, queued again with the attempt not counted, as a release is, but on the
+    /// coordinator's word rather than the holder's (its holder learns `LOST`). Returns whether
+    /// it changed.
+    @discardableResult
+    public mutating func handBack() -> Bool {
+        guard state == .leased else { return false }
+        state = .queued
+        attempts -= 1
+        holder = nil; expiresAt = nil; holderDisconnectedAt = nil
+        return true
+    }
+
     /// The lease ran out by `now` (after the reconnect grace of a disconnected holder): the
     /// attempt is used up. nil when the lease is still live (or there is none).
     public mutating func expire(now: Millis, graceMillis: Millis) -> AttemptEnd? {

@@ -67,6 +67,8 @@ public enum StoreError: Error, Hashable, Sendable {
     case jobNotFound(Int64)
     /// The job's state does not allow the operation (e.g. cancelling a finished job).
     case conflict(job: Int64, state: JobState)
+    /// The job is paused by its budget: a resume is refused (`reel budget JOB AMOUNT` raises it).
+    case pausedByBudget(job: Int64)
 }
 
 extension PGRow {

@@ -15,7 +15,7 @@ struct Reel: AsyncParsableCommand {
             ConcatCommand.self, SlideshowCommand.self,
             CoordinatorCommand.self, AgentCommand.self,
             SubmitCommand.self, EstimateCommand.self, StatusCommand.self, AgentsCommand.self, DrainCommand.self, CancelCommand.self, RetryCommand.self,
-            DeleteCommand.self, FetchCommand.self, PauseCommand.self, ResumeCommand.self, PriorityCommand.self,
+            DeleteCommand.self, FetchCommand.self, PauseCommand.self, ResumeCommand.self, BudgetCommand.self, PriorityCommand.self,
             EventsCommand.self, TokenCommand.self, LoudnessCommand.self,
         ])
 

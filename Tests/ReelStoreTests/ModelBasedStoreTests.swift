@@ -13,10 +13,15 @@ import Testing
 /// the `Completer`'s batched completion, `FAIL`, `RELEASE`, the coordinator's connection-closed
 /// path (`agentDisconnected`, with the reconnect grace) and a reconnect (`CAPS`, then
 /// heartbeats), the reaper's expiry by the injected `FarmClock`, the finaliser's damaged-result
-/// re-queue, the operator's cancel, retry, pause, resume and priority, and an asset arriving
-/// for a waiting job. After every step every task (state, attempts, epoch, holder, lease end,
-/// the agents that failed it) and job (state, paused, priority) must agree, as must each
-/// operation's answer. The test writes nothing to the database itself: it only reads.
+/// re-queue, the operator's cancel, retry, pause, resume and priority, a job's budget being
+/// set and the budget service's pass, and an asset arriving for a waiting job. After every step
+/// every task (state, attempts, epoch, holder, lease end, the agents that failed it) and job
+/// (state, paused and why, priority) must agree, as must each operation's answer.
+///
+/// The model keeps no agent time, so budgets here are ones whose verdict does not depend on
+/// what was spent: none left (0: 100 % whatever was spent, so paused and running chunks handed
+/// back) or more than any sequence spends (1,000,000 agent-hours: resumes a job its budget
+/// paused). `BudgetTests` holds the thresholds in between to their figures. The test writes nothing to the database itself: it only reads.
 @Suite("The store matches the lifecycle model over random event sequences", .database, .blocking)
 struct ModelBasedStoreTests {
     struct Mismatch: Error, CustomStringConvertible { var description: String }
@@ -240,7 +245,7 @@ struct ModelBasedStoreTests {
             let storeJob = jobIDs[job]!
             let modelAnswer: String, storeAnswer: String
             func answer(_ body: () throws -> Bool) -> String { (try? body()).map { "\($0)" } ?? "conflict" }
-            switch Int.random(in: 0..<5, using: &random) {
+            switch Int.random(in: 0..<7, using: &random) {
             case 0:
                 modelAnswer = answer { try model.cancel(job: job); return true }
                 storeAnswer = answer { try store.lifecycle.cancel(job: storeJob); return true }
@@ -251,6 +256,16 @@ struct ModelBasedStoreTests {
                 let paused = Bool.random(using: &random)
                 modelAnswer = answer { try model.setPaused(job: job, paused) }
                 storeAnswer = answer { try store.lifecycle.setPaused(job: storeJob, paused) }
+            case 5:
+                let budget = JobBudget(amount: Bool.random(using: &random) ? 0 : 1_000_000, unit: .agentHours)
+                let modelVerdict: JobBudget.Verdict? = try? model.setBudget(job: job, budget.limit, spent: 0)
+                modelAnswer = modelVerdict?.rawValue ?? "conflict"
+                storeAnswer = (try? store.lifecycle.setBudget(job: storeJob, budget))?.verdict.rawValue ?? "conflict"
+            case 6:
+                // The budget service's pass over every job with a budget that has not ended.
+                for id in model.jobs.keys.sorted() where model.jobs[id]!.budget != nil { model.applyBudget(job: id, spent: 0) }
+                _ = try store.lifecycle.enforceBudgets()
+                return
             default:
                 let priority = Int.random(in: 0...3, using: &random)
                 modelAnswer = answer { try model.setPriority(job: job, priority); return true }
@@ -262,9 +277,9 @@ struct ModelBasedStoreTests {
         /// The whole state agrees (three reads for the whole farm).
         func compare() throws {
             try check(model.isConsistent, "the model is inconsistent")
-            var storeJobs: [Int64: (state: String, paused: Bool, priority: Int)] = [:]
-            for row in try checker.query("SELECT id, state, paused, priority FROM jobs").rows {
-                storeJobs[try row.int64("id")] = (try row.string("state"), try row.bool("paused"), try row.int("priority"))
+            var storeJobs: [Int64: (state: String, paused: Bool, reason: String?, priority: Int)] = [:]
+            for row in try checker.query("SELECT id, state, paused, pause_reason, priority FROM jobs").rows {
+                storeJobs[try row.int64("id")] = (try row.string("state"), try row.bool("paused"), row["pause_reason"], try row.int("priority"))
             }
             var storeTasks: [Int64: (state: String, attempts: Int, epoch: Int64, owner: Int64?, ends: Int64?)] = [:]
             for row in try checker.query("""
@@ -280,7 +295,8 @@ struct ModelBasedStoreTests {
             for (modelJob, storeJob) in jobIDs {
                 let lifecycle = model.jobs[modelJob]!
                 let stored = storeJobs[storeJob]!
-                try check(stored.state == lifecycle.state.rawValue && stored.paused == lifecycle.paused && stored.priority == lifecycle.priority,
+                try check(stored.state == lifecycle.state.rawValue && stored.paused == lifecycle.paused
+                            && stored.reason == lifecycle.pauseReason?.rawValue && stored.priority == lifecycle.priority,
                           "job \(modelJob): model \(lifecycle), store \(stored)")
             }
             for task in model.tasks.values {

@@ -40,12 +40,16 @@ public struct JobSettings: Codable, Sendable, Hashable {
     /// own and found by content key. A batch's rows are always cut so (`reel batch` sets it;
     /// `batch` implies it). Default false: chunks on the fixed grid.
     public var chunkAtEdges: Bool?
+    /// The job's budget (`JobBudget`): `12.50` (money, in the currency of the agents' prices) or
+    /// `3.5h` (agent-hours); `reel submit --budget`. From 90 % of it spent the job is paused
+    /// (`pauseReason` `budget`), from 100 % its running chunks are handed back. Default none.
+    public var budget: String?
     public init(chunkSeconds: Rational? = nil, encoderThreads: Int? = nil, name: String? = nil, fileType: FileType? = nil,
                 priority: Int? = nil, noCache: Bool? = nil, notify: String? = nil, batch: BatchMembership? = nil,
-                chunkAtEdges: Bool? = nil) {
+                chunkAtEdges: Bool? = nil, budget: String? = nil) {
         self.chunkSeconds = chunkSeconds; self.encoderThreads = encoderThreads; self.name = name; self.fileType = fileType
         self.priority = priority; self.noCache = noCache; self.notify = notify; self.batch = batch
-        self.chunkAtEdges = chunkAtEdges
+        self.chunkAtEdges = chunkAtEdges; self.budget = budget
     }
 }
 
@@ -193,6 +197,13 @@ public struct JobStatus: Codable, Sendable, Hashable {
     public var priority: Int
     /// A paused job's tasks are not handed out (`PAUSE` / `RESUME`); running ones finish.
     public var paused: Bool
+    /// Why it is paused: `operator` (`PAUSE`) or `budget` (90 % of its budget spent; `BUDGET`
+    /// raises it); absent when it is not paused.
+    public var pauseReason: String?
+    /// Its budget (`12.50` money, `3.5h` agent-hours) and what it has spent of it in the same
+    /// unit (`cost`, or `agentSeconds` in hours); absent for a job without a budget.
+    public var budget: String?
+    public var budgetSpent: Double?
     /// Set while the job's chunks wait for an encoder (`libx265`, `prores_ks`, …) that no
     /// connected agent has (`CAPS encoders=`): they are handed out when such an agent connects.
     public var needsEncoder: String?
@@ -219,6 +230,18 @@ public struct JobStatus: Codable, Sendable, Hashable {
         self.framesDone = framesDone; self.progress = progress; self.framesPerSecond = framesPerSecond
         self.etaSeconds = etaSeconds; self.submittedAtMillis = submittedAtMillis; self.updatedAtMillis = updatedAtMillis
         self.outputBytes = outputBytes; self.error = error; self.priority = priority; self.paused = paused
+    }
+}
+
+/// `BUDGET`'s answer: the budget set and what the job has spent of it, in its unit (money, or
+/// agent-hours), and whether the job is still paused by it (spent is 90 % of it or more).
+public struct BudgetReport: Codable, Sendable, Hashable {
+    public var job: Int64
+    public var budget: String
+    public var spent: Double
+    public var pausedByBudget: Bool
+    public init(job: Int64, budget: String, spent: Double, pausedByBudget: Bool) {
+        self.job = job; self.budget = budget; self.spent = spent; self.pausedByBudget = pausedByBudget
     }
 }
 

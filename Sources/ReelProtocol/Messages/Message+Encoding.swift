@@ -171,6 +171,9 @@ extension Message {
         case let .priority(job, priority):
             line.add("job", job)
             line.add("priority", priority)
+        case let .budget(job, amount):
+            line.add("job", job)
+            line.add("amount", amount)
         case let .events(job, after):
             line.add("job", job)
             line.add("after", after)

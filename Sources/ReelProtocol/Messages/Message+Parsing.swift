@@ -248,6 +248,7 @@ extension Message {
         case "PRIORITY":
             let job = try line.integer("job", in: id)
             return .priority(job: job, priority: Int(try line.signedInteger("priority", in: Int64(JobPriority.range.lowerBound)...Int64(JobPriority.range.upperBound))))
+        case "BUDGET": return .budget(job: try line.integer("job", in: id), amount: try line.string("amount"))
         case "EVENTS": return .events(job: try line.integer("job", in: id), after: try line.integer("after"))
         case "BATCH": return .batch(document: try body(&line))
         case "ESTIMATE": return .estimate(document: try body(&line))

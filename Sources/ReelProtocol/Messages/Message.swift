@@ -159,6 +159,10 @@ public enum Message: Hashable, Sendable {
     case pause(job: Int64)
     /// `RESUME job=` — hand out a paused job's tasks again.
     case resume(job: Int64)
+    /// `BUDGET job= amount=` — set or raise a job's budget (`JobBudget`: `12.50` money, `3.5h`
+    /// agent-hours); a job its budget paused resumes when under 90 % of the new one. Answered
+    /// `REPORT` with a `BudgetReport`.
+    case budget(job: Int64, amount: String)
     /// `PRIORITY job= priority=` — set a job's priority (`JobPriority.range`; higher is claimed first).
     case priority(job: Int64, priority: Int)
     /// `EVENTS job= after=` — the job's history after event id `after` (`REPORT` with an `EventsReport`).
@@ -300,6 +304,7 @@ extension Message {
         case .pause: "PAUSE"
         case .resume: "RESUME"
         case .priority: "PRIORITY"
+        case .budget: "BUDGET"
         case .events: "EVENTS"
         case .batch: "BATCH"
         case .batchStatus: "BATCHSTATUS"
@@ -314,7 +319,7 @@ extension Message {
         case .ping, .quit, .partURL: [.agent, .client]
         case .capabilities, .claim, .draining, .heartbeat, .progress, .result, .resultPart, .poster, .fail, .release, .fetch,
              .sourceURL, .resultURL, .resultDone, .finalURL, .finalDone, .inputBad, .resultParts, .finalParts: [.agent]
-        case .submit, .put, .status, .agents, .drainAgent, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .events,
+        case .submit, .put, .status, .agents, .drainAgent, .cancel, .retry, .delete, .output, .pause, .resume, .priority, .budget, .events,
              .assetURL, .assetDone, .outputURL, .assetParts, .batch, .batchStatus, .estimate: [.client]
         case .hello, .challenge, .auth, .welcome, .pong, .bye, .ok, .error, .task, .noTask, .drain, .lease, .lost,
              .accepted, .data, .job, .stored, .resultStored, .report, .url, .parts:

@@ -46,13 +46,15 @@ public struct NewJob: Hashable, Sendable {
     public var notifyURL: String?
     /// The batch and row the job renders (`BatchStore`), if it is part of one.
     public var batch: BatchRowReference?
+    /// Its budget (`LifecycleStore.setBudget`), if it has one.
+    public var budget: JobBudget?
 
     public init(composition: String, renderPlan: String = "{}", settings: String = "{}", tasks: [NewTask],
                 assets: [String] = [], waitingForAssets: Bool = false, priority: Int = 0, notifyURL: String? = nil,
-                batch: BatchRowReference? = nil) {
+                batch: BatchRowReference? = nil, budget: JobBudget? = nil) {
         self.composition = composition; self.renderPlan = renderPlan; self.settings = settings; self.tasks = tasks
         self.assets = assets; self.waitingForAssets = waitingForAssets; self.priority = priority; self.notifyURL = notifyURL
-        self.batch = batch
+        self.batch = batch; self.budget = budget
     }
 }
 
@@ -88,6 +90,10 @@ public struct JobSummary: Hashable, Sendable {
     public var tasksReused: Int = 0
     /// The encoder its video chunks need (nil for jobs planned before it was recorded).
     public var videoEncoder: String? = nil
+    /// Why it is paused (nil when it is not).
+    public var pauseReason: PauseReason? = nil
+    /// Its budget, if it has one.
+    public var budget: JobBudget? = nil
 }
 
 /// One task of a job as stored (the finaliser reads chunk results in order from these).

@@ -13,7 +13,8 @@ public struct JobStore: Sendable {
         try connection.transaction { db in
             let state: JobState = job.waitingForAssets ? .waiting : .queued
             let id = try db.query(Statements.insertJob, [state, job.composition, job.renderPlan, job.settings, job.priority,
-                                                         job.batch?.batch, job.batch?.row]).rows[0].int64("id")
+                                                         job.batch?.batch, job.batch?.row, job.budget?.amount,
+                                                         job.budget?.unit.rawValue]).rows[0].int64("id")
             try Self.insertTasks(db, job: id, job.tasks)
             if !job.tasks.isEmpty { try db.query(Statements.assignClaimTurn, [id]) }
             if let url = job.notifyURL { try db.query(Statements.insertNotification, [id, url]) }
@@ -240,6 +241,9 @@ public struct JobStore: Sendable {
             framesDone: try row.int64("frames_done") + row.int64("frames_in_progress"), createdAtMillis: try row.int64("created_ms"),
             startedAtMillis: try row.optionalInt64("started_ms"), updatedAtMillis: try row.int64("updated_ms"),
             finishedAtMillis: try row.optionalInt64("finished_ms"), runStartedAtMillis: try row.optionalInt64("run_started_ms"),
-            runFramesBase: try row.int64("run_frames_base"), tasksReused: try row.int("tasks_reused"), videoEncoder: row["video_encoder"])
+            runFramesBase: try row.int64("run_frames_base"), tasksReused: try row.int("tasks_reused"), videoEncoder: row["video_encoder"],
+            pauseReason: row["pause_reason"].flatMap(PauseReason.init(rawValue:)),
+            budget: try row.optionalDouble("budget").flatMap { amount in
+                row["budget_unit"].flatMap(JobBudget.Unit.init(rawValue:)).map { JobBudget(amount: amount, unit: $0) } })
     }
 }

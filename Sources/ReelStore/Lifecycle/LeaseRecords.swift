@@ -70,6 +70,8 @@ public struct Completion: Hashable, Sendable {
     public var frames: Int64 = 0
     /// Every render task of the job is now done: the task that ends it can be claimed.
     public var jobRendered: Bool = false
+    /// Its job has a budget: the caller checks it (`LifecycleStore.enforceBudget`).
+    public var jobBudgeted: Bool = false
 }
 
 /// What a failed attempt did to its task.

@@ -49,16 +49,18 @@ extension LifecycleStore {
         }
     }
 
-    /// Pauses (`paused: true`) or resumes a job that has not ended. A paused job's tasks are
-    /// not claimed; leases already held run to their end. The caller wakes the dispatcher
-    /// after a resume. - Returns: whether anything changed.
-    /// - Throws: `.jobNotFound`, or `.conflict` when the job already ended.
+    /// The operator pauses (`paused: true`) or resumes a job that has not ended. A paused job's
+    /// tasks are not claimed; leases already held run to their end. The caller wakes the
+    /// dispatcher after a resume. - Returns: whether anything changed.
+    /// - Throws: `.jobNotFound`, `.conflict` when the job already ended, or `.pausedByBudget`
+    ///   for a resume of a job its budget paused (`setBudget` resumes it).
     @discardableResult
     public func setPaused(job: Int64, _ paused: Bool) throws -> Bool {
         try connection.transaction { db in
             let state = try Self.lockedState(db, job)
             guard let row = try db.query(Statements.setJobPaused, [job, paused]).singleRow() else {
-                throw StoreError.conflict(job: job, state: state)
+                if state.isTerminal { throw StoreError.conflict(job: job, state: state) }
+                throw StoreError.pausedByBudget(job: job)
             }
             let changed = try row.bool("changed")
             if changed { try EventLog.append(db, job: job, kind: paused ? "paused" : "resumed", message: "") }

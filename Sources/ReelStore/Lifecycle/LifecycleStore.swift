@@ -86,7 +86,8 @@ public struct LifecycleStore: Sendable {
         var seen: Set<Lease> = []
         let distinct = items.filter { seen.insert($0.lease).inserted }
         return try connection.transaction { db in
-            try db.query(Statements.lockAndTouchJobsOfTasks, [distinct.map(\.lease.task)])
+            let budgeted = Set(try db.query(Statements.lockAndTouchJobsOfTasks, [distinct.map(\.lease.task)]).rows
+                .compactMap { try $0.optionalInt64("budgeted") })
             let rows = try db.query(Statements.completeTasks, [
                 distinct.map(\.lease.task), distinct.map(\.lease.epoch), distinct.map(\.lease.agent),
                 distinct.map(\.result.sha256), distinct.map(\.result.size), distinct.map(\.result.key),
@@ -95,8 +96,9 @@ public struct LifecycleStore: Sendable {
             for row in rows {
                 let kind: TaskKind = try row.value("kind")
                 let lease = Lease(task: try row.int64("id"), epoch: try row.int64("epoch"), agent: try row.int64("agent"))
-                done[lease] = Completion(jobID: try row.int64("job_id"), jobDone: try row.bool("job_done"),
-                                         frames: kind.countsFrames ? try row.int64("frames") : 0)
+                let job = try row.int64("job_id")
+                done[lease] = Completion(jobID: job, jobDone: try row.bool("job_done"),
+                                         frames: kind.countsFrames ? try row.int64("frames") : 0, jobBudgeted: budgeted.contains(job))
             }
             let renderJobs = Set(done.values.filter { !$0.jobDone }.map(\.jobID)).sorted()
             if !renderJobs.isEmpty {

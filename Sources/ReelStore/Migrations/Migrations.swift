@@ -490,5 +490,19 @@ CREATE TABLE agent_prices (
     PRIMARY KEY (agent_id, since)
 );
 """#),
+        Migration(version: 19, name: "job_budgets", sql: #"""
+-- Job budgets (docs/farm.md, "Budgets"): an amount of money or of agent-hours (budget_unit),
+-- NULL for a job without one. From 90 % of it spent the job is paused with pause_reason
+-- 'budget'; an operator's pause is 'operator'. Claims and results of jobs without a budget
+-- read neither column; the budget service finds the budgeted jobs still active from the
+-- small partial index jobs_budgeted.
+ALTER TABLE jobs ADD COLUMN budget double precision CHECK (budget >= 0),
+                 ADD COLUMN budget_unit text CHECK (budget_unit IN ('money', 'agent_hours')),
+                 ADD COLUMN pause_reason text CHECK (pause_reason IN ('operator', 'budget')),
+                 ADD CONSTRAINT jobs_budget_pair_check CHECK ((budget IS NULL) = (budget_unit IS NULL)),
+                 ADD CONSTRAINT jobs_pause_reason_when_paused CHECK (paused OR pause_reason IS NULL);
+UPDATE jobs SET pause_reason = 'operator' WHERE paused;
+CREATE INDEX jobs_budgeted ON jobs (id) WHERE budget IS NOT NULL AND state IN ('queued', 'running', 'finalising');
+"""#),
     ]
 }

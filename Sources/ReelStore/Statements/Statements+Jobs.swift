@@ -4,8 +4,8 @@ import ReelScheduling
 
 extension Statements {
     static let insertJob = """
-        INSERT INTO jobs (state, composition, plan, settings, priority, batch_id, batch_row)
-        VALUES ($1, $2, $3, $4, $5::integer, $6::bigint, $7::integer) RETURNING id
+        INSERT INTO jobs (state, composition, plan, settings, priority, batch_id, batch_row, budget, budget_unit)
+        VALUES ($1, $2, $3, $4, $5::integer, $6::bigint, $7::integer, $8::double precision, $9) RETURNING id
         """
     /// A job's tasks in one statement: `$2…$11` are parallel arrays, one element per task
     /// (kind, ordinal, frames, spec, attempts, content key, reused result). A task with a
@@ -80,7 +80,7 @@ extension Statements {
     /// A job's progress from its row's counters plus its leased tasks (at most one per agent
     /// slot): the same cost for 10 tasks as for 100,000.
     static let jobSummaryColumns = """
-        j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused, j.video_encoder,
+        j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused, j.pause_reason, j.budget, j.budget_unit, j.video_encoder,
         \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
         \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
         \(ms("j.run_started_at")) AS run_started_ms, j.run_frames_base,
@@ -113,11 +113,12 @@ extension Statements {
     /// reused, or queued again after an attempt that failed or expired). A result is uploaded
     /// before it completes its task (`RESULT`, the last `RESULTPART`, or `RESULTDONE` after a
     /// direct upload), so the upload is inside this time in both storage modes.
-    static func taskAgentMilliseconds(_ t: String) -> String {
+    /// `now`: the time a leased task counts to (the database's, or a `FarmClock` reading: `at(n)`).
+    static func taskAgentMilliseconds(_ t: String, now: String = "now()") -> String {
         """
         CASE WHEN \(t).claimed_at IS NULL OR \(t).reused THEN NULL
              WHEN \(t).finished_at IS NOT NULL THEN greatest(\(ms("\(t).finished_at")) - \(ms("\(t).claimed_at")), 0)
-             WHEN \(t).state = 'leased' THEN greatest(\(ms("now()")) - \(ms("\(t).claimed_at")), 0) END
+             WHEN \(t).state = 'leased' THEN greatest(\(ms(now)) - \(ms("\(t).claimed_at")), 0) END
         """
     }
     /// The price an hour of the agent that claimed task `t` (its slot's), as it was at the claim
@@ -134,18 +135,34 @@ extension Statements {
     /// priced agent), with the count of tasks whose agent named no price. Read when a job's
     /// status is, never on a claim or a result.
     static let jobCost = costOfJob("$1::bigint")
-    static func costOfJob(_ job: String) -> String {
+    static func costOfJob(_ job: String, now: String = "now()") -> String {
         """
         SELECT coalesce(sum(c.agent_ms), 0)::bigint AS agent_ms,
                coalesce(sum(c.agent_ms) FILTER (WHERE c.leased), 0)::bigint AS running_ms,
                sum(c.agent_ms * price.cost_per_hour) / 3600000.0 AS cost,
                count(*) FILTER (WHERE price.cost_per_hour IS NULL) AS unpriced
-        FROM (SELECT t.last_agent, t.claimed_at, t.state = 'leased' AS leased, \(taskAgentMilliseconds("t")) AS agent_ms
+        FROM (SELECT t.last_agent, t.claimed_at, t.state = 'leased' AS leased, \(taskAgentMilliseconds("t", now: now)) AS agent_ms
               FROM tasks t WHERE t.job_id = \(job)) c
         \(taskPrice("c"))
         WHERE c.agent_ms IS NOT NULL
         """
     }
+    /// Job `$1`'s budget (NULL: none), its state and pause, and what it has spent in the
+    /// budget's unit (`jobCost`'s figures, its leased tasks counting to the farm clock's `$2`):
+    /// money for a money budget (agents without a price cost nothing), agent-milliseconds for
+    /// agent-hours. Read only for jobs with a budget: the budget service's checks, a result of
+    /// such a job, `BUDGET`.
+    static let jobBudgetSpent = """
+        SELECT j.budget, j.budget_unit, j.state, j.paused, j.pause_reason,
+               CASE WHEN j.budget_unit = 'money' THEN coalesce(c.cost, 0) ELSE c.agent_ms END::double precision AS spent
+        FROM jobs j CROSS JOIN LATERAL (\(costOfJob("j.id", now: at(2)))) c
+        WHERE j.id = $1::bigint
+        """
+    /// The jobs with a budget that have not ended (the `jobs_budgeted` index: few rows or none).
+    static let budgetedActiveJobs = """
+        SELECT id FROM jobs WHERE budget IS NOT NULL AND state IN \(activeJobStates) ORDER BY id
+        """
+
     /// The farm's history for estimates (`reel estimate`): the `$1` most recent done jobs that
     /// agents rendered whole (no chunk reused) and that have a render plan, newest first, with
     /// their plan and what they cost (`jobCost`). Read per estimate, never on a claim.

@@ -192,11 +192,14 @@ extension Statements {
         """
     /// The jobs of tasks `$1`, locked in id order (the store's lock order: jobs first, lowest
     /// id first), and touched (`updated_at`: now() is the transaction's start either way).
+    /// Returns those with a budget (no row for a job without one): their results are checked
+    /// against it after the commit, while a result of a job without a budget costs nothing more.
     static let lockAndTouchJobsOfTasks = """
         WITH locked AS (
             SELECT id FROM jobs WHERE id IN (SELECT job_id FROM tasks WHERE id = ANY($1::bigint[])) ORDER BY id FOR NO KEY UPDATE
         )
         UPDATE jobs j SET updated_at = now() FROM locked WHERE j.id = locked.id
+        RETURNING CASE WHEN j.budget IS NOT NULL THEN j.id END AS budgeted
         """
     /// Completes tasks under their leases: `$1…$6` are parallel arrays (task, epoch, agent,
     /// sha256, size, key), one element per distinct lease. Only rows whose fence matches change;
@@ -218,7 +221,7 @@ extension Statements {
             INSERT INTO events (job_id, task_id, agent_id, kind, message)
             SELECT c.job_id, c.id, c.agent, 'completed', c.size || ' bytes sha256 ' || c.sha256 FROM completed c
         ), finished AS (
-            UPDATE jobs j SET state = 'done', paused = false, output_key = c.key, finished_at = now(), updated_at = now()
+            UPDATE jobs j SET state = 'done', paused = false, pause_reason = NULL, output_key = c.key, finished_at = now(), updated_at = now()
             FROM completed c WHERE j.id = c.job_id AND c.kind IN \(jobEndingKinds) AND j.state IN ('running', 'finalising')
             RETURNING j.id
         )
@@ -306,7 +309,7 @@ extension Statements {
     /// size: its open tasks are cancelled after the reply (`stopOpenTasks`, flagged by
     /// `tasks_to_stop`); until then none of them is claimed, since claims read only active jobs.
     static let cancelJob = """
-        UPDATE jobs SET state = 'cancelled', paused = false, finished_at = now(), updated_at = now(), tasks_to_stop = true
+        UPDATE jobs SET state = 'cancelled', paused = false, pause_reason = NULL, finished_at = now(), updated_at = now(), tasks_to_stop = true
         WHERE id = $1::bigint AND state NOT IN \(terminalJobStates) RETURNING id
         """
     /// Up to `$2` open tasks of job `$1`, cancelled while it has ended with `tasks_to_stop` set:
@@ -349,17 +352,62 @@ extension Statements {
                          updated_at = now()
         WHERE job_id = $1::bigint AND state IN ('failed', 'cancelled')
         """
-    /// Pauses (`$2` true) or resumes job `$1` (locked) if it has not ended; returns whether that
-    /// changed it (no row: it has ended).
+    /// The operator pauses (`$2` true) or resumes job `$1` (locked) if it has not ended; returns
+    /// whether that changed it (no row: it has ended, or it is paused by its budget and `$2` is
+    /// false: only raising its budget resumes it, `setJobBudget`). A pause of a paused job keeps
+    /// its reason; a new pause is the operator's (model: `JobLifecycle.setPaused`).
     static let setJobPaused = """
-        UPDATE jobs SET paused = $2::boolean, updated_at = CASE WHEN paused <> $2::boolean THEN now() ELSE updated_at END
-        FROM (SELECT paused AS was FROM jobs WHERE id = $1::bigint) before
-        WHERE id = $1::bigint AND state NOT IN \(terminalJobStates)
+        UPDATE jobs SET paused = $2::boolean, updated_at = CASE WHEN paused <> $2::boolean THEN now() ELSE updated_at END,
+                        pause_reason = CASE WHEN NOT $2::boolean THEN NULL ELSE coalesce(pause_reason, 'operator') END
+        FROM (SELECT paused AS was, pause_reason AS why FROM jobs WHERE id = $1::bigint) before
+        WHERE id = $1::bigint AND state NOT IN \(terminalJobStates) AND ($2::boolean OR before.why IS DISTINCT FROM 'budget')
         RETURNING before.was <> $2::boolean AS changed
         """
     /// Sets the priority of job `$1` if it has not ended; returns it when it did.
     static let setJobPriority = """
         UPDATE jobs SET priority = $2::integer, updated_at = now() WHERE id = $1::bigint AND state NOT IN \(terminalJobStates) RETURNING id
+        """
+
+    // MARK: Budgets (model: `JobLifecycle.setBudget`, `.applyBudget`, `FarmModel.applyBudget`, `TaskLifecycle.handBack`)
+
+    /// Sets job `$1`'s budget to `$2` in unit `$3` (`JobBudget.Unit`) if it has not ended;
+    /// returns it when it did. The caller then applies the rule (`LifecycleStore.setBudget`).
+    static let setJobBudget = """
+        UPDATE jobs SET budget = $2::double precision, budget_unit = $3, updated_at = now()
+        WHERE id = $1::bigint AND state NOT IN \(terminalJobStates) RETURNING id
+        """
+    /// The budget rule's pause (90 % spent) of job `$1`, locked by the caller, if it has not
+    /// ended: no new claims, its leases run on. Returns it when that changed its pause (a job
+    /// paused by the operator is now paused by its budget).
+    static let budgetPauseJob = """
+        UPDATE jobs SET paused = true, pause_reason = 'budget', updated_at = now()
+        WHERE id = $1::bigint AND state NOT IN \(terminalJobStates) AND pause_reason IS DISTINCT FROM 'budget' RETURNING id
+        """
+    /// Job `$1`, paused by its budget, resumes (its budget was raised above 90 % of what it spent).
+    static let budgetResumeJob = """
+        UPDATE jobs SET paused = false, pause_reason = NULL, updated_at = now()
+        WHERE id = $1::bigint AND state NOT IN \(terminalJobStates) AND pause_reason = 'budget' RETURNING id
+        """
+    /// The budget rule at 100 %: job `$1`'s (locked by the caller) leased render tasks are
+    /// handed back, as a release is, un-attempted (queued, the attempt not counted, their holders
+    /// learn `LOST`), so that raising the budget renders them again and the output is the same;
+    /// a leased finalise task runs on (the chunks it joins are paid for). Tasks locked first,
+    /// without waiting (a task a result holds right now completes instead). One `handed_back`
+    /// event each. Returns each with the holder it had.
+    static let handBackRunningChunks = """
+        WITH running AS (
+            SELECT id, lease_owner AS holder FROM tasks
+            WHERE job_id = $1::bigint AND state = 'leased' AND kind NOT IN \(jobEndingKinds) FOR UPDATE SKIP LOCKED
+        ), handed AS (
+            UPDATE tasks t SET state = 'queued', attempts = greatest(t.attempts - 1, 0), lease_owner = NULL,
+                               lease_expires_at = NULL, updated_at = now()
+            FROM running r WHERE t.id = r.id AND t.state = 'leased'
+            RETURNING t.id, t.epoch, r.holder
+        ), logged AS (
+            INSERT INTO events (job_id, task_id, agent_id, kind, message)
+            SELECT $1::bigint, h.id, h.holder, 'handed_back', 'budget spent' FROM handed h
+        )
+        SELECT id, epoch, holder FROM handed ORDER BY id
         """
 
     // MARK: Assets and planning (model: `JobLifecycle.assetsArrived`, `.fail`)
@@ -382,7 +430,7 @@ extension Statements {
     /// A job that has not ended fails with `$2` (its composition cannot be rendered, or a task
     /// used its last attempt); the caller cancels its open tasks.
     static let failJob = """
-        UPDATE jobs SET state = 'failed', paused = false, error = $2, finished_at = now(), updated_at = now()
+        UPDATE jobs SET state = 'failed', paused = false, pause_reason = NULL, error = $2, finished_at = now(), updated_at = now()
         WHERE id = $1::bigint AND state NOT IN \(terminalJobStates)
         """
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelProtocol
+import ReelScheduling
 
 /// Plain-text tables and numbers for `reel status` and `reel agents`. Pure: reports in,
 /// strings out, so they are tested without a coordinator.
@@ -16,7 +17,7 @@ enum ClientFormatting {
         for job in report.jobs {
             let t = job.tasks
             table.add([
-                String(job.id), job.name, job.paused && !finishedStates.contains(job.state) ? "\(job.state) (paused)" : job.state,
+                String(job.id), job.name, stateText(job),
                 String(job.priority),
                 // Cancelled chunks (the job was cancelled, or failed elsewhere) are not failures.
                 "\(t.done)/\(t.running)/\(t.queued)/\(t.failed) of \(t.total)" + (t.cancelled > 0 ? ", \(t.cancelled) cancelled" : "")
@@ -42,9 +43,17 @@ enum ClientFormatting {
         return text + storageLine(report.storage)
     }
 
+    /// The STATE column: `running`, `running (paused)` when the operator paused it, `running,
+    /// paused (budget)` when its budget did.
+    static func stateText(_ job: JobStatus) -> String {
+        guard job.paused && !finishedStates.contains(job.state) else { return job.state }
+        return job.pauseReason == "budget" ? "\(job.state), paused (budget)" : "\(job.state) (paused)"
+    }
+
     /// "job 7 cost so far: 0.0213 (91.8 agent-s)", "job 7 cost: …" once it has ended, with the
-    /// tasks of agents without a price said; nil when the report has no agent time (an older
-    /// coordinator, or the farm overview).
+    /// tasks of agents without a price said, and its budget's share spent ("budget 3.5h: 92 %
+    /// spent, paused: raise it with `reel budget 7 AMOUNT`"); nil when the report has no agent
+    /// time (an older coordinator, or the farm overview).
     static func costLine(_ job: JobStatus) -> String? {
         guard let seconds = job.agentSeconds else { return nil }
         let ended = finishedStates.contains(job.state)
@@ -52,7 +61,17 @@ enum ClientFormatting {
         if let unpriced = job.unpricedTasks, unpriced > 0 {
             line += job.cost == nil ? ", no agent has a price: reel agent --cost-per-hour" : ", \(unpriced) task\(unpriced == 1 ? "" : "s") on agents without a price"
         }
-        return line + ")"
+        line += ")"
+        if let budget = job.budget, let spent = job.budgetSpent, let limit = JobBudget(parsing: budget) {
+            line += "; budget \(budget): \(String(format: "%.0f", spent / limit.amount * 100)) % spent"
+            if job.pauseReason == "budget" && !ended { line += ", paused: raise it with `reel budget \(job.id) AMOUNT`" }
+        }
+        return line
+    }
+
+    /// An amount spent of `budget` in its unit: money (`money`), or agent-hours ("1.25h").
+    static func budgetAmount(_ spent: Double, of budget: String) -> String {
+        JobBudget(parsing: budget)?.unit == .agentHours ? String(format: "%.2fh", spent) : money(spent)
     }
 
     /// A cost with 4 significant places below 1 (0.002133), else 2 decimals (12.40).

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import ReelProtocol
+import ReelScheduling
 
-// `reel pause`, `resume`, `priority`, `events`: steering a job and reading its history.
+// `reel pause`, `resume`, `budget`, `priority`, `events`: steering a job and reading its history.
 
 /// One request about one job: connect, ask, close; errors reported as every command reports them.
 private func withClient<T>(_ connection: ConnectionOptions, _ body: (OperatorClient) async throws -> T) async throws -> T {
@@ -35,7 +36,8 @@ struct PauseCommand: AsyncParsableCommand, JobCommand {
 struct ResumeCommand: AsyncParsableCommand, JobCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume",
-        abstract: "Resume a paused job: its chunks are handed out again.")
+        abstract: "Resume a paused job: its chunks are handed out again.",
+        discussion: "A job paused by its budget is resumed by raising the budget: `reel budget JOB AMOUNT`.")
 
     @OptionGroup var target: JobArgument
     @OptionGroup var connection: ConnectionOptions
@@ -43,6 +45,36 @@ struct ResumeCommand: AsyncParsableCommand, JobCommand {
     func run() async throws {
         try await withClient(connection) { try await $0.resume(job: job) }
         print("job \(job) resumed")
+    }
+}
+
+/// `reel budget JOB AMOUNT`.
+struct BudgetCommand: AsyncParsableCommand, JobCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "budget",
+        abstract: "Set or raise a job's budget; a job its budget paused resumes.",
+        discussion: """
+            AMOUNT is money like 12.50 (in the currency of the agents' prices) or agent-hours like 3.5h. \
+            From 90 % of the budget spent the job gets no new chunks (its running ones finish), from 100 % its \
+            running chunks are handed back to the queue; a budget that puts it under 90 % again resumes it.
+            """)
+
+    @OptionGroup var target: JobArgument
+    @Argument(help: ArgumentHelp("The budget: money like 12.50, or agent-hours like 3.5h.", valueName: "amount")) var amount: String
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        if JobBudget(parsing: amount) == nil { throw ValidationError("'\(amount)' is not a budget: give \(JobBudget.syntax)") }
+    }
+
+    func run() async throws {
+        let report = try await withClient(connection) { try await $0.setBudget(job: job, amount: amount) }
+        let spent = ClientFormatting.budgetAmount(report.spent, of: report.budget)
+        if report.pausedByBudget {
+            print("job \(job) budget \(report.budget), \(spent) spent: still 90 % or more, so it stays paused; give more to resume it")
+        } else {
+            print("job \(job) budget \(report.budget), \(spent) spent")
+        }
     }
 }
 

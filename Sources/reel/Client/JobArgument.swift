@@ -1,7 +1,7 @@
 import ArgumentParser
 
-/// `JOB`, the job id that `pause`, `resume`, `priority`, `events`, `cancel`, `retry`, `delete`
-/// and `fetch` act on: a positive number, checked as the command line is parsed.
+/// `JOB`, the job id that `pause`, `resume`, `budget`, `priority`, `events`, `cancel`, `retry`,
+/// `delete` and `fetch` act on: a positive number, checked as the command line is parsed.
 struct JobArgument: ParsableArguments {
     @Argument(help: "The job id.") var job: Int64
 

@@ -437,6 +437,13 @@ final class OperatorClient: CoordinatorConnection, Sendable {
         guard case .ok = reply else { throw unexpected(reply, to: "RESUME") }
     }
 
+    /// `BUDGET job= amount=`: the budget set, what the job spent of it, and whether it stays paused.
+    func setBudget(job: Int64, amount: String) async throws -> BudgetReport {
+        let reply = try await call(.budget(job: job, amount: amount))
+        guard case let .report(json) = reply else { throw unexpected(reply, to: "BUDGET") }
+        return try JSONCoding.decode(BudgetReport.self, from: json, what: "BUDGET report")
+    }
+
     /// `PRIORITY job= priority=`.
     func setPriority(job: Int64, priority: Int) async throws {
         let reply = try await call(.priority(job: job, priority: priority))

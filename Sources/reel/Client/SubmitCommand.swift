@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelMedia
 import ReelProtocol
+import ReelScheduling
 
 /// `reel submit`: validate locally, upload only what the coordinator lacks, queue the job.
 struct SubmitCommand: AsyncParsableCommand {
@@ -31,6 +32,8 @@ struct SubmitCommand: AsyncParsableCommand {
     @Option(help: "A name for `reel status` (default: the composition's file name).") var name: String?
     @Option(help: "Priority, -1000…1000: higher runs first (default 0). Change it later with `reel priority JOB N`.")
     var priority: Int?
+    @Option(help: ArgumentHelp("A budget: money like 12.50 (the agents' prices' currency) or agent-hours like 3.5h. From 90 % spent the job gets no new chunks, from 100 % its running chunks go back to the queue; `reel budget JOB AMOUNT` raises it (docs/farm.md, \"Budgets\").",
+                               valueName: "amount")) var budget: String?
     @Flag(help: "Render every chunk anew, even those an earlier job already rendered identically (no reuse).") var noCache = false
     @Flag(help: "No progress output.") var quiet = false
     @Option(help: ArgumentHelp("When the job ends, POST a signed JSON document to this http(s) URL (docs/notifications.md).",
@@ -59,6 +62,7 @@ struct SubmitCommand: AsyncParsableCommand {
         }
         if let encoderThreads, !(1...64).contains(encoderThreads) { throw ValidationError("--encoder-threads must be 1…64") }
         if let priority, !JobPriority.range.contains(priority) { throw ValidationError("--priority must be -1000…1000") }
+        if let budget, JobBudget(parsing: budget) == nil { throw ValidationError("--budget '\(budget)' is not a budget: give \(JobBudget.syntax)") }
         if let notify, let problem = JobSettings.problem(withNotifyURL: notify) { throw ValidationError("--notify \(notify): \(problem)") }
     }
 
@@ -86,7 +90,7 @@ struct SubmitCommand: AsyncParsableCommand {
             let manifest = try AssetManifest(composition: parsed, directory: input.directory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
                                        name: name ?? input.name, fileType: fileType,
-                                       priority: priority, noCache: noCache ? true : nil, notify: notify)
+                                       priority: priority, noCache: noCache ? true : nil, notify: notify, budget: budget)
 
             let client = try await OperatorClient.connect(connection)
             let job = try await Self.submitAndUpload(SubmitRequest(composition: text, assets: manifest.entries, settings: settings),
@@ -139,7 +143,7 @@ struct SubmitCommand: AsyncParsableCommand {
             let (files, queue) = try await BatchSetup.manifest(plan, input: input, template: composition, rows: rows, output: pattern,
                                                                directory: manifest ?? input.pattern.fixedDirectory)
             let settings = JobSettings(chunkSeconds: chunkSeconds.flatMap(Rational.init(parsing:)), encoderThreads: encoderThreads,
-                                       priority: priority, noCache: noCache ? true : nil, notify: notify)
+                                       priority: priority, noCache: noCache ? true : nil, notify: notify, budget: budget)
             let run = FarmBatchRun(templateName: input.templateName, templateDirectory: input.templateDirectory, items: queue,
                                    settings: settings, connection: connection, wait: wait, failFast: failFast, quiet: quiet)
             let (_, stopped) = try await run.run(files)
