@@ -3,7 +3,7 @@ import ReelScheduling
 @testable import ReelLifecycleModel
 
 /// The budget's syntax and rule (`JobBudget`), and the model's budget transitions.
-@Suite struct JobBudgetTests {
+@Suite(.blocking) struct JobBudgetTests {
     @Test func aBareNumberIsMoneyAndANumberWithHIsAgentHours() {
         #expect(JobBudget(parsing: "12.50") == JobBudget(amount: 12.5, unit: .money))
         #expect(JobBudget(parsing: "3.5h") == JobBudget(amount: 3.5, unit: .agentHours))
