@@ -117,19 +117,8 @@ psql "$batch_db" -Atc "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_c
 log "reel submit --batch --wait: $rows rows on a coordinator and $agents agents"
 farm_db=$base/bench_farm
 psql "$pgurl" -qc "CREATE DATABASE bench_farm"
-head -c 32 /dev/urandom | base64 >"$work/secret"
-chmod 600 "$work/secret"
-port=$(free_port)
-"$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$farm_db" --storage "$work/storage" \
-  --secret-file "$work/secret" >"$work/coordinator.log" 2>&1 &
-coordinator=$!
-pids+=("$coordinator")
-wait_listening "$port" "$coordinator" "$work/coordinator.log"
-for n in $(seq 1 "$agents"); do
-  "$bin/reel" agent --coordinator "127.0.0.1:$port" --secret-file "$work/secret" --cache "$work/cache-$n" \
-    --name "agent-$n" >"$work/agent-$n.log" 2>&1 &
-  pids+=($!)
-done
+start_coordinator "$farm_db"
+start_agents "$agents"
 export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
 # The schema is there once the coordinator listens: the growth measured is the batch's.
 farm_before=$(psql "$farm_db" -Atc "SELECT pg_database_size(current_database())")

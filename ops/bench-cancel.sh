@@ -48,11 +48,7 @@ timeline "$work/big.json" $(( chunks / 5 ))
 timeline "$work/small.json" 2000
 timeline "$work/tiny.json" 1
 
-port=$(free_port)
-"$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
-  --secret-file "$work/secret" --lease-seconds 300 >"$work/coordinator.log" 2>&1 &
-pids+=($!)
-wait_listening "$port" "${pids[0]}" "$work/coordinator.log"
+start_coordinator "$database" --lease-seconds 300
 export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
 
 small=$("$bin/reel" submit "$work/small.json" --chunk-seconds 2 --quiet)

@@ -66,18 +66,8 @@ expected_frames=$(sed -n 's/.* \([0-9][0-9]*\) frames.*/\1/p' "$work/validate.tx
 
 pg_port=${PG_PORT:-54392}
 database=$("$root/ops/postgres.sh" start "$work/pg" "$pg_port")
-head -c 32 /dev/urandom | base64 > "$work/secret"
-chmod 600 "$work/secret"
-port=$(free_port)
-"$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
-  --secret-file "$work/secret" >"$work/coordinator.log" 2>&1 &
-pids+=($!)
-wait_listening "$port" "${pids[0]}" "$work/coordinator.log"
-for n in $(seq 1 "$agents"); do
-  "$bin/reel" agent --coordinator "127.0.0.1:$port" --secret-file "$work/secret" --cache "$work/cache-$n" \
-    --name "agent-$n" --threads "$threads" >"$work/agent-$n.log" 2>&1 &
-  pids+=($!)
-done
+start_coordinator "$database"
+start_agents "$agents" --threads "$threads"
 
 export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
 log "submit --wait: $expected_frames frames in $chunk_seconds s chunks, $agents agent(s) × $threads thread(s)"

@@ -53,6 +53,31 @@ wait_listening() {
   log "nothing listens on 127.0.0.1:$1 after 30 s"; return 1
 }
 
+# Starts `reel coordinator` on a free loopback port ($port; its pid in $coordinator, appended to
+# $pids) on database $1 with storage $work/storage and the secret $work/secret (made when there
+# is none), with any further arguments, logging to $work/coordinator.log; waits until it listens.
+start_coordinator() {
+  local database=$1; shift
+  if [ ! -f "$work/secret" ]; then head -c 32 /dev/urandom | base64 >"$work/secret"; chmod 600 "$work/secret"; fi
+  port=$(free_port)
+  "$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
+    --secret-file "$work/secret" "$@" >"$work/coordinator.log" 2>&1 &
+  coordinator=$!
+  pids+=("$coordinator")
+  wait_listening "$port" "$coordinator" "$work/coordinator.log"
+}
+
+# Starts $1 `reel agent`s (agent-1, agent-2, …) on start_coordinator's coordinator, each with a
+# cache and a log in $work, with any further arguments.
+start_agents() {
+  local n count=$1; shift
+  for n in $(seq 1 "$count"); do
+    "$bin/reel" agent --coordinator "127.0.0.1:$port" --secret-file "$work/secret" --cache "$work/cache-$n" \
+      --name "agent-$n" "$@" >"$work/agent-$n.log" 2>&1 &
+    pids+=($!)
+  done
+}
+
 # The machine line of a benchmark report.
 machine() { echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)"; }
 

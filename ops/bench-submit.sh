@@ -48,14 +48,7 @@ PY
 
 pg_port=${PG_PORT:-54393}
 database=$("$root/ops/postgres.sh" start "$work/pg" "$pg_port")
-head -c 32 /dev/urandom | base64 > "$work/secret"
-chmod 600 "$work/secret"
-port=$(free_port)
-"$bin/reel" coordinator --listen "127.0.0.1:$port" --database "$database" --storage "$work/storage" \
-  --secret-file "$work/secret" >"$work/coordinator.log" 2>&1 &
-coordinator=$!
-pids+=($coordinator)
-wait_listening "$port" "$coordinator" "$work/coordinator.log"
+start_coordinator "$database"
 export REEL_COORDINATOR=127.0.0.1:$port REEL_SECRET_FILE=$work/secret
 
 # CPU seconds (user + system) the coordinator has used so far.
