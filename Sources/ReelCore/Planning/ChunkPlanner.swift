@@ -94,7 +94,7 @@ public enum ChunkPlanner {
             let i = firstIndex(in: edged, notBelow: gop - 1)
             return i == edged.count || edged[i] > gop + 1
         }
-        let all = Array(Set(edged + kept)).sorted()
+        let all = (edged + kept).sorted()  // kept has nothing within a GOP of an edge's boundary
         return all.count + 1 <= RenderLimits.maximumChunks ? all : nil
     }
 
