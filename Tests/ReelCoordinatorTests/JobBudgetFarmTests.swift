@@ -69,16 +69,26 @@ struct JobBudgetFarmTests {
                 $0.pauseReason == "budget" || ["done", "failed", "cancelled"].contains($0.state)
             }
             #expect(paused.state == "running" && paused.paused && paused.pauseReason == "budget", "\(paused)")
-            #expect(paused.budget == budget)
+            // The same amount (the coordinator writes it without trailing zeros: "0.00012h" for "0.000120h").
+            #expect(paused.budget.flatMap(JobBudget.init(parsing:)) == JobBudget(parsing: budget), "\(paused.budget ?? "none") for \(budget)")
             // Its running chunks finish (or, at 100 %, go back to the queue); nothing fails, and
             // chunks are left that a paused job does not hand out.
             let settled = try await Self.waitFor(client, job: job, "its running chunks ending") { $0.tasks.running == 0 }
             #expect(settled.state == "running" && settled.pauseReason == "budget" && settled.tasks.failed == 0, "\(settled)")
             #expect(settled.tasks.queued > 0 && settled.tasks.done < settled.tasks.total, "\(settled.tasks)")
             let spentHours = try #require(settled.budgetSpent)
-            #expect(spentHours >= 0.9 * estimate / 2 / 3600, "spent \(spentHours) h of \(budget)")
             let events = try await NotificationTests.events(client, job)
-            #expect(events.contains { $0.kind == "paused" && $0.message.hasPrefix("budget: ") }, "\(events.map(\.kind))")
+            // Paused by the rule at 90 %: its event says what was spent then ("budget: S of Bh spent").
+            let pause = try #require(events.first { $0.kind == "paused" && $0.message.hasPrefix("budget: ") }, "\(events.map(\.kind))")
+            let spentAtPause = try #require(Double(pause.message.dropFirst("budget: ".count).prefix { $0 != " " }), "\(pause.message)")
+            // (The event writes S to 4 decimals: up to 0.00005 below what was spent.)
+            #expect(spentAtPause + 0.00005 >= 0.9 * estimate / 2 / 3600, "paused at \(spentAtPause) h of \(budget)")
+            // Afterwards the spent stays there, unless chunks reached 100 % and were handed back:
+            // a handed-back chunk's time no longer counts (docs/farm.md, "Budgets"), which on a
+            // loaded machine, where a chunk runs long, happens.
+            if !events.contains(where: { $0.kind == "handed_back" }) {
+                #expect(spentHours >= 0.9 * estimate / 2 / 3600, "spent \(spentHours) h of \(budget)")
+            }
             #expect(!events.contains { $0.kind == "failed" })
 
             // `reel resume` is refused, with what to do instead.
