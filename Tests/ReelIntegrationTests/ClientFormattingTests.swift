@@ -53,6 +53,21 @@ import ReelThreadTesting
         #expect(ClientFormatting.jobsTable(StatusReport(jobs: [job])).hasSuffix("job 7 cost: 12.40 (91.8 agent-s)\n"))
     }
 
+    @Test func aWaiterIsToldOnceWhyABudgetPausedJobDoesNotEnd() {
+        var job = ClientCommandTests.sampleJobs[0]
+        job.budget = "3.5h"
+        job.budgetSpent = 3.22
+        #expect(ClientFormatting.budgetPauseNotice(job) == nil, "running, not paused")
+        job.paused = true
+        job.pauseReason = "operator"
+        #expect(ClientFormatting.budgetPauseNotice(job) == nil, "an operator's pause: `reel resume` is the operator's own")
+        job.pauseReason = "budget"
+        #expect(ClientFormatting.budgetPauseNotice(job) == "job 7 is paused by its budget (3.5h, 92 % spent): raise it with "
+                + "`reel budget 7 AMOUNT` and this wait goes on; Ctrl-C stops waiting, the job stays")
+        job.state = "cancelled"
+        #expect(ClientFormatting.budgetPauseNotice(job) == nil, "an ended job")
+    }
+
     @Test func aFailedJobsErrorFollowsTheTable() {
         var job = ClientCommandTests.sampleJobs[0]
         job.state = "failed"

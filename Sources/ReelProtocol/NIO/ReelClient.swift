@@ -90,17 +90,22 @@ public final class ReelClient: Sendable {
     ///   (the server's own timeouts still apply).
     /// - Throws: `ReelProtocolError` for an `ERR` reply, a timeout or a closed connection.
     public func request(_ request: Message, timeout: TimeAmount? = nil) async throws -> Message {
+        let channel = channel
         let reply = channel.eventLoop.makePromise(of: Message.self)
-        // A write on a closed channel never reaches the handler: fail the reply then.
-        channel.writeAndFlush(OutboundRequest(message: request, reply: reply)).whenFailure { error in
-            reply.fail(ReelProtocolError(.internal, "connection closed: \(error)"))
-        }
-        // The timer is scheduled after the write is queued, so the event loop always runs the
-        // write first: when a busy machine delays this thread past the timeout, the request
-        // still fails with `.timeout`, not with "connection closed" from a write the timer beat.
-        if let timeout {
-            let channel = channel
-            let timer = channel.eventLoop.scheduleTask(in: timeout) {
+        let deadline = timeout.map { NIODeadline.now() + $0 }
+        // The write and the timer are set up in one task on the event loop, the write first: on
+        // the loop the write reaches the handler (which then owns the reply) before the timer
+        // exists, so the timer can never beat it. Scheduled from here instead, a timer that
+        // expired while a loaded machine delayed the loop could run before the queued write,
+        // close the connection, and the request would fail with "connection closed" rather than
+        // `.timeout` (NIO runs due timers and queued tasks in no promised order).
+        channel.eventLoop.execute {
+            // A write on a closed channel never reaches the handler: fail the reply then.
+            channel.writeAndFlush(OutboundRequest(message: request, reply: reply)).whenFailure { error in
+                reply.fail(ReelProtocolError(.internal, "connection closed: \(error)"))
+            }
+            guard let deadline, let timeout else { return }
+            let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
                 // Routed through the pipeline so the handler, the promises' only completer, fails them.
                 channel.pipeline.fireErrorCaught(ReelProtocolError(.timeout, "no reply to \(request.verb) within \(timeout)"))
             }

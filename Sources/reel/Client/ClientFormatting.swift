@@ -69,6 +69,24 @@ enum ClientFormatting {
         return line
     }
 
+    /// What `submit --wait` says, once, when the job it follows is paused by
+    /// its budget: it will not end by itself, so the waiter says why it waits and what ends the
+    /// wait ("job 7 is paused by its budget (3.5h, 92 % spent): raise it with `reel budget 7
+    /// AMOUNT` and this wait goes on; Ctrl-C stops waiting, the job stays"). Nil for any other job.
+    static func budgetPauseNotice(_ job: JobStatus) -> String? {
+        guard job.paused, job.pauseReason == "budget", !finishedStates.contains(job.state) else { return nil }
+        var share = ""
+        if let budget = job.budget {
+            share = " (\(budget)"
+            if let spent = job.budgetSpent, let limit = JobBudget(parsing: budget), limit.amount > 0 {
+                share += ", \(String(format: "%.0f", spent / limit.amount * 100)) % spent"
+            }
+            share += ")"
+        }
+        return "job \(job.id) is paused by its budget\(share): raise it with `reel budget \(job.id) AMOUNT` and this wait goes on; "
+            + "Ctrl-C stops waiting, the job stays"
+    }
+
     /// An amount spent of `budget` in its unit: money (`money`), or agent-hours ("1.25h").
     static func budgetAmount(_ spent: Double, of budget: String) -> String {
         JobBudget(parsing: budget)?.unit == .agentHours ? String(format: "%.2fh", spent) : money(spent)

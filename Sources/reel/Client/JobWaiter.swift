@@ -45,6 +45,7 @@ final class JobWaiter {
         var lastPrinted = Date.distantPast
         var waitSeconds = 0  // the first answer at once, to show where the job stands
         var reuploads = 0
+        var lastNotice: String?
         while true {
             let asked = ContinuousClock.now
             let status = try await pollOnce(waitSeconds: waitSeconds)
@@ -65,6 +66,10 @@ final class JobWaiter {
                 continue
             }
             let finished = ClientFormatting.finishedStates.contains(status.state)
+            // A budget pause does not end by itself: say so once per pause, on a line of its own.
+            let notice = ClientFormatting.budgetPauseNotice(status)
+            if let notice, notice != lastNotice, !quiet { Terminal.error((tty ? "\r\u{1B}[K" : "") + notice) }
+            lastNotice = notice
             if !quiet {
                 let line = ClientFormatting.progressLine(status)
                 if tty {

@@ -127,6 +127,41 @@ struct RangeCacheTests {
         #expect(RangeCache.fetchRuns([7, 1, 2, 3, 9, 10]) == [1...3, 7...7, 9...10])
     }
 
+    /// A demuxer reads a chunk's bytes front to back in small pieces: the fetches grow to
+    /// 8 MiB ahead of the reads (a request per block would cost an object store a request per
+    /// MiB), and a seek fetches only what it reads.
+    @Test func sequentialReadsFetchAheadInGrowingWindows() throws {
+        let dir = try TestMedia.tempDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let origin = FakeOrigin(size: 40 * Self.MiB)
+        let cache = try RangeCache(directory: dir, byteLimit: 64 << 20)
+        let source = try cache.source(hash: origin.hash, size: Int64(origin.bytes.count), fetch: origin.fetch)
+        let piece = 64 << 10
+        for offset in stride(from: 0, to: origin.bytes.count, by: piece) {
+            #expect(try Self.read(source, offset: offset, count: piece) == Array(origin.bytes[offset..<(offset + piece)]))
+        }
+        #expect(origin.calls.map { $0.length / Self.MiB } == [1, 2, 8, 8, 8, 8, 5])
+        #expect(origin.calls.map { Int($0.offset) / Self.MiB } == [0, 1, 3, 11, 19, 27, 35])
+        #expect(cache.fetchedBytes == Int64(origin.bytes.count))
+
+        // Seeks on a fresh source: each fetches its own block and nothing ahead, even where a
+        // seek lands right after a block a previous seek read (no sequence without a read between).
+        let other = FakeOrigin(size: 40 * Self.MiB, seed: 2)
+        let seeking = try cache.source(hash: other.hash, size: Int64(other.bytes.count), fetch: other.fetch)
+        for block in [30, 5, 17, 2] {
+            let offset = block * Self.MiB + 100
+            #expect(try Self.read(seeking, offset: offset, count: 1000) == Array(other.bytes[offset..<(offset + 1000)]))
+        }
+        #expect(other.calls.map { Int($0.offset) / Self.MiB } == [30, 5, 17, 2])
+        #expect(other.calls.allSatisfy { $0.length == Self.MiB })
+        // Reading on from the last seek starts a sequence there: blocks 3 and 4 in one fetch;
+        // 4 and 5 (5 is here since the seek) fetch nothing; 6 fetches 8 blocks; 14 stops short
+        // of block 17, which the seeks fetched.
+        for block in 3...14 { _ = try Self.read(seeking, offset: block * Self.MiB, count: Self.MiB) }
+        #expect(other.calls.dropFirst(4).map { Int($0.offset) / Self.MiB } == [3, 6, 14])
+        #expect(other.calls.dropFirst(4).map { $0.length / Self.MiB } == [2, 8, 3])
+    }
+
     @Test func evictionKeepsTheDirectoryUnderTheLimit() throws {
         let dir = try TestMedia.tempDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -134,11 +169,14 @@ struct RangeCacheTests {
         let origin = FakeOrigin(size: 10 * Self.MiB)
         let cache = try RangeCache(directory: dir, byteLimit: limit)
         let source = try cache.source(hash: origin.hash, size: Int64(origin.bytes.count), fetch: origin.fetch)
-        for block in 0..<10 {
+        // Every block once, never the one after the block read last (no read-ahead: one fetch
+        // a block); 7, 9 and 8 last, in that order.
+        for block in [0, 2, 4, 6, 1, 3, 5, 7, 9, 8] {
             let range = (block * Self.MiB + 5)..<(block * Self.MiB + 50_000)
             #expect(try Self.read(source, offset: range.lowerBound, count: range.count) == Array(origin.bytes[range]))
             #expect(Self.diskUsage(dir) <= limit)
         }
+        #expect(origin.calls.count == 10)
         #expect(cache.cachedBytes == 3 * Int64(Self.MiB))
 
         // Least recently used goes first: touch block 7, then bring in block 0 again.
@@ -147,9 +185,9 @@ struct RangeCacheTests {
         _ = try Self.read(source, offset: 0, count: 10)
         #expect(origin.calls.count == 11)
         _ = try Self.read(source, offset: 7 * Self.MiB, count: 10)   // kept
-        _ = try Self.read(source, offset: 9 * Self.MiB, count: 10)   // kept
+        _ = try Self.read(source, offset: 8 * Self.MiB, count: 10)   // kept
         #expect(origin.calls.count == 11)
-        _ = try Self.read(source, offset: 8 * Self.MiB, count: 10)   // the oldest, evicted
+        _ = try Self.read(source, offset: 9 * Self.MiB, count: 10)   // the oldest, evicted
         #expect(origin.calls.count == 12)
         #expect(Self.diskUsage(dir) <= limit)
 
