@@ -527,6 +527,13 @@ ALTER TABLE jobs DROP COLUMN composition, DROP COLUMN settings;
 -- The render plan is kept once, in its stored document (plan_sha256, which job_assets lists so
 -- that retention keeps it as long as the job): jobs planned from now on leave plan empty ('';
 -- '{}' still means "not planned yet"). Jobs planned before keep theirs, which is read first.
+
+-- job_assets holds each hash as its 32 bytes, not 64 hex digits: each of a job's rows (its
+-- sources and its plan document) and its two index entries were ~100 bytes larger as text.
+-- Statements convert at the edge (decode($n, 'hex'), encode(sha256, 'hex')).
+ALTER TABLE job_assets DROP CONSTRAINT job_assets_sha256_check;
+ALTER TABLE job_assets ALTER COLUMN sha256 TYPE bytea USING decode(sha256, 'hex');
+ALTER TABLE job_assets ADD CONSTRAINT job_assets_sha256_check CHECK (octet_length(sha256) = 32);
 """#),
     ]
 }

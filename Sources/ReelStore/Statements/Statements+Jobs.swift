@@ -58,7 +58,8 @@ extension Statements {
         UPDATE jobs SET tasks_reused = \(reusedTaskCount), run_frames_base = frames_done
         WHERE id = $1::bigint
         """
-    static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, $2) ON CONFLICT DO NOTHING"
+    /// Job `$1` reads the content of hash `$2` (hex; stored as its 32 bytes, migration 20).
+    static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, decode($2, 'hex')) ON CONFLICT DO NOTHING"
 
     /// Jobs released from `waiting` that have no tasks yet: the coordinator splits them (after
     /// their assets arrived, or after a restart interrupted splitting). A batch's rows held
