@@ -154,13 +154,13 @@ extension CoordinatorHandler {
         guard let agent = agentID(peer) else { throw ReelProtocolError(.staleEpoch, "task \(task): this connection holds no lease (send CAPS)") }
         let lease = Lease(task: task, epoch: epoch, agent: agent)
         let leaseSeconds = configuration.leaseSeconds
-        let found: (Int64, String, [TaskRecord])
+        let found: (Int64, JobDocuments, [TaskRecord])
         do {
-            found = try await pool.run { store -> (Int64, String, [TaskRecord]) in
+            found = try await pool.run { store -> (Int64, JobDocuments, [TaskRecord]) in
                 _ = try store.lifecycle.renew(lease, leaseSeconds: leaseSeconds)
                 guard let job = try store.lifecycle.jobOfLease(lease) else { throw StoreError.staleEpoch(task: task, epoch: epoch) }
                 guard let documents = try store.jobs.documents(job) else { throw StoreError.jobNotFound(job) }
-                return (job, documents.renderPlan, try store.jobs.tasks(ofJob: job))
+                return (job, documents, try store.jobs.tasks(ofJob: job))
             }
         } catch StoreError.staleEpoch {
             throw ReelProtocolError(.staleEpoch, "task \(task) is no longer held under epoch \(epoch) by \(peer.name)")
@@ -168,7 +168,9 @@ extension CoordinatorHandler {
         guard found.2.contains(where: { $0.id == task && $0.kind == .finalise }) else {
             throw ReelProtocolError(.malformed, "task \(task) is not a finalise task")
         }
-        let plan = try CoordinatorJSON.decode(RenderPlan.self, from: found.1)
+        guard let plan = try await RenderPlanDocuments.renderPlan(of: found.1, storage: storage) else {
+            throw ReelProtocolError(.malformed, "job \(found.0) has no render plan")
+        }
         return HeldFinalise(lease: lease, job: found.0, plan: plan, tasks: found.2)
     }
 }

@@ -26,6 +26,8 @@ final class CoordinatorHandler: ReelRequestHandler {
     let agentSessions: AgentSessions
     /// Clients waiting in `STATUS job= wait=`, rung when a job may have ended.
     let jobWatchers: JobWatchers
+    /// The loads of the render plans estimates read from stored documents, by hash.
+    let renderLoads = RenderLoads()
     /// This coordinator's id in the coordinators registry (set once registered, after binding).
     private let registeredID = Atomic<Int64>(0)
     var coordinatorID: Int64 {

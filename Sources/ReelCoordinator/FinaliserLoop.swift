@@ -149,12 +149,14 @@ struct FinaliserLoop: Service {
         }
         defer { renewal.cancel() }
         do {
-            let (planJSON, tasks, renditions) = try await worker.run { store -> (String, [TaskRecord], [Int64: [TaskRendition]]) in
+            let (documents, tasks, renditions) = try await worker.run { store -> (JobDocuments, [TaskRecord], [Int64: [TaskRendition]]) in
                 guard let documents = try store.jobs.documents(job) else { throw StoreError.jobNotFound(job) }
-                return (documents.renderPlan, try store.jobs.tasks(ofJob: job), try store.jobs.renditions(ofJob: job))
+                return (documents, try store.jobs.tasks(ofJob: job), try store.jobs.renditions(ofJob: job))
             }
             if try await requeueDamagedResults(tasks, renditions: renditions, job: job, lease: lease) { return true }
-            let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
+            guard let plan = try await RenderPlanDocuments.renderPlan(of: documents, storage: storage) else {
+                throw FinaliseError(description: "job \(job) has no render plan")
+            }
             var inputs: [JobFinalising.Input] = []
             for task in tasks where task.kind != .finalise {
                 guard task.state == .done, let result = task.result else {

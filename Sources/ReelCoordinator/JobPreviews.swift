@@ -62,13 +62,13 @@ final class JobPreviews: Sendable {
 
     private func video(of job: Int64) async throws -> JobVideo {
         let known = planFacts.withLock { $0[job] }
-        let (state, tasks, renditions, planJSON) = try await pool.run { store -> (JobState, [TaskRecord], [Int64: [TaskRendition]], String?) in
+        let (state, tasks, renditions, documents) = try await pool.run { store -> (JobState, [TaskRecord], [Int64: [TaskRendition]], JobDocuments?) in
             guard let summary = try store.jobs.summary(job) else { throw ConsoleBackendError(.notFound, "no job \(job)") }
             let tasks = try store.jobs.tasks(ofJob: job)
             // Only a ladder's chunks have rendition rows; none for any other job.
             let renditions = known?.rendition == nil && known != nil ? [:] : try store.jobs.renditions(ofJob: job)
             guard known == nil else { return (summary.state, tasks, renditions, nil) }
-            return (summary.state, tasks, renditions, try store.jobs.documents(job)?.renderPlan)
+            return (summary.state, tasks, renditions, try store.jobs.documents(job))
         }
         let video = tasks.filter { $0.kind == .videoChunk }
         guard !video.isEmpty else {
@@ -79,8 +79,9 @@ final class JobPreviews: Sendable {
         if let known {
             facts = known
         } else {
-            guard let planJSON, !planJSON.isEmpty else { throw ConsoleBackendError(.notFound, "job \(job) is not planned yet: nothing to preview") }
-            let plan = try CoordinatorJSON.decode(RenderPlan.self, from: planJSON)
+            guard let documents, let plan = try await RenderPlanDocuments.renderPlan(of: documents, storage: storage) else {
+                throw ConsoleBackendError(.notFound, "job \(job) is not planned yet: nothing to preview")
+            }
             let smallest = plan.export.ladder?.renditions.enumerated()
                 .min { ($0.element.size.width * $0.element.size.height, -$0.offset) < ($1.element.size.width * $1.element.size.height, -$1.offset) }
             facts = PlanFacts(frameDuration: plan.frameDuration, codec: plan.export.video.videoCodec, fileType: plan.export.fileType,

@@ -141,16 +141,15 @@ extension JobSplitter {
         return reuse
     }
 
-    /// `persist`: the plan document recorded, then the job's render plan and its tasks in one
-    /// transaction (`JobStore.createTasks`, which creates them only once). Whether they were
-    /// created now.
+    /// `persist`: the plan document recorded, then the job's render plan (the reference to that
+    /// document: the row keeps no second copy of the plan) and its tasks in one transaction
+    /// (`JobStore.createTasks`, which creates them only once). Whether they were created now.
     func persist(job: Int64, planned: SplitStages.Planned, document: RenderPlanReference, tasks: [NewTask]) async throws -> Bool {
-        let planJSON = try CoordinatorJSON.encode(planned.agentPlan)
         let videoEncoder = planned.plan.hasPicture ? planned.plan.export.video.videoCodec?.encoderName : nil
         let documentPath = storage.storedKey(.asset(sha256: document.sha256))
         let created = try await pool.run { [tasks] store in
             try store.assets.stored(sha256: document.sha256, size: document.size, storedKey: documentPath)
-            return try store.jobs.createTasks(job: job, renderPlan: planJSON, document: document,
+            return try store.jobs.createTasks(job: job, renderPlan: "", document: document,
                                               videoEncoder: videoEncoder, tasks: tasks)
         }
         if created, let summary = RenditionReuse.summary(tasks, names: planned.plan.export.ladder?.renditions.map(\.name) ?? []) {

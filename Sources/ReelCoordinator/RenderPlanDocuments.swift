@@ -8,7 +8,8 @@ import ReelScheduling
 /// The job's plan document (`RenderPlanDocument`): stored once per job in the coordinator's
 /// storage by content, beside the assets, so agents read it with `FETCH` and cache it like a
 /// source. Its hash is the job's `plan_sha256`; `job_assets` lists it, so retention keeps it
-/// exactly as long as the job's sources.
+/// exactly as long as the job's sources. It is the one copy of the job's render plan: the
+/// finaliser, the console's previews and estimates read the plan from it.
 enum RenderPlanDocuments {
     /// Encodes and stores `document` (if not stored already). - Returns: its reference.
     static func store(_ document: RenderPlanDocument, storage: CoordinatorStorage) async throws -> RenderPlanReference {
@@ -21,8 +22,22 @@ enum RenderPlanDocuments {
 
     /// The stored document's frame count (audio tasks planned before their rows carried it).
     static func frameCount(of reference: RenderPlanReference, storage: CoordinatorStorage) async throws -> Int {
+        try await read(reference, storage: storage).plan.frameCount
+    }
+
+    /// The stored document.
+    static func read(_ reference: RenderPlanReference, storage: CoordinatorStorage) async throws -> RenderPlanDocument {
         let bytes = try await storage.readRange(.asset(sha256: reference.sha256), offset: 0, length: reference.size).bytes
-        return try JSONDecoder().decode(RenderPlanDocument.self, from: Data(bytes)).plan.frameCount
+        return try JSONDecoder().decode(RenderPlanDocument.self, from: Data(bytes))
+    }
+
+    /// A job's render plan (as agents get it): from its row for a job planned before migration
+    /// 20, else from its stored document, which the row no longer copies; nil when the job is
+    /// not planned yet.
+    static func renderPlan(of documents: JobDocuments, storage: CoordinatorStorage) async throws -> RenderPlan? {
+        if documents.hasInlineRenderPlan { return try CoordinatorJSON.decode(RenderPlan.self, from: documents.renderPlan) }
+        guard let reference = documents.renderPlanDocument else { return nil }
+        return try await read(reference, storage: storage).plan
     }
 
     /// What tasks planned before migration 3 carry in their row: the whole plan.

@@ -114,8 +114,20 @@ public struct TaskRecord: Hashable, Sendable {
 /// and its settings (JSON, opaque to the store).
 public struct JobDocuments: Hashable, Sendable {
     public var composition: String
+    /// The render plan inline: `{}` before the job is planned, empty when it is planned and the
+    /// plan is in its stored document only (`renderPlanDocument`: a job planned since migration
+    /// 20), else the plan's JSON (planned before).
     public var renderPlan: String
     public var settings: String
+    /// The stored render plan document (`RenderPlanDocument`, whose `plan` is the render plan),
+    /// nil before the job is planned.
+    public var renderPlanDocument: RenderPlanReference?
+    public init(composition: String, renderPlan: String, settings: String, renderPlanDocument: RenderPlanReference? = nil) {
+        self.composition = composition; self.renderPlan = renderPlan; self.settings = settings
+        self.renderPlanDocument = renderPlanDocument
+    }
+    /// Whether the render plan is inline (`renderPlan`), rather than only in its document.
+    public var hasInlineRenderPlan: Bool { !renderPlan.isEmpty && renderPlan != "{}" }
 }
 
 /// The job's render plan document in the coordinator's storage, by content: agents fetch it

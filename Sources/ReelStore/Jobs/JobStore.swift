@@ -35,7 +35,8 @@ public struct JobStore: Sendable {
     /// Stores a job's render plan and creates its tasks, once: returns `false` (and changes
     /// nothing) when the job already has tasks, so two coordinators racing on one job are
     /// harmless. `document` names the render plan document agents fetch (content-addressed,
-    /// already stored). `videoEncoder` is the encoder its video chunks need: only agents that
+    /// already stored); `renderPlan` is the plan inline, empty when `document` holds it (the
+    /// coordinator's way: the row does not keep a second copy of a stored document). `videoEncoder` is the encoder its video chunks need: only agents that
     /// have it claim them.
     @discardableResult
     public func createTasks(job: Int64, renderPlan: String, document: RenderPlanReference? = nil, videoEncoder: String? = nil,
@@ -132,10 +133,11 @@ public struct JobStore: Sendable {
     }
 
     /// The farm's history for estimates (`Statements.renderHistory`): up to `limit` recent done
-    /// jobs rendered whole by agents, newest first, each with its render plan (JSON) and cost.
-    public func renderHistory(limit: Int) throws -> [(job: Int64, renderPlan: String, cost: JobCost)] {
+    /// jobs rendered whole by agents, newest first, each with its render plan (JSON, inline, or
+    /// empty and in its stored document: `JobDocuments.renderPlan`) and cost.
+    public func renderHistory(limit: Int) throws -> [(job: Int64, renderPlan: String, document: RenderPlanReference?, cost: JobCost)] {
         try connection.query(Statements.renderHistory, [limit]).rows.map { row in
-            (try row.int64("id"), try row.string("plan"),
+            (try row.int64("id"), try row.string("plan"), try Self.renderPlanReference(row),
              JobCost(agentSeconds: Double(try row.int64("agent_ms")) / 1000, cost: try row.optionalDouble("cost")))
         }
     }
@@ -148,7 +150,13 @@ public struct JobStore: Sendable {
     /// The job's composition, render plan and settings documents as stored.
     public func documents(_ job: Int64) throws -> JobDocuments? {
         guard let row = try connection.query(Statements.jobDocuments, [job]).singleRow() else { return nil }
-        return JobDocuments(composition: try row.string("composition"), renderPlan: try row.string("plan"), settings: try row.string("settings"))
+        return JobDocuments(composition: try row.string("composition"), renderPlan: try row.string("plan"), settings: try row.string("settings"),
+                            renderPlanDocument: try Self.renderPlanReference(row))
+    }
+
+    static func renderPlanReference(_ row: PGRow) throws -> RenderPlanReference? {
+        guard let sha256 = row["plan_sha256"] else { return nil }
+        return RenderPlanReference(sha256: sha256, size: try row.int64("plan_size"))
     }
 
     /// Every task of a job in claim order (audio, then chunks in order, then finalise): the

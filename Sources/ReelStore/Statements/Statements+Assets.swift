@@ -63,14 +63,15 @@ extension Statements {
         UNION
         SELECT r.source_sha256 FROM task_renditions r JOIN kept ON kept.id = r.task_id WHERE r.source_sha256 IS NOT NULL
         """
-    /// Assets still needed: those of unfinished jobs and of jobs ended after the cutoff `$1`.
+    /// Assets still needed: those of unfinished jobs and of jobs ended after the cutoff `$1`
+    /// (hex, as `assets` names them; `job_assets` holds the 32 bytes).
     static let neededAssetHashes = """
-        SELECT DISTINCT ja.sha256 AS h FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE \(stillNeeds("j"))
+        SELECT DISTINCT encode(ja.sha256, 'hex') AS h FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE \(stillNeeds("j"))
         """
     /// Forgets the asset `$2` unless a job still needs it (cutoff `$1`); returns whether it is
     /// now unneeded (its file may go).
     static let forgetUnneededAsset = """
-        WITH needed AS (SELECT 1 FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = $2 AND \(stillNeeds("j"))),
+        WITH needed AS (SELECT 1 FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = decode($2, 'hex') AND \(stillNeeds("j"))),
              gone AS (DELETE FROM assets WHERE sha256 = $2 AND NOT EXISTS (SELECT 1 FROM needed) RETURNING 1)
         SELECT NOT EXISTS (SELECT 1 FROM needed) AS unneeded
         """

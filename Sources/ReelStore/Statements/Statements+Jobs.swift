@@ -3,9 +3,16 @@ import ReelScheduling
 // summaries for STATUS, deletion. No state transition here (`Statements+Lifecycle.swift`).
 
 extension Statements {
+    /// A job's row, and its documents (composition `$2`, settings `$4`) in `job_documents`,
+    /// written once: the row the lifecycle updates many times stays small (migration 20).
     static let insertJob = """
-        INSERT INTO jobs (state, composition, plan, settings, priority, batch_id, batch_row, budget, budget_unit)
-        VALUES ($1, $2, $3, $4, $5::integer, $6::bigint, $7::integer, $8::double precision, $9) RETURNING id
+        WITH job AS (
+            INSERT INTO jobs (state, plan, priority, batch_id, batch_row, budget, budget_unit)
+            VALUES ($1, $3, $5::integer, $6::bigint, $7::integer, $8::double precision, $9) RETURNING id
+        ), documents AS (
+            INSERT INTO job_documents (job_id, composition, settings) SELECT id, $2, $4 FROM job
+        )
+        SELECT id FROM job
         """
     /// A job's tasks in one statement: `$2…$11` are parallel arrays, one element per task
     /// (kind, ordinal, frames, spec, attempts, content key, reused result). A task with a
@@ -51,7 +58,8 @@ extension Statements {
         UPDATE jobs SET tasks_reused = \(reusedTaskCount), run_frames_base = frames_done
         WHERE id = $1::bigint
         """
-    static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, $2) ON CONFLICT DO NOTHING"
+    /// Job `$1` reads the content of hash `$2` (hex; stored as its 32 bytes, migration 20).
+    static let insertJobAsset = "INSERT INTO job_assets (job_id, sha256) VALUES ($1::bigint, decode($2, 'hex')) ON CONFLICT DO NOTHING"
 
     /// Jobs released from `waiting` that have no tasks yet: the coordinator splits them (after
     /// their assets arrived, or after a restart interrupted splitting). A batch's rows held
@@ -80,7 +88,7 @@ extension Statements {
     /// A job's progress from its row's counters plus its leased tasks (at most one per agent
     /// slot): the same cost for 10 tasks as for 100,000.
     static let jobSummaryColumns = """
-        j.id, j.state, j.error, j.output_key, j.settings, j.priority, j.paused, j.pause_reason, j.budget, j.budget_unit, j.video_encoder,
+        j.id, j.state, j.error, j.output_key, (SELECT d.settings FROM job_documents d WHERE d.job_id = j.id) AS settings, j.priority, j.paused, j.pause_reason, j.budget, j.budget_unit, j.video_encoder,
         \(ms("j.created_at")) AS created_ms, \(ms("j.started_at")) AS started_ms,
         \(ms("j.updated_at")) AS updated_ms, \(ms("j.finished_at")) AS finished_ms,
         \(ms("j.run_started_at")) AS run_started_ms, j.run_frames_base,
@@ -164,16 +172,22 @@ extension Statements {
         """
 
     /// The farm's history for estimates (`reel estimate`): the `$1` most recent done jobs that
-    /// agents rendered whole (no chunk reused) and that have a render plan, newest first, with
-    /// their plan and what they cost (`jobCost`). Read per estimate, never on a claim.
+    /// agents rendered whole (no chunk reused) and that have a render plan (inline, or only in
+    /// its stored document), newest first, with their plan and what they cost (`jobCost`).
+    /// Read per estimate, never on a claim.
     static let renderHistory = """
-        SELECT j.id, j.plan, c.agent_ms, c.cost
-        FROM (SELECT id, plan FROM jobs WHERE state = 'done' AND tasks_reused = 0 AND plan <> '{}' ORDER BY id DESC LIMIT $1::integer) j
+        SELECT j.id, j.plan, j.plan_sha256, j.plan_size, c.agent_ms, c.cost
+        FROM (SELECT id, plan, plan_sha256, plan_size FROM jobs
+              WHERE state = 'done' AND tasks_reused = 0 AND (plan NOT IN ('{}', '') OR plan_sha256 IS NOT NULL)
+              ORDER BY id DESC LIMIT $1::integer) j
         CROSS JOIN LATERAL (\(costOfJob("j.id"))) c
         WHERE c.agent_ms > 0
         ORDER BY j.id DESC
         """
-    static let jobDocuments = "SELECT composition, plan, settings FROM jobs WHERE id = $1::bigint"
+    static let jobDocuments = """
+        SELECT d.composition, j.plan, d.settings, j.plan_sha256, j.plan_size FROM jobs j JOIN job_documents d ON d.job_id = j.id
+        WHERE j.id = $1::bigint
+        """
     static let tasksOfJob = """
         SELECT id, kind, ordinal, frame_start, frame_end, state, attempts, epoch, result_sha256, result_size, result_key
         FROM tasks WHERE job_id = $1::bigint ORDER BY \(claimRank("kind")), ordinal
@@ -215,11 +229,12 @@ extension Statements {
         WHERE t.job_id = $1::bigint AND r.source_sha256 IS NOT NULL
         """
     /// A job and everything that is its: its tasks (with their failures and renditions, by
-    /// their keys' cascade) and its events, which name their job without a foreign key
-    /// (migrations 13 and 16), and its notification (cascade).
+    /// their keys' cascade), its events and its documents, which name their job without a
+    /// foreign key (migrations 13, 16 and 20), and its notification (cascade).
     static let deleteJob = """
         WITH gone AS (DELETE FROM tasks WHERE job_id = $1::bigint),
-             forgotten AS (DELETE FROM events WHERE job_id = $1::bigint)
+             forgotten AS (DELETE FROM events WHERE job_id = $1::bigint),
+             documents AS (DELETE FROM job_documents WHERE job_id = $1::bigint)
         DELETE FROM jobs WHERE id = $1::bigint
         """
     /// Those of `$1` some task still has as its result or takes ladder renditions from.

@@ -412,15 +412,18 @@ extension Statements {
 
     // MARK: Assets and planning (model: `JobLifecycle.assetsArrived`, `.fail`)
 
-    /// A waiting job whose every asset is stored becomes queued.
+    /// A waiting job whose every asset is stored becomes queued (`job_assets` holds each hash
+    /// as its 32 bytes, `assets` as hex).
     static let releaseWaitingJob = """
         UPDATE jobs SET state = 'queued', error = NULL, updated_at = now()
         WHERE id = $1::bigint AND state = 'waiting'
-          AND NOT EXISTS (SELECT 1 FROM job_assets ja LEFT JOIN assets a ON a.sha256 = ja.sha256
+          AND NOT EXISTS (SELECT 1 FROM job_assets ja LEFT JOIN assets a ON a.sha256 = encode(ja.sha256, 'hex')
                           WHERE ja.job_id = jobs.id AND a.sha256 IS NULL)
         """
-    /// The waiting jobs that read asset `$1`.
-    static let waitingJobsForAsset = "SELECT job_id FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = $1 AND j.state = 'waiting'"
+    /// The waiting jobs that read asset `$1` (hex).
+    static let waitingJobsForAsset = """
+        SELECT job_id FROM job_assets ja JOIN jobs j ON j.id = ja.job_id WHERE ja.sha256 = decode($1, 'hex') AND j.state = 'waiting'
+        """
     /// A queued job not yet split into tasks goes back to waiting (an asset file turned out
     /// missing); `$2` says what to do about it.
     static let returnJobToWaiting = """
