@@ -159,7 +159,7 @@ import ReelThreadTesting
         let source = dir.appendingPathComponent("hlg.mp4").path
         try Self.hlgClip(to: source)
         let (out, _) = try Fixtures.render(Self.composition(source, size: (640, 360), seconds: 0.8, colour: #""colorTransferFunction": "ITU_R_2100_HLG""#),
-                                           in: dir, name: "hlg.mp4")
+                                           in: dir, name: "hlg-out.mp4")
         let stream = try #require(Media.stream(try Media.probe(out), type: "video"))
         #expect(stream["pix_fmt"] as? String == "yuv420p10le" && stream["color_space"] as? String == "bt2020nc"
                 && stream["color_primaries"] as? String == "bt2020" && stream["color_transfer"] as? String == "arib-std-b67", "\(stream)")
