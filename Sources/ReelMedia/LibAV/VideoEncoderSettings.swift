@@ -132,18 +132,22 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     ///   box), as `hvc1` requires.
     /// - `log-level=error`: x265 otherwise prints its banner and settings to stderr.
     ///
-    /// HDR (`isHighDynamicRange`) adds `output-depth=10` and the colour as x265 names it
-    /// (`colorprim=bt2020`, `transfer=smpte2084` or `arib-std-b67`, `colormatrix=bt2020nc`;
-    /// libavcodec sets the same VUI from the context, these make the bitstream's intent
-    /// explicit), and: for PQ the mastering display (`master-display`) and content light level
-    /// (`max-cll`) SEI on every IDR (`hdr10=1`); for HLG the alternative transfer
+    /// HDR (`isHighDynamicRange`): the depth is the pixel format's — libavcodec opens x265's
+    /// 10-bit library for `yuv420p10le`, so its output depth is 10 (x265's library has no
+    /// `output-depth` parameter; that is its command line's). The colour is given as x265 names
+    /// it (`colorprim=bt2020`, `transfer=smpte2084` or `arib-std-b67`, `colormatrix=bt2020nc`,
+    /// `range=limited`; libavcodec sets the same VUI from the context, these make the
+    /// bitstream's intent explicit), and: for PQ the mastering display (`master-display`) and
+    /// content light level (`max-cll`) SEI (`hdr10=1`), which x265 sends with the parameter
+    /// sets, so for HDR10 it turns `repeat-headers` back on: every IDR carries VPS/SPS/PPS and
+    /// the SEI in-band as well as in the global header; for HLG the alternative transfer
     /// characteristics SEI with 18 (`atc-sei=18`, which x265 emits with picture timing:
     /// `pic-struct=0`, progressive frames).
     var x265Params: String {
         var params = ["keyint=\(gopFrames)", "min-keyint=\(gopFrames)", "scenecut=0", "open-gop=0", "info=0",
                       "repeat-headers=0", "annexb=1", "pools=\(threads)", "frame-threads=1", "wpp=1", "log-level=error"]
         if isHighDynamicRange {
-            params += ["output-depth=10", "colorprim=\(colour.primaries.name)", "transfer=\(colour.transfer.name)",
+            params += ["colorprim=\(colour.primaries.name)", "transfer=\(colour.transfer.name)",
                        "colormatrix=\(colour.matrix.name)", "range=limited"]
             if colour.transfer == .pq {
                 let metadata = hdr ?? HDRMetadata()
