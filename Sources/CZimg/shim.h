@@ -15,4 +15,11 @@ static inline void reel_zimg_set_output_plane(zimg_image_buffer *buffer, unsigne
     buffer->plane[i].stride = stride;
     buffer->plane[i].mask = ZIMG_BUFFER_MAX;
 }
+/// The part of the source image a graph reads, in subpixels (scaling a crop of it).
+static inline void reel_zimg_set_active_region(zimg_image_format *format, double left, double top, double width, double height) {
+    format->active_region.left = left;
+    format->active_region.top = top;
+    format->active_region.width = width;
+    format->active_region.height = height;
+}
 #endif

@@ -105,7 +105,7 @@ struct CompositionParsingTests {
             "tracks[0].segments[1].empty.duration: is required",
             "audioMix: must be an array, not an object",
             "videoComposition.colour: unknown key; expected one of: renderSize, frameDuration, instructions, overlays, filters, captions, "
-            + "colorPrimaries, colorTransferFunction, colorYCbCrMatrix, toneMapping",
+            + "colorPrimaries, colorTransferFunction, colorYCbCrMatrix, toneMapping, masteringDisplay, contentLightLevel",
             "videoComposition.renderSize.height: is required",
             "videoComposition.instructions[0].backgroundColor: must be a colour \"#RRGGBB\" or \"#RRGGBBAA\", not \"black\"",
             "videoComposition.instructions[0].layerInstructions[0].transform: must be \"preferred\", \"fit\", \"fill\" or a transform object {\"a\",\"b\",\"c\",\"d\",\"tx\",\"ty\"}, not \"upright\"",

@@ -274,6 +274,11 @@ private enum ReferenceKey {
         out += field("matrix", String(colour.space.matrix.rawValue)) + field("range", colour.space.range.rawValue)
         out += field("toneMapping", tone.curve.rawValue) + field("toneParam", tone.param.map(hex) ?? "none")
         out += field("desat", hex(tone.desat)) + field("peak", tone.peak.map(hex) ?? "none")
+        if let hdr = colour.hdr {
+            out += field("masteringPrimaries", hdr.masteringDisplay.primaries.rawValue)
+            out += field("masteringMax", hex(hdr.masteringDisplay.maxLuminance)) + field("masteringMin", hex(hdr.masteringDisplay.minLuminance))
+            out += field("maxCLL", String(hdr.contentLightLevel.maxCLL)) + field("maxFALL", String(hdr.contentLightLevel.maxFALL))
+        }
         out += field("frames", String(frames.count))
         for k in frames.start..<frames.end {
             let frame = plan.frame(k)

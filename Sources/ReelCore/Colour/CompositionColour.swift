@@ -57,16 +57,19 @@ public enum CompositionYCbCrMatrix: String, Hashable, Sendable, Codable, CaseIte
 /// The colour of a render: the space the compositor works in and the output is tagged with,
 /// and how HDR sources are brought into it.
 ///
-/// The compositor works in 8-bit limited-range Y'CbCr of `space.matrix`; every source is
+/// An SDR render composites in 8-bit limited-range Y'CbCr of `space.matrix`; every source is
 /// converted into `space` as it is decoded, and RGB overlays and colours are taken as R'G'B'
-/// of `space` (so `#FF0000` is the output's red).
+/// of `space` (so `#FF0000` is the output's red). An HDR render (`space` PQ or HLG)
+/// composites in 16-bit Y'CbCr and encodes 10 bits (docs/colour.md, "HDR outputs").
 public struct OutputColour: Hashable, Sendable, Codable {
     public var space: ColourSpace
     /// Used for sources whose transfer is PQ or HLG.
     public var toneMapping: ToneMapping
+    /// The static HDR metadata an HDR output carries; nil for SDR.
+    public var hdr: HDRMetadata?
 
-    public init(space: ColourSpace = .bt709, toneMapping: ToneMapping = ToneMapping()) {
-        self.space = space; self.toneMapping = toneMapping
+    public init(space: ColourSpace = .bt709, toneMapping: ToneMapping = ToneMapping(), hdr: HDRMetadata? = nil) {
+        self.space = space; self.toneMapping = toneMapping; self.hdr = hdr
     }
 
     /// BT.709, limited range, BT.2390 tone mapping: what a composition without colour keys gets.

@@ -142,7 +142,8 @@ struct CompositionDecoding {
     func videoComposition(_ value: JSONValue, at path: String) -> VideoComposition? {
         let r = reader
         guard let o = r.object(value, at: path, keys: ["renderSize", "frameDuration", "instructions", "overlays", "filters", "captions",
-                                                         "colorPrimaries", "colorTransferFunction", "colorYCbCrMatrix", "toneMapping"]) else {
+                                                         "colorPrimaries", "colorTransferFunction", "colorYCbCrMatrix", "toneMapping",
+                                                         "masteringDisplay", "contentLightLevel"]) else {
             return nil
         }
         let size = r.optional(o, "renderSize", at: path, r.pixelSize)
@@ -155,9 +156,33 @@ struct CompositionDecoding {
         let transfer = r.optional(o, "colorTransferFunction", at: path) { r.choice($0, at: $1, CompositionTransferFunction.self) }
         let matrix = r.optional(o, "colorYCbCrMatrix", at: path) { r.choice($0, at: $1, CompositionYCbCrMatrix.self) }
         let toneMapping = r.optional(o, "toneMapping", at: path, toneMapping)
+        let mastering = r.optional(o, "masteringDisplay", at: path, masteringDisplay)
+        let lightLevel = r.optional(o, "contentLightLevel", at: path, contentLightLevel)
         return VideoComposition(renderSize: size, frameDuration: frameDuration, instructions: instructions, overlays: overlays ?? [],
                                 filters: filters ?? [], captions: captions ?? [], colorPrimaries: primaries,
-                                colorTransferFunction: transfer, colorYCbCrMatrix: matrix, toneMapping: toneMapping)
+                                colorTransferFunction: transfer, colorYCbCrMatrix: matrix, toneMapping: toneMapping,
+                                masteringDisplay: mastering, contentLightLevel: lightLevel)
+    }
+
+    /// `{"primaries": "P3_D65", "maxLuminance": 1000, "minLuminance": 0.0001}`.
+    func masteringDisplay(_ value: JSONValue, at path: String) -> MasteringDisplay? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["primaries", "maxLuminance", "minLuminance"]) else { return nil }
+        let primaries = r.required(o, "primaries", at: path) { r.choice($0, at: $1, CompositionColorPrimaries.self) }
+        let maxLuminance = r.required(o, "maxLuminance", at: path, r.double)
+        let minLuminance = r.required(o, "minLuminance", at: path, r.double)
+        guard let primaries, let maxLuminance, let minLuminance else { return nil }
+        return MasteringDisplay(primaries: primaries, maxLuminance: maxLuminance, minLuminance: minLuminance)
+    }
+
+    /// `{"maxCLL": 1000, "maxFALL": 400}`.
+    func contentLightLevel(_ value: JSONValue, at path: String) -> ContentLightLevel? {
+        let r = reader
+        guard let o = r.object(value, at: path, keys: ["maxCLL", "maxFALL"]) else { return nil }
+        let maxCLL = r.required(o, "maxCLL", at: path, r.int)
+        let maxFALL = r.required(o, "maxFALL", at: path, r.int)
+        guard let maxCLL, let maxFALL else { return nil }
+        return ContentLightLevel(maxCLL: maxCLL, maxFALL: maxFALL)
     }
 
     /// `"hable"`, or `{"curve": "hable", "param": …, "desat": …, "peak": …}`.

@@ -18,15 +18,21 @@ public struct VideoComposition: Hashable, Sendable, Codable {
     public var colorYCbCrMatrix: CompositionYCbCrMatrix?
     /// How HDR sources are brought into the output; nil = BT.2390 with ffmpeg's defaults.
     public var toneMapping: ToneMapping?
+    /// HDR outputs: the mastering display (SMPTE ST 2086); nil = P3, D65, 1000 cd/m².
+    public var masteringDisplay: MasteringDisplay?
+    /// HDR outputs: MaxCLL and MaxFALL (CTA-861.3); nil = unknown (0, 0).
+    public var contentLightLevel: ContentLightLevel?
 
     public init(renderSize: PixelSize? = nil, frameDuration: Rational? = nil,
                 instructions: [Instruction]? = nil, overlays: [Overlay] = [], filters: [LayerFilter] = [], captions: [Caption] = [],
                 colorPrimaries: CompositionColorPrimaries? = nil, colorTransferFunction: CompositionTransferFunction? = nil,
-                colorYCbCrMatrix: CompositionYCbCrMatrix? = nil, toneMapping: ToneMapping? = nil) {
+                colorYCbCrMatrix: CompositionYCbCrMatrix? = nil, toneMapping: ToneMapping? = nil,
+                masteringDisplay: MasteringDisplay? = nil, contentLightLevel: ContentLightLevel? = nil) {
         self.renderSize = renderSize; self.frameDuration = frameDuration
         self.instructions = instructions; self.overlays = overlays; self.filters = filters; self.captions = captions
         self.colorPrimaries = colorPrimaries; self.colorTransferFunction = colorTransferFunction
         self.colorYCbCrMatrix = colorYCbCrMatrix; self.toneMapping = toneMapping
+        self.masteringDisplay = masteringDisplay; self.contentLightLevel = contentLightLevel
     }
 }
 

@@ -1,15 +1,10 @@
 extension ValidationRun {
     /// The output colour `videoComposition` asks for (docs/colour.md): each key absent is
-    /// BT.709's value; the range is always limited. HDR outputs are refused: Reel composites
-    /// and encodes 8-bit SDR, and HDR sources are tone-mapped into it.
+    /// BT.709's value, or BT.2020's for an HDR transfer; the range is always limited. An HDR
+    /// output (PQ or HLG) is checked by `checkHDROutput`.
     func checkOutputColour() -> OutputColour {
         let vc = composition.videoComposition ?? VideoComposition()
         let path = "videoComposition"
-        if let transfer = vc.colorTransferFunction, transfer.transfer.isHighDynamicRange {
-            report("\(path).colorTransferFunction",
-                   "\"\(transfer.rawValue)\" asks for an HDR output, which Reel does not render yet (it composites and encodes 8-bit SDR); "
-                   + "use \"ITU_R_709_2\" (the default): HDR sources are tone-mapped into it (\(path).toneMapping)")
-        }
         var toneMapping = vc.toneMapping ?? ToneMapping()
         if let given = vc.toneMapping {
             let tonePath = "\(path).toneMapping"
@@ -24,9 +19,16 @@ extension ValidationRun {
             if let peak = given.peak, !(peak > 0) { report("\(tonePath).peak", "must be > 0 (in units of 100 cd/m²: 10 is 1000 cd/m²)") }
             toneMapping = given
         }
-        let space = ColourSpace(primaries: vc.colorPrimaries?.primaries ?? .bt709,
+        let hdr = vc.colorTransferFunction?.transfer.isHighDynamicRange ?? false
+        let wideDefault: ColourPrimaries = hdr ? .bt2020 : .bt709
+        let space = ColourSpace(primaries: vc.colorPrimaries?.primaries ?? wideDefault,
                                 transfer: vc.colorTransferFunction?.transfer ?? .bt709,
-                                matrix: vc.colorYCbCrMatrix?.matrix ?? .bt709, range: .limited)
+                                matrix: vc.colorYCbCrMatrix?.matrix ?? (hdr ? .bt2020NCL : .bt709), range: .limited)
+        if hdr { return OutputColour(space: space, toneMapping: toneMapping, hdr: checkHDROutput(vc)) }
+        for (key, given) in [("masteringDisplay", vc.masteringDisplay != nil), ("contentLightLevel", vc.contentLightLevel != nil)] where given {
+            report("\(path).\(key)", "describes an HDR output, but colorTransferFunction is SDR: "
+                   + "set colorTransferFunction to \"SMPTE_ST_2084_PQ\" or \"ITU_R_2100_HLG\", or remove \(key)")
+        }
         return OutputColour(space: space, toneMapping: toneMapping)
     }
 }

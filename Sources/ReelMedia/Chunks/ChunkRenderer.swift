@@ -21,8 +21,14 @@ public enum ChunkRenderer {
         precondition(frames.start >= 0 && frames.end <= plan.frameCount && frames.count > 0, "chunk \(frames) outside the plan")
         let partial = AtomicFile.temporaryPath(for: path)
         defer { unlink(partial) }
+        let settings = plan.videoEncoderSettings(threads: encoderThreads)
+        if settings.isHighDynamicRange {
+            try renderDeepVideo(plan, frames: frames, to: partial, settings: settings, media: media, progress: progress)
+            try AtomicFile.commit(partial, to: path)
+            return try ChunkArtifact.measuring(kind: .video, frames: frames, path: path)
+        }
         let renderer = FrameRenderer(plan: plan, media: media)
-        let encoder = try VideoEncoder(settings: plan.videoEncoderSettings(threads: encoderThreads))
+        let encoder = try VideoEncoder(settings: settings)
         let writer = try MovieWriter(path: partial, fileType: plan.chunkFileType.rawValue, faststart: false, video: encoder, audio: nil)
         for k in frames.start..<frames.end {
             let image = try renderer.render(frame: k)
@@ -34,6 +40,22 @@ public enum ChunkRenderer {
         try writer.finish()
         try AtomicFile.commit(partial, to: path)
         return try ChunkArtifact.measuring(kind: .video, frames: frames, path: path)
+    }
+
+    /// An HDR chunk: frames drawn at 16 bits (`DeepFrameRenderer`), encoded at 10. HDR chunks
+    /// give no poster frame (`lastFrame` is not called): posters are 8-bit SDR pictures.
+    private static func renderDeepVideo(_ plan: RenderPlan, frames: FrameRange, to partial: String, settings: VideoEncoderSettings,
+                                        media: MediaSources, progress: ((Int) throws -> Void)?) throws {
+        let renderer = DeepFrameRenderer(plan: plan, media: media)
+        let encoder = try VideoEncoder(settings: settings)
+        let writer = try MovieWriter(path: partial, fileType: plan.chunkFileType.rawValue, faststart: false, video: encoder, audio: nil)
+        for k in frames.start..<frames.end {
+            let image = try renderer.render(frame: k)
+            for packet in try encoder.encode(image, frameIndex: Int64(k - frames.start)) { try writer.write(video: packet) }
+            try progress?(k - frames.start + 1)
+        }
+        for packet in try encoder.finish() { try writer.write(video: packet) }
+        try writer.finish()
     }
 
     /// Renders the whole audio mix, encoded once in the export's audio codec at `path` (written

@@ -180,7 +180,7 @@ final class SourceColourConverter {
     }
 
     /// `frame` itself when zimg reads its format, else a planar copy made by swscale (no colour change).
-    private func zimgReadable(_ frame: UnsafeMutablePointer<AVFrame>, traits: PixelFormatTraits,
+    func zimgReadable(_ frame: UnsafeMutablePointer<AVFrame>, traits: PixelFormatTraits,
                               context what: @autoclosure () -> String) throws -> UnsafeMutablePointer<AVFrame> {
         let f = frame.pointee
         if traits.isZimgReadable, Int(f.width) % (1 << traits.log2ChromaW) == 0, Int(f.height) % (1 << traits.log2ChromaH) == 0 {

@@ -17,6 +17,11 @@ struct ZimgFormat: Hashable {
     var subsampleW = 0
     var subsampleH = 0
     var colour: ColourSpace
+    /// The part of a source image to read, in its pixels (left, top, width, height): a graph
+    /// whose destination has another size scales that part to it. nil: the whole image.
+    var activeRegion: ActiveRegion? = nil
+
+    struct ActiveRegion: Hashable { var left: Double, top: Double, width: Double, height: Double }
 
     /// Bytes per sample.
     var sampleBytes: Int {
@@ -48,6 +53,7 @@ struct ZimgFormat: Hashable {
         f.pixel_range = colour.range == .full || rgb ? ZIMG_RANGE_FULL : ZIMG_RANGE_LIMITED
         // H.264/HEVC's default siting, and what ffmpeg's zscale assumes for untagged frames.
         f.chroma_location = ZIMG_CHROMA_LEFT
+        if let r = activeRegion { reel_zimg_set_active_region(&f, r.left, r.top, r.width, r.height) }
         return f
     }
 }
@@ -69,15 +75,21 @@ final class ZimgGraph {
 
     /// `sharpChroma`: bicubic chroma resampling instead of zscale's bilinear, for conversions
     /// that go 4:2:0 → 4:4:4 → 4:2:0 (another matrix) and would otherwise blur colour edges twice.
-    init(from source: ZimgFormat, to destination: ZimgFormat, sharpChroma: Bool = false) throws {
+    ///
+    /// `nominalPeak`: the cd/m² of linear 1.0 when a conversion goes through linear light —
+    /// 100 (SDR white as zscale has it) for tone mapping and HDR to HDR, 203 (BT.2408's HDR
+    /// reference white) to place SDR pictures in an HDR output. `resample`: the luma filter
+    /// when the destination has another size than the source (bilinear, as zscale, or bicubic).
+    init(from source: ZimgFormat, to destination: ZimgFormat, sharpChroma: Bool = false, nominalPeak: Double = 100,
+         bicubic: Bool = false) throws {
         self.source = source
         self.destination = destination
         var params = zimg_graph_builder_params()
         zimg_graph_builder_params_default(&params, reel_zimg_api_version())
-        params.resample_filter = ZIMG_RESIZE_BILINEAR
-        params.resample_filter_uv = sharpChroma ? ZIMG_RESIZE_BICUBIC : ZIMG_RESIZE_BILINEAR
+        params.resample_filter = bicubic ? ZIMG_RESIZE_BICUBIC : ZIMG_RESIZE_BILINEAR
+        params.resample_filter_uv = sharpChroma || bicubic ? ZIMG_RESIZE_BICUBIC : ZIMG_RESIZE_BILINEAR
         params.dither_type = ZIMG_DITHER_NONE
-        params.nominal_peak_luminance = 100
+        params.nominal_peak_luminance = nominalPeak
         #if arch(x86_64)
         params.cpu_type = ZIMG_CPU_X86_SSE2
         #else

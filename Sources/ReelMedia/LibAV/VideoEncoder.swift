@@ -56,6 +56,7 @@ public final class VideoEncoder: @unchecked Sendable {
         context = ctx
         switch settings.codec {
         case .vp9 where settings.alpha: pixelFormat = AV_PIX_FMT_YUVA420P
+        case .hevc where settings.isHighDynamicRange: pixelFormat = AV_PIX_FMT_YUV420P10LE
         case .h264, .hevc, .vp9, .av1: pixelFormat = AV_PIX_FMT_YUV420P
         case .png: pixelFormat = settings.alpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24
         case .prores: pixelFormat = proresProfile!.hasAlpha ? AV_PIX_FMT_YUVA444P10LE : AV_PIX_FMT_YUV422P10LE
@@ -89,7 +90,7 @@ public final class VideoEncoder: @unchecked Sendable {
             // x265 runs its own thread pool (`pools=` in x265-params); libavcodec's
             // thread_count is not used by it.
             av_dict_set(&options, "preset", settings.x265Preset, 0)
-            av_dict_set(&options, "profile", settings.profile, 0)
+            av_dict_set(&options, "profile", settings.isHighDynamicRange ? "main10" : settings.profile, 0)
             av_dict_set(&options, "x265-params", settings.x265Params, 0)
         case .prores:
             av_dict_set(&options, "profile", proresProfile!.encoderProfileName, 0)
@@ -216,6 +217,52 @@ public final class VideoEncoder: @unchecked Sendable {
         }
         try check(avcodec_send_frame(context, f), "encoding frame \(frameIndex)")
         return try receivePackets()
+    }
+
+    /// Encodes one frame of an HDR render (`settings.isHighDynamicRange`): its 16-bit samples
+    /// rounded to 10 bits (`(v + 32) >> 6`, the nearest 10-bit code), as `yuv420p10le`.
+    public func encode(_ image: DeepYUVImage, frameIndex: Int64) throws -> [EncodedPacket] {
+        guard pixelFormat == AV_PIX_FMT_YUV420P10LE else {
+            throw MediaError(code: .invalidArgument, message: "a 16-bit frame for an 8-bit \(codecName) encoder", context: "encoding frame \(frameIndex)")
+        }
+        guard image.width == settings.width, image.height == settings.height, image.subsampled else {
+            throw MediaError(code: .invalidArgument,
+                             message: "frame is \(image.width)x\(image.height), encoder is \(settings.width)x\(settings.height) 4:2:0",
+                             context: "encoding frame \(frameIndex)")
+        }
+        let f = try prepareFrame(width: image.width, height: image.height, frameIndex: frameIndex)
+        for (index, plane) in image.planes.enumerated() {
+            let stride = Int(withUnsafeBytes(of: f.pointee.linesize) { $0.load(fromByteOffset: index * 4, as: Int32.self) }) / 2
+            let base = withUnsafeBytes(of: f.pointee.data) { $0.load(fromByteOffset: index * 8, as: UnsafeMutablePointer<UInt8>.self) }
+            let samples = UnsafeMutableRawPointer(base).assumingMemoryBound(to: UInt16.self)
+            for r in 0..<plane.height {
+                let src = plane.row(r), dst = samples + r * stride
+                for x in 0..<plane.width { dst[x] = UInt16(min((Int(src[x]) + 32) >> 6, 1023)) }
+                (dst + plane.width).update(repeating: 0, count: stride - plane.width)
+            }
+        }
+        try check(avcodec_send_frame(context, f), "encoding frame \(frameIndex)")
+        return try receivePackets()
+    }
+
+    /// The frame to fill for `frameIndex`: writable, sized, timed and tagged (see `encode`).
+    private func prepareFrame(width: Int, height: Int, frameIndex: Int64) throws -> UnsafeMutablePointer<AVFrame> {
+        let f = frame.pointer
+        if av_frame_is_writable(f) == 0 {
+            frame.unref()
+            f.pointee.format = pixelFormat.rawValue
+            f.pointee.width = Int32(width)
+            f.pointee.height = Int32(height)
+            try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
+        }
+        f.pointee.pts = frameIndex
+        f.pointee.color_range = context.pointee.color_range
+        f.pointee.colorspace = context.pointee.colorspace
+        f.pointee.color_primaries = context.pointee.color_primaries
+        f.pointee.color_trc = context.pointee.color_trc
+        f.pointee.pict_type = sawFirstFrame ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I
+        sawFirstFrame = true
+        return f
     }
 
     /// Converts the composited 4:2:0 frame to the encoder's format (ProRes: 10-bit 4:2:2 or

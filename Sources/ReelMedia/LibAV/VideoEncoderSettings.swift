@@ -45,6 +45,13 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     /// header, and through the codec parameters the container's `colr` box or `Colour` element.
     /// PNG frames are converted to R'G'B' with its matrix.
     public var colour: ColourSpace = .bt709
+    /// An HDR output's static metadata (HEVC only, with `colour` PQ or HLG): the stream is then
+    /// HEVC Main10 (`yuv420p10le`) from 10-bit frames, with the mastering display and light
+    /// levels in SEI. nil for SDR.
+    public var hdr: HDRMetadata?
+
+    /// Whether frames are encoded at 10 bits from a 16-bit render (`DeepYUVImage`).
+    public var isHighDynamicRange: Bool { codec == .hevc && colour.isHighDynamicRange }
 
     public init(width: Int, height: Int, frameDuration: Rational, crf: Int = 18, x264Preset: String = "medium",
                 profile: String = "high", gopFrames: Int, threads: Int = 2, bitRate: Int? = nil) {
@@ -124,9 +131,33 @@ public struct VideoEncoderSettings: Sendable, Hashable, Codable {
     /// - `repeat-headers=0`, `annexb=1`: VPS/SPS/PPS only in the global header (the `hvcC`
     ///   box), as `hvc1` requires.
     /// - `log-level=error`: x265 otherwise prints its banner and settings to stderr.
+    ///
+    /// HDR (`isHighDynamicRange`): the depth is the pixel format's — libavcodec opens x265's
+    /// 10-bit library for `yuv420p10le`, so its output depth is 10 (x265's library has no
+    /// `output-depth` parameter; that is its command line's). The colour is given as x265 names
+    /// it (`colorprim=bt2020`, `transfer=smpte2084` or `arib-std-b67`, `colormatrix=bt2020nc`,
+    /// `range=limited`; libavcodec sets the same VUI from the context, these make the
+    /// bitstream's intent explicit), and: for PQ the mastering display (`master-display`) and
+    /// content light level (`max-cll`) SEI (`hdr10=1`), which x265 sends with the parameter
+    /// sets, so for HDR10 it turns `repeat-headers` back on: every IDR carries VPS/SPS/PPS and
+    /// the SEI in-band as well as in the global header; for HLG the alternative transfer
+    /// characteristics SEI with 18 (`atc-sei=18`, which x265 emits with picture timing:
+    /// `pic-struct=0`, progressive frames).
     var x265Params: String {
-        ["keyint=\(gopFrames)", "min-keyint=\(gopFrames)", "scenecut=0", "open-gop=0", "info=0",
-         "repeat-headers=0", "annexb=1", "pools=\(threads)", "frame-threads=1", "wpp=1", "log-level=error"].joined(separator: ":")
+        var params = ["keyint=\(gopFrames)", "min-keyint=\(gopFrames)", "scenecut=0", "open-gop=0", "info=0",
+                      "repeat-headers=0", "annexb=1", "pools=\(threads)", "frame-threads=1", "wpp=1", "log-level=error"]
+        if isHighDynamicRange {
+            params += ["colorprim=\(colour.primaries.name)", "transfer=\(colour.transfer.name)",
+                       "colormatrix=\(colour.matrix.name)", "range=limited"]
+            if colour.transfer == .pq {
+                let metadata = hdr ?? HDRMetadata()
+                if let display = metadata.masteringDisplay.x265String { params.append("master-display=\(display)") }
+                params += ["max-cll=\(metadata.contentLightLevel.maxCLL),\(metadata.contentLightLevel.maxFALL)", "hdr10=1"]
+            } else {
+                params += ["atc-sei=\(colour.transfer.rawValue)", "pic-struct=0"]
+            }
+        }
+        return params.joined(separator: ":")
     }
 
     /// libvpx-vp9's options: the same stitchable structure, fixed threading.

@@ -42,6 +42,10 @@ public final class VideoFrameSource: @unchecked Sendable {
     /// The colour space frames are read in (from the stream's tags, or guessed), for `reel probe`
     /// and tests; each frame's own tags, when it has them, decide its conversion.
     public let sourceColour: ColourSpace
+    /// The stream's colour tags, for what frames leave unsaid.
+    let streamTags: ColourTags
+    /// The file read, for messages.
+    var path: String { input.path }
 
     /// `colour`: the colour frames are converted into (the output's: docs/colour.md).
     public convenience init(path: String, decoderThreads: Int = 1, colour: OutputColour = .standard) throws {
@@ -59,6 +63,7 @@ public final class VideoFrameSource: @unchecked Sendable {
         hasAlpha = pixelFormatHasAlpha(AVPixelFormat(rawValue: par.format))
         let tags = ColourTags(input.stream(index).pointee.codecpar)
         converter = SourceColourConverter(output: colour, streamTags: tags)
+        streamTags = tags
         let traits = PixelFormatTraits(AVPixelFormat(rawValue: par.format))
         sourceColour = tags.resolved(height: Int(par.height), rgb: traits?.isRGB ?? false,
                                      fullRangeFormat: isFullRangeFormat(AVPixelFormat(rawValue: par.format)))
@@ -73,6 +78,29 @@ public final class VideoFrameSource: @unchecked Sendable {
     /// written over if nobody else holds it any more, else a new one is returned: an image a
     /// caller keeps never changes.
     public func frame(at t: Rational) throws -> YUVImage {
+        let time = try select(at: t)
+        if let cached, cached.time == time { return cached.image }
+        // The previous frame's image is written over when nobody holds it any more (a renderer
+        // draws a frame and lets it go): no fresh allocation, and no page faults, per frame.
+        // One still held elsewhere is left alone, so a returned image never changes under its holder.
+        var previous = cached?.image
+        cached = nil
+        let reusable = isKnownUniquelyReferenced(&previous) ? previous : nil
+        previous = nil
+        let image = try converter.image(from: current.pointer, reusing: reusable, context: "converting a frame of \(input.path)")
+        cached = (time, image)
+        return image
+    }
+
+    /// The decoded frame shown at asset time `t`, as decoded (its own depth and tags), valid
+    /// until the next call; for HDR renders, which convert it themselves (`DeepSourceConverter`).
+    func decodedFrame(at t: Rational) throws -> UnsafeMutablePointer<AVFrame> {
+        _ = try select(at: t)
+        return current.pointer
+    }
+
+    /// Makes `current` the frame shown at `t`; returns its time.
+    private func select(at t: Rational) throws -> Rational {
         let needsSeek: Bool
         if let shown = currentTime {
             needsSeek = t < shown || t - shown > seekThreshold
@@ -90,17 +118,7 @@ public final class VideoFrameSource: @unchecked Sendable {
         guard let time = currentTime else {
             throw MediaError(code: .noData, message: "no decodable video frame", context: "reading \(input.path) at \(TimeFormatting.seconds(t))")
         }
-        if let cached, cached.time == time { return cached.image }
-        // The previous frame's image is written over when nobody holds it any more (a renderer
-        // draws a frame and lets it go): no fresh allocation, and no page faults, per frame.
-        // One still held elsewhere is left alone, so a returned image never changes under its holder.
-        var previous = cached?.image
-        cached = nil
-        let reusable = isKnownUniquelyReferenced(&previous) ? previous : nil
-        previous = nil
-        let image = try converter.image(from: current.pointer, reusing: reusable, context: "converting a frame of \(input.path)")
-        cached = (time, image)
-        return image
+        return time
     }
 
     /// Advances `current` to the last frame with time ≤ t (or the first frame, if none is).

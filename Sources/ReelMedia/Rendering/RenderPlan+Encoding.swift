@@ -14,6 +14,7 @@ extension RenderPlan {
         if let preset = export.video.svtav1Preset { settings.svtav1Preset = preset }
         settings.alpha = (settings.codec == .vp9 || settings.codec == .png) && export.video.writesAlpha
         settings.colour = colour.space
+        settings.hdr = colour.hdr
         return settings
     }
 
