@@ -1,9 +1,10 @@
 import Testing
+import ReelThreadTesting
 @testable import ReelCore
 
 /// HDR outputs (docs/colour.md, "HDR outputs"): what validation accepts, what it refuses and
 /// names, the metadata the plan carries, and the content key covering it.
-@Suite struct HDRValidationTests {
+@Suite(.blocking) struct HDRValidationTests {
     static func composition(_ videoComposition: String, export: String = #"{"video": {"codec": "hevc"}}"#) -> String {
         Fixtures.composition(extra: #""videoComposition": {\#(videoComposition)}, "export": \#(export)"#)
     }

@@ -1,8 +1,9 @@
 import Testing
+import ReelThreadTesting
 @testable import ReelKernels
 
 /// The 16-bit compositor of HDR renders, against the mix written out here in Double.
-@Suite struct DeepCompositorTests {
+@Suite(.blocking) struct DeepCompositorTests {
     static func frame(_ y: UInt16, _ c: UInt16) -> DeepYUVImage {
         let image = DeepYUVImage(width: 8, height: 6)
         image.fill(y: y, u: c, v: c)
