@@ -169,29 +169,7 @@ public final class VideoEncoder: @unchecked Sendable {
                              message: "frame is \(image.width)x\(image.height), encoder is \(settings.width)x\(settings.height)",
                              context: "encoding frame \(frameIndex)")
         }
-        let f = frame.pointer
-        // A reference-counted picture of our own (no pointer into `image` outlives this call):
-        // the previous frame's, once the encoder has let go of it (libx264, libx265 and
-        // prores_ks copy their input), else a fresh one. Reusing it spares a large allocation,
-        // and the page faults of fresh memory, per frame. Every byte of it is written below
-        // (the row padding zeroed), so each is a function of the image either way.
-        if av_frame_is_writable(f) == 0 {
-            frame.unref()
-            f.pointee.format = pixelFormat.rawValue
-            f.pointee.width = Int32(image.width)
-            f.pointee.height = Int32(image.height)
-            try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
-        }
-        f.pointee.pts = frameIndex
-        // prores_ks writes each frame header's colour from the frame, not the context (an
-        // untagged header made players and ffmpeg read a ProRes output as BT.601): every frame
-        // carries the context's, which the other encoders read at open.
-        f.pointee.color_range = context.pointee.color_range
-        f.pointee.colorspace = context.pointee.colorspace
-        f.pointee.color_primaries = context.pointee.color_primaries
-        f.pointee.color_trc = context.pointee.color_trc
-        f.pointee.pict_type = sawFirstFrame ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I
-        sawFirstFrame = true
+        let f = try prepareFrame(width: image.width, height: image.height, frameIndex: frameIndex)
         if pixelFormat != AV_PIX_FMT_YUV420P && pixelFormat != AV_PIX_FMT_YUVA420P {
             try convert(image, into: f, frameIndex: frameIndex)
             try check(avcodec_send_frame(context, f), "encoding frame \(frameIndex)")
@@ -245,7 +223,12 @@ public final class VideoEncoder: @unchecked Sendable {
         return try receivePackets()
     }
 
-    /// The frame to fill for `frameIndex`: writable, sized, timed and tagged (see `encode`).
+    /// The frame to fill for `frameIndex`: writable, sized, timed and tagged. A
+    /// reference-counted picture of our own (no pointer into the image outlives the call): the
+    /// previous frame's, once the encoder has let go of it (libx264, libx265 and prores_ks copy
+    /// their input), else a fresh one. Reusing it spares a large allocation, and the page faults
+    /// of fresh memory, per frame. The callers write every byte of it (the row padding zeroed),
+    /// so each is a function of the image either way.
     private func prepareFrame(width: Int, height: Int, frameIndex: Int64) throws -> UnsafeMutablePointer<AVFrame> {
         let f = frame.pointer
         if av_frame_is_writable(f) == 0 {
@@ -256,6 +239,9 @@ public final class VideoEncoder: @unchecked Sendable {
             try check(av_frame_get_buffer(f, 0), "allocating frame \(frameIndex)")
         }
         f.pointee.pts = frameIndex
+        // prores_ks writes each frame header's colour from the frame, not the context (an
+        // untagged header made players and ffmpeg read a ProRes output as BT.601): every frame
+        // carries the context's, which the other encoders read at open.
         f.pointee.color_range = context.pointee.color_range
         f.pointee.colorspace = context.pointee.colorspace
         f.pointee.color_primaries = context.pointee.color_primaries
